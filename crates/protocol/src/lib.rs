@@ -1,0 +1,41 @@
+//! The contracts between subagent's processes and with its users.
+//!
+//! This crate is pure data and codec: the frames that cross the worker's fd 3
+//! ([`frame`]), the messages inside them ([`message`], [`task_spec`]), the
+//! result object a parent gets back ([`result`]), the error codes
+//! ([`error_code`]), the default limits ([`limits`]) and the lines of a
+//! session file ([`session`]).
+//!
+//! It must never do I/O beyond `Read`/`Write` and `AsyncRead`/`AsyncWrite`
+//! handed to it, never spawn, and never log: every other crate depends on it,
+//! so it stays small and predictable.
+//!
+//! Two families of types live here and must not be mixed:
+//! - **wire types** ([`message`], [`task_spec`], [`limits`], [`usage`]) are
+//!   encoded with bincode, which is not self-describing: they must not use
+//!   `skip_serializing_if`, `flatten`, `untagged` or internally tagged enums,
+//!   and JSON values travel in them as JSON *strings*;
+//! - **JSON types** ([`result`], [`session`]) are what users read; they use
+//!   exactly those attributes to produce the documented shapes.
+
+pub mod codec;
+pub mod error_code;
+pub mod frame;
+pub mod limits;
+pub mod message;
+pub mod result;
+pub mod session;
+pub mod task_spec;
+pub mod time;
+pub mod usage;
+
+pub use error_code::ErrorCode;
+pub use frame::{FrameError, FrameReader, FrameWriter, MaxPayload};
+pub use limits::Limits;
+pub use message::{FromWorker, Hello, Outcome, StopReason, ToWorker, WorkerEvent};
+pub use task_spec::{ApiKey, Budget, OutputMode, ProviderKind, ProviderSpec, TaskSpec};
+pub use usage::Usage;
+
+/// Version of the worker protocol. Bumped whenever a wire type changes shape;
+/// the supervisor refuses a worker whose `Hello` announces another version.
+pub const PROTOCOL_VERSION: u32 = 1;

@@ -1,0 +1,69 @@
+//! Per-child limits and their defaults: the one place each default is written.
+//!
+//! The same type travels in `TaskSpec` (so the worker knows its tool caps) and
+//! is recorded in the session header (so an operator sees what was in force).
+
+use serde::{Deserialize, Serialize};
+
+const KIB: u64 = 1024;
+const MIB: u64 = 1024 * KIB;
+const GIB: u64 = 1024 * MIB;
+
+/// Hard and soft limits of one child run. Every field is configurable per
+/// agent and per call; [`Limits::default`] holds the documented defaults.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Limits {
+    /// Wall-clock limit of the whole child, ms (default 900 s).
+    pub wall_timeout_ms: u64,
+    /// Longest stretch with no model or tool progress, ms (default 180 s).
+    pub idle_timeout_ms: u64,
+    /// Time between SIGTERM and SIGKILL of the process group, ms (default 5 s).
+    pub kill_grace_ms: u64,
+    /// Worker stdout captured before the group is killed, bytes (default 8 MiB).
+    pub stdout_bytes: u64,
+    /// Worker stderr captured before the group is killed, bytes (default 1 MiB).
+    pub stderr_bytes: u64,
+    /// Memory including swap, enforced by cgroup, bytes (default 2 GiB).
+    pub memory_bytes: u64,
+    /// Processes and threads in the child's cgroup (default 256).
+    pub pids: u64,
+    /// Largest file the child may write (RLIMIT_FSIZE), bytes (default 256 MiB).
+    pub file_size_bytes: u64,
+    /// Open file descriptors (RLIMIT_NOFILE) (default 1024).
+    pub open_files: u64,
+    /// CPU seconds (RLIMIT_CPU); `None` leaves CPU time to the wall timeout.
+    pub cpu_seconds: Option<u64>,
+    /// Text returned to the parent before truncation, bytes (default 200 KiB).
+    pub returned_text_bytes: u64,
+    /// Text returned to the parent before truncation, lines (default 5,000).
+    pub returned_text_lines: u64,
+    /// Tool output shown to the model, bytes (default 50 KiB).
+    pub tool_output_bytes: u64,
+    /// Tool output shown to the model, lines (default 2,000).
+    pub tool_output_lines: u64,
+    /// Wall-clock limit of one tool call, ms (default 120 s).
+    pub tool_timeout_ms: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            wall_timeout_ms: 900_000,
+            idle_timeout_ms: 180_000,
+            kill_grace_ms: 5_000,
+            stdout_bytes: 8 * MIB,
+            stderr_bytes: MIB,
+            memory_bytes: 2 * GIB,
+            pids: 256,
+            file_size_bytes: 256 * MIB,
+            open_files: 1024,
+            cpu_seconds: None,
+            returned_text_bytes: 200 * KIB,
+            returned_text_lines: 5_000,
+            tool_output_bytes: 50 * KIB,
+            tool_output_lines: 2_000,
+            tool_timeout_ms: 120_000,
+        }
+    }
+}

@@ -1,0 +1,198 @@
+//! The messages that cross fd 3, one per frame.
+//!
+//! Direction is in the type: the supervisor sends [`ToWorker`], the worker
+//! sends [`FromWorker`]. Variants are only ever appended (bincode encodes the
+//! variant index); any other change bumps [`crate::PROTOCOL_VERSION`].
+
+use serde::{Deserialize, Serialize};
+
+use crate::error_code::ErrorCode;
+use crate::task_spec::TaskSpec;
+use crate::usage::Usage;
+
+/// Supervisor -> worker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ToWorker {
+    /// Run this task. Sent once, after a matching `Hello`.
+    Start(Box<TaskSpec>),
+    /// Stop now: abort the model request and any tool, then send `Done`.
+    Cancel {
+        /// Why, for the record (e.g. "wall timeout").
+        reason: String,
+    },
+    /// Liveness probe; answered with `Pong`.
+    Ping,
+}
+
+/// Worker -> supervisor.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum FromWorker {
+    /// The first frame a worker sends.
+    Hello(Hello),
+    /// Progress of the run.
+    Event(WorkerEvent),
+    /// Answer to `Ping`.
+    Pong,
+    /// The last frame: how the run ended. Sent exactly once.
+    Done(Box<Outcome>),
+}
+
+/// The worker's handshake.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hello {
+    /// Must equal the supervisor's [`crate::PROTOCOL_VERSION`].
+    pub protocol_version: u32,
+    /// The worker's crate version, for diagnostics.
+    pub worker_version: String,
+    /// The worker's process id.
+    pub pid: u32,
+}
+
+impl Hello {
+    /// The `Hello` of a worker built from this crate version.
+    pub fn current(worker_version: impl Into<String>) -> Self {
+        Self {
+            protocol_version: crate::PROTOCOL_VERSION,
+            worker_version: worker_version.into(),
+            pid: std::process::id(),
+        }
+    }
+}
+
+/// Severity of a [`WorkerEvent::Log`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    /// Diagnostic detail.
+    Debug,
+    /// Normal progress worth recording.
+    Info,
+    /// Something recovered from (e.g. a retried request).
+    Warn,
+    /// Something that failed.
+    Error,
+}
+
+/// Progress of a run, streamed as it happens.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum WorkerEvent {
+    /// A model turn (one request) begins.
+    TurnStart {
+        /// 1-based turn number.
+        turn: u32,
+    },
+    /// A piece of assistant text.
+    TextDelta {
+        /// The text.
+        text: String,
+    },
+    /// A piece of reasoning summary text.
+    ReasoningDelta {
+        /// The text.
+        text: String,
+    },
+    /// The model called a tool (arguments complete).
+    ToolCall {
+        /// Turn the call belongs to.
+        turn: u32,
+        /// Provider's call id.
+        call_id: String,
+        /// Tool name.
+        name: String,
+        /// Arguments as JSON text (possibly invalid JSON: it is the model's).
+        arguments_json: String,
+    },
+    /// A tool call finished.
+    ToolResult {
+        /// The call's id.
+        call_id: String,
+        /// Tool name.
+        name: String,
+        /// What the model is shown (already capped).
+        output: String,
+        /// True when the tool failed or was refused.
+        is_error: bool,
+    },
+    /// The assistant message of a turn is complete.
+    AssistantMessageEnd {
+        /// Turn number.
+        turn: u32,
+        /// The whole assistant text of the turn.
+        text: String,
+        /// The provider's stop reason (`stop`, `tool_calls`, `end_turn`, ...).
+        stop_reason: String,
+    },
+    /// Usage of one turn.
+    Usage {
+        /// Turn number.
+        turn: u32,
+        /// Tokens and cost of that turn (`turns` is 1).
+        usage: Usage,
+    },
+    /// A log line for the session file.
+    Log {
+        /// Severity.
+        level: LogLevel,
+        /// The message.
+        message: String,
+    },
+}
+
+/// Why a run stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The model ended its turn without tool calls.
+    Completed,
+    /// A valid `report_back` call ended the task.
+    ReportBack,
+    /// The turn budget ran out.
+    MaxTurns,
+    /// The cost budget ran out.
+    MaxCost,
+    /// A `Cancel` arrived.
+    Cancelled,
+    /// A provider or runtime error ended the run.
+    Error,
+}
+
+impl StopReason {
+    /// The reason as recorded in results and session files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Completed => "completed",
+            StopReason::ReportBack => "report_back",
+            StopReason::MaxTurns => "max_turns",
+            StopReason::MaxCost => "max_cost",
+            StopReason::Cancelled => "cancelled",
+            StopReason::Error => "error",
+        }
+    }
+}
+
+/// A failure the worker reports in `Done`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutcomeError {
+    /// Failure class.
+    pub code: ErrorCode,
+    /// Readable message (what happened and what to do next).
+    pub message: String,
+}
+
+/// How a run ended, as the worker saw it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    /// Final assistant text (or the JSON text of structured output). May be
+    /// partial when the run failed.
+    pub final_text: String,
+    /// Structured output as JSON text, when a schema was given and met.
+    pub structured_output_json: Option<String>,
+    /// Totals over all turns.
+    pub usage: Usage,
+    /// Why it stopped.
+    pub stop_reason: StopReason,
+    /// Set when the run failed.
+    pub error: Option<OutcomeError>,
+    /// The model that answered.
+    pub model: String,
+}

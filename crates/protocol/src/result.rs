@@ -1,0 +1,192 @@
+//! The result object returned to a parent: `{content, details}`, exactly as
+//! `shared/schemas/result.schema.json` describes. JSON types: optional fields
+//! are omitted when absent, names are camelCase. Never put these on the wire.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error_code::ErrorCode;
+use crate::usage::Usage;
+
+/// What a parent gets back from one subagent call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SubagentResult {
+    /// Text for the parent model; `content[0].text` is sanitized and truncated.
+    pub content: Vec<ContentItem>,
+    /// Machine-readable details.
+    pub details: Details,
+}
+
+/// One content block.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum ContentItem {
+    /// Plain text.
+    Text {
+        /// The text.
+        text: String,
+    },
+}
+
+/// How the call ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// One child.
+    Single,
+    /// Several children at once.
+    Parallel,
+    /// Children one after another, each fed the previous output.
+    Chain,
+    /// No child ran: a management answer (depth guard, listing, refusal).
+    Management,
+}
+
+impl Mode {
+    /// The mode as written in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Single => "single",
+            Mode::Parallel => "parallel",
+            Mode::Chain => "chain",
+            Mode::Management => "management",
+        }
+    }
+}
+
+/// `details` of the result object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Details {
+    /// single, parallel, chain or management.
+    pub mode: Mode,
+    /// Id of the run (8 hex chars).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub run_id: Option<String>,
+    /// One entry per child that ran.
+    pub results: Vec<SingleResult>,
+    /// Set when the call as a whole failed or output was truncated.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub error: Option<ErrorInfo>,
+}
+
+/// `details.error`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorInfo {
+    /// The failure class.
+    pub code: ErrorCode,
+    /// What happened and what to do next.
+    pub message: String,
+}
+
+/// One child's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SingleResult {
+    /// Agent name.
+    pub agent: String,
+    /// Task text as given.
+    pub task: String,
+    /// 0 on success; non-zero on failure (the worker's exit status, or 1).
+    pub exit_code: i32,
+    /// Tokens, cost and turns.
+    pub usage: Usage,
+    /// Readable error, when it failed.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub error: Option<String>,
+    /// Path of the child's session file.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub session_file: Option<String>,
+    /// Sanitized full output (up to the persisted cap).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub output: Option<String>,
+    /// The object `report_back` or native mode produced.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub structured_output: Option<serde_json::Value>,
+    /// Text and tool calls for rich rendering.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub display_items: Option<Vec<DisplayItem>>,
+    /// Model that answered.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub model: Option<String>,
+    /// Wall time of the child, ms.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub duration_ms: Option<u64>,
+    /// Why it stopped (`completed`, `report_back`, `max_turns`, `timeout`, ...).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub stop_reason: Option<String>,
+    /// Set when returned text was cut.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub truncated: Option<Truncation>,
+}
+
+impl SingleResult {
+    /// A result with only the required fields set.
+    pub fn new(agent: impl Into<String>, task: impl Into<String>, exit_code: i32) -> Self {
+        Self {
+            agent: agent.into(),
+            task: task.into(),
+            exit_code,
+            usage: Usage::default(),
+            error: None,
+            session_file: None,
+            output: None,
+            structured_output: None,
+            display_items: None,
+            model: None,
+            duration_ms: None,
+            stop_reason: None,
+            truncated: None,
+        }
+    }
+}
+
+/// A text or tool-call item for rendering.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum DisplayItem {
+    /// Assistant text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// A tool call.
+    ToolCall {
+        /// Tool name.
+        name: String,
+        /// Arguments (an object; invalid JSON from the model becomes `{"_raw": ...}`).
+        args: serde_json::Value,
+    },
+}
+
+/// How returned text was cut.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Truncation {
+    /// Bytes of the full text.
+    pub original_bytes: u64,
+    /// Lines of the full text.
+    pub original_lines: u64,
+    /// Bytes cut away.
+    pub bytes_cut: u64,
+    /// Where the full text is kept, when it was persisted.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub full_output_path: Option<String>,
+}
+
+impl SubagentResult {
+    /// A management-mode failure with no child run, e.g. UNKNOWN_AGENT.
+    pub fn refusal(code: ErrorCode, message: impl Into<String>) -> Self {
+        let message = message.into();
+        Self {
+            content: vec![ContentItem::Text {
+                text: message.clone(),
+            }],
+            details: Details {
+                mode: Mode::Management,
+                run_id: None,
+                results: Vec::new(),
+                error: Some(ErrorInfo { code, message }),
+            },
+        }
+    }
+}

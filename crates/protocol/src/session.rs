@@ -1,0 +1,303 @@
+//! The lines of a session file: one JSON object per line, each with `type`
+//! and `timestamp`, as `shared/schemas/session-line.schema.json` describes.
+//!
+//! Format rule: [`SESSION_FORMAT_VERSION`] is bumped whenever a line type
+//! gains a required field or changes meaning; new optional fields and new
+//! line types do not bump it, and readers skip line types they do not know.
+
+use serde::{Deserialize, Serialize};
+
+use crate::limits::Limits;
+use crate::result::Mode;
+use crate::usage::Usage;
+
+/// Version written in the `session` header line.
+pub const SESSION_FORMAT_VERSION: u32 = 1;
+
+/// One line: a timestamp and a typed entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionLine {
+    /// The entry; its variant gives the line's `type`.
+    #[serde(flatten)]
+    pub entry: SessionEntry,
+    /// When the line was written (RFC 3339 UTC, ms).
+    pub timestamp: String,
+}
+
+impl SessionLine {
+    /// The entry stamped with the current time.
+    pub fn now(entry: SessionEntry) -> Self {
+        Self {
+            entry,
+            timestamp: crate::time::now_rfc3339_ms(),
+        }
+    }
+
+    /// True for lines that must be fsynced (header and lifecycle).
+    pub fn is_lifecycle(&self) -> bool {
+        matches!(
+            self.entry,
+            SessionEntry::Session(_) | SessionEntry::AgentEvent(_)
+        )
+    }
+}
+
+/// The kinds of line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum SessionEntry {
+    /// The first line of a child's file.
+    Session(SessionHeader),
+    /// A lifecycle record (start, complete, error, aborted).
+    AgentEvent(AgentEvent),
+    /// A user or assistant message.
+    Message(MessageLine),
+    /// A tool call by the model.
+    ToolCall(ToolCallLine),
+    /// A tool's result.
+    ToolResult(ToolResultLine),
+    /// Usage of one turn.
+    Usage(UsageLine),
+    /// An excerpt of the worker's stdout or stderr.
+    Output(OutputLine),
+    /// A limit that was hit, and what was done about it.
+    Limit(LimitLine),
+    /// A log line from the worker or supervisor.
+    Log(LogLine),
+}
+
+/// The `session` header.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionHeader {
+    /// [`SESSION_FORMAT_VERSION`].
+    pub version: u32,
+    /// The run id.
+    pub run_id: String,
+    /// Agent name.
+    pub agent: String,
+    /// Task text (secrets masked).
+    pub task: String,
+    /// Model id.
+    pub model: String,
+    /// Provider kind.
+    pub provider: String,
+    /// Working directory of the child.
+    pub cwd: String,
+    /// Depth of the child.
+    pub depth: u32,
+    /// Limits in force.
+    pub limits: Limits,
+    /// Which protections were applied and which were not.
+    pub sandbox: SandboxStatus,
+    /// The parent's session file, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub parent_session: Option<String>,
+}
+
+/// Which protections a sandboxed child got.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxStatus {
+    /// Protections in force (e.g. `process_group`, `rlimit_nofile`, `cgroup_memory`).
+    pub applied: Vec<String>,
+    /// Protections asked for but not in force, with why.
+    pub not_applied: Vec<NotApplied>,
+}
+
+/// A protection that could not be applied.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotApplied {
+    /// The protection (e.g. `cgroup_memory`).
+    pub protection: String,
+    /// Why it is not in force.
+    pub reason: String,
+}
+
+/// Lifecycle event kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum LifecycleEvent {
+    /// The child was started.
+    #[serde(rename = "subagent:start")]
+    Start,
+    /// The child finished successfully.
+    #[serde(rename = "subagent:complete")]
+    Complete,
+    /// The child failed.
+    #[serde(rename = "subagent:error")]
+    Error,
+    /// The child was cancelled or killed from outside.
+    #[serde(rename = "subagent:aborted")]
+    Aborted,
+}
+
+/// Final status on an ending lifecycle line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LifecycleStatus {
+    /// Success.
+    Completed,
+    /// Failure.
+    Failed,
+    /// Cancelled or killed from outside.
+    Aborted,
+}
+
+/// The `agent_event` lifecycle line, in the child's file and the parent's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentEvent {
+    /// Which lifecycle point.
+    pub event_type: LifecycleEvent,
+    /// Correlates start and end (the run id).
+    pub job_id: String,
+    /// Who asked: the user's login, or `assistant`.
+    pub requested_by: String,
+    /// Agent name.
+    pub agent_name: String,
+    /// single, parallel or chain.
+    pub mode: Mode,
+    /// The worker's pid, once known.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub pid: Option<u32>,
+    /// When the child started.
+    pub started_at: String,
+    /// When it ended (end events only).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub completed_at: Option<String>,
+    /// Wall time, ms (end events only).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub duration_ms: Option<u64>,
+    /// Model id.
+    pub model: String,
+    /// Usage totals (end events only).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub usage: Option<Usage>,
+    /// Final status (end events only).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub status: Option<LifecycleStatus>,
+    /// A short summary for display and search.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub summary: Option<String>,
+    /// The child's session file.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub session_file: Option<String>,
+}
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The system prompt.
+    System,
+    /// The task or a reminder.
+    User,
+    /// The model.
+    Assistant,
+}
+
+/// A message line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageLine {
+    /// Author.
+    pub role: Role,
+    /// Turn number (0 for messages before the first turn).
+    pub turn: u32,
+    /// The text.
+    pub text: String,
+    /// The provider's stop reason, on assistant messages.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub stop_reason: Option<String>,
+}
+
+/// A tool call line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCallLine {
+    /// Turn number.
+    pub turn: u32,
+    /// Call id.
+    pub call_id: String,
+    /// Tool name.
+    pub name: String,
+    /// Arguments (invalid JSON is kept as a string).
+    pub args: serde_json::Value,
+}
+
+/// A tool result line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResultLine {
+    /// Call id.
+    pub call_id: String,
+    /// Tool name.
+    pub name: String,
+    /// Output shown to the model.
+    pub output: String,
+    /// True when the tool failed.
+    pub is_error: bool,
+}
+
+/// A usage line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageLine {
+    /// Turn number.
+    pub turn: u32,
+    /// That turn's usage.
+    pub usage: Usage,
+}
+
+/// Which output stream an excerpt comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stream {
+    /// Standard output.
+    Stdout,
+    /// Standard error.
+    Stderr,
+}
+
+/// An excerpt of captured stdout or stderr.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OutputLine {
+    /// Which stream.
+    pub stream: Stream,
+    /// Head and tail as kept (lossy UTF-8, secrets masked).
+    pub excerpt: String,
+    /// Bytes the child wrote.
+    pub bytes_seen: u64,
+    /// Bytes kept.
+    pub bytes_kept: u64,
+    /// True when bytes were dropped.
+    pub truncated: bool,
+}
+
+/// A limit hit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LimitLine {
+    /// Which limit (`wall_timeout`, `idle_timeout`, `stdout`, `memory`, ...).
+    pub limit: String,
+    /// The configured value, in the limit's unit.
+    pub value: u64,
+    /// What was done (`cancel`, `sigterm`, `sigkill`, `refused`).
+    pub action: String,
+    /// Free-text detail.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub detail: Option<String>,
+}
+
+/// A log line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LogLine {
+    /// `debug`, `info`, `warn` or `error`.
+    pub level: String,
+    /// Who logged it: `worker` or `supervisor`.
+    pub source: String,
+    /// The message.
+    pub message: String,
+}

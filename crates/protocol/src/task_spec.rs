@@ -1,0 +1,181 @@
+//! `TaskSpec`: everything a worker needs to run one subagent, sent in the
+//! `Start` frame. Wire type: no skipped or flattened fields; JSON Schemas
+//! travel as JSON strings.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::limits::Limits;
+use crate::usage::ModelPrice;
+
+/// One subagent run, as handed from supervisor to worker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskSpec {
+    /// The run's id (8 hex chars), also in the session file name.
+    pub run_id: String,
+    /// Agent definition name.
+    pub agent: String,
+    /// The task text given to the model as the first user message.
+    pub task: String,
+    /// System prompt; empty for none.
+    pub system_prompt: String,
+    /// Which model to talk to and how.
+    pub provider: ProviderSpec,
+    /// Names of the tools the child may call (its subset).
+    pub tools: Vec<String>,
+    /// JSON Schema (as JSON text) the final output must satisfy, if any.
+    pub output_schema_json: Option<String>,
+    /// How structured output is obtained when a schema is given.
+    pub output_mode: OutputMode,
+    /// Turn and cost budget.
+    pub budget: Budget,
+    /// Limits in force (tool caps are enforced by the worker itself).
+    pub limits: Limits,
+    /// Directory tools are confined to.
+    pub workspace_dir: String,
+    /// Depth of this child (the top-level parent's children are depth 1).
+    pub depth: u32,
+    /// Deepest level allowed to exist; a child at this depth gets no subagent tool.
+    pub max_depth: u32,
+}
+
+/// The model endpoint and its settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProviderSpec {
+    /// API dialect.
+    pub kind: ProviderKind,
+    /// Base URL, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:8080/v1`.
+    pub base_url: String,
+    /// Model id as the provider names it.
+    pub model: String,
+    /// The API key value. Travels here rather than in the worker's
+    /// environment so tool processes cannot read it from `environ`.
+    pub api_key: Option<ApiKey>,
+    /// Sampling temperature; provider default when `None`.
+    pub temperature: Option<f32>,
+    /// Cap on output tokens per turn.
+    pub max_tokens: Option<u32>,
+    /// Ask for reasoning / thinking where the API supports it.
+    pub reasoning: bool,
+    /// Price override for this model; the built-in table otherwise.
+    pub price: Option<ModelPrice>,
+}
+
+/// The three API dialects the worker speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProviderKind {
+    /// OpenAI Chat Completions (also llama-server, Ollama, vLLM).
+    OpenaiChat,
+    /// OpenAI Responses API.
+    OpenaiResponses,
+    /// Anthropic Messages API.
+    Anthropic,
+}
+
+impl ProviderKind {
+    /// Every kind.
+    pub const ALL: [ProviderKind; 3] = [
+        ProviderKind::OpenaiChat,
+        ProviderKind::OpenaiResponses,
+        ProviderKind::Anthropic,
+    ];
+
+    /// The name used on the command line and in config.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::OpenaiChat => "openai-chat",
+            ProviderKind::OpenaiResponses => "openai-responses",
+            ProviderKind::Anthropic => "anthropic",
+        }
+    }
+}
+
+impl fmt::Display for ProviderKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An unknown provider name.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("unknown provider {0:?}: expected openai-chat, openai-responses or anthropic")]
+pub struct UnknownProvider(pub String);
+
+impl FromStr for ProviderKind {
+    type Err = UnknownProvider;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        ProviderKind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .ok_or_else(|| UnknownProvider(s.to_owned()))
+    }
+}
+
+/// An API key. Its `Debug` never shows the value, so a logged `TaskSpec`
+/// cannot leak it.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// Wraps a key value.
+    pub fn new(value: impl Into<String>) -> Self {
+        Self(value.into())
+    }
+
+    /// The key value, for the one place that puts it in a request header.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey(***)")
+    }
+}
+
+/// How structured output is obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OutputMode {
+    /// The child gets a `report_back` tool whose parameters are the schema.
+    ReportBack,
+    /// The provider's own schema enforcement; the final text is validated.
+    Native,
+}
+
+/// Turn and cost budget of one run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Budget {
+    /// Model turns allowed (default 50).
+    pub max_turns: u32,
+    /// Dollars allowed; `None` is unlimited.
+    pub max_cost: Option<f64>,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Self {
+            max_turns: 50,
+            max_cost: None,
+        }
+    }
+}
+
+impl Budget {
+    /// The budget a child may use: the smaller of what it asks for and what
+    /// its parent has left.
+    pub fn capped_by(self, parent_remaining: Budget) -> Budget {
+        Budget {
+            max_turns: self.max_turns.min(parent_remaining.max_turns),
+            max_cost: match (self.max_cost, parent_remaining.max_cost) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
+        }
+    }
+}
