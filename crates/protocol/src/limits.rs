@@ -44,6 +44,10 @@ pub struct Limits {
     pub tool_output_lines: u64,
     /// Wall-clock limit of one tool call, ms (default 120 s).
     pub tool_timeout_ms: u64,
+    /// Bytes the worker may send over the protocol socket in one run
+    /// (default 64 MiB): a real run sends a few MiB at most (tool results are
+    /// capped), so this only stops a flooding or broken worker.
+    pub protocol_bytes: u64,
 }
 
 impl Default for Limits {
@@ -64,6 +68,7 @@ impl Default for Limits {
             tool_output_bytes: 50 * KIB,
             tool_output_lines: 2_000,
             tool_timeout_ms: 120_000,
+            protocol_bytes: 64 * MIB,
         }
     }
 }

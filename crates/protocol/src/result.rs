@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error_code::ErrorCode;
+use crate::session::SandboxStatus;
 use crate::usage::Usage;
 
 /// What a parent gets back from one subagent call.
@@ -117,6 +118,37 @@ pub struct SingleResult {
     /// Set when returned text was cut.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub truncated: Option<Truncation>,
+    /// How the worker process ended, and what it used.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub termination: Option<TerminationInfo>,
+    /// Which protections the child had; `notApplied` says what was missing.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub sandbox: Option<SandboxStatus>,
+}
+
+/// How a worker process ended (extra field beyond the contract: operators
+/// read it; parents should match on `details.error.code` instead).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminationInfo {
+    /// `exited`, `signaled`, `timeout`, `idle_timeout`, `output_limit`,
+    /// `memory_limit`, `pids_limit`, `cancelled` or `leaked`.
+    pub reason: String,
+    /// Exit status of the worker, when it exited.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub exit_status: Option<i32>,
+    /// Signal that ended the worker, when one did.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub signal: Option<i32>,
+    /// Descendants found alive after the worker exited, and killed.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub leaked_pids: Vec<u32>,
+    /// Wall time, ms.
+    pub wall_ms: u64,
+    /// CPU time (user + system), ms.
+    pub cpu_ms: u64,
+    /// Peak resident set size, bytes.
+    pub peak_rss_bytes: u64,
 }
 
 impl SingleResult {
@@ -136,6 +168,8 @@ impl SingleResult {
             duration_ms: None,
             stop_reason: None,
             truncated: None,
+            termination: None,
+            sandbox: None,
         }
     }
 }

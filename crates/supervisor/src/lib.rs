@@ -1,1 +1,20 @@
-//! placeholder
+//! The subagent supervisor: runs subagents as sandboxed worker processes
+//! and returns one result object per call.
+//!
+//! A parent hands it a [`run::RunRequest`]; the [`run::Supervisor`] admits
+//! or refuses it (input, agent, depth, spawn gate, spawn cap, concurrency),
+//! spawns the worker under `subagent-sandbox`, streams the worker's events
+//! into the session file, enforces wall and idle timeouts with
+//! Cancel-then-kill escalation, and assembles a sanitized, truncated
+//! [`subagent_protocol::result::SubagentResult`].
+//!
+//! The `subagent` binary is a thin CLI over this library.
+
+pub mod agents;
+pub mod exit_codes;
+pub mod run;
+pub mod sanitize;
+pub mod session;
+pub mod truncate;
+
+pub use run::{GateDecision, RunRequest, SpawnGate, Supervisor, SupervisorConfig, WorkerCommand};

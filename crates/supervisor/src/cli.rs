@@ -1,0 +1,278 @@
+//! Command-line parsing and wiring for `subagent run`.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand, ValueEnum};
+use subagent_protocol::result::SubagentResult;
+use subagent_protocol::{ApiKey, Budget, Limits, OutputMode, ProviderKind, ProviderSpec};
+use subagent_sandbox::SandboxPolicy;
+use subagent_supervisor::exit_codes;
+use subagent_supervisor::session::default_sessions_dir;
+use subagent_supervisor::{RunRequest, Supervisor, SupervisorConfig, WorkerCommand};
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "subagent",
+    version,
+    about = "Run LLM subagents as process-isolated, resource-capped workers.",
+    long_about = "Run LLM subagents as process-isolated, resource-capped workers.\n\n\
+        Each run starts a worker process under hard limits (process group, rlimits, \
+        cgroup memory/pids caps where available), talks to a real LLM provider, and \
+        returns one result object. Every run leaves a JSONL session file."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run one subagent on one task and print its result.
+    #[command(after_help = "EXAMPLES:\n  \
+        # a local llama-server (cargo xtask local-model serve --port 8080)\n  \
+        subagent run --agent general --task 'Name three primes' \\\n      \
+        --provider openai-chat --base-url http://127.0.0.1:8080/v1 --model smollm2\n\n  \
+        # OpenAI, structured output, machine-readable result\n  \
+        subagent run --agent researcher --task 'Capital of France?' \\\n      \
+        --provider openai-responses --model gpt-4o-mini --api-key-env OPENAI_API_KEY \\\n      \
+        --output-schema capital.schema.json --json\n\n\
+        EXIT STATUS:\n  0 success, 1 subagent failed, 2 invalid input, 3 timeout,\n  \
+        4 budget exceeded, 5 output truncated, 6 sandbox unavailable, 130 cancelled")]
+    Run(RunArgs),
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum ProviderArg {
+    OpenaiChat,
+    OpenaiResponses,
+    Anthropic,
+}
+
+impl From<ProviderArg> for ProviderKind {
+    fn from(p: ProviderArg) -> Self {
+        match p {
+            ProviderArg::OpenaiChat => ProviderKind::OpenaiChat,
+            ProviderArg::OpenaiResponses => ProviderKind::OpenaiResponses,
+            ProviderArg::Anthropic => ProviderKind::Anthropic,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum OutputModeArg {
+    /// The model calls a `report_back` tool whose parameters are the schema.
+    ReportBack,
+    /// The provider enforces the schema itself (json_schema response formats).
+    Native,
+}
+
+#[derive(Debug, clap::Args)]
+struct RunArgs {
+    /// The task for the subagent.
+    #[arg(long)]
+    task: String,
+    /// Agent name (built in: general, explorer, researcher).
+    #[arg(long, default_value = "general")]
+    agent: String,
+    /// API dialect of the model endpoint.
+    #[arg(long, value_enum, default_value = "openai-chat")]
+    provider: ProviderArg,
+    /// Base URL of the API (default: the provider's public endpoint).
+    #[arg(long)]
+    base_url: Option<String>,
+    /// Model id as the provider names it.
+    #[arg(long)]
+    model: String,
+    /// Name of the environment variable holding the API key (the key itself
+    /// never appears on the command line, in results or in session files).
+    #[arg(long, value_name = "VAR")]
+    api_key_env: Option<String>,
+    /// JSON Schema file the final output must satisfy (structured output).
+    #[arg(long, value_name = "FILE")]
+    output_schema: Option<PathBuf>,
+    /// How structured output is obtained.
+    #[arg(long, value_enum, default_value = "report-back")]
+    output_mode: OutputModeArg,
+    /// Model turns allowed.
+    #[arg(long, default_value_t = Budget::default().max_turns)]
+    max_turns: u32,
+    /// Dollars allowed (default unlimited).
+    #[arg(long)]
+    max_cost: Option<f64>,
+    /// Wall-clock timeout in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = Limits::default().wall_timeout_ms / 1000)]
+    timeout: u64,
+    /// Seconds without model or tool progress before the run is stopped.
+    #[arg(long, value_name = "SECS", default_value_t = Limits::default().idle_timeout_ms / 1000)]
+    idle_timeout: u64,
+    /// Sampling temperature.
+    #[arg(long)]
+    temperature: Option<f32>,
+    /// Output tokens per turn.
+    #[arg(long)]
+    max_tokens: Option<u32>,
+    /// Ask for reasoning / thinking where the API supports it.
+    #[arg(long)]
+    reasoning: bool,
+    /// Where session files go (default: $SUBAGENT_HOME/sessions, else
+    /// $XDG_STATE_HOME/subagent/sessions, else ~/.local/state/subagent/sessions).
+    #[arg(long, value_name = "DIR")]
+    sessions_dir: Option<PathBuf>,
+    /// The caller's session file: lifecycle lines are appended to it too.
+    #[arg(long, value_name = "FILE")]
+    parent_session: Option<PathBuf>,
+    /// Directory the subagent works in (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+    /// Refuse to run when any protection (e.g. cgroup caps) cannot be applied.
+    #[arg(long)]
+    require_sandbox: bool,
+    /// Worker binary (default: subagent-worker next to this binary, or $SUBAGENT_WORKER).
+    #[arg(long, value_name = "FILE")]
+    worker: Option<PathBuf>,
+    /// Print the whole result object as JSON instead of the text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Parses arguments, runs, prints; returns the exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { exit_codes::INVALID_INPUT } else { exit_codes::OK };
+        }
+    };
+    match cli.command {
+        Command::Run(args) => match run(args) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("subagent: {e:#}");
+                exit_codes::INVALID_INPUT
+            }
+        },
+    }
+}
+
+fn default_base_url(kind: ProviderKind) -> &'static str {
+    match kind {
+        ProviderKind::OpenaiChat | ProviderKind::OpenaiResponses => "https://api.openai.com/v1",
+        ProviderKind::Anthropic => "https://api.anthropic.com/v1",
+    }
+}
+
+fn run(args: RunArgs) -> Result<i32> {
+    let kind = ProviderKind::from(args.provider);
+    let api_key = match &args.api_key_env {
+        Some(var) => {
+            let value = std::env::var(var).with_context(|| {
+                format!("--api-key-env {var}: the environment variable {var} is not set; export it or name another variable")
+            })?;
+            Some(ApiKey::new(value))
+        }
+        None => None,
+    };
+    let output_schema_json = match &args.output_schema {
+        Some(path) => Some(std::fs::read_to_string(path).with_context(|| {
+            format!("--output-schema {}: cannot read the file", path.display())
+        })?),
+        None => None,
+    };
+    let sessions_dir = match args.sessions_dir.clone().or_else(default_sessions_dir) {
+        Some(dir) => dir,
+        None => bail!("no sessions dir: set SUBAGENT_HOME or HOME, or pass --sessions-dir"),
+    };
+    let worker = match &args.worker {
+        Some(program) => WorkerCommand { program: program.clone(), args: Vec::new() },
+        None => WorkerCommand::default_for_current_exe()
+            .context("cannot locate subagent-worker; pass --worker or set SUBAGENT_WORKER")?,
+    };
+    let workspace_dir = match &args.workspace {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    let limits = Limits {
+        wall_timeout_ms: args.timeout.saturating_mul(1000),
+        idle_timeout_ms: args.idle_timeout.saturating_mul(1000),
+        ..Limits::default()
+    };
+    let provider = ProviderSpec {
+        kind,
+        base_url: args.base_url.clone().unwrap_or_else(|| default_base_url(kind).to_owned()),
+        model: args.model.clone(),
+        api_key,
+        temperature: args.temperature,
+        max_tokens: args.max_tokens,
+        reasoning: args.reasoning,
+        price: None,
+    };
+    let mut request = RunRequest::new(args.agent.clone(), args.task.clone(), provider);
+    request.output_schema_json = output_schema_json;
+    request.output_mode = match args.output_mode {
+        OutputModeArg::ReportBack => OutputMode::ReportBack,
+        OutputModeArg::Native => OutputMode::Native,
+    };
+    request.budget = Budget { max_turns: args.max_turns, max_cost: args.max_cost };
+    request.limits = limits;
+    request.workspace_dir = workspace_dir;
+    request.parent_session = args.parent_session.clone();
+
+    let mut config = SupervisorConfig::new(worker, sessions_dir);
+    if args.require_sandbox {
+        config.sandbox_policy = SandboxPolicy::RequireAll;
+    }
+    if let Err(e) = subagent_sandbox::become_subreaper() {
+        eprintln!("subagent: warning: cannot become a child subreaper ({e}); orphaned grandchildren may be missed");
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let result = runtime.block_on(async move {
+        let supervisor = Supervisor::new(config);
+        let cancel = CancellationToken::new();
+        let on_signal = cancel.clone();
+        tokio::spawn(async move {
+            if wait_for_interrupt().await {
+                on_signal.cancel();
+            }
+        });
+        supervisor.run(request, cancel).await
+    });
+    print_result(&result, args.json)?;
+    Ok(exit_codes::for_error(result.details.error.as_ref().map(|e| e.code)))
+}
+
+/// Resolves on SIGINT or SIGTERM; false if signals cannot be watched.
+async fn wait_for_interrupt() -> bool {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else {
+        return false;
+    };
+    tokio::select! {
+        _ = int.recv() => true,
+        _ = term.recv() => true,
+    }
+}
+
+fn print_result(result: &SubagentResult, json: bool) -> Result<()> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(result)?);
+        return Ok(());
+    }
+    for item in &result.content {
+        let subagent_protocol::result::ContentItem::Text { text } = item;
+        println!("{text}");
+    }
+    if let Some(error) = &result.details.error {
+        eprintln!("subagent: {}: {}", error.code, error.message);
+    }
+    if let Some(file) = result.details.results.first().and_then(|r| r.session_file.as_ref()) {
+        eprintln!("subagent: session file: {file}");
+    }
+    Ok(())
+}

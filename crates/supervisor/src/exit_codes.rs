@@ -1,0 +1,44 @@
+//! The `subagent` binary's exit codes: the one place they are defined.
+//!
+//! Scripts can tell "the subagent failed" from "you called it wrong" from
+//! "it ran out of time" without parsing output.
+
+use subagent_protocol::ErrorCode;
+
+/// The run succeeded.
+pub const OK: i32 = 0;
+/// The subagent failed (provider, runtime, crash, limits other than time).
+pub const SUBAGENT_FAILED: i32 = 1;
+/// The call was wrong: bad flags, bad schema, unknown agent, depth, refusal.
+pub const INVALID_INPUT: i32 = 2;
+/// The wall or idle timeout fired.
+pub const TIMEOUT: i32 = 3;
+/// The turn or cost budget ran out.
+pub const BUDGET_EXCEEDED: i32 = 4;
+/// Output was truncated or a child's output hit its hard limit.
+pub const OUTPUT_TRUNCATED: i32 = 5;
+/// A required protection could not be applied; nothing ran.
+pub const SANDBOX_UNAVAILABLE: i32 = 6;
+/// Cancelled (SIGINT / SIGTERM to the supervisor): 128 + SIGINT by convention.
+pub const CANCELLED: i32 = 130;
+
+/// The exit code for a result's error code (`None` = success).
+pub fn for_error(code: Option<ErrorCode>) -> i32 {
+    match code {
+        None => OK,
+        Some(code) => match code {
+            ErrorCode::InvalidInput
+            | ErrorCode::UnknownAgent
+            | ErrorCode::SubagentsDisabled
+            | ErrorCode::SubagentDisabled
+            | ErrorCode::SubagentDepthExceeded
+            | ErrorCode::SubagentSpawnDenied => INVALID_INPUT,
+            ErrorCode::SubagentTimeout => TIMEOUT,
+            ErrorCode::SubagentBudgetExceeded => BUDGET_EXCEEDED,
+            ErrorCode::SubagentOutputTruncated => OUTPUT_TRUNCATED,
+            ErrorCode::SubagentSandboxUnavailable => SANDBOX_UNAVAILABLE,
+            ErrorCode::SubagentCancelled => CANCELLED,
+            ErrorCode::SubagentFailed | ErrorCode::SubagentStructuredOutputInvalid => SUBAGENT_FAILED,
+        },
+    }
+}

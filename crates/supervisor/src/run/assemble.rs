@@ -1,0 +1,369 @@
+//! Turning what happened to a child into the result object: error code and
+//! message, exit code, output (final text or a short diagnostic, never a raw
+//! dump), sanitizing and truncation, display items, usage, termination.
+//!
+//! Pure function of its inputs apart from writing the full output file when
+//! text is truncated; it starts nothing and kills nothing.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use subagent_protocol::result::{
+    ContentItem, Details, ErrorInfo, Mode, SingleResult, SubagentResult, TerminationInfo,
+};
+use subagent_protocol::session::SandboxStatus;
+use subagent_protocol::{ErrorCode, Limits, Outcome};
+use subagent_sandbox::{ChildExit, RawExit, SpawnError, Termination};
+
+use super::record::EventRecord;
+use crate::sanitize::Sanitizer;
+use crate::truncate::truncate_returned;
+
+/// Lines of stderr quoted in a diagnostic.
+const DIAGNOSTIC_STDERR_LINES: usize = 20;
+
+/// Characters of partial assistant text quoted in a diagnostic.
+const DIAGNOSTIC_PARTIAL_CHARS: usize = 2_000;
+
+/// Why the supervisor itself ended a run (as opposed to the worker).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum SupervisorCause {
+    /// The wall timeout fired.
+    WallTimeout,
+    /// No progress for the idle timeout.
+    IdleTimeout,
+    /// The caller cancelled.
+    Cancelled,
+    /// The worker broke the protocol (bad frame, wrong order, version).
+    Protocol(String),
+    /// The worker sent more than `limits.protocol_bytes`.
+    ProtocolFlood,
+}
+
+/// Everything known about a finished child.
+#[derive(Debug, Default)]
+pub(super) struct ChildRun {
+    pub outcome: Option<Outcome>,
+    pub record: EventRecord,
+    pub cause: Option<SupervisorCause>,
+    pub exit: Option<ChildExit>,
+    pub sandbox: Option<SandboxStatus>,
+    /// Set when no worker ran at all.
+    pub setup_error: Option<(ErrorCode, String)>,
+}
+
+impl ChildRun {
+    pub fn setup_failed(message: String) -> Self {
+        Self {
+            setup_error: Some((ErrorCode::SubagentFailed, message)),
+            ..Self::default()
+        }
+    }
+
+    pub fn spawn_failed(e: &SpawnError) -> Self {
+        let code = if e.is_unsandboxed() {
+            ErrorCode::SubagentSandboxUnavailable
+        } else {
+            ErrorCode::SubagentFailed
+        };
+        Self {
+            setup_error: Some((code, e.to_string())),
+            sandbox: e.status().cloned(),
+            ..Self::default()
+        }
+    }
+}
+
+/// The run's identity and settings, for assembly.
+#[derive(Debug, Clone)]
+pub(super) struct Assembly {
+    pub run_id: String,
+    pub agent: String,
+    pub task: String,
+    pub model: String,
+    pub mode: Mode,
+    pub limits: Limits,
+    pub session_file: String,
+    pub full_output_file: PathBuf,
+    pub duration: Duration,
+    pub sanitizer: Sanitizer,
+}
+
+/// A result for a run that failed before a worker started.
+pub(super) fn setup_failure(a: &Assembly, message: String) -> SubagentResult {
+    assemble(a, ChildRun::setup_failed(message))
+}
+
+/// The result object of one child.
+pub(super) fn assemble(a: &Assembly, run: ChildRun) -> SubagentResult {
+    let failure = classify(a, &run);
+    let mut single = SingleResult::new(a.agent.clone(), a.task.clone(), 0);
+    single.session_file = Some(a.session_file.clone());
+    single.model = Some(
+        run.outcome
+            .as_ref()
+            .map(|o| o.model.clone())
+            .filter(|m| !m.is_empty())
+            .unwrap_or_else(|| a.model.clone()),
+    );
+    single.duration_ms = Some(u64::try_from(a.duration.as_millis()).unwrap_or(u64::MAX));
+    single.usage = match &run.outcome {
+        Some(o) => o.usage,
+        None => run.record.usage,
+    };
+    single.sandbox = run.sandbox.clone();
+    if !run.record.display_items.is_empty() {
+        single.display_items = Some(run.record.display_items.clone());
+    }
+    single.stop_reason = Some(stop_reason(&run));
+    if let Some(exit) = &run.exit {
+        single.termination = Some(termination_info(exit));
+    }
+
+    let raw_output = match (&run.outcome, &failure) {
+        (Some(o), None) => o.final_text.clone(),
+        (Some(o), Some(_)) if !o.final_text.is_empty() => o.final_text.clone(),
+        _ => diagnostic(&run, failure.as_ref()),
+    };
+    let output = a.sanitizer.sanitize_returned(&raw_output);
+    if let Some(o) = &run.outcome {
+        if failure.is_none() {
+            single.structured_output = o
+                .structured_output_json
+                .as_deref()
+                .and_then(|j| serde_json::from_str(&a.sanitizer.mask_secrets(j)).ok());
+        }
+    }
+
+    let mut error = failure.clone().map(|(code, message)| ErrorInfo {
+        code,
+        message: a.sanitizer.sanitize_returned(&message),
+    });
+    let mut content_text = output.clone();
+    if let Some(t) = truncate_returned(
+        &output,
+        a.limits.returned_text_bytes,
+        a.limits.returned_text_lines,
+        Some(&a.full_output_file.display().to_string()),
+    ) {
+        let saved = write_full_output(&a.full_output_file, &output);
+        let mut info = t.info;
+        if !saved {
+            info.full_output_path = None;
+        }
+        content_text = t.text;
+        single.truncated = Some(info);
+        if error.is_none() {
+            error = Some(ErrorInfo {
+                code: ErrorCode::SubagentOutputTruncated,
+                message: format!(
+                    "output truncated to {} bytes / {} lines; the full output is in {}",
+                    a.limits.returned_text_bytes,
+                    a.limits.returned_text_lines,
+                    a.full_output_file.display()
+                ),
+            });
+        }
+    }
+    single.output = Some(output);
+    if let Some((_, message)) = &failure {
+        single.error = Some(a.sanitizer.sanitize_returned(message));
+        single.exit_code = failure_exit_code(run.exit.as_ref());
+    }
+    if content_text.is_empty() {
+        content_text = "(the subagent finished with no text)".to_owned();
+    }
+    SubagentResult {
+        content: vec![ContentItem::Text { text: content_text }],
+        details: Details {
+            mode: a.mode,
+            run_id: Some(a.run_id.clone()),
+            results: vec![single],
+            error,
+        },
+    }
+}
+
+/// The error code and message of a run, or `None` for success. The
+/// supervisor's own causes come first (it knows why it intervened), then what
+/// the sandbox saw, then what the worker reported.
+fn classify(a: &Assembly, run: &ChildRun) -> Option<(ErrorCode, String)> {
+    if let Some(e) = &run.setup_error {
+        return Some(e.clone());
+    }
+    let secs = |ms: u64| ms as f64 / 1000.0;
+    match &run.cause {
+        Some(SupervisorCause::WallTimeout) => {
+            return Some((ErrorCode::SubagentTimeout, format!(
+                "subagent timed out after {} s (wall timeout); partial output is kept. Raise the timeout or split the task.",
+                secs(a.limits.wall_timeout_ms)
+            )));
+        }
+        Some(SupervisorCause::IdleTimeout) => {
+            return Some((ErrorCode::SubagentTimeout, format!(
+                "subagent made no model or tool progress for {} s (idle timeout); partial output is kept",
+                secs(a.limits.idle_timeout_ms)
+            )));
+        }
+        Some(SupervisorCause::Cancelled) => {
+            return Some((ErrorCode::SubagentCancelled, "subagent cancelled by the caller; partial output is kept".to_owned()));
+        }
+        Some(SupervisorCause::Protocol(message)) => {
+            return Some((ErrorCode::SubagentFailed, message.clone()));
+        }
+        Some(SupervisorCause::ProtocolFlood) => {
+            return Some((ErrorCode::SubagentOutputTruncated, format!(
+                "the worker sent more than {} bytes over the protocol socket and was killed",
+                a.limits.protocol_bytes
+            )));
+        }
+        None => {}
+    }
+    let exit = run.exit.as_ref()?;
+    match &exit.termination {
+        Termination::OutputLimit { stream } => {
+            let (name, cap) = match stream {
+                subagent_protocol::session::Stream::Stdout => ("stdout", a.limits.stdout_bytes),
+                subagent_protocol::session::Stream::Stderr => ("stderr", a.limits.stderr_bytes),
+            };
+            return Some((ErrorCode::SubagentOutputTruncated, format!(
+                "the worker wrote more than {cap} bytes to {name} and was killed (output hard limit)"
+            )));
+        }
+        Termination::MemoryLimit => {
+            return Some((ErrorCode::SubagentFailed, format!(
+                "the worker was killed at its memory limit of {} bytes; raise the memory limit if the task needs more",
+                a.limits.memory_bytes
+            )));
+        }
+        Termination::PidsLimit => {
+            return Some((ErrorCode::SubagentFailed, format!(
+                "the worker hit its process limit of {} and failed",
+                a.limits.pids
+            )));
+        }
+        Termination::Timeout | Termination::IdleTimeout => {
+            return Some((ErrorCode::SubagentTimeout, "subagent timed out".to_owned()));
+        }
+        Termination::Cancelled => {
+            return Some((ErrorCode::SubagentCancelled, "subagent cancelled".to_owned()));
+        }
+        _ => {}
+    }
+    match &run.outcome {
+        Some(o) => o.error.as_ref().map(|e| (e.code, e.message.clone())),
+        None => Some((ErrorCode::SubagentFailed, match exit.raw {
+            RawExit::Exited(code) => format!("the worker exited with status {code} before reporting a result"),
+            RawExit::Signaled(sig) => format!("the worker was killed by signal {} ({sig}) before reporting a result", signal_name(sig)),
+        })),
+    }
+}
+
+fn stop_reason(run: &ChildRun) -> String {
+    match (&run.cause, &run.outcome) {
+        (Some(SupervisorCause::WallTimeout), _) => "timeout".into(),
+        (Some(SupervisorCause::IdleTimeout), _) => "idle_timeout".into(),
+        (Some(SupervisorCause::Cancelled), _) => "cancelled".into(),
+        (Some(SupervisorCause::Protocol(_)), _) => "protocol_error".into(),
+        (Some(SupervisorCause::ProtocolFlood), _) => "output_limit".into(),
+        (None, Some(o)) => o.stop_reason.as_str().into(),
+        (None, None) => match &run.exit {
+            Some(exit) => exit.termination.reason().into(),
+            None => "not_started".into(),
+        },
+    }
+}
+
+/// A short account of a run with no final text: what was last seen, partial
+/// text, the error, and the end of stderr. Never the raw event stream.
+fn diagnostic(run: &ChildRun, failure: Option<&(ErrorCode, String)>) -> String {
+    let mut parts = Vec::new();
+    if let Some((code, message)) = failure {
+        parts.push(format!("subagent failed ({code}): {message}"));
+    } else {
+        parts.push("subagent finished without a final answer".to_owned());
+    }
+    if let Some(last) = run.record.last_event {
+        parts.push(format!("last event: {last}"));
+    }
+    let partial = if run.record.partial_text.is_empty() {
+        &run.record.last_assistant_text
+    } else {
+        &run.record.partial_text
+    };
+    if !partial.is_empty() {
+        let cut: String = partial.chars().take(DIAGNOSTIC_PARTIAL_CHARS).collect();
+        parts.push(format!("partial assistant text:\n{cut}"));
+    }
+    if let Some(err) = &run.record.last_error_log {
+        parts.push(format!("worker error: {err}"));
+    }
+    if let Some(exit) = &run.exit {
+        if exit.stderr.bytes_seen > 0 {
+            let text = exit.stderr.lossy_text();
+            let lines: Vec<&str> = text.lines().collect();
+            let tail = lines[lines.len().saturating_sub(DIAGNOSTIC_STDERR_LINES)..].join("\n");
+            parts.push(format!("stderr (last lines):\n{tail}"));
+        }
+    }
+    parts.join("\n")
+}
+
+fn termination_info(exit: &ChildExit) -> TerminationInfo {
+    let (exit_status, signal) = match exit.raw {
+        RawExit::Exited(code) => (Some(code), None),
+        RawExit::Signaled(sig) => (None, Some(sig)),
+    };
+    TerminationInfo {
+        reason: exit.termination.reason().to_owned(),
+        exit_status,
+        signal,
+        leaked_pids: exit.leaked_pids.clone(),
+        wall_ms: u64::try_from(exit.usage.wall.as_millis()).unwrap_or(u64::MAX),
+        cpu_ms: u64::try_from(exit.usage.cpu.as_millis()).unwrap_or(u64::MAX),
+        peak_rss_bytes: exit.usage.peak_rss_bytes,
+    }
+}
+
+/// Non-zero exit code of a failed run: the worker's own if it failed with
+/// one, 128 + signal if killed, else 1.
+fn failure_exit_code(exit: Option<&ChildExit>) -> i32 {
+    match exit.map(|e| e.raw) {
+        Some(RawExit::Exited(code)) if code != 0 => code,
+        Some(RawExit::Signaled(sig)) => 128 + sig,
+        _ => 1,
+    }
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc_sig::SIGABRT => "SIGABRT",
+        libc_sig::SIGSEGV => "SIGSEGV",
+        libc_sig::SIGKILL => "SIGKILL",
+        libc_sig::SIGTERM => "SIGTERM",
+        libc_sig::SIGBUS => "SIGBUS",
+        libc_sig::SIGXFSZ => "SIGXFSZ",
+        libc_sig::SIGXCPU => "SIGXCPU",
+        _ => "signal",
+    }
+}
+
+/// Linux signal numbers, for messages (x86_64 and aarch64 agree on these).
+mod libc_sig {
+    pub const SIGABRT: i32 = 6;
+    pub const SIGBUS: i32 = 7;
+    pub const SIGKILL: i32 = 9;
+    pub const SIGSEGV: i32 = 11;
+    pub const SIGTERM: i32 = 15;
+    pub const SIGXCPU: i32 = 24;
+    pub const SIGXFSZ: i32 = 25;
+}
+
+fn write_full_output(path: &std::path::Path, text: &str) -> bool {
+    if let Some(dir) = path.parent() {
+        if std::fs::create_dir_all(dir).is_err() {
+            return false;
+        }
+    }
+    std::fs::write(path, text).is_ok()
+}

@@ -1,0 +1,14 @@
+//! Running subagents: admission (depth, gate, concurrency, spawn cap), one
+//! child's life (spawn, handshake, events, timeouts, escalation), and the
+//! result assembled from it.
+//!
+//! Declares and re-exports only.
+
+mod assemble;
+mod child;
+mod record;
+mod request;
+mod supervisor;
+
+pub use request::{RunRequest, WorkerCommand};
+pub use supervisor::{GateDecision, SpawnGate, Supervisor, SupervisorConfig};

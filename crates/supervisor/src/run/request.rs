@@ -1,0 +1,87 @@
+//! What a caller asks the supervisor to run, fully resolved: agent, task,
+//! provider, budgets and limits. The CLI and the library build these.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use subagent_protocol::result::Mode;
+use subagent_protocol::{Budget, Limits, OutputMode, ProviderSpec};
+
+/// How to start a worker process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerCommand {
+    /// The worker binary.
+    pub program: PathBuf,
+    /// Its arguments (the real worker takes none; test fixtures take a mode).
+    pub args: Vec<OsString>,
+}
+
+impl WorkerCommand {
+    /// The `subagent-worker` binary next to the current executable, or
+    /// `$SUBAGENT_WORKER` when set.
+    pub fn default_for_current_exe() -> Option<Self> {
+        let program = match std::env::var_os("SUBAGENT_WORKER").filter(|v| !v.is_empty()) {
+            Some(p) => PathBuf::from(p),
+            None => std::env::current_exe().ok()?.parent()?.join("subagent-worker"),
+        };
+        Some(Self {
+            program,
+            args: Vec::new(),
+        })
+    }
+}
+
+/// One subagent run, resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRequest {
+    /// Agent name (must be in the supervisor's catalog).
+    pub agent: String,
+    /// The task.
+    pub task: String,
+    /// System prompt override; the agent's own when `None`.
+    pub system_prompt: Option<String>,
+    /// Tool subset override; the agent's own when `None`.
+    pub tools: Option<Vec<String>>,
+    /// Model endpoint.
+    pub provider: ProviderSpec,
+    /// JSON Schema text for structured output.
+    pub output_schema_json: Option<String>,
+    /// report_back tool or native enforcement.
+    pub output_mode: OutputMode,
+    /// Turns and cost.
+    pub budget: Budget,
+    /// Limits of the child.
+    pub limits: Limits,
+    /// Directory the child works in.
+    pub workspace_dir: PathBuf,
+    /// Depth of the CALLER (0 for a top-level parent); the child runs at depth + 1.
+    pub caller_depth: u32,
+    /// Deepest depth a child may run at (default 1: children of the top level only).
+    pub max_depth: u32,
+    /// The caller's session file, to receive lifecycle lines.
+    pub parent_session: Option<PathBuf>,
+    /// single, parallel or chain (for lifecycle lines).
+    pub mode: Mode,
+}
+
+impl RunRequest {
+    /// A request with default budgets and limits.
+    pub fn new(agent: impl Into<String>, task: impl Into<String>, provider: ProviderSpec) -> Self {
+        Self {
+            agent: agent.into(),
+            task: task.into(),
+            system_prompt: None,
+            tools: None,
+            provider,
+            output_schema_json: None,
+            output_mode: OutputMode::ReportBack,
+            budget: Budget::default(),
+            limits: Limits::default(),
+            workspace_dir: PathBuf::from("."),
+            caller_depth: 0,
+            max_depth: 1,
+            parent_session: None,
+            mode: Mode::Single,
+        }
+    }
+}

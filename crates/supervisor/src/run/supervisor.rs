@@ -1,0 +1,204 @@
+//! The supervisor: admits or refuses a run (input, depth, spawn gate, spawn
+//! cap, concurrency), then hands it to [`super::child`] and assembles the
+//! result. Every refusal happens before any process starts and comes back as
+//! a result object with the matching error code, never as a panic or a Rust
+//! error: the parent always gets the documented shape.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use subagent_protocol::result::SubagentResult;
+use subagent_protocol::ErrorCode;
+use subagent_sandbox::SandboxPolicy;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+use super::request::{RunRequest, WorkerCommand};
+use crate::agents::AgentCatalog;
+
+/// Subagents running at once in one supervisor, by default.
+pub const DEFAULT_MAX_CONCURRENT: usize = 16;
+
+/// The tool name through which a child could spawn its own subagents.
+pub const SUBAGENT_TOOL: &str = "subagent";
+
+/// How a supervisor runs children.
+#[derive(Debug, Clone)]
+pub struct SupervisorConfig {
+    /// The worker to start.
+    pub worker: WorkerCommand,
+    /// Where session files go.
+    pub sessions_dir: PathBuf,
+    /// Children running at once (default 16).
+    pub max_concurrent: usize,
+    /// Children this supervisor may start in total; `None` is unlimited.
+    pub max_spawns: Option<u32>,
+    /// Whether missing protections refuse the run.
+    pub sandbox_policy: SandboxPolicy,
+    /// Recorded as `requestedBy` in lifecycle lines.
+    pub requested_by: String,
+    /// The agents it knows.
+    pub catalog: AgentCatalog,
+}
+
+impl SupervisorConfig {
+    /// A config with defaults for everything but the worker and sessions dir.
+    pub fn new(worker: WorkerCommand, sessions_dir: PathBuf) -> Self {
+        Self {
+            worker,
+            sessions_dir,
+            max_concurrent: DEFAULT_MAX_CONCURRENT,
+            max_spawns: None,
+            sandbox_policy: SandboxPolicy::BestEffort,
+            requested_by: default_requested_by(),
+            catalog: AgentCatalog::builtin(),
+        }
+    }
+}
+
+/// The user's login when known, else "assistant" (the lifecycle-line rule).
+fn default_requested_by() -> String {
+    std::env::var("USER")
+        .ok()
+        .filter(|u| !u.is_empty())
+        .unwrap_or_else(|| "assistant".to_owned())
+}
+
+/// The embedding program's answer to "may this child start?".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GateDecision {
+    /// Go ahead.
+    Allow,
+    /// Refuse, with a reason the parent model will read.
+    Deny(String),
+}
+
+/// A hook consulted before any process starts (a budget or policy check).
+pub trait SpawnGate: Send + Sync {
+    /// Decides for one request.
+    fn check(&self, request: &RunRequest) -> GateDecision;
+}
+
+/// Runs subagents under one set of limits.
+pub struct Supervisor {
+    pub(super) config: SupervisorConfig,
+    slots: Arc<Semaphore>,
+    gate: Option<Arc<dyn SpawnGate>>,
+    spawned: AtomicU32,
+}
+
+impl std::fmt::Debug for Supervisor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Supervisor")
+            .field("config", &self.config)
+            .field("running", &self.running())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Supervisor {
+    /// A supervisor with no spawn gate.
+    pub fn new(config: SupervisorConfig) -> Self {
+        let slots = Arc::new(Semaphore::new(config.max_concurrent));
+        Self {
+            config,
+            slots,
+            gate: None,
+            spawned: AtomicU32::new(0),
+        }
+    }
+
+    /// Installs the spawn gate.
+    pub fn with_gate(mut self, gate: Arc<dyn SpawnGate>) -> Self {
+        self.gate = Some(gate);
+        self
+    }
+
+    /// Children running now.
+    pub fn running(&self) -> usize {
+        self.config.max_concurrent - self.slots.available_permits()
+    }
+
+    /// Runs one subagent to completion (or refusal) and returns the result
+    /// object. `cancel` aborts it: Cancel frame, then the group is killed.
+    pub async fn run(&self, request: RunRequest, cancel: CancellationToken) -> SubagentResult {
+        let agent = match self.admit(&request) {
+            Ok(agent) => agent,
+            Err(refusal) => return *refusal,
+        };
+        // Concurrency: refuse rather than queue; batch callers queue themselves.
+        let Ok(permit) = self.slots.clone().try_acquire_owned() else {
+            return SubagentResult::refusal(
+                ErrorCode::InvalidInput,
+                format!(
+                    "{} subagents are running and the limit is {}; wait for one to finish or raise max_concurrent",
+                    self.running(),
+                    self.config.max_concurrent
+                ),
+            );
+        };
+        if let Some(max) = self.config.max_spawns {
+            let prior = self.spawned.fetch_add(1, Ordering::SeqCst);
+            if prior >= max {
+                return SubagentResult::refusal(
+                    ErrorCode::SubagentSpawnDenied,
+                    format!("spawn cap reached: {max} subagents were already started in this run; raise max_spawns to start more"),
+                );
+            }
+        } else {
+            self.spawned.fetch_add(1, Ordering::SeqCst);
+        }
+        let result = super::child::run_child(&self.config, request, agent, cancel).await;
+        drop(permit);
+        result
+    }
+
+    /// Checks everything that can be checked without starting a process.
+    fn admit(
+        &self,
+        request: &RunRequest,
+    ) -> Result<crate::agents::AgentDefinition, Box<SubagentResult>> {
+        let refuse = |code, message: String| Err(Box::new(SubagentResult::refusal(code, message)));
+        if request.agent.trim().is_empty() {
+            return refuse(ErrorCode::InvalidInput, "missing required parameter: agent".into());
+        }
+        if request.task.trim().is_empty() {
+            return refuse(ErrorCode::InvalidInput, "missing required parameter: task (the text the subagent should work on)".into());
+        }
+        let Some(agent) = self.config.catalog.get(&request.agent) else {
+            return refuse(ErrorCode::UnknownAgent, self.config.catalog.unknown_message(&request.agent));
+        };
+        let child_depth = request.caller_depth.saturating_add(1);
+        if child_depth > request.max_depth {
+            return refuse(
+                ErrorCode::SubagentDepthExceeded,
+                format!(
+                    "subagent depth limit reached: a child would run at depth {child_depth}, the limit is {}; do the work directly instead of delegating",
+                    request.max_depth
+                ),
+            );
+        }
+        if let Some(schema) = &request.output_schema_json {
+            if let Err(e) = subagent_tools::report_back::ReportBackSchema::compile(schema) {
+                return refuse(ErrorCode::InvalidInput, format!("invalid output schema: {e}"));
+            }
+        }
+        if let Some(gate) = &self.gate {
+            if let GateDecision::Deny(reason) = gate.check(request) {
+                return refuse(ErrorCode::SubagentSpawnDenied, format!("spawn refused: {reason}"));
+            }
+        }
+        Ok(agent.clone())
+    }
+}
+
+/// The tools a child at `child_depth` gets: the subagent tool is removed when
+/// the child is at the depth limit, so it cannot even try to recurse.
+pub(super) fn tools_for_depth(tools: Vec<String>, child_depth: u32, max_depth: u32) -> Vec<String> {
+    if child_depth >= max_depth {
+        tools.into_iter().filter(|t| t != SUBAGENT_TOOL).collect()
+    } else {
+        tools
+    }
+}

@@ -1,0 +1,59 @@
+use subagent_protocol::session::{LogLine, SessionEntry, SessionLine};
+
+use super::*;
+
+fn log(message: &str) -> SessionLine {
+    SessionLine::now(SessionEntry::Log(LogLine {
+        level: "info".into(),
+        source: "supervisor".into(),
+        message: message.into(),
+    }))
+}
+
+#[tokio::test]
+async fn every_line_is_one_json_object_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a/b/run.jsonl");
+    let writer = SessionWriter::create(&path).unwrap();
+    for i in 0..100 {
+        writer.append(log(&format!("line {i}\nwith newline"))).await.unwrap();
+    }
+    assert_eq!(writer.close().await.unwrap(), 100);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 100);
+    for (i, l) in lines.iter().enumerate() {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        assert_eq!(v["type"], "log");
+        assert_eq!(v["message"], format!("line {i}\nwith newline"));
+    }
+}
+
+#[tokio::test]
+async fn an_existing_session_file_is_never_overwritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.jsonl");
+    std::fs::write(&path, "keep me\n").unwrap();
+    let err = SessionWriter::create(&path).unwrap_err();
+    assert!(matches!(err, SessionWriterError::Create { .. }), "{err}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "keep me\n");
+}
+
+#[test]
+fn parent_lines_are_appended_not_overwritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let parent = dir.path().join("parent.jsonl");
+    std::fs::write(&parent, "{\"type\":\"x\"}\n").unwrap();
+    append_to_parent(&parent, &log("child started")).unwrap();
+    let text = std::fs::read_to_string(&parent).unwrap();
+    assert_eq!(text.lines().count(), 2);
+    assert!(text.lines().nth(1).unwrap().contains("child started"));
+}
+
+#[test]
+fn a_missing_parent_file_is_an_error_not_a_new_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let parent = dir.path().join("nope.jsonl");
+    assert!(append_to_parent(&parent, &log("x")).is_err());
+    assert!(!parent.exists());
+}

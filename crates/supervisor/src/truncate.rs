@@ -1,0 +1,86 @@
+//! Truncating text returned to a parent: keep the head, add a marker that
+//! says how much was cut and where the full text is.
+//!
+//! Limits come from `Limits::returned_text_bytes` / `returned_text_lines`
+//! (200 KiB / 5,000 lines by default).
+
+use subagent_protocol::result::Truncation;
+
+/// Text cut to fit, with what was cut.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Truncated {
+    /// The head plus the marker.
+    pub text: String,
+    /// What was cut.
+    pub info: Truncation,
+}
+
+/// Cuts `text` to at most `max_bytes` and `max_lines` (at a line boundary
+/// when possible, never inside a UTF-8 character). `None` when it fits.
+/// `full_output_path` goes into the marker and the returned info.
+pub fn truncate_returned(
+    text: &str,
+    max_bytes: u64,
+    max_lines: u64,
+    full_output_path: Option<&str>,
+) -> Option<Truncated> {
+    let original_bytes = text.len() as u64;
+    let original_lines = text.lines().count() as u64;
+    if original_bytes <= max_bytes && original_lines <= max_lines {
+        return None;
+    }
+    let byte_cap = usize::try_from(max_bytes).unwrap_or(usize::MAX).min(text.len());
+    let mut end = floor_char_boundary(text, byte_cap);
+    // Apply the line cap: end after the max_lines-th newline.
+    if let Some((idx, _)) = text[..end]
+        .match_indices('\n')
+        .nth(usize::try_from(max_lines).unwrap_or(usize::MAX).saturating_sub(1))
+    {
+        if original_lines > max_lines {
+            end = idx + 1;
+        }
+    }
+    // Prefer ending at a line boundary if one is reasonably close.
+    if end < text.len() {
+        if let Some(nl) = text[..end].rfind('\n') {
+            if nl + 1 >= end / 2 {
+                end = nl + 1;
+            }
+        }
+    }
+    let kept = &text[..end];
+    let bytes_cut = original_bytes - kept.len() as u64;
+    let lines_cut = original_lines.saturating_sub(kept.lines().count() as u64);
+    let where_ = match full_output_path {
+        Some(p) => format!("; full output: {p}"),
+        None => String::new(),
+    };
+    let mut out = String::with_capacity(kept.len() + 128);
+    out.push_str(kept);
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "[output truncated: {bytes_cut} bytes / {lines_cut} lines omitted{where_}]"
+    ));
+    Some(Truncated {
+        text: out,
+        info: Truncation {
+            original_bytes,
+            original_lines,
+            bytes_cut,
+            full_output_path: full_output_path.map(str::to_owned),
+        },
+    })
+}
+
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+#[cfg(test)]
+#[path = "truncate_tests.rs"]
+mod tests;

@@ -1,0 +1,320 @@
+//! A worker that speaks the real protocol on fd 3 and misbehaves on request.
+//!
+//! Usage: `fixture-worker <mode> <marker>`. The marker is only there so tests
+//! can find every process of the tree in /proc by its command line; children
+//! this fixture starts re-exec it with the same marker.
+//!
+//! Test code: panics and `expect` are fine here, a failure is a test failure.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+use std::io::Write;
+use std::os::fd::FromRawFd;
+use std::os::unix::net::UnixStream;
+use std::process::Command;
+use std::time::Duration;
+
+use subagent_protocol::frame::{FrameReader, FrameWriter, MaxPayload};
+use subagent_protocol::message::OutcomeError;
+use subagent_protocol::{
+    ErrorCode, FromWorker, Hello, Outcome, StopReason, TaskSpec, ToWorker, Usage, WorkerEvent,
+};
+
+struct Io {
+    reader: FrameReader<UnixStream>,
+    writer: FrameWriter<UnixStream>,
+}
+
+impl Io {
+    fn open() -> Self {
+        // SAFETY: the supervisor hands us the protocol socket as fd 3.
+        let sock = unsafe { UnixStream::from_raw_fd(3) };
+        let read = sock.try_clone().unwrap();
+        Io {
+            reader: FrameReader::new(read, MaxPayload::default()),
+            writer: FrameWriter::new(sock, MaxPayload::default()),
+        }
+    }
+    fn send(&mut self, m: FromWorker) {
+        self.writer.write(&m).unwrap();
+    }
+    fn event(&mut self, e: WorkerEvent) {
+        self.send(FromWorker::Event(e));
+    }
+    fn hello(&mut self) {
+        self.send(FromWorker::Hello(Hello::current("fixture")));
+    }
+    fn start(&mut self) -> TaskSpec {
+        match self.reader.read::<ToWorker>().unwrap() {
+            Some(ToWorker::Start(spec)) => *spec,
+            other => panic!("expected Start, got {other:?}"),
+        }
+    }
+    fn handshake(&mut self) -> TaskSpec {
+        self.hello();
+        self.start()
+    }
+    fn done(&mut self, text: &str, stop: StopReason, error: Option<(ErrorCode, &str)>) {
+        self.send(FromWorker::Done(Box::new(Outcome {
+            final_text: text.to_owned(),
+            structured_output_json: None,
+            usage: Usage { input: 10, output: 5, turns: 1, ..Usage::default() },
+            stop_reason: stop,
+            error: error.map(|(code, m)| OutcomeError { code, message: m.to_owned() }),
+            model: "fixture-model".to_owned(),
+        })));
+    }
+    fn raw(&mut self, bytes: &[u8]) {
+        // Bypass framing: write straight to the socket.
+        let mut sock = unsafe { UnixStream::from_raw_fd(libc::dup(3)) };
+        sock.write_all(bytes).unwrap();
+    }
+}
+
+fn sleep_forever() -> ! {
+    loop {
+        std::thread::sleep(Duration::from_secs(3600));
+    }
+}
+
+/// Starts `fixture-worker <mode> <marker>` as a child (inherits fds 0-3).
+fn spawn_self(mode: &str, marker: &str) -> std::process::Child {
+    Command::new(std::env::current_exe().unwrap())
+        .args([mode, marker])
+        .spawn()
+        .unwrap()
+}
+
+fn a_turn(io: &mut Io, text: &str) {
+    io.event(WorkerEvent::TurnStart { turn: 1 });
+    io.event(WorkerEvent::TextDelta { text: text.to_owned() });
+    io.event(WorkerEvent::ToolCall {
+        turn: 1,
+        call_id: "call_1".into(),
+        name: "bash_read".into(),
+        arguments_json: r#"{"path":"README.md"}"#.into(),
+    });
+    io.event(WorkerEvent::ToolResult {
+        call_id: "call_1".into(),
+        name: "bash_read".into(),
+        output: "# readme".into(),
+        is_error: false,
+    });
+    io.event(WorkerEvent::AssistantMessageEnd { turn: 1, text: text.to_owned(), stop_reason: "stop".into() });
+    io.event(WorkerEvent::Usage { turn: 1, usage: Usage { input: 10, output: 5, turns: 1, ..Usage::default() } });
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let mode = args.get(1).map(String::as_str).unwrap_or("success");
+    let marker = args.get(2).cloned().unwrap_or_default();
+    match mode {
+        // -- helpers run as descendants --
+        "hold" => sleep_forever(),
+        "setsid-hold" => {
+            unsafe { libc::setsid() };
+            sleep_forever()
+        }
+        "daemonize" => {
+            // Classic double fork: child forks a setsid grandchild and exits.
+            if unsafe { libc::fork() } == 0 {
+                unsafe { libc::setsid() };
+                if unsafe { libc::fork() } == 0 {
+                    sleep_forever();
+                }
+                unsafe { libc::_exit(0) };
+            }
+            std::process::exit(0);
+        }
+        _ => {}
+    }
+
+    let mut io = Io::open();
+    match mode {
+        "success" => {
+            let spec = io.handshake();
+            a_turn(&mut io, "working on it");
+            io.done(&format!("fixture done: {}", spec.task), StopReason::Completed, None);
+        }
+        "echo-spec" => {
+            let spec = io.handshake();
+            let key = spec.provider.api_key.as_ref().map(|k| k.expose().to_owned()).unwrap_or_default();
+            let env_has_key = !key.is_empty() && std::env::vars().any(|(_, v)| v.contains(&key));
+            let report = serde_json::json!({
+                "tools": spec.tools,
+                "depth": spec.depth,
+                "maxDepth": spec.max_depth,
+                "envNames": std::env::vars().map(|(k, _)| k).collect::<Vec<_>>(),
+                "envHasKey": env_has_key,
+                "cwd": std::env::current_dir().unwrap(),
+            });
+            io.done(&report.to_string(), StopReason::Completed, None);
+        }
+        "structured" => {
+            io.handshake();
+            io.send(FromWorker::Done(Box::new(Outcome {
+                final_text: r#"{"capital":"Paris"}"#.into(),
+                structured_output_json: Some(r#"{"capital":"Paris"}"#.into()),
+                usage: Usage { input: 3, output: 4, turns: 1, ..Usage::default() },
+                stop_reason: StopReason::ReportBack,
+                error: None,
+                model: "fixture-model".into(),
+            })));
+        }
+        "budget" => {
+            io.handshake();
+            a_turn(&mut io, "partial answer");
+            io.done("partial answer", StopReason::MaxTurns, Some((ErrorCode::SubagentBudgetExceeded, "turn budget of 1 exhausted")));
+        }
+        "big-output" => {
+            io.handshake();
+            io.done(&"all work and no play\n".repeat(20_000), StopReason::Completed, None);
+        }
+        "secrets" => {
+            let spec = io.handshake();
+            let key = spec.provider.api_key.as_ref().map(|k| k.expose().to_owned()).unwrap_or_default();
+            eprintln!("debug: using key {key} and Authorization: Bearer abcdefghijkl123");
+            io.event(WorkerEvent::Log { level: subagent_protocol::message::LogLevel::Info, message: format!("key={key}") });
+            io.done(
+                &format!("found ghp_abcdefghijklmnopqrstuvwxyz0123456789 and {key} in /home/someone/.env"),
+                StopReason::Completed,
+                None,
+            );
+        }
+        "sleep" => {
+            io.handshake();
+            io.event(WorkerEvent::TurnStart { turn: 1 });
+            sleep_forever()
+        }
+        "ignore-term" => {
+            unsafe { libc::signal(libc::SIGTERM, libc::SIG_IGN) };
+            io.handshake();
+            io.event(WorkerEvent::TurnStart { turn: 1 });
+            sleep_forever()
+        }
+        "cancel-ok" => {
+            io.handshake();
+            io.event(WorkerEvent::TurnStart { turn: 1 });
+            io.event(WorkerEvent::TextDelta { text: "half an answ".into() });
+            loop {
+                match io.reader.read::<ToWorker>().unwrap() {
+                    Some(ToWorker::Cancel { .. }) => {
+                        io.done("half an answ", StopReason::Cancelled, Some((ErrorCode::SubagentCancelled, "cancelled")));
+                        return;
+                    }
+                    Some(ToWorker::Ping) => io.send(FromWorker::Pong),
+                    Some(_) => {}
+                    None => std::process::exit(3),
+                }
+            }
+        }
+        "setsid-grandchild" => {
+            io.handshake();
+            let _child = spawn_self("setsid-hold", &marker);
+            io.done("done, but a grandchild holds the pipes", StopReason::Completed, None);
+        }
+        "daemon" => {
+            io.handshake();
+            let mut child = spawn_self("daemonize", &marker);
+            child.wait().unwrap();
+            io.done("done, but a daemon was left behind", StopReason::Completed, None);
+        }
+        "flood-stdout" | "flood-stderr" => {
+            io.handshake();
+            let chunk = vec![b'x'; 1 << 20];
+            for _ in 0..1024 {
+                let r = if mode == "flood-stdout" {
+                    std::io::stdout().write_all(&chunk)
+                } else {
+                    std::io::stderr().write_all(&chunk)
+                };
+                if r.is_err() {
+                    break;
+                }
+            }
+            io.done("flooded", StopReason::Completed, None);
+        }
+        "flood-protocol" => {
+            io.handshake();
+            let text = "y".repeat(1 << 20);
+            for _ in 0..1024 {
+                io.event(WorkerEvent::TextDelta { text: text.clone() });
+            }
+            io.done("flooded", StopReason::Completed, None);
+        }
+        "oversized-frame" => {
+            io.handshake();
+            io.raw(&(32u32 << 20).to_le_bytes());
+            sleep_forever()
+        }
+        "garbage" => {
+            io.raw(b"\x05\x00\x00\x00\xff\xff\xff\xff\xffGARBAGE GARBAGE");
+            sleep_forever()
+        }
+        "half-frame" => {
+            io.handshake();
+            let mut bytes = 100u32.to_le_bytes().to_vec();
+            bytes.extend_from_slice(&[0u8; 50]);
+            io.raw(&bytes);
+            std::process::exit(0);
+        }
+        "no-done" => {
+            io.handshake();
+            io.event(WorkerEvent::TurnStart { turn: 1 });
+            io.event(WorkerEvent::TextDelta { text: "I was about to say".into() });
+            eprintln!("fixture: exiting without Done");
+            std::process::exit(7);
+        }
+        "abort" => {
+            io.handshake();
+            std::process::abort();
+        }
+        "segfault" => {
+            io.handshake();
+            unsafe { libc::raise(libc::SIGSEGV) };
+            sleep_forever()
+        }
+        "memory" => {
+            io.handshake();
+            let mut blocks: Vec<Vec<u8>> = Vec::new();
+            for _ in 0..4096 {
+                // Touch every page so the memory is really charged.
+                blocks.push(vec![1u8; 1 << 20]);
+            }
+            io.done(&format!("allocated {} MiB", blocks.len()), StopReason::Completed, None);
+        }
+        "fork-bomb" => {
+            io.handshake();
+            let mut started = 0u32;
+            for _ in 0..100_000 {
+                match unsafe { libc::fork() } {
+                    0 => sleep_forever(),
+                    -1 => break,
+                    _ => started += 1,
+                }
+            }
+            eprintln!("fixture: fork failed after {started} children");
+            std::process::exit(1);
+        }
+        "big-file" => {
+            io.handshake();
+            let path = std::env::temp_dir().join(format!("fixture-big-{}", std::process::id()));
+            let mut f = std::fs::File::create(&path).unwrap();
+            let chunk = vec![0u8; 1 << 20];
+            for _ in 0..64 {
+                if let Err(e) = f.write_all(&chunk) {
+                    let _ = std::fs::remove_file(&path);
+                    eprintln!("fixture: write failed: {e}");
+                    std::process::exit(4);
+                }
+            }
+            let _ = std::fs::remove_file(&path);
+            io.done("wrote 64 MiB", StopReason::Completed, None);
+        }
+        "bad-version" => {
+            io.send(FromWorker::Hello(Hello { protocol_version: 999, worker_version: "9.9.9".into(), pid: std::process::id() }));
+            sleep_forever()
+        }
+        "silent" => sleep_forever(),
+        other => panic!("unknown fixture mode {other}"),
+    }
+}

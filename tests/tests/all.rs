@@ -1,0 +1,3 @@
+//! Workspace integration tests: one binary, suites in `suite/`.
+
+mod suite;

@@ -1,0 +1,5 @@
+pub mod support;
+
+mod supervisor_faults;
+mod supervisor_limits;
+mod supervisor_success;

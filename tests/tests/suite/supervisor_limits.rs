@@ -1,0 +1,135 @@
+//! Timeouts, cancellation, floods and resource caps.
+
+use std::time::Duration;
+
+use pretty_assertions::assert_eq;
+use subagent_supervisor::Supervisor;
+use tokio_util::sync::CancellationToken;
+
+use super::support::*;
+
+#[tokio::test]
+async fn the_wall_timeout_cancels_then_kills_the_group() {
+    let f = Fixture::new("sleep");
+    let mut r = f.request();
+    r.limits.wall_timeout_ms = 300;
+    r.limits.kill_grace_ms = 300;
+    let o = f.run(r).await;
+    assert_eq!(o.code(), Some("SUBAGENT_TIMEOUT"));
+    assert_eq!(o.single()["stopReason"], "timeout");
+    assert_eq!(o.termination(), "timeout");
+    assert!(o.lines_of("limit").iter().any(|l| l["limit"] == "wall_timeout"));
+}
+
+#[tokio::test]
+async fn a_worker_that_ignores_sigterm_is_killed_after_the_grace() {
+    let f = Fixture::new("ignore-term");
+    let mut r = f.request();
+    r.limits.wall_timeout_ms = 200;
+    r.limits.kill_grace_ms = 400;
+    let o = f.run(r).await;
+    assert_eq!(o.code(), Some("SUBAGENT_TIMEOUT"));
+    assert_eq!(o.single()["termination"]["signal"], 9, "{:#}", o.single());
+    // Cancel window (2 s) + grace must have passed before SIGKILL.
+    assert!(o.elapsed >= Duration::from_millis(200 + 400), "{:?}", o.elapsed);
+}
+
+#[tokio::test]
+async fn the_idle_timeout_fires_when_nothing_progresses() {
+    let f = Fixture::new("sleep");
+    let mut r = f.request();
+    r.limits.idle_timeout_ms = 300;
+    r.limits.kill_grace_ms = 300;
+    let o = f.run(r).await;
+    assert_eq!(o.code(), Some("SUBAGENT_TIMEOUT"));
+    assert_eq!(o.single()["stopReason"], "idle_timeout");
+    assert!(o.json["details"]["error"]["message"].as_str().unwrap().contains("idle timeout"));
+}
+
+#[tokio::test]
+async fn a_cancel_gets_the_workers_partial_output_and_an_aborted_lifecycle_line() {
+    let f = Fixture::new("cancel-ok");
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        trigger.cancel();
+    });
+    let o = f.run_with(Supervisor::new(f.config()), f.request(), cancel).await;
+    assert_eq!(o.code(), Some("SUBAGENT_CANCELLED"));
+    assert_eq!(o.text(), "half an answ");
+    assert_eq!(o.termination(), "exited", "the worker exited by itself after Done");
+    let end = o.lines.last().unwrap();
+    assert_eq!(end["eventType"], "subagent:aborted");
+    assert_eq!(end["status"], "aborted");
+}
+
+#[tokio::test]
+async fn a_stdout_flood_is_killed_at_the_hard_limit() {
+    let f = Fixture::new("flood-stdout");
+    let mut r = f.request();
+    r.limits.stdout_bytes = 1 << 20;
+    let o = f.run(r).await;
+    assert_eq!(o.code(), Some("SUBAGENT_OUTPUT_TRUNCATED"));
+    assert_eq!(o.termination(), "output_limit");
+    let out = o.lines_of("output");
+    let stdout = out.iter().find(|l| l["stream"] == "stdout").expect("stdout excerpt");
+    assert!(stdout["bytesKept"].as_u64().unwrap() <= 128 * 1024 + 64 * 1024);
+    assert!(stdout["bytesSeen"].as_u64().unwrap() <= (1 << 20) + 2 * (1 << 20), "{stdout}");
+    assert!(stdout["truncated"].as_bool().unwrap());
+}
+
+#[tokio::test]
+async fn a_stderr_flood_is_killed_at_the_hard_limit() {
+    let f = Fixture::new("flood-stderr");
+    let o = f.run(f.request()).await; // default 1 MiB stderr cap
+    assert_eq!(o.code(), Some("SUBAGENT_OUTPUT_TRUNCATED"));
+    assert_eq!(o.termination(), "output_limit");
+}
+
+#[tokio::test]
+async fn a_protocol_flood_is_stopped_at_the_protocol_cap() {
+    let f = Fixture::new("flood-protocol");
+    let mut r = f.request();
+    r.limits.protocol_bytes = 8 << 20;
+    let o = f.run(r).await;
+    assert_eq!(o.code(), Some("SUBAGENT_OUTPUT_TRUNCATED"));
+    assert!(o.lines_of("limit").iter().any(|l| l["limit"] == "protocol_bytes"));
+}
+
+#[tokio::test]
+async fn a_file_past_the_size_cap_kills_the_writer() {
+    let f = Fixture::new("big-file");
+    let mut r = f.request();
+    r.limits.file_size_bytes = 1 << 20;
+    let o = f.run(r).await;
+    assert_eq!(o.code(), Some("SUBAGENT_FAILED"));
+    assert_eq!(o.single()["termination"]["signal"], 25, "SIGXFSZ: {:#}", o.single());
+}
+
+#[tokio::test]
+async fn memory_past_the_cap_is_killed_and_reported() {
+    if !cgroups_or_skip("memory_past_the_cap_is_killed_and_reported") {
+        return;
+    }
+    let f = Fixture::new("memory");
+    let mut r = f.request();
+    r.limits.memory_bytes = 128 << 20;
+    let o = f.run(r).await;
+    assert_eq!(o.code(), Some("SUBAGENT_FAILED"));
+    assert_eq!(o.termination(), "memory_limit");
+    assert!(o.json["details"]["error"]["message"].as_str().unwrap().contains("memory limit"));
+}
+
+#[tokio::test]
+async fn a_fork_bomb_is_contained_by_the_pids_cap_and_fully_reaped() {
+    if !cgroups_or_skip("a_fork_bomb_is_contained_by_the_pids_cap_and_fully_reaped") {
+        return;
+    }
+    let f = Fixture::new("fork-bomb");
+    let mut r = f.request();
+    r.limits.pids = 32;
+    let o = f.run(r).await;
+    assert_eq!(o.code(), Some("SUBAGENT_FAILED"));
+    assert_eq!(o.termination(), "pids_limit");
+}
