@@ -1,1 +1,32 @@
-//! placeholder
+//! The tools a subagent may call, and the pieces every tool call goes through.
+//!
+//! - [`Tool`]: one callable tool (name, description, JSON-Schema parameters,
+//!   an async `call`), run with a [`ToolContext`] that says where it may work,
+//!   how long it may take and how much output it may produce.
+//! - [`ToolRegistry`]: the tools this build ships, and the per-agent subset a
+//!   child is given ([`ToolRegistry::subset`] refuses unknown names).
+//! - [`run_tool`]: parses the model's arguments, enforces the timeout and caps
+//!   the output shown to the model, so every tool fails the same readable way.
+//! - [`report_back`]: the schema-checked structured-output helper. The worker
+//!   offers it as the `report_back` tool; the supervisor compiles the same
+//!   schema up front to refuse a bad one before anything is spawned.
+//! - [`cap_output`]: head + tail truncation, UTF-8 safe.
+//!
+//! This crate never talks to the supervisor and never decides when a task
+//! ends: it runs one call and says what happened. It must not print to stdout
+//! (the worker's stdout is a captured pipe).
+
+pub mod output_cap;
+pub mod registry;
+pub mod report_back;
+pub mod run;
+pub mod tool;
+
+pub use output_cap::{Capped, cap_output, omission_marker};
+pub use registry::{RegisterError, ToolRegistry, UnknownTools};
+pub use report_back::{
+    REPORT_BACK_DESCRIPTION, REPORT_BACK_INSTRUCTION, REPORT_BACK_TOOL_NAME, ReportBackSchema,
+    SchemaError, Violation, describe_violations,
+};
+pub use run::{ToolCallOutput, run_tool};
+pub use tool::{OutputCaps, Tool, ToolContext, ToolError, ToolFuture, ToolOutput};

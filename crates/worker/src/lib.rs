@@ -1,1 +1,16 @@
-//! placeholder
+//! The subagent worker: runs one subagent's agent loop against an LLM
+//! provider and reports to the supervisor over fd 3.
+//!
+//! - [`agent`]: the loop itself ([`agent::run_task`]), budgets, structured
+//!   output, tool calls;
+//! - [`provider`]: the streaming LLM clients behind one trait;
+//! - [`protocol_io`]: the fd-3 handshake, frame reader and writer;
+//! - [`exit_code`]: how the process ends.
+//!
+//! The worker never prints to stdout (a captured pipe) and never reads its
+//! API key from the environment: it arrives inside the `TaskSpec`.
+
+pub mod agent;
+pub mod exit_code;
+pub mod protocol_io;
+pub mod provider;

@@ -10,6 +10,23 @@
 //! Providers must never log or return the API key, and never retry after a
 //! timeout or a cancel.
 
+mod anthropic;
+mod config;
+mod http;
+mod openai_chat;
+mod openai_responses;
+pub mod pricing;
+pub mod retry;
+pub mod sse;
+mod stream_turn;
+
+pub use config::{
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_THINKING_BUDGET_TOKENS, ProviderConfig, ResponsesContinuation,
+    provider_for,
+};
+pub use pricing::{PriceLookup, price_for, price_for_spec};
+pub use retry::RetryPolicy;
+
 use subagent_protocol::Usage;
 
 /// One message of the conversation, provider-neutral.
@@ -164,5 +181,7 @@ pub trait Provider: Send {
         &'a mut self,
         request: &'a ChatRequest,
         on_delta: &'a mut (dyn FnMut(StreamDelta) + Send),
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<TurnResponse, ProviderError>> + Send + 'a>>;
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<TurnResponse, ProviderError>> + Send + 'a>,
+    >;
 }

@@ -1,0 +1,85 @@
+//! The [`Tool`] trait and what a call receives and returns.
+//!
+//! A tool is cancel-safe by drop: the worker races every call against its
+//! cancellation and its timeout and simply drops the future. A tool that
+//! starts a process must therefore tie the process's life to the future (kill
+//! on drop), never leave it running detached.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::time::Duration;
+
+/// The future a [`Tool::call`] returns.
+pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<ToolOutput, ToolError>> + Send + 'a>>;
+
+/// One tool a model may call.
+pub trait Tool: Send + Sync {
+    /// The name the model calls it by (`[a-z0-9_]+`, unique in a registry).
+    fn name(&self) -> &str;
+
+    /// What it does, written for the model.
+    fn description(&self) -> &str;
+
+    /// JSON Schema of its arguments: an object schema.
+    fn parameters(&self) -> serde_json::Value;
+
+    /// Runs one call with already-parsed arguments (a JSON object).
+    ///
+    /// The caller enforces `ctx.timeout` and caps the output again; a tool
+    /// that spawns processes should still honour both itself so it stops
+    /// early instead of producing output nobody will see.
+    fn call<'a>(&'a self, arguments: serde_json::Value, ctx: &'a ToolContext) -> ToolFuture<'a>;
+}
+
+/// Caps on the output shown to the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutputCaps {
+    /// Bytes kept (head + tail), before the omission marker.
+    pub max_bytes: usize,
+    /// Lines kept (head + tail), before the omission marker.
+    pub max_lines: usize,
+}
+
+/// Where and under which limits a call runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolContext {
+    /// The directory tools are confined to.
+    pub workspace_dir: PathBuf,
+    /// Wall-clock limit of one call.
+    pub timeout: Duration,
+    /// Caps on the output shown to the model.
+    pub output_caps: OutputCaps,
+}
+
+/// What a successful call produced.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ToolOutput {
+    /// Text for the model (capped by the caller).
+    pub text: String,
+}
+
+impl ToolOutput {
+    /// An output of `text`.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self { text: text.into() }
+    }
+}
+
+/// Why a call failed. The display string is shown to the model, so it says
+/// what went wrong and what to do instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolError {
+    /// The arguments did not fit the tool's parameters.
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(String),
+    /// The tool ran and failed.
+    #[error("{0}")]
+    Failed(String),
+    /// The call ran past its wall-clock limit.
+    #[error("timed out after {after_ms} ms")]
+    TimedOut {
+        /// The limit that fired, ms.
+        after_ms: u64,
+    },
+}

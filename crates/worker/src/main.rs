@@ -1,0 +1,90 @@
+//! `subagent-worker`: the process the supervisor spawns for one subagent.
+//!
+//! Thin wiring only: open the protocol socket (fd 3), serve the protocol,
+//! build the provider and the tools from the `TaskSpec`, run the agent loop.
+//! It takes no arguments and never prints to stdout; stderr gets one line
+//! when the worker cannot even start talking to its supervisor.
+
+use std::process::ExitCode;
+
+use subagent_protocol::message::OutcomeError;
+use subagent_protocol::{ErrorCode, Outcome, StopReason, TaskSpec, Usage};
+use subagent_tools::ToolRegistry;
+use subagent_worker::agent::{EventSink, TaskEnv, run_task};
+use subagent_worker::exit_code;
+use subagent_worker::protocol_io::{self, ServeError};
+use subagent_worker::provider::{ProviderConfig, price_for_spec, provider_for};
+use tokio_util::sync::CancellationToken;
+
+fn main() -> ExitCode {
+    let fd = match protocol_io::protocol_fd_from_env() {
+        Ok(fd) => fd,
+        Err(e) => return fail(exit_code::NO_PROTOCOL_SOCKET, &e),
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            return fail(
+                exit_code::RUNTIME_FAILED,
+                &format!("starting the runtime: {e}"),
+            );
+        }
+    };
+    runtime.block_on(async {
+        let stream = match protocol_io::open_protocol_socket(fd) {
+            Ok(stream) => stream,
+            Err(e) => return fail(exit_code::NO_PROTOCOL_SOCKET, &e.to_string()),
+        };
+        match protocol_io::serve(stream, run).await {
+            Ok(()) => ExitCode::from(exit_code::SUCCESS),
+            // The supervisor is gone: nobody will read a result, and a
+            // lingering worker is a leak. Exit now, without waiting for the
+            // run's futures or the runtime to wind down.
+            Err(e @ ServeError::SupervisorGone(_)) => {
+                eprintln!("subagent-worker: {e}");
+                std::process::exit(i32::from(exit_code::SUPERVISOR_GONE))
+            }
+        }
+    })
+}
+
+async fn run(spec: Box<TaskSpec>, events: EventSink, cancel: CancellationToken) -> Outcome {
+    let config = ProviderConfig {
+        cancel: Some(cancel.clone()),
+        ..ProviderConfig::default()
+    };
+    let provider = match provider_for(&spec.provider, config) {
+        Ok(provider) => provider,
+        Err(e) => return provider_setup_failed(&spec, &e.to_string()),
+    };
+    let lookup = price_for_spec(&spec.provider);
+    let env = TaskEnv {
+        tools: ToolRegistry::builtin(),
+        price: lookup.known.then_some(lookup.price),
+        events,
+        cancel,
+    };
+    run_task(&spec, provider, env).await
+}
+
+fn provider_setup_failed(spec: &TaskSpec, error: &str) -> Outcome {
+    Outcome {
+        final_text: String::new(),
+        structured_output_json: None,
+        usage: Usage::default(),
+        stop_reason: StopReason::Error,
+        error: Some(OutcomeError {
+            code: ErrorCode::InvalidInput,
+            message: format!("{error}; fix the provider settings of the agent"),
+        }),
+        model: spec.provider.model.clone(),
+    }
+}
+
+fn fail(code: u8, message: &str) -> ExitCode {
+    eprintln!("subagent-worker: {message}");
+    ExitCode::from(code)
+}

@@ -1,0 +1,190 @@
+use pretty_assertions::assert_eq;
+
+use super::*;
+use crate::provider::sse::SseParser;
+
+fn events(bytes: &[u8]) -> Vec<SseEvent> {
+    let mut parser = SseParser::new();
+    let mut out = Vec::new();
+    parser.push(bytes, &mut out).unwrap();
+    out.extend(parser.finish().unwrap());
+    out
+}
+
+/// Feeds events until the decoder says done; returns the result and the
+/// deltas it reported.
+fn decode(events: &[SseEvent]) -> (Result<TurnResponse, ProviderError>, Vec<StreamDelta>) {
+    let mut decoder = ChatDecoder::default();
+    let mut deltas = Vec::new();
+    for event in events {
+        match decoder.on_event(event, &mut |d| deltas.push(d)) {
+            Ok(Progress::More) => {}
+            Ok(Progress::Done) => break,
+            Err(e) => return (Err(e), deltas),
+        }
+    }
+    (decoder.finish(), deltas)
+}
+
+fn data(json: &str) -> SseEvent {
+    SseEvent {
+        event: String::new(),
+        data: json.into(),
+    }
+}
+
+#[test]
+fn text_stream_assembles_text_usage_and_cached_tokens() {
+    let (response, deltas) = decode(&events(include_bytes!(
+        "../../tests/fixtures/openai_chat_text.sse"
+    )));
+    let response = response.unwrap();
+    let text = "The capital of France is Paris — café capital ☕.";
+    assert_eq!(response.text, text);
+    assert_eq!(response.stop_reason, "stop");
+    assert_eq!(response.model.as_deref(), Some("gpt-4o-2024-08-06"));
+    assert_eq!(
+        (
+            response.usage.input,
+            response.usage.cache_read,
+            response.usage.output
+        ),
+        (1250 - 1024, 1024, 14)
+    );
+    let streamed: String = deltas
+        .iter()
+        .map(|d| match d {
+            StreamDelta::Text(t) => t.as_str(),
+            StreamDelta::Reasoning(_) => panic!("no reasoning in this stream"),
+        })
+        .collect();
+    assert_eq!(streamed, text);
+}
+
+#[test]
+fn tool_calls_streamed_by_index_are_assembled_in_order() {
+    let (response, deltas) = decode(&events(include_bytes!(
+        "../../tests/fixtures/openai_chat_tool_calls.sse"
+    )));
+    let response = response.unwrap();
+    assert!(deltas.is_empty());
+    assert_eq!(response.stop_reason, "tool_calls");
+    assert_eq!(
+        response.tool_calls,
+        vec![
+            ToolCallRequest {
+                id: "call_DdmO9pD3xa9XTPNJ32zg2hcA".into(),
+                name: "bash_read".into(),
+                arguments_json: r#"{"path": "src/main.rs"}"#.into(),
+            },
+            ToolCallRequest {
+                id: "call_3XhQh1cGJpbYq2mV8Zr8KuTn".into(),
+                name: "bash_ripgrep".into(),
+                arguments_json: r#"{"pattern": "fn main"}"#.into(),
+            },
+        ]
+    );
+}
+
+#[test]
+fn llama_server_reasoning_content_is_reported_as_reasoning() {
+    let (response, deltas) = decode(&events(include_bytes!(
+        "../../tests/fixtures/llama_server_chat_reasoning.sse"
+    )));
+    let response = response.unwrap();
+    assert_eq!(response.text, "Hello! How can I help?");
+    assert_eq!(
+        deltas[..2],
+        [
+            StreamDelta::Reasoning("The user greets me.".into()),
+            StreamDelta::Reasoning(" I should answer briefly.".into()),
+        ]
+    );
+    assert_eq!((response.usage.input, response.usage.output), (41, 19));
+}
+
+#[test]
+fn error_chunk_becomes_an_in_stream_error() {
+    let (response, _) = decode(&events(include_bytes!(
+        "../../tests/fixtures/openai_chat_error.sse"
+    )));
+    match response {
+        Err(ProviderError::InStream { kind, message }) => {
+            assert_eq!(kind.as_deref(), Some("server_error"));
+            assert!(message.contains("error while processing"), "{message}");
+        }
+        other => panic!("expected an in-stream error, got {other:?}"),
+    }
+}
+
+#[test]
+fn invalid_json_names_the_event_and_quotes_it() {
+    let (response, _) = decode(&[data(r#"{"choices":[{"delta":{"content":"a"#)]);
+    let text = response.unwrap_err().to_string();
+    assert!(
+        text.starts_with(
+            "malformed stream from the provider: invalid JSON in a chat.completion.chunk event"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"{"choices":[{"delta":{"content":"a"#),
+        "{text}"
+    );
+}
+
+#[test]
+fn stream_ending_without_finish_reason_or_done_is_incomplete() {
+    let (response, _) = decode(&[data(r#"{"choices":[{"index":0,"delta":{"content":"a"}}]}"#)]);
+    assert!(
+        matches!(response, Err(ProviderError::Stream(m)) if m.contains("before the final chunk"))
+    );
+}
+
+#[test]
+fn calls_without_id_or_index_or_arguments_get_defaults() {
+    let (response, _) = decode(&[
+        data(
+            r#"{"choices":[{"delta":{"tool_calls":[{"function":{"name":"a"}},{"function":{"name":"b","arguments":"{\"x\":1}"}}]},"finish_reason":"tool_calls"}]}"#,
+        ),
+        data("[DONE]"),
+    ]);
+    let calls = response.unwrap().tool_calls;
+    assert_eq!(
+        calls,
+        vec![
+            ToolCallRequest {
+                id: "call_0".into(),
+                name: "a".into(),
+                arguments_json: "{}".into()
+            },
+            ToolCallRequest {
+                id: "call_1".into(),
+                name: "b".into(),
+                arguments_json: r#"{"x":1}"#.into()
+            },
+        ]
+    );
+}
+
+#[test]
+fn call_without_a_name_is_a_stream_error() {
+    let (response, _) = decode(&[
+        data(
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c","function":{"arguments":"{}"}}]},"finish_reason":"tool_calls"}]}"#,
+        ),
+        data("[DONE]"),
+    ]);
+    assert!(matches!(response, Err(ProviderError::Stream(m)) if m.contains("no function name")));
+}
+
+#[test]
+fn other_choices_than_the_first_are_ignored() {
+    let (response, _) = decode(&[
+        data(
+            r#"{"choices":[{"index":1,"delta":{"content":"other"}},{"index":0,"delta":{"content":"mine"},"finish_reason":"stop"}]}"#,
+        ),
+        data("[DONE]"),
+    ]);
+    assert_eq!(response.unwrap().text, "mine");
+}

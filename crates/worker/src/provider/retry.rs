@@ -1,0 +1,142 @@
+//! When and how long to wait before trying a failed request again.
+//!
+//! Pure policy: what is retryable is decided where the failure is seen
+//! (the provider's HTTP layer and turn driver); this module only turns an
+//! attempt number and an optional `Retry-After` into a delay. It must never
+//! sleep or do I/O itself, so every decision is unit-testable.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rand::Rng;
+
+/// Attempts per request by default, the first one included. Three covers a
+/// rate-limit blip or a restarting server without hiding a dead one.
+pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
+
+/// First backoff delay by default, in milliseconds; doubled per attempt.
+pub const DEFAULT_BASE_DELAY: Duration = Duration::from_millis(500);
+
+/// Longest computed backoff by default: beyond a few seconds an overloaded
+/// provider is better reported than waited for.
+pub const DEFAULT_MAX_DELAY: Duration = Duration::from_secs(8);
+
+/// Longest `Retry-After` honoured by default, in seconds. A provider asking
+/// for longer is capped to this: the worker's own idle limit (and the
+/// supervisor's, 180 s by default) must not be eaten by one wait.
+pub const DEFAULT_MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+
+/// How failed requests are retried. Only failures before the first byte of
+/// the answer reached the caller are retried, and never an idle timeout or
+/// a cancel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetryPolicy {
+    /// Attempts per request, the first one included (1 disables retries).
+    pub max_attempts: u32,
+    /// Delay before the second attempt; doubled for each further one.
+    pub base_delay: Duration,
+    /// Cap of the computed (exponential) delay.
+    pub max_delay: Duration,
+    /// Cap of a provider's `Retry-After`.
+    pub max_retry_after: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_attempts: DEFAULT_MAX_ATTEMPTS,
+            base_delay: DEFAULT_BASE_DELAY,
+            max_delay: DEFAULT_MAX_DELAY,
+            max_retry_after: DEFAULT_MAX_RETRY_AFTER,
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The wait after failed attempt number `failed_attempt` (1-based).
+    ///
+    /// A provider's `Retry-After` wins (capped at
+    /// [`RetryPolicy::max_retry_after`]); otherwise exponential backoff with
+    /// "equal jitter": half the step is fixed, half random, so clients that
+    /// failed together do not come back together.
+    pub fn delay_after(&self, failed_attempt: u32, retry_after: Option<Duration>) -> Duration {
+        if let Some(wait) = retry_after {
+            return wait.min(self.max_retry_after);
+        }
+        let doublings = failed_attempt.saturating_sub(1).min(16);
+        let step = self
+            .base_delay
+            .saturating_mul(1u32 << doublings)
+            .min(self.max_delay);
+        let half = step / 2;
+        let jitter = rand::rng().random_range(0.0..=1.0);
+        half + half.mul_f64(jitter)
+    }
+}
+
+/// Parses a `Retry-After` header value: delay seconds (`120`) or an HTTP-date
+/// (`Wed, 21 Oct 2015 07:28:00 GMT`), relative to `now`. A date in the past
+/// means "now" (zero). `None` when the value is neither.
+pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(secs) = value.parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    // Some servers send fractional seconds; harmless to accept.
+    if let Ok(secs) = value.parse::<f64>() {
+        return Duration::try_from_secs_f64(secs).ok();
+    }
+    let at = parse_imf_fixdate(value)?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// Parses the OpenAI `retry-after-ms` header (milliseconds).
+pub fn parse_retry_after_ms(value: &str) -> Option<Duration> {
+    let ms = value.trim().parse::<f64>().ok()?;
+    Duration::try_from_secs_f64(ms / 1000.0).ok()
+}
+
+/// Parses an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the only HTTP
+/// date format senders may generate (RFC 9110 section 5.6.7).
+fn parse_imf_fixdate(value: &str) -> Option<SystemTime> {
+    let rest = value.split_once(", ")?.1;
+    let parts: Vec<&str> = rest.split(' ').collect();
+    let [day, month, year, time, "GMT"] = parts.as_slice() else {
+        return None;
+    };
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let month = MONTHS.iter().position(|m| m == month)? as u32 + 1;
+    let day: u32 = day.parse().ok()?;
+    let year: i64 = year.parse().ok()?;
+    let hms: Vec<u64> = time
+        .split(':')
+        .map(|p| p.parse().ok())
+        .collect::<Option<_>>()?;
+    let [h, m, s] = hms.as_slice() else {
+        return None;
+    };
+    if !(1..=31).contains(&day) || *h > 23 || *m > 59 || *s > 60 {
+        return None;
+    }
+    let days = days_from_civil(year, month, day);
+    let secs = u64::try_from(days).ok()? * 86_400 + h * 3600 + m * 60 + s;
+    UNIX_EPOCH.checked_add(Duration::from_secs(secs))
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
+/// `days_from_civil`).
+fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year - era * 400;
+    let month = i64::from(month);
+    let shifted_month = if month > 2 { month - 3 } else { month + 9 };
+    let day_of_year = (153 * shifted_month + 2) / 5 + i64::from(day) - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
+}
+
+#[cfg(test)]
+#[path = "retry_tests.rs"]
+mod tests;
