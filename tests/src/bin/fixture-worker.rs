@@ -105,7 +105,9 @@ fn a_turn(io: &mut Io, text: &str) {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let mode = args.get(1).map(String::as_str).unwrap_or("success");
+    // Without arguments (as started by the `subagent` CLI's --worker), the
+    // mode comes from the task text: `fixture:<mode>`.
+    let mode = args.get(1).map(String::as_str).unwrap_or("by-task");
     let marker = args.get(2).cloned().unwrap_or_default();
     match mode {
         // -- helpers run as descendants --
@@ -130,6 +132,19 @@ fn main() {
 
     let mut io = Io::open();
     match mode {
+        "by-task" => {
+            let spec = io.handshake();
+            match spec.task.strip_prefix("fixture:").unwrap_or("success") {
+                "sleep" => {
+                    io.event(WorkerEvent::TurnStart { turn: 1 });
+                    sleep_forever()
+                }
+                _ => {
+                    a_turn(&mut io, "working on it");
+                    io.done(&format!("fixture done: {}", spec.task), StopReason::Completed, None);
+                }
+            }
+        }
         "success" => {
             let spec = io.handshake();
             a_turn(&mut io, "working on it");
@@ -270,7 +285,12 @@ fn main() {
         }
         "segfault" => {
             io.handshake();
-            unsafe { libc::raise(libc::SIGSEGV) };
+            // Rust's own SIGSEGV handler (stack-overflow detection) would
+            // swallow a raised signal; restore the default action first.
+            unsafe {
+                libc::signal(libc::SIGSEGV, libc::SIG_DFL);
+                libc::raise(libc::SIGSEGV);
+            }
             sleep_forever()
         }
         "memory" => {

@@ -1,4 +1,8 @@
+pub mod llama;
 pub mod support;
+
+mod cli;
+mod e2e_llama;
 
 mod supervisor_faults;
 mod supervisor_limits;

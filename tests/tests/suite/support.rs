@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use subagent_protocol::result::SubagentResult;
 use subagent_protocol::{ApiKey, ProviderKind, ProviderSpec};
 use subagent_supervisor::{RunRequest, Supervisor, SupervisorConfig, WorkerCommand};
 use tokio_util::sync::CancellationToken;
@@ -78,12 +77,11 @@ impl Fixture {
         let session = result.details.results.first().and_then(|r| r.session_file.clone()).map(PathBuf::from);
         let lines = session.as_deref().map(check_session_file).unwrap_or_default();
         assert_no_survivors(&self.marker);
-        Outcome { result, json, lines, elapsed }
+        Outcome { json, lines, elapsed }
     }
 }
 
 pub struct Outcome {
-    pub result: SubagentResult,
     pub json: Value,
     pub lines: Vec<Value>,
     pub elapsed: Duration,

@@ -1,0 +1,148 @@
+//! The `subagent` binary as a user runs it: help, errors, exit codes, JSON
+//! output, and that no worker outlives a killed supervisor.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::support::*;
+
+fn subagent_bin() -> PathBuf {
+    let path = PathBuf::from(FIXTURE).with_file_name("subagent");
+    assert!(path.exists(), "{} missing: build it with `cargo build -p subagent-supervisor`", path.display());
+    path
+}
+
+fn cli(dir: &Path) -> Command {
+    let mut c = Command::new(subagent_bin());
+    c.arg("run")
+        .arg("--worker")
+        .arg(FIXTURE)
+        .arg("--sessions-dir")
+        .arg(dir)
+        .arg("--model")
+        .arg("fixture-model")
+        .arg("--base-url")
+        .arg("http://127.0.0.1:9/v1")
+        .stdin(Stdio::null());
+    c
+}
+
+#[test]
+fn help_teaches_the_flags_and_exit_codes() {
+    let out = Command::new(subagent_bin()).args(["run", "--help"]).output().unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).unwrap();
+    for needle in ["--task", "--provider", "--api-key-env", "--output-schema", "--max-turns", "--timeout", "--sessions-dir", "--json", "EXIT STATUS", "EXAMPLES"] {
+        assert!(help.contains(needle), "{needle} missing from help");
+    }
+}
+
+#[test]
+fn a_run_prints_the_result_object_with_json_and_exits_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = cli(dir.path()).args(["--task", "fixture:success", "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let errors: Vec<String> = schema("result.schema.json").iter_errors(&json).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(json["content"][0]["text"], "fixture done: fixture:success");
+    check_session_file(Path::new(json["details"]["results"][0]["sessionFile"].as_str().unwrap()));
+}
+
+#[test]
+fn a_missing_api_key_variable_is_a_clear_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = cli(dir.path())
+        .args(["--task", "x", "--api-key-env", "SUBAGENT_TEST_SURELY_UNSET"])
+        .env_remove("SUBAGENT_TEST_SURELY_UNSET")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("SUBAGENT_TEST_SURELY_UNSET is not set"), "{err}");
+}
+
+#[test]
+fn unknown_agents_exit_2_and_list_the_known_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = cli(dir.path()).args(["--task", "x", "--agent", "wizard"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("UNKNOWN_AGENT") && err.contains("Available agents: general"), "{err}");
+}
+
+/// The pid in the session's start line, once the file has one.
+fn wait_for_worker_pid(dir: &Path, deadline: Instant) -> u32 {
+    loop {
+        for file in walk(dir) {
+            let text = std::fs::read_to_string(&file).unwrap_or_default();
+            for line in text.lines() {
+                let v: serde_json::Value = serde_json::from_str(line).unwrap_or_default();
+                if v["eventType"] == "subagent:start" {
+                    if let Some(pid) = v["pid"].as_u64() {
+                        return pid as u32;
+                    }
+                }
+            }
+        }
+        assert!(Instant::now() < deadline, "no start line appeared");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() { out.extend(walk(&p)) } else { out.push(p) }
+    }
+    out
+}
+
+#[test]
+fn no_worker_outlives_a_killed_supervisor() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sup = cli(dir.path())
+        .args(["--task", "fixture:sleep", "--timeout", "60"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = wait_for_worker_pid(dir.path(), Instant::now() + Duration::from_secs(20));
+    assert!(Path::new(&format!("/proc/{pid}")).exists(), "worker running");
+    sup.kill().unwrap(); // SIGKILL: no cleanup code in the supervisor runs
+    sup.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    // The worker is reparented (to init or a subreaper) and dies of the
+    // parent-death signal; wait for it to be gone or a zombie.
+    loop {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat.rsplit_once(") ").and_then(|(_, r)| r.split_whitespace().next()).unwrap_or("gone");
+        if state == "gone" || state == "Z" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "worker {pid} outlived its supervisor (state {state})");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn sigint_cancels_the_run_and_the_session_ends_aborted() {
+    let dir = tempfile::tempdir().unwrap();
+    let sup = cli(dir.path())
+        .args(["--task", "fixture:sleep", "--timeout", "60", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = wait_for_worker_pid(dir.path(), Instant::now() + Duration::from_secs(20));
+    unsafe { libc::kill(sup.id() as i32, libc::SIGINT) };
+    let out = sup.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["details"]["error"]["code"], "SUBAGENT_CANCELLED");
+    let lines = check_session_file(Path::new(json["details"]["results"][0]["sessionFile"].as_str().unwrap()));
+    assert_eq!(lines.last().unwrap()["eventType"], "subagent:aborted");
+    assert!(!Path::new(&format!("/proc/{pid}")).exists(), "worker {pid} survived");
+}

@@ -1,0 +1,91 @@
+//! A real llama-server on 127.0.0.1 for end-to-end tests.
+//!
+//! The binary and model come from `cargo xtask local-model` (which
+//! `cargo xtask ci` runs first): `SUBAGENT_LLAMA_SERVER` and
+//! `SUBAGENT_LLAMA_MODEL` name them. The server is started per test, waited
+//! for by polling `/health`, and killed (and checked dead) on drop.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Longest wait for the model to load (60 s): the 98 MB model loads in about
+/// a second here; the margin covers a loaded CI machine.
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
+
+pub struct LlamaServer {
+    child: Child,
+    pub port: u16,
+}
+
+fn required_path(var: &str) -> PathBuf {
+    let value = std::env::var_os(var).unwrap_or_else(|| {
+        panic!("{var} is not set: run `cargo xtask local-model` and export the paths it prints, or run the suite with `cargo xtask ci`")
+    });
+    let path = PathBuf::from(value);
+    assert!(path.exists(), "{var}={} does not exist; run `cargo xtask local-model`", path.display());
+    path
+}
+
+impl LlamaServer {
+    pub fn start() -> Self {
+        let server = required_path("SUBAGENT_LLAMA_SERVER");
+        let model = required_path("SUBAGENT_LLAMA_MODEL");
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = Command::new(server)
+            .args(["-m"])
+            .arg(model)
+            .args(["--host", "127.0.0.1", "--port", &port.to_string(), "--jinja", "-c", "8192", "-t", "2", "--no-webui"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start llama-server");
+        let mut server = Self { child, port };
+        server.wait_healthy();
+        server
+    }
+
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
+
+    fn wait_healthy(&mut self) {
+        let deadline = Instant::now() + STARTUP_TIMEOUT;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                panic!("llama-server exited during startup: {status}");
+            }
+            if health_ok(self.port) {
+                return;
+            }
+            assert!(Instant::now() < deadline, "llama-server not healthy within {STARTUP_TIMEOUT:?}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+fn health_ok(port: u16) -> bool {
+    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else { return false };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+    if s.write_all(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").is_err() {
+        return false;
+    }
+    let mut buf = String::new();
+    let _ = s.read_to_string(&mut buf);
+    buf.starts_with("HTTP/1.1 200")
+}
+
+impl Drop for LlamaServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let pid = self.child.id();
+        assert!(
+            !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+            "llama-server {pid} survived"
+        );
+    }
+}
