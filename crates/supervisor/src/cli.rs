@@ -143,7 +143,11 @@ pub fn main() -> i32 {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() { exit_codes::INVALID_INPUT } else { exit_codes::OK };
+            return if e.use_stderr() {
+                exit_codes::INVALID_INPUT
+            } else {
+                exit_codes::OK
+            };
         }
     };
     match cli.command {
@@ -186,7 +190,10 @@ fn run(args: RunArgs) -> Result<i32> {
         None => bail!("no sessions dir: set SUBAGENT_HOME or HOME, or pass --sessions-dir"),
     };
     let worker = match &args.worker {
-        Some(program) => WorkerCommand { program: program.clone(), args: Vec::new() },
+        Some(program) => WorkerCommand {
+            program: program.clone(),
+            args: Vec::new(),
+        },
         None => WorkerCommand::default_for_current_exe()
             .context("cannot locate subagent-worker; pass --worker or set SUBAGENT_WORKER")?,
     };
@@ -201,7 +208,10 @@ fn run(args: RunArgs) -> Result<i32> {
     };
     let provider = ProviderSpec {
         kind,
-        base_url: args.base_url.clone().unwrap_or_else(|| default_base_url(kind).to_owned()),
+        base_url: args
+            .base_url
+            .clone()
+            .unwrap_or_else(|| default_base_url(kind).to_owned()),
         model: args.model.clone(),
         api_key,
         temperature: args.temperature,
@@ -215,7 +225,10 @@ fn run(args: RunArgs) -> Result<i32> {
         OutputModeArg::ReportBack => OutputMode::ReportBack,
         OutputModeArg::Native => OutputMode::Native,
     };
-    request.budget = Budget { max_turns: args.max_turns, max_cost: args.max_cost };
+    request.budget = Budget {
+        max_turns: args.max_turns,
+        max_cost: args.max_cost,
+    };
     request.limits = limits;
     request.workspace_dir = workspace_dir;
     request.parent_session = args.parent_session.clone();
@@ -225,7 +238,9 @@ fn run(args: RunArgs) -> Result<i32> {
         config.sandbox_policy = SandboxPolicy::RequireAll;
     }
     if let Err(e) = subagent_sandbox::become_subreaper() {
-        eprintln!("subagent: warning: cannot become a child subreaper ({e}); orphaned grandchildren may be missed");
+        eprintln!(
+            "subagent: warning: cannot become a child subreaper ({e}); orphaned grandchildren may be missed"
+        );
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -244,13 +259,18 @@ fn run(args: RunArgs) -> Result<i32> {
         supervisor.run(request, cancel).await
     });
     print_result(&result, args.json)?;
-    Ok(exit_codes::for_error(result.details.error.as_ref().map(|e| e.code)))
+    Ok(exit_codes::for_error(
+        result.details.error.as_ref().map(|e| e.code),
+    ))
 }
 
 /// Resolves on SIGINT or SIGTERM; false if signals cannot be watched.
 async fn wait_for_interrupt() -> bool {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else {
+    let (Ok(mut int), Ok(mut term)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
         return false;
     };
     tokio::select! {
@@ -271,7 +291,12 @@ fn print_result(result: &SubagentResult, json: bool) -> Result<()> {
     if let Some(error) = &result.details.error {
         eprintln!("subagent: {}: {}", error.code, error.message);
     }
-    if let Some(file) = result.details.results.first().and_then(|r| r.session_file.as_ref()) {
+    if let Some(file) = result
+        .details
+        .results
+        .first()
+        .and_then(|r| r.session_file.as_ref())
+    {
         eprintln!("subagent: session file: {file}");
     }
     Ok(())

@@ -38,7 +38,9 @@ pub fn for_error(code: Option<ErrorCode>) -> i32 {
             ErrorCode::SubagentOutputTruncated => OUTPUT_TRUNCATED,
             ErrorCode::SubagentSandboxUnavailable => SANDBOX_UNAVAILABLE,
             ErrorCode::SubagentCancelled => CANCELLED,
-            ErrorCode::SubagentFailed | ErrorCode::SubagentStructuredOutputInvalid => SUBAGENT_FAILED,
+            ErrorCode::SubagentFailed | ErrorCode::SubagentStructuredOutputInvalid => {
+                SUBAGENT_FAILED
+            }
         },
     }
 }

@@ -64,7 +64,10 @@ static SECRET_PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
         ),
         // Well-known token shapes.
         pattern(r"\bsk-[A-Za-z0-9_-]{16,}", MASK),
-        pattern(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})", MASK),
+        pattern(
+            r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})",
+            MASK,
+        ),
         pattern(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", MASK),
         pattern(r"\bxox[abprs]-[A-Za-z0-9-]{10,}", MASK),
         pattern(r"\bAIza[0-9A-Za-z_-]{35}", MASK),
@@ -77,9 +80,8 @@ static HOME_PATH: LazyLock<Option<Regex>> =
 
 /// A stack frame line: Rust (`  12: name`), Python (`  File "x", line 3`),
 /// JavaScript/Java (`    at f (x.js:1:2)`), Go (`goroutine`-style `\tpath:line`).
-static FRAME_START: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(r#"^\s*(?:\d+: |File ".*", line \d+|at [^\s].*)"#).ok()
-});
+static FRAME_START: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r#"^\s*(?:\d+: |File ".*", line \d+|at [^\s].*)"#).ok());
 
 /// Masks secrets and, for returned text, paths and long traces.
 #[derive(Debug, Clone, Default)]
@@ -163,7 +165,8 @@ pub fn cut_stack_traces(text: &str, max_frames: usize) -> String {
     };
     for line in text.split_inclusive('\n') {
         let is_frame = frame_start.is_match(line);
-        let is_continuation = in_run && !is_frame && line.starts_with(char::is_whitespace) && !line.trim().is_empty();
+        let is_continuation =
+            in_run && !is_frame && line.starts_with(char::is_whitespace) && !line.trim().is_empty();
         if is_frame {
             in_run = true;
             frames_in_run += 1;

@@ -81,7 +81,9 @@ fn home_paths_become_tilde_in_returned_text_only() {
 fn stack_traces_are_cut_to_five_frames() {
     let mut trace = String::from("thread 'main' panicked at src/x.rs:1:1\nstack backtrace:\n");
     for i in 0..20 {
-        trace.push_str(&format!("  {i}: crate::f{i}\n             at ./src/f{i}.rs:{i}:1\n"));
+        trace.push_str(&format!(
+            "  {i}: crate::f{i}\n             at ./src/f{i}.rs:{i}:1\n"
+        ));
     }
     trace.push_str("note: run with RUST_BACKTRACE=full\n");
     let out = cut_stack_traces(&trace, 5);
@@ -90,7 +92,10 @@ fn stack_traces_are_cut_to_five_frames() {
     assert!(!out.contains("crate::f5\n"), "{out}");
     assert!(!out.contains("f19"), "{out}");
     assert!(out.contains("[... 15 more frames omitted ...]"), "{out}");
-    assert!(out.ends_with("note: run with RUST_BACKTRACE=full\n"), "{out}");
+    assert!(
+        out.ends_with("note: run with RUST_BACKTRACE=full\n"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -102,7 +107,10 @@ fn python_and_js_traces_are_cut_too() {
     py.push_str("ValueError: boom\n");
     let out = cut_stack_traces(&py, 5);
     assert!(out.contains("m4.py") && !out.contains("m5.py"), "{out}");
-    assert!(out.contains("[... 3 more frames omitted ...]\nValueError: boom"), "{out}");
+    assert!(
+        out.contains("[... 3 more frames omitted ...]\nValueError: boom"),
+        "{out}"
+    );
 
     let mut js = String::from("Error: x\n");
     for i in 0..7 {

@@ -29,13 +29,16 @@ pub fn truncate_returned(
     if original_bytes <= max_bytes && original_lines <= max_lines {
         return None;
     }
-    let byte_cap = usize::try_from(max_bytes).unwrap_or(usize::MAX).min(text.len());
+    let byte_cap = usize::try_from(max_bytes)
+        .unwrap_or(usize::MAX)
+        .min(text.len());
     let mut end = floor_char_boundary(text, byte_cap);
     // Apply the line cap: end after the max_lines-th newline.
-    if let Some((idx, _)) = text[..end]
-        .match_indices('\n')
-        .nth(usize::try_from(max_lines).unwrap_or(usize::MAX).saturating_sub(1))
-    {
+    if let Some((idx, _)) = text[..end].match_indices('\n').nth(
+        usize::try_from(max_lines)
+            .unwrap_or(usize::MAX)
+            .saturating_sub(1),
+    ) {
         if original_lines > max_lines {
             end = idx + 1;
         }

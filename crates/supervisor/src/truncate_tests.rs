@@ -15,7 +15,10 @@ fn byte_limit_keeps_head_and_says_where_the_rest_is() {
     assert!(t.text.contains("full output: /s/run.output.txt"));
     assert_eq!(t.info.original_bytes, 1100);
     assert_eq!(t.info.bytes_cut, 1100 - head.len() as u64);
-    assert_eq!(t.info.full_output_path.as_deref(), Some("/s/run.output.txt"));
+    assert_eq!(
+        t.info.full_output_path.as_deref(),
+        Some("/s/run.output.txt")
+    );
 }
 
 #[test]
@@ -24,7 +27,11 @@ fn line_limit_applies_independently() {
     let t = truncate_returned(&text, 1_000_000, 5_000, None).unwrap();
     let head = t.text.split("[output truncated").next().unwrap();
     assert_eq!(head.lines().count(), 5_000);
-    assert!(t.text.contains("5000 lines omitted"), "{}", &t.text[t.text.len() - 80..]);
+    assert!(
+        t.text.contains("5000 lines omitted"),
+        "{}",
+        &t.text[t.text.len() - 80..]
+    );
 }
 
 #[test]

@@ -57,9 +57,17 @@ impl Io {
         self.send(FromWorker::Done(Box::new(Outcome {
             final_text: text.to_owned(),
             structured_output_json: None,
-            usage: Usage { input: 10, output: 5, turns: 1, ..Usage::default() },
+            usage: Usage {
+                input: 10,
+                output: 5,
+                turns: 1,
+                ..Usage::default()
+            },
             stop_reason: stop,
-            error: error.map(|(code, m)| OutcomeError { code, message: m.to_owned() }),
+            error: error.map(|(code, m)| OutcomeError {
+                code,
+                message: m.to_owned(),
+            }),
             model: "fixture-model".to_owned(),
         })));
     }
@@ -86,7 +94,9 @@ fn spawn_self(mode: &str, marker: &str) -> std::process::Child {
 
 fn a_turn(io: &mut Io, text: &str) {
     io.event(WorkerEvent::TurnStart { turn: 1 });
-    io.event(WorkerEvent::TextDelta { text: text.to_owned() });
+    io.event(WorkerEvent::TextDelta {
+        text: text.to_owned(),
+    });
     io.event(WorkerEvent::ToolCall {
         turn: 1,
         call_id: "call_1".into(),
@@ -99,8 +109,20 @@ fn a_turn(io: &mut Io, text: &str) {
         output: "# readme".into(),
         is_error: false,
     });
-    io.event(WorkerEvent::AssistantMessageEnd { turn: 1, text: text.to_owned(), stop_reason: "stop".into() });
-    io.event(WorkerEvent::Usage { turn: 1, usage: Usage { input: 10, output: 5, turns: 1, ..Usage::default() } });
+    io.event(WorkerEvent::AssistantMessageEnd {
+        turn: 1,
+        text: text.to_owned(),
+        stop_reason: "stop".into(),
+    });
+    io.event(WorkerEvent::Usage {
+        turn: 1,
+        usage: Usage {
+            input: 10,
+            output: 5,
+            turns: 1,
+            ..Usage::default()
+        },
+    });
 }
 
 fn main() {
@@ -141,18 +163,31 @@ fn main() {
                 }
                 _ => {
                     a_turn(&mut io, "working on it");
-                    io.done(&format!("fixture done: {}", spec.task), StopReason::Completed, None);
+                    io.done(
+                        &format!("fixture done: {}", spec.task),
+                        StopReason::Completed,
+                        None,
+                    );
                 }
             }
         }
         "success" => {
             let spec = io.handshake();
             a_turn(&mut io, "working on it");
-            io.done(&format!("fixture done: {}", spec.task), StopReason::Completed, None);
+            io.done(
+                &format!("fixture done: {}", spec.task),
+                StopReason::Completed,
+                None,
+            );
         }
         "echo-spec" => {
             let spec = io.handshake();
-            let key = spec.provider.api_key.as_ref().map(|k| k.expose().to_owned()).unwrap_or_default();
+            let key = spec
+                .provider
+                .api_key
+                .as_ref()
+                .map(|k| k.expose().to_owned())
+                .unwrap_or_default();
             let env_has_key = !key.is_empty() && std::env::vars().any(|(_, v)| v.contains(&key));
             let report = serde_json::json!({
                 "tools": spec.tools,
@@ -169,7 +204,12 @@ fn main() {
             io.send(FromWorker::Done(Box::new(Outcome {
                 final_text: r#"{"capital":"Paris"}"#.into(),
                 structured_output_json: Some(r#"{"capital":"Paris"}"#.into()),
-                usage: Usage { input: 3, output: 4, turns: 1, ..Usage::default() },
+                usage: Usage {
+                    input: 3,
+                    output: 4,
+                    turns: 1,
+                    ..Usage::default()
+                },
                 stop_reason: StopReason::ReportBack,
                 error: None,
                 model: "fixture-model".into(),
@@ -178,19 +218,40 @@ fn main() {
         "budget" => {
             io.handshake();
             a_turn(&mut io, "partial answer");
-            io.done("partial answer", StopReason::MaxTurns, Some((ErrorCode::SubagentBudgetExceeded, "turn budget of 1 exhausted")));
+            io.done(
+                "partial answer",
+                StopReason::MaxTurns,
+                Some((
+                    ErrorCode::SubagentBudgetExceeded,
+                    "turn budget of 1 exhausted",
+                )),
+            );
         }
         "big-output" => {
             io.handshake();
-            io.done(&"all work and no play\n".repeat(20_000), StopReason::Completed, None);
+            io.done(
+                &"all work and no play\n".repeat(20_000),
+                StopReason::Completed,
+                None,
+            );
         }
         "secrets" => {
             let spec = io.handshake();
-            let key = spec.provider.api_key.as_ref().map(|k| k.expose().to_owned()).unwrap_or_default();
+            let key = spec
+                .provider
+                .api_key
+                .as_ref()
+                .map(|k| k.expose().to_owned())
+                .unwrap_or_default();
             eprintln!("debug: using key {key} and Authorization: Bearer abcdefghijkl123");
-            io.event(WorkerEvent::Log { level: subagent_protocol::message::LogLevel::Info, message: format!("key={key}") });
+            io.event(WorkerEvent::Log {
+                level: subagent_protocol::message::LogLevel::Info,
+                message: format!("key={key}"),
+            });
             io.done(
-                &format!("found ghp_abcdefghijklmnopqrstuvwxyz0123456789 and {key} in /home/someone/.env"),
+                &format!(
+                    "found ghp_abcdefghijklmnopqrstuvwxyz0123456789 and {key} in /home/someone/.env"
+                ),
                 StopReason::Completed,
                 None,
             );
@@ -209,11 +270,17 @@ fn main() {
         "cancel-ok" => {
             io.handshake();
             io.event(WorkerEvent::TurnStart { turn: 1 });
-            io.event(WorkerEvent::TextDelta { text: "half an answ".into() });
+            io.event(WorkerEvent::TextDelta {
+                text: "half an answ".into(),
+            });
             loop {
                 match io.reader.read::<ToWorker>().unwrap() {
                     Some(ToWorker::Cancel { .. }) => {
-                        io.done("half an answ", StopReason::Cancelled, Some((ErrorCode::SubagentCancelled, "cancelled")));
+                        io.done(
+                            "half an answ",
+                            StopReason::Cancelled,
+                            Some((ErrorCode::SubagentCancelled, "cancelled")),
+                        );
                         return;
                     }
                     Some(ToWorker::Ping) => io.send(FromWorker::Pong),
@@ -224,14 +291,24 @@ fn main() {
         }
         "setsid-grandchild" => {
             io.handshake();
+            // Deliberately never waited for: the point is to leave it behind.
+            #[expect(clippy::zombie_processes, reason = "the leak is the test")]
             let _child = spawn_self("setsid-hold", &marker);
-            io.done("done, but a grandchild holds the pipes", StopReason::Completed, None);
+            io.done(
+                "done, but a grandchild holds the pipes",
+                StopReason::Completed,
+                None,
+            );
         }
         "daemon" => {
             io.handshake();
             let mut child = spawn_self("daemonize", &marker);
             child.wait().unwrap();
-            io.done("done, but a daemon was left behind", StopReason::Completed, None);
+            io.done(
+                "done, but a daemon was left behind",
+                StopReason::Completed,
+                None,
+            );
         }
         "flood-stdout" | "flood-stderr" => {
             io.handshake();
@@ -275,7 +352,9 @@ fn main() {
         "no-done" => {
             io.handshake();
             io.event(WorkerEvent::TurnStart { turn: 1 });
-            io.event(WorkerEvent::TextDelta { text: "I was about to say".into() });
+            io.event(WorkerEvent::TextDelta {
+                text: "I was about to say".into(),
+            });
             eprintln!("fixture: exiting without Done");
             std::process::exit(7);
         }
@@ -300,7 +379,11 @@ fn main() {
                 // Touch every page so the memory is really charged.
                 blocks.push(vec![1u8; 1 << 20]);
             }
-            io.done(&format!("allocated {} MiB", blocks.len()), StopReason::Completed, None);
+            io.done(
+                &format!("allocated {} MiB", blocks.len()),
+                StopReason::Completed,
+                None,
+            );
         }
         "fork-bomb" => {
             io.handshake();
@@ -331,7 +414,11 @@ fn main() {
             io.done("wrote 64 MiB", StopReason::Completed, None);
         }
         "bad-version" => {
-            io.send(FromWorker::Hello(Hello { protocol_version: 999, worker_version: "9.9.9".into(), pid: std::process::id() }));
+            io.send(FromWorker::Hello(Hello {
+                protocol_version: 999,
+                worker_version: "9.9.9".into(),
+                pid: std::process::id(),
+            }));
             sleep_forever()
         }
         "silent" => sleep_forever(),

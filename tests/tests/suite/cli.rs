@@ -9,7 +9,11 @@ use super::support::*;
 
 fn subagent_bin() -> PathBuf {
     let path = PathBuf::from(FIXTURE).with_file_name("subagent");
-    assert!(path.exists(), "{} missing: build it with `cargo build -p subagent-supervisor`", path.display());
+    assert!(
+        path.exists(),
+        "{} missing: build it with `cargo build -p subagent-supervisor`",
+        path.display()
+    );
     path
 }
 
@@ -30,10 +34,24 @@ fn cli(dir: &Path) -> Command {
 
 #[test]
 fn help_teaches_the_flags_and_exit_codes() {
-    let out = Command::new(subagent_bin()).args(["run", "--help"]).output().unwrap();
+    let out = Command::new(subagent_bin())
+        .args(["run", "--help"])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let help = String::from_utf8(out.stdout).unwrap();
-    for needle in ["--task", "--provider", "--api-key-env", "--output-schema", "--max-turns", "--timeout", "--sessions-dir", "--json", "EXIT STATUS", "EXAMPLES"] {
+    for needle in [
+        "--task",
+        "--provider",
+        "--api-key-env",
+        "--output-schema",
+        "--max-turns",
+        "--timeout",
+        "--sessions-dir",
+        "--json",
+        "EXIT STATUS",
+        "EXAMPLES",
+    ] {
         assert!(help.contains(needle), "{needle} missing from help");
     }
 }
@@ -41,13 +59,28 @@ fn help_teaches_the_flags_and_exit_codes() {
 #[test]
 fn a_run_prints_the_result_object_with_json_and_exits_zero() {
     let dir = tempfile::tempdir().unwrap();
-    let out = cli(dir.path()).args(["--task", "fixture:success", "--json"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = cli(dir.path())
+        .args(["--task", "fixture:success", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let errors: Vec<String> = schema("result.schema.json").iter_errors(&json).map(|e| e.to_string()).collect();
+    let errors: Vec<String> = schema("result.schema.json")
+        .iter_errors(&json)
+        .map(|e| e.to_string())
+        .collect();
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(json["content"][0]["text"], "fixture done: fixture:success");
-    check_session_file(Path::new(json["details"]["results"][0]["sessionFile"].as_str().unwrap()));
+    check_session_file(Path::new(
+        json["details"]["results"][0]["sessionFile"]
+            .as_str()
+            .unwrap(),
+    ));
 }
 
 #[test]
@@ -60,16 +93,25 @@ fn a_missing_api_key_variable_is_a_clear_usage_error() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("SUBAGENT_TEST_SURELY_UNSET is not set"), "{err}");
+    assert!(
+        err.contains("SUBAGENT_TEST_SURELY_UNSET is not set"),
+        "{err}"
+    );
 }
 
 #[test]
 fn unknown_agents_exit_2_and_list_the_known_ones() {
     let dir = tempfile::tempdir().unwrap();
-    let out = cli(dir.path()).args(["--task", "x", "--agent", "wizard"]).output().unwrap();
+    let out = cli(dir.path())
+        .args(["--task", "x", "--agent", "wizard"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("UNKNOWN_AGENT") && err.contains("Available agents: general"), "{err}");
+    assert!(
+        err.contains("UNKNOWN_AGENT") && err.contains("Available agents: general"),
+        "{err}"
+    );
 }
 
 /// The pid in the session's start line, once the file has one.
@@ -95,7 +137,11 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let p = e.path();
-        if p.is_dir() { out.extend(walk(&p)) } else { out.push(p) }
+        if p.is_dir() {
+            out.extend(walk(&p))
+        } else {
+            out.push(p)
+        }
     }
     out
 }
@@ -110,7 +156,10 @@ fn no_worker_outlives_a_killed_supervisor() {
         .spawn()
         .unwrap();
     let pid = wait_for_worker_pid(dir.path(), Instant::now() + Duration::from_secs(20));
-    assert!(Path::new(&format!("/proc/{pid}")).exists(), "worker running");
+    assert!(
+        Path::new(&format!("/proc/{pid}")).exists(),
+        "worker running"
+    );
     sup.kill().unwrap(); // SIGKILL: no cleanup code in the supervisor runs
     sup.wait().unwrap();
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -118,11 +167,17 @@ fn no_worker_outlives_a_killed_supervisor() {
     // parent-death signal; wait for it to be gone or a zombie.
     loop {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let state = stat.rsplit_once(") ").and_then(|(_, r)| r.split_whitespace().next()).unwrap_or("gone");
+        let state = stat
+            .rsplit_once(") ")
+            .and_then(|(_, r)| r.split_whitespace().next())
+            .unwrap_or("gone");
         if state == "gone" || state == "Z" {
             break;
         }
-        assert!(Instant::now() < deadline, "worker {pid} outlived its supervisor (state {state})");
+        assert!(
+            Instant::now() < deadline,
+            "worker {pid} outlived its supervisor (state {state})"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -142,7 +197,14 @@ fn sigint_cancels_the_run_and_the_session_ends_aborted() {
     assert_eq!(out.status.code(), Some(130));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["details"]["error"]["code"], "SUBAGENT_CANCELLED");
-    let lines = check_session_file(Path::new(json["details"]["results"][0]["sessionFile"].as_str().unwrap()));
+    let lines = check_session_file(Path::new(
+        json["details"]["results"][0]["sessionFile"]
+            .as_str()
+            .unwrap(),
+    ));
     assert_eq!(lines.last().unwrap()["eventType"], "subagent:aborted");
-    assert!(!Path::new(&format!("/proc/{pid}")).exists(), "worker {pid} survived");
+    assert!(
+        !Path::new(&format!("/proc/{pid}")).exists(),
+        "worker {pid} survived"
+    );
 }

@@ -14,7 +14,11 @@ use super::support::*;
 
 fn worker_binary() -> PathBuf {
     let path = PathBuf::from(FIXTURE).with_file_name("subagent-worker");
-    assert!(path.exists(), "{} missing: build it with `cargo build -p subagent-worker`", path.display());
+    assert!(
+        path.exists(),
+        "{} missing: build it with `cargo build -p subagent-worker`",
+        path.display()
+    );
     path
 }
 
@@ -22,7 +26,10 @@ async fn run_real(kind: ProviderKind, schema: Option<&str>) -> (Outcome, Fixture
     let server = LlamaServer::start();
     let f = Fixture::new("real-worker");
     let config = SupervisorConfig::new(
-        WorkerCommand { program: worker_binary(), args: vec![] },
+        WorkerCommand {
+            program: worker_binary(),
+            args: vec![],
+        },
         f.sessions_dir(),
     );
     let mut r = f.request();
@@ -39,26 +46,47 @@ async fn run_real(kind: ProviderKind, schema: Option<&str>) -> (Outcome, Fixture
         r.output_schema_json = Some(schema.into());
         r.output_mode = OutputMode::Native;
     }
-    let o = f.run_with(Supervisor::new(config), r, CancellationToken::new()).await;
+    let o = f
+        .run_with(Supervisor::new(config), r, CancellationToken::new())
+        .await;
     drop(server);
     (o, f)
 }
 
 fn assert_real_run(o: &Outcome) {
     let s = o.single();
-    assert!(s["usage"]["input"].as_u64().unwrap() > 0, "input tokens counted: {:#}", s);
-    assert!(s["usage"]["output"].as_u64().unwrap() > 0, "output tokens counted: {:#}", s);
+    assert!(
+        s["usage"]["input"].as_u64().unwrap() > 0,
+        "input tokens counted: {:#}",
+        s
+    );
+    assert!(
+        s["usage"]["output"].as_u64().unwrap() > 0,
+        "output tokens counted: {:#}",
+        s
+    );
     assert!(s["usage"]["turns"].as_u64().unwrap() >= 1);
     assert_eq!(s["usage"]["cost"], 0.0, "a local model costs nothing");
     // The session file records the turn: the task, the assistant message, usage, lifecycle.
     let messages = o.lines_of("message");
-    assert!(messages.iter().any(|m| m["role"] == "user"), "user message recorded");
-    assert!(messages.iter().any(|m| m["role"] == "assistant"), "assistant message recorded");
+    assert!(
+        messages.iter().any(|m| m["role"] == "user"),
+        "user message recorded"
+    );
+    assert!(
+        messages.iter().any(|m| m["role"] == "assistant"),
+        "assistant message recorded"
+    );
     assert!(!o.lines_of("usage").is_empty(), "usage line recorded");
     assert_eq!(o.lines.last().unwrap()["eventType"], "subagent:complete");
     // The real worker carries no marker; check its pid instead.
-    let pid = o.lines.last().unwrap()["pid"].as_u64().expect("worker pid recorded");
-    assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists(), "worker {pid} survived");
+    let pid = o.lines.last().unwrap()["pid"]
+        .as_u64()
+        .expect("worker pid recorded");
+    assert!(
+        !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        "worker {pid} survived"
+    );
 }
 
 #[tokio::test]
@@ -92,6 +120,9 @@ async fn native_structured_output_on_chat_completions_validates() {
     assert_eq!(o.code(), None, "{:#}", o.json);
     let value = &o.single()["structuredOutput"];
     let validator = jsonschema::validator_for(&serde_json::from_str(schema).unwrap()).unwrap();
-    assert!(validator.is_valid(value), "structured output {value} does not validate");
+    assert!(
+        validator.is_valid(value),
+        "structured output {value} does not validate"
+    );
     assert_real_run(&o);
 }

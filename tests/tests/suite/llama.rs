@@ -25,7 +25,11 @@ fn required_path(var: &str) -> PathBuf {
         panic!("{var} is not set: run `cargo xtask local-model` and export the paths it prints, or run the suite with `cargo xtask ci`")
     });
     let path = PathBuf::from(value);
-    assert!(path.exists(), "{var}={} does not exist; run `cargo xtask local-model`", path.display());
+    assert!(
+        path.exists(),
+        "{var}={} does not exist; run `cargo xtask local-model`",
+        path.display()
+    );
     path
 }
 
@@ -33,11 +37,26 @@ impl LlamaServer {
     pub fn start() -> Self {
         let server = required_path("SUBAGENT_LLAMA_SERVER");
         let model = required_path("SUBAGENT_LLAMA_MODEL");
-        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
         let child = Command::new(server)
             .args(["-m"])
             .arg(model)
-            .args(["--host", "127.0.0.1", "--port", &port.to_string(), "--jinja", "-c", "8192", "-t", "2", "--no-webui"])
+            .args([
+                "--host",
+                "127.0.0.1",
+                "--port",
+                &port.to_string(),
+                "--jinja",
+                "-c",
+                "8192",
+                "-t",
+                "2",
+                "--no-webui",
+            ])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -61,16 +80,23 @@ impl LlamaServer {
             if health_ok(self.port) {
                 return;
             }
-            assert!(Instant::now() < deadline, "llama-server not healthy within {STARTUP_TIMEOUT:?}");
+            assert!(
+                Instant::now() < deadline,
+                "llama-server not healthy within {STARTUP_TIMEOUT:?}"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
     }
 }
 
 fn health_ok(port: u16) -> bool {
-    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else { return false };
+    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
     let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
-    if s.write_all(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").is_err() {
+    if s.write_all(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        .is_err()
+    {
         return false;
     }
     let mut buf = String::new();

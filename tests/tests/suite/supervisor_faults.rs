@@ -20,9 +20,18 @@ async fn exiting_without_done_is_a_failure_with_a_short_diagnostic() {
     assert_eq!(o.single()["exitCode"], 7);
     assert_eq!(o.termination(), "exited");
     let text = o.text();
-    assert!(text.contains("exited with status 7 before reporting a result"), "{text}");
-    assert!(text.contains("I was about to say"), "partial text kept: {text}");
-    assert!(text.contains("fixture: exiting without Done"), "stderr tail: {text}");
+    assert!(
+        text.contains("exited with status 7 before reporting a result"),
+        "{text}"
+    );
+    assert!(
+        text.contains("I was about to say"),
+        "partial text kept: {text}"
+    );
+    assert!(
+        text.contains("fixture: exiting without Done"),
+        "stderr tail: {text}"
+    );
     assert!(text.len() < 4_000, "a diagnostic, not a dump");
 }
 
@@ -49,7 +58,10 @@ async fn an_oversized_frame_is_a_protocol_violation() {
     let o = run_mode("oversized-frame").await;
     assert_eq!(o.code(), Some("SUBAGENT_FAILED"));
     let msg = o.json["details"]["error"]["message"].as_str().unwrap();
-    assert!(msg.contains("broke the protocol") && msg.contains("exceeds"), "{msg}");
+    assert!(
+        msg.contains("broke the protocol") && msg.contains("exceeds"),
+        "{msg}"
+    );
     assert_eq!(o.single()["stopReason"], "protocol_error");
 }
 
@@ -73,7 +85,10 @@ async fn a_protocol_version_mismatch_is_refused_clearly() {
     let o = run_mode("bad-version").await;
     assert_eq!(o.code(), Some("SUBAGENT_FAILED"));
     let msg = o.json["details"]["error"]["message"].as_str().unwrap();
-    assert!(msg.contains("protocol v999") && msg.contains("same build"), "{msg}");
+    assert!(
+        msg.contains("protocol v999") && msg.contains("same build"),
+        "{msg}"
+    );
 }
 
 #[tokio::test]
@@ -91,8 +106,17 @@ async fn a_grandchild_that_calls_setsid_and_holds_the_pipes_is_found_and_killed(
     // The answer stands; the leak is recorded and the leaked process is dead.
     assert_eq!(o.code(), None, "{:#}", o.json);
     assert_eq!(o.termination(), "leaked");
-    assert!(!o.single()["termination"]["leakedPids"].as_array().unwrap().is_empty());
-    assert!(o.lines_of("limit").iter().any(|l| l["limit"] == "leaked_processes"));
+    assert!(
+        !o.single()["termination"]["leakedPids"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        o.lines_of("limit")
+            .iter()
+            .any(|l| l["limit"] == "leaked_processes")
+    );
 }
 
 #[tokio::test]

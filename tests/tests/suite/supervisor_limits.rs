@@ -18,7 +18,11 @@ async fn the_wall_timeout_cancels_then_kills_the_group() {
     assert_eq!(o.code(), Some("SUBAGENT_TIMEOUT"));
     assert_eq!(o.single()["stopReason"], "timeout");
     assert_eq!(o.termination(), "timeout");
-    assert!(o.lines_of("limit").iter().any(|l| l["limit"] == "wall_timeout"));
+    assert!(
+        o.lines_of("limit")
+            .iter()
+            .any(|l| l["limit"] == "wall_timeout")
+    );
 }
 
 #[tokio::test]
@@ -31,7 +35,11 @@ async fn a_worker_that_ignores_sigterm_is_killed_after_the_grace() {
     assert_eq!(o.code(), Some("SUBAGENT_TIMEOUT"));
     assert_eq!(o.single()["termination"]["signal"], 9, "{:#}", o.single());
     // Cancel window (2 s) + grace must have passed before SIGKILL.
-    assert!(o.elapsed >= Duration::from_millis(200 + 400), "{:?}", o.elapsed);
+    assert!(
+        o.elapsed >= Duration::from_millis(200 + 400),
+        "{:?}",
+        o.elapsed
+    );
 }
 
 #[tokio::test]
@@ -43,7 +51,12 @@ async fn the_idle_timeout_fires_when_nothing_progresses() {
     let o = f.run(r).await;
     assert_eq!(o.code(), Some("SUBAGENT_TIMEOUT"));
     assert_eq!(o.single()["stopReason"], "idle_timeout");
-    assert!(o.json["details"]["error"]["message"].as_str().unwrap().contains("idle timeout"));
+    assert!(
+        o.json["details"]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("idle timeout")
+    );
 }
 
 #[tokio::test]
@@ -55,10 +68,16 @@ async fn a_cancel_gets_the_workers_partial_output_and_an_aborted_lifecycle_line(
         tokio::time::sleep(Duration::from_millis(300)).await;
         trigger.cancel();
     });
-    let o = f.run_with(Supervisor::new(f.config()), f.request(), cancel).await;
+    let o = f
+        .run_with(Supervisor::new(f.config()), f.request(), cancel)
+        .await;
     assert_eq!(o.code(), Some("SUBAGENT_CANCELLED"));
     assert_eq!(o.text(), "half an answ");
-    assert_eq!(o.termination(), "exited", "the worker exited by itself after Done");
+    assert_eq!(
+        o.termination(),
+        "exited",
+        "the worker exited by itself after Done"
+    );
     let end = o.lines.last().unwrap();
     assert_eq!(end["eventType"], "subagent:aborted");
     assert_eq!(end["status"], "aborted");
@@ -73,9 +92,15 @@ async fn a_stdout_flood_is_killed_at_the_hard_limit() {
     assert_eq!(o.code(), Some("SUBAGENT_OUTPUT_TRUNCATED"));
     assert_eq!(o.termination(), "output_limit");
     let out = o.lines_of("output");
-    let stdout = out.iter().find(|l| l["stream"] == "stdout").expect("stdout excerpt");
+    let stdout = out
+        .iter()
+        .find(|l| l["stream"] == "stdout")
+        .expect("stdout excerpt");
     assert!(stdout["bytesKept"].as_u64().unwrap() <= 128 * 1024 + 64 * 1024);
-    assert!(stdout["bytesSeen"].as_u64().unwrap() <= (1 << 20) + 2 * (1 << 20), "{stdout}");
+    assert!(
+        stdout["bytesSeen"].as_u64().unwrap() <= (1 << 20) + 2 * (1 << 20),
+        "{stdout}"
+    );
     assert!(stdout["truncated"].as_bool().unwrap());
 }
 
@@ -94,7 +119,11 @@ async fn a_protocol_flood_is_stopped_at_the_protocol_cap() {
     r.limits.protocol_bytes = 8 << 20;
     let o = f.run(r).await;
     assert_eq!(o.code(), Some("SUBAGENT_OUTPUT_TRUNCATED"));
-    assert!(o.lines_of("limit").iter().any(|l| l["limit"] == "protocol_bytes"));
+    assert!(
+        o.lines_of("limit")
+            .iter()
+            .any(|l| l["limit"] == "protocol_bytes")
+    );
 }
 
 #[tokio::test]
@@ -104,7 +133,12 @@ async fn a_file_past_the_size_cap_kills_the_writer() {
     r.limits.file_size_bytes = 1 << 20;
     let o = f.run(r).await;
     assert_eq!(o.code(), Some("SUBAGENT_FAILED"));
-    assert_eq!(o.single()["termination"]["signal"], 25, "SIGXFSZ: {:#}", o.single());
+    assert_eq!(
+        o.single()["termination"]["signal"],
+        25,
+        "SIGXFSZ: {:#}",
+        o.single()
+    );
 }
 
 #[tokio::test]
@@ -118,7 +152,12 @@ async fn memory_past_the_cap_is_killed_and_reported() {
     let o = f.run(r).await;
     assert_eq!(o.code(), Some("SUBAGENT_FAILED"));
     assert_eq!(o.termination(), "memory_limit");
-    assert!(o.json["details"]["error"]["message"].as_str().unwrap().contains("memory limit"));
+    assert!(
+        o.json["details"]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("memory limit")
+    );
 }
 
 #[tokio::test]

@@ -23,14 +23,32 @@ async fn a_successful_run_returns_text_usage_display_items_and_a_complete_sessio
     assert_eq!(o.termination(), "exited");
     assert_eq!(s["displayItems"][0]["type"], "toolCall");
     assert_eq!(s["displayItems"][0]["args"]["path"], "README.md");
-    assert_eq!(s["displayItems"][1], serde_json::json!({"type": "text", "text": "working on it"}));
+    assert_eq!(
+        s["displayItems"][1],
+        serde_json::json!({"type": "text", "text": "working on it"})
+    );
     assert_eq!(o.json["details"]["runId"].as_str().unwrap().len(), 8);
     // The session tells the story: header, start, messages, tool call and result, usage, end.
-    let types: Vec<&str> = o.lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
-    for ty in ["session", "agent_event", "message", "tool_call", "tool_result", "usage"] {
+    let types: Vec<&str> = o
+        .lines
+        .iter()
+        .map(|l| l["type"].as_str().unwrap())
+        .collect();
+    for ty in [
+        "session",
+        "agent_event",
+        "message",
+        "tool_call",
+        "tool_result",
+        "usage",
+    ] {
         assert!(types.contains(&ty), "{ty} missing in {types:?}");
     }
-    let events: Vec<&str> = o.lines_of("agent_event").iter().map(|l| l["eventType"].as_str().unwrap()).collect();
+    let events: Vec<&str> = o
+        .lines_of("agent_event")
+        .iter()
+        .map(|l| l["eventType"].as_str().unwrap())
+        .collect();
     assert_eq!(events, vec!["subagent:start", "subagent:complete"]);
     let end = o.lines.last().unwrap();
     assert_eq!(end["status"], "completed");
@@ -48,9 +66,16 @@ async fn lifecycle_lines_are_appended_to_the_parent_session() {
     let o = f.run(r).await;
     assert_eq!(o.code(), None);
     let lines = check_session_file(&parent);
-    let events: Vec<&str> = lines.iter().filter(|l| l["type"] == "agent_event").map(|l| l["eventType"].as_str().unwrap()).collect();
+    let events: Vec<&str> = lines
+        .iter()
+        .filter(|l| l["type"] == "agent_event")
+        .map(|l| l["eventType"].as_str().unwrap())
+        .collect();
     assert_eq!(events, vec!["subagent:start", "subagent:complete"]);
-    assert_eq!(lines.last().unwrap()["sessionFile"], o.single()["sessionFile"]);
+    assert_eq!(
+        lines.last().unwrap()["sessionFile"],
+        o.single()["sessionFile"]
+    );
 }
 
 #[tokio::test]
@@ -61,9 +86,15 @@ async fn the_api_key_reaches_the_worker_in_the_task_spec_not_its_environment() {
     let o = f.run(f.request()).await;
     unsafe { std::env::remove_var("SUBAGENT_TEST_PARENT_SECRET") };
     assert_eq!(o.code(), None, "{:#}", o.json);
-    let report: serde_json::Value = serde_json::from_str(o.single()["output"].as_str().unwrap()).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_str(o.single()["output"].as_str().unwrap()).unwrap();
     assert_eq!(report["envHasKey"], false);
-    let names: Vec<&str> = report["envNames"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    let names: Vec<&str> = report["envNames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
     assert!(!names.contains(&"SUBAGENT_TEST_PARENT_SECRET"), "{names:?}");
     assert!(names.contains(&"SUBAGENT_PROTOCOL_FD"), "{names:?}");
     assert_eq!(report["depth"], 1);
@@ -75,23 +106,32 @@ async fn children_at_the_depth_limit_get_no_subagent_tool() {
     let mut r = f.request();
     r.tools = Some(vec!["bash_read".into(), "subagent".into()]);
     let o = f.run(r.clone()).await;
-    let report: serde_json::Value = serde_json::from_str(o.single()["output"].as_str().unwrap()).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_str(o.single()["output"].as_str().unwrap()).unwrap();
     assert_eq!(report["tools"], serde_json::json!(["bash_read"]));
     // With room for one more level, the child keeps it.
     r.max_depth = 2;
     let o = f.run(r).await;
-    let report: serde_json::Value = serde_json::from_str(o.single()["output"].as_str().unwrap()).unwrap();
-    assert_eq!(report["tools"], serde_json::json!(["bash_read", "subagent"]));
+    let report: serde_json::Value =
+        serde_json::from_str(o.single()["output"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        report["tools"],
+        serde_json::json!(["bash_read", "subagent"])
+    );
 }
 
 #[tokio::test]
 async fn structured_output_is_returned_as_an_object() {
     let f = Fixture::new("structured");
     let mut r = f.request();
-    r.output_schema_json = Some(r#"{"type":"object","properties":{"capital":{"type":"string"}}}"#.into());
+    r.output_schema_json =
+        Some(r#"{"type":"object","properties":{"capital":{"type":"string"}}}"#.into());
     let o = f.run(r).await;
     assert_eq!(o.code(), None);
-    assert_eq!(o.single()["structuredOutput"], serde_json::json!({"capital": "Paris"}));
+    assert_eq!(
+        o.single()["structuredOutput"],
+        serde_json::json!({"capital": "Paris"})
+    );
     assert_eq!(o.single()["stopReason"], "report_back");
 }
 
@@ -100,11 +140,46 @@ async fn refusals_come_back_as_results_before_any_process_starts() {
     let f = Fixture::new("success");
     let sup = || Supervisor::new(f.config());
     let cases: Vec<(RunRequest, &str)> = vec![
-        ({ let mut r = f.request(); r.task = "  ".into(); r }, "INVALID_INPUT"),
-        ({ let mut r = f.request(); r.agent = "nope".into(); r }, "UNKNOWN_AGENT"),
-        ({ let mut r = f.request(); r.caller_depth = 1; r }, "SUBAGENT_DEPTH_EXCEEDED"),
-        ({ let mut r = f.request(); r.output_schema_json = Some("{not json".into()); r }, "INVALID_INPUT"),
-        ({ let mut r = f.request(); r.output_schema_json = Some(r#"{"type": 12}"#.into()); r }, "INVALID_INPUT"),
+        (
+            {
+                let mut r = f.request();
+                r.task = "  ".into();
+                r
+            },
+            "INVALID_INPUT",
+        ),
+        (
+            {
+                let mut r = f.request();
+                r.agent = "nope".into();
+                r
+            },
+            "UNKNOWN_AGENT",
+        ),
+        (
+            {
+                let mut r = f.request();
+                r.caller_depth = 1;
+                r
+            },
+            "SUBAGENT_DEPTH_EXCEEDED",
+        ),
+        (
+            {
+                let mut r = f.request();
+                r.output_schema_json = Some("{not json".into());
+                r
+            },
+            "INVALID_INPUT",
+        ),
+        (
+            {
+                let mut r = f.request();
+                r.output_schema_json = Some(r#"{"type": 12}"#.into());
+                r
+            },
+            "INVALID_INPUT",
+        ),
     ];
     for (request, code) in cases {
         let result = sup().run(request, CancellationToken::new()).await;
@@ -113,9 +188,24 @@ async fn refusals_come_back_as_results_before_any_process_starts() {
         assert_eq!(json["details"]["mode"], "management");
         assert!(json["details"]["results"].as_array().unwrap().is_empty());
     }
-    assert!(!f.sessions_dir().exists(), "no session file for refused runs");
-    let unknown = sup().run({ let mut r = f.request(); r.agent = "nope".into(); r }, CancellationToken::new()).await;
-    let text = serde_json::to_value(&unknown).unwrap()["content"][0]["text"].as_str().unwrap().to_owned();
+    assert!(
+        !f.sessions_dir().exists(),
+        "no session file for refused runs"
+    );
+    let unknown = sup()
+        .run(
+            {
+                let mut r = f.request();
+                r.agent = "nope".into();
+                r
+            },
+            CancellationToken::new(),
+        )
+        .await;
+    let text = serde_json::to_value(&unknown).unwrap()["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     assert!(text.contains("Available agents: general"), "{text}");
 }
 
@@ -130,18 +220,31 @@ impl SpawnGate for DenyAll {
 async fn the_spawn_gate_and_spawn_cap_refuse_before_spawning() {
     let f = Fixture::new("success");
     let gated = Supervisor::new(f.config()).with_gate(Arc::new(DenyAll));
-    let o = f.run_with(gated, f.request(), CancellationToken::new()).await;
+    let o = f
+        .run_with(gated, f.request(), CancellationToken::new())
+        .await;
     assert_eq!(o.code(), Some("SUBAGENT_SPAWN_DENIED"));
-    assert!(o.text().contains("budget exhausted for this session"), "{}", o.text());
+    assert!(
+        o.text().contains("budget exhausted for this session"),
+        "{}",
+        o.text()
+    );
 
     let mut config = f.config();
     config.max_spawns = Some(1);
     let capped = Supervisor::new(config);
     let first = capped.run(f.request(), CancellationToken::new()).await;
     assert!(first.details.error.is_none());
-    let second = serde_json::to_value(capped.run(f.request(), CancellationToken::new()).await).unwrap();
+    let second =
+        serde_json::to_value(capped.run(f.request(), CancellationToken::new()).await).unwrap();
     assert_eq!(second["details"]["error"]["code"], "SUBAGENT_SPAWN_DENIED");
-    assert!(second["content"][0]["text"].as_str().unwrap().contains("spawn cap"), "{second}");
+    assert!(
+        second["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("spawn cap"),
+        "{second}"
+    );
     assert_no_survivors(&f.marker);
 }
 
@@ -157,14 +260,21 @@ async fn the_concurrency_limit_refuses_with_how_many_run_and_the_limit() {
     // Wait until the first child is admitted (not a sleep: poll the state).
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while sup.running() == 0 {
-        assert!(std::time::Instant::now() < deadline, "first child never started");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "first child never started"
+        );
         tokio::task::yield_now().await;
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
-    let refused = serde_json::to_value(sup.run(f.request(), CancellationToken::new()).await).unwrap();
+    let refused =
+        serde_json::to_value(sup.run(f.request(), CancellationToken::new()).await).unwrap();
     assert_eq!(refused["details"]["error"]["code"], "INVALID_INPUT");
     let msg = refused["details"]["error"]["message"].as_str().unwrap();
-    assert!(msg.contains("1 subagents are running and the limit is 1"), "{msg}");
+    assert!(
+        msg.contains("1 subagents are running and the limit is 1"),
+        "{msg}"
+    );
     cancel.cancel();
     let first = serde_json::to_value(running.await.unwrap()).unwrap();
     assert_eq!(first["details"]["error"]["code"], "SUBAGENT_CANCELLED");
@@ -192,11 +302,19 @@ async fn secrets_never_reach_the_result_or_the_session_file() {
     let o = f.run(f.request()).await;
     let result = o.json.to_string();
     let session = std::fs::read_to_string(o.single()["sessionFile"].as_str().unwrap()).unwrap();
-    for secret in [TEST_API_KEY, "ghp_abcdefghijklmnopqrstuvwxyz0123456789", "abcdefghijkl123"] {
+    for secret in [
+        TEST_API_KEY,
+        "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+        "abcdefghijkl123",
+    ] {
         assert!(!result.contains(secret), "{secret} in result");
         assert!(!session.contains(secret), "{secret} in session file");
     }
-    assert!(o.text().contains("~/.env"), "home path mapped to ~: {}", o.text());
+    assert!(
+        o.text().contains("~/.env"),
+        "home path mapped to ~: {}",
+        o.text()
+    );
     // The stderr excerpt is recorded (masked).
     assert!(!o.lines_of("output").is_empty());
 }

@@ -14,8 +14,11 @@ pub const FIXTURE: &str = env!("CARGO_BIN_EXE_fixture-worker");
 pub const TEST_API_KEY: &str = "sk-test-abcdefghijklmnopqrstuvwxyz0123";
 
 pub fn schema(name: &str) -> jsonschema::Validator {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas").join(name);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../schemas")
+        .join(name);
+    let text =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
     jsonschema::validator_for(&serde_json::from_str(&text).unwrap()).unwrap()
 }
 
@@ -28,8 +31,16 @@ pub struct Fixture {
 
 impl Fixture {
     pub fn new(mode: &str) -> Self {
-        let marker = format!("subagent-test-marker-{}-{}", std::process::id(), uuid_like());
-        Self { dir: tempfile::tempdir().unwrap(), marker, mode: mode.to_owned() }
+        let marker = format!(
+            "subagent-test-marker-{}-{}",
+            std::process::id(),
+            uuid_like()
+        );
+        Self {
+            dir: tempfile::tempdir().unwrap(),
+            marker,
+            mode: mode.to_owned(),
+        }
     }
 
     pub fn sessions_dir(&self) -> PathBuf {
@@ -64,20 +75,48 @@ impl Fixture {
     /// result validates, the session file validates and ends with a
     /// lifecycle line, and nothing of the tree is alive.
     pub async fn run(&self, request: RunRequest) -> Outcome {
-        self.run_with(Supervisor::new(self.config()), request, CancellationToken::new()).await
+        self.run_with(
+            Supervisor::new(self.config()),
+            request,
+            CancellationToken::new(),
+        )
+        .await
     }
 
-    pub async fn run_with(&self, supervisor: Supervisor, request: RunRequest, cancel: CancellationToken) -> Outcome {
+    pub async fn run_with(
+        &self,
+        supervisor: Supervisor,
+        request: RunRequest,
+        cancel: CancellationToken,
+    ) -> Outcome {
         let started = Instant::now();
         let result = supervisor.run(request, cancel).await;
         let elapsed = started.elapsed();
         let json = serde_json::to_value(&result).unwrap();
-        let errors: Vec<String> = schema("result.schema.json").iter_errors(&json).map(|e| e.to_string()).collect();
-        assert!(errors.is_empty(), "result does not validate: {errors:?}\n{json:#}");
-        let session = result.details.results.first().and_then(|r| r.session_file.clone()).map(PathBuf::from);
-        let lines = session.as_deref().map(check_session_file).unwrap_or_default();
+        let errors: Vec<String> = schema("result.schema.json")
+            .iter_errors(&json)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "result does not validate: {errors:?}\n{json:#}"
+        );
+        let session = result
+            .details
+            .results
+            .first()
+            .and_then(|r| r.session_file.clone())
+            .map(PathBuf::from);
+        let lines = session
+            .as_deref()
+            .map(check_session_file)
+            .unwrap_or_default();
         assert_no_survivors(&self.marker);
-        Outcome { json, lines, elapsed }
+        Outcome {
+            json,
+            lines,
+            elapsed,
+        }
     }
 }
 
@@ -95,7 +134,9 @@ impl Outcome {
         &self.json["details"]["results"][0]
     }
     pub fn termination(&self) -> &str {
-        self.single()["termination"]["reason"].as_str().unwrap_or("<none>")
+        self.single()["termination"]["reason"]
+            .as_str()
+            .unwrap_or("<none>")
     }
     pub fn text(&self) -> &str {
         self.json["content"][0]["text"].as_str().unwrap()
@@ -108,7 +149,8 @@ impl Outcome {
 /// Every line parses and validates; the first is the header, the last an
 /// ending lifecycle line.
 pub fn check_session_file(path: &Path) -> Vec<Value> {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
     assert!(text.ends_with('\n'), "session file must end with a newline");
     let validator = schema("session-line.schema.json");
     let lines: Vec<Value> = text
@@ -119,11 +161,21 @@ pub fn check_session_file(path: &Path) -> Vec<Value> {
         let errors: Vec<String> = validator.iter_errors(l).map(|e| e.to_string()).collect();
         assert!(errors.is_empty(), "line does not validate: {errors:?}\n{l}");
     }
-    assert_eq!(lines.first().map(|l| l["type"].clone()), Some(Value::from("session")), "first line is the header");
+    assert_eq!(
+        lines.first().map(|l| l["type"].clone()),
+        Some(Value::from("session")),
+        "first line is the header"
+    );
     let last = lines.last().unwrap();
-    assert_eq!(last["type"], "agent_event", "last line is lifecycle: {last}");
+    assert_eq!(
+        last["type"], "agent_event",
+        "last line is lifecycle: {last}"
+    );
     let ev = last["eventType"].as_str().unwrap();
-    assert!(ev == "subagent:complete" || ev == "subagent:error" || ev == "subagent:aborted", "{ev}");
+    assert!(
+        ev == "subagent:complete" || ev == "subagent:error" || ev == "subagent:aborted",
+        "{ev}"
+    );
     lines
 }
 
@@ -134,28 +186,45 @@ pub fn assert_no_survivors(marker: &str) {
     let me = std::process::id().to_string();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let name = entry.file_name();
-        let Some(pid) = name.to_str().filter(|s| s.bytes().all(|b| b.is_ascii_digit())) else { continue };
+        let Some(pid) = name
+            .to_str()
+            .filter(|s| s.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
         let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
         if String::from_utf8_lossy(&cmdline).contains(marker) {
-            alive.push(format!("{pid}: {}", String::from_utf8_lossy(&cmdline).replace('\0', " ")));
+            alive.push(format!(
+                "{pid}: {}",
+                String::from_utf8_lossy(&cmdline).replace('\0', " ")
+            ));
             continue;
         }
         let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
         // "pid (comm) S ppid ..."
         if let Some(rest) = stat.rsplit_once(") ").map(|(_, r)| r) {
             let fields: Vec<&str> = rest.split_whitespace().collect();
-            if stat.contains("(fixture-worker)") && fields.first() == Some(&"Z") && fields.get(1) == Some(&me.as_str()) {
+            if stat.contains("(fixture-worker)")
+                && fields.first() == Some(&"Z")
+                && fields.get(1) == Some(&me.as_str())
+            {
                 alive.push(format!("{pid}: unreaped zombie"));
             }
         }
     }
-    assert!(alive.is_empty(), "processes of the tree survived: {alive:#?}");
+    assert!(
+        alive.is_empty(),
+        "processes of the tree survived: {alive:#?}"
+    );
 }
 
 fn uuid_like() -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
-    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
     format!("{t:x}-{}", N.fetch_add(1, Ordering::SeqCst))
 }
 

@@ -61,16 +61,26 @@ impl ChildRun {
     }
 
     pub fn spawn_failed(e: &SpawnError) -> Self {
-        let code = if e.is_unsandboxed() {
-            ErrorCode::SubagentSandboxUnavailable
-        } else {
-            ErrorCode::SubagentFailed
+        let code = match e {
+            SpawnError::Unsandboxed { .. } => ErrorCode::SubagentSandboxUnavailable,
+            _ => ErrorCode::SubagentFailed,
         };
         Self {
             setup_error: Some((code, e.to_string())),
-            sandbox: e.status().cloned(),
+            sandbox: refused_status(e),
             ..Self::default()
         }
+    }
+}
+
+/// What a refused spawn says about protections: those it could not apply.
+pub(super) fn refused_status(e: &SpawnError) -> Option<SandboxStatus> {
+    match e {
+        SpawnError::Unsandboxed { missing } => Some(SandboxStatus {
+            applied: Vec::new(),
+            not_applied: missing.clone(),
+        }),
+        _ => None,
     }
 }
 
@@ -194,28 +204,40 @@ fn classify(a: &Assembly, run: &ChildRun) -> Option<(ErrorCode, String)> {
     let secs = |ms: u64| ms as f64 / 1000.0;
     match &run.cause {
         Some(SupervisorCause::WallTimeout) => {
-            return Some((ErrorCode::SubagentTimeout, format!(
-                "subagent timed out after {} s (wall timeout); partial output is kept. Raise the timeout or split the task.",
-                secs(a.limits.wall_timeout_ms)
-            )));
+            return Some((
+                ErrorCode::SubagentTimeout,
+                format!(
+                    "subagent timed out after {} s (wall timeout); partial output is kept. Raise the timeout or split the task.",
+                    secs(a.limits.wall_timeout_ms)
+                ),
+            ));
         }
         Some(SupervisorCause::IdleTimeout) => {
-            return Some((ErrorCode::SubagentTimeout, format!(
-                "subagent made no model or tool progress for {} s (idle timeout); partial output is kept",
-                secs(a.limits.idle_timeout_ms)
-            )));
+            return Some((
+                ErrorCode::SubagentTimeout,
+                format!(
+                    "subagent made no model or tool progress for {} s (idle timeout); partial output is kept",
+                    secs(a.limits.idle_timeout_ms)
+                ),
+            ));
         }
         Some(SupervisorCause::Cancelled) => {
-            return Some((ErrorCode::SubagentCancelled, "subagent cancelled by the caller; partial output is kept".to_owned()));
+            return Some((
+                ErrorCode::SubagentCancelled,
+                "subagent cancelled by the caller; partial output is kept".to_owned(),
+            ));
         }
         Some(SupervisorCause::Protocol(message)) => {
             return Some((ErrorCode::SubagentFailed, message.clone()));
         }
         Some(SupervisorCause::ProtocolFlood) => {
-            return Some((ErrorCode::SubagentOutputTruncated, format!(
-                "the worker sent more than {} bytes over the protocol socket and was killed",
-                a.limits.protocol_bytes
-            )));
+            return Some((
+                ErrorCode::SubagentOutputTruncated,
+                format!(
+                    "the worker sent more than {} bytes over the protocol socket and was killed",
+                    a.limits.protocol_bytes
+                ),
+            ));
         }
         None => {}
     }
@@ -226,36 +248,56 @@ fn classify(a: &Assembly, run: &ChildRun) -> Option<(ErrorCode, String)> {
                 subagent_protocol::session::Stream::Stdout => ("stdout", a.limits.stdout_bytes),
                 subagent_protocol::session::Stream::Stderr => ("stderr", a.limits.stderr_bytes),
             };
-            return Some((ErrorCode::SubagentOutputTruncated, format!(
-                "the worker wrote more than {cap} bytes to {name} and was killed (output hard limit)"
-            )));
+            return Some((
+                ErrorCode::SubagentOutputTruncated,
+                format!(
+                    "the worker wrote more than {cap} bytes to {name} and was killed (output hard limit)"
+                ),
+            ));
         }
         Termination::MemoryLimit => {
-            return Some((ErrorCode::SubagentFailed, format!(
-                "the worker was killed at its memory limit of {} bytes; raise the memory limit if the task needs more",
-                a.limits.memory_bytes
-            )));
+            return Some((
+                ErrorCode::SubagentFailed,
+                format!(
+                    "the worker was killed at its memory limit of {} bytes; raise the memory limit if the task needs more",
+                    a.limits.memory_bytes
+                ),
+            ));
         }
         Termination::PidsLimit => {
-            return Some((ErrorCode::SubagentFailed, format!(
-                "the worker hit its process limit of {} and failed",
-                a.limits.pids
-            )));
+            return Some((
+                ErrorCode::SubagentFailed,
+                format!(
+                    "the worker hit its process limit of {} and failed",
+                    a.limits.pids
+                ),
+            ));
         }
         Termination::Timeout | Termination::IdleTimeout => {
             return Some((ErrorCode::SubagentTimeout, "subagent timed out".to_owned()));
         }
         Termination::Cancelled => {
-            return Some((ErrorCode::SubagentCancelled, "subagent cancelled".to_owned()));
+            return Some((
+                ErrorCode::SubagentCancelled,
+                "subagent cancelled".to_owned(),
+            ));
         }
         _ => {}
     }
     match &run.outcome {
         Some(o) => o.error.as_ref().map(|e| (e.code, e.message.clone())),
-        None => Some((ErrorCode::SubagentFailed, match exit.raw {
-            RawExit::Exited(code) => format!("the worker exited with status {code} before reporting a result"),
-            RawExit::Signaled(sig) => format!("the worker was killed by signal {} ({sig}) before reporting a result", signal_name(sig)),
-        })),
+        None => Some((
+            ErrorCode::SubagentFailed,
+            match exit.raw {
+                RawExit::Exited(code) => {
+                    format!("the worker exited with status {code} before reporting a result")
+                }
+                RawExit::Signaled(sig) => format!(
+                    "the worker was killed by signal {} ({sig}) before reporting a result",
+                    signal_name(sig)
+                ),
+            },
+        )),
     }
 }
 

@@ -16,22 +16,22 @@ use std::time::{Duration, Instant, SystemTime};
 use subagent_protocol::frame::{AsyncFrameReader, AsyncFrameWriter, FrameError, MaxPayload};
 use subagent_protocol::result::SubagentResult;
 use subagent_protocol::session::{
-    AgentEvent, LifecycleEvent, LimitLine, LogLine, MessageLine, Role, SessionEntry, SessionHeader,
-    SessionLine, SESSION_FORMAT_VERSION,
+    AgentEvent, LifecycleEvent, LimitLine, LogLine, MessageLine, Role, SESSION_FORMAT_VERSION,
+    SessionEntry, SessionHeader, SessionLine,
 };
-use subagent_protocol::{FromWorker, Outcome, TaskSpec, ToWorker, PROTOCOL_VERSION};
+use subagent_protocol::{FromWorker, Outcome, PROTOCOL_VERSION, TaskSpec, ToWorker};
 use subagent_sandbox::{ChildExit, KillHandle, KillReason, SandboxSpec};
 use tokio::sync::mpsc;
-use tokio::time::{sleep_until, Instant as TokioInstant};
+use tokio::time::{Instant as TokioInstant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
 use super::assemble::{self, ChildRun, SupervisorCause};
 use super::record::EventRecord;
 use super::request::RunRequest;
-use super::supervisor::{tools_for_depth, SupervisorConfig};
+use super::supervisor::{SupervisorConfig, tools_for_depth};
 use crate::agents::AgentDefinition;
 use crate::sanitize::Sanitizer;
-use crate::session::{append_to_parent, SessionPaths, SessionWriter};
+use crate::session::{SessionPaths, SessionWriter, append_to_parent};
 
 /// How long a fresh worker may take to say `Hello` (10 s): a worker that
 /// cannot start its runtime in that time is broken, not slow.
@@ -63,7 +63,11 @@ pub(super) async fn run_child(
     let started_wall = SystemTime::now();
     let started_at = subagent_protocol::time::rfc3339_ms(started_wall);
     let started = Instant::now();
-    let api_key = request.provider.api_key.as_ref().map(|k| k.expose().to_owned());
+    let api_key = request
+        .provider
+        .api_key
+        .as_ref()
+        .map(|k| k.expose().to_owned());
     let sanitizer = Sanitizer::new(api_key, std::env::var("HOME").ok());
     let paths = SessionPaths::new(&config.sessions_dir, &run_id, &request.agent, started_wall);
     let spec = task_spec(&request, &agent, &run_id);
@@ -83,7 +87,10 @@ pub(super) async fn run_child(
     let writer = match SessionWriter::create(&ctx.paths.session_file) {
         Ok(w) => w,
         Err(e) => {
-            return assemble::setup_failure(&ctx.assembly(), format!("cannot create the session file: {e}"));
+            return assemble::setup_failure(
+                &ctx.assembly(),
+                format!("cannot create the session file: {e}"),
+            );
         }
     };
     ctx.writer = Some(writer);
@@ -190,7 +197,11 @@ impl RunContext<'_> {
         let line = self.lifecycle(event, result);
         if let Some(parent) = &self.request.parent_session {
             if let Err(e) = append_to_parent(parent, &line) {
-                self.log("warn", format!("could not append the lifecycle line to the parent session file: {e}")).await;
+                self.log(
+                    "warn",
+                    format!("could not append the lifecycle line to the parent session file: {e}"),
+                )
+                .await;
             }
         }
         if let Some(w) = &self.writer {
@@ -238,7 +249,11 @@ pub(super) async fn spawn_and_watch(
         depth: spec.depth,
         limits: ctx.request.limits.clone(),
         sandbox: Default::default(),
-        parent_session: ctx.request.parent_session.as_ref().map(|p| p.display().to_string()),
+        parent_session: ctx
+            .request
+            .parent_session
+            .as_ref()
+            .map(|p| p.display().to_string()),
     };
 
     let (ours, theirs) = match StdUnixStream::pair() {
@@ -249,7 +264,10 @@ pub(super) async fn spawn_and_watch(
     let child = match subagent_sandbox::spawn(sandbox_spec).await {
         Ok(child) => child,
         Err(e) => {
-            let header = SessionHeader { sandbox: e.status().cloned().unwrap_or_default(), ..header };
+            let header = SessionHeader {
+                sandbox: assemble::refused_status(&e).unwrap_or_default(),
+                ..header
+            };
             ctx.write(SessionEntry::Session(header)).await;
             ctx.lifecycle_line(LifecycleEvent::Start, None).await;
             return ChildRun::spawn_failed(&e);
@@ -257,15 +275,31 @@ pub(super) async fn spawn_and_watch(
     };
     ctx.pid = Some(child.pid());
     let sandbox_status = child.status().clone();
-    ctx.write(SessionEntry::Session(SessionHeader { sandbox: sandbox_status.clone(), ..header })).await;
+    ctx.write(SessionEntry::Session(SessionHeader {
+        sandbox: sandbox_status.clone(),
+        ..header
+    }))
+    .await;
     ctx.lifecycle_line(LifecycleEvent::Start, None).await;
     for missing in &sandbox_status.not_applied {
-        ctx.log("warn", format!("protection not applied: {} ({})", missing.protection, missing.reason)).await;
+        ctx.log(
+            "warn",
+            format!(
+                "protection not applied: {} ({})",
+                missing.protection, missing.reason
+            ),
+        )
+        .await;
     }
     if !spec.system_prompt.is_empty() {
-        ctx.write(message(Role::System, ctx.sanitizer.mask_secrets(&spec.system_prompt))).await;
+        ctx.write(message(
+            Role::System,
+            ctx.sanitizer.mask_secrets(&spec.system_prompt),
+        ))
+        .await;
     }
-    ctx.write(message(Role::User, ctx.sanitizer.mask_secrets(&spec.task))).await;
+    ctx.write(message(Role::User, ctx.sanitizer.mask_secrets(&spec.task)))
+        .await;
 
     let killer = child.killer();
     let wait = tokio::spawn(child.wait());
@@ -298,7 +332,12 @@ pub(super) async fn spawn_and_watch(
 }
 
 fn message(role: Role, text: String) -> SessionEntry {
-    SessionEntry::Message(MessageLine { role, turn: 0, text, stop_reason: None })
+    SessionEntry::Message(MessageLine {
+        role,
+        turn: 0,
+        text,
+        stop_reason: None,
+    })
 }
 
 fn sandbox_spec(ctx: &RunContext<'_>, protocol_fd: OwnedFd) -> SandboxSpec {
@@ -365,13 +404,23 @@ async fn watch_worker(
     mut wait: tokio::task::JoinHandle<ChildExit>,
     cancel: CancellationToken,
 ) -> Watch {
-    let mut watch = Watch { outcome: None, record: EventRecord::default(), cause: None, exit: None };
+    let mut watch = Watch {
+        outcome: None,
+        record: EventRecord::default(),
+        cause: None,
+        exit: None,
+    };
     let limits = &ctx.request.limits;
-    let stream = match socket.set_nonblocking(true).and_then(|()| tokio::net::UnixStream::from_std(socket)) {
+    let stream = match socket
+        .set_nonblocking(true)
+        .and_then(|()| tokio::net::UnixStream::from_std(socket))
+    {
         Ok(s) => s,
         Err(e) => {
             killer.kill_now(KillReason::Other("socket setup failed".into()));
-            watch.cause = Some(SupervisorCause::Protocol(format!("cannot use the worker socket: {e}")));
+            watch.cause = Some(SupervisorCause::Protocol(format!(
+                "cannot use the worker socket: {e}"
+            )));
             watch.exit = Some(wait.await);
             return watch;
         }
@@ -379,7 +428,10 @@ async fn watch_worker(
     let (read_half, write_half) = stream.into_split();
     let received = Arc::new(AtomicU64::new(0));
     let mut reader = AsyncFrameReader::new(
-        CountingReader { inner: read_half, count: received.clone() },
+        CountingReader {
+            inner: read_half,
+            count: received.clone(),
+        },
         MaxPayload::default(),
     );
     let mut writer = AsyncFrameWriter::new(write_half, MaxPayload::default());
@@ -551,16 +603,36 @@ async fn record_exit(ctx: &RunContext<'_>, exit: &ChildExit, watch: &Watch) {
                 Stream::Stdout => ("stdout", limits.stdout_bytes),
                 Stream::Stderr => ("stderr", limits.stderr_bytes),
             };
-            ctx.limit(name, value, "sigkill", Some("output hard limit reached; process group killed".into())).await;
+            ctx.limit(
+                name,
+                value,
+                "sigkill",
+                Some("output hard limit reached; process group killed".into()),
+            )
+            .await;
         }
-        Termination::MemoryLimit => ctx.limit("memory", limits.memory_bytes, "oom_kill", None).await,
+        Termination::MemoryLimit => {
+            ctx.limit("memory", limits.memory_bytes, "oom_kill", None)
+                .await
+        }
         Termination::PidsLimit => ctx.limit("pids", limits.pids, "refused_fork", None).await,
         Termination::Leaked { pids } => {
-            ctx.limit("leaked_processes", pids.len() as u64, "sigkill", Some(format!("descendants still running after the worker exited: {pids:?}"))).await;
+            ctx.limit(
+                "leaked_processes",
+                pids.len() as u64,
+                "sigkill",
+                Some(format!(
+                    "descendants still running after the worker exited: {pids:?}"
+                )),
+            )
+            .await;
         }
         _ => {}
     }
-    for (stream, captured) in [(Stream::Stdout, &exit.stdout), (Stream::Stderr, &exit.stderr)] {
+    for (stream, captured) in [
+        (Stream::Stdout, &exit.stdout),
+        (Stream::Stderr, &exit.stderr),
+    ] {
         if captured.bytes_seen > 0 {
             ctx.write(SessionEntry::Output(OutputLine {
                 stream,
@@ -573,7 +645,14 @@ async fn record_exit(ctx: &RunContext<'_>, exit: &ChildExit, watch: &Watch) {
         }
     }
     if watch.outcome.is_none() && !watch.record.partial_text.is_empty() {
-        ctx.log("info", format!("partial assistant text before the worker ended: {}", ctx.sanitizer.mask_secrets(&watch.record.partial_text))).await;
+        ctx.log(
+            "info",
+            format!(
+                "partial assistant text before the worker ended: {}",
+                ctx.sanitizer.mask_secrets(&watch.record.partial_text)
+            ),
+        )
+        .await;
     }
 }
 
@@ -584,7 +663,10 @@ fn task_spec(request: &RunRequest, agent: &AgentDefinition, run_id: &str) -> Tas
         run_id: run_id.to_owned(),
         agent: request.agent.clone(),
         task: request.task.clone(),
-        system_prompt: request.system_prompt.clone().unwrap_or_else(|| agent.system_prompt.clone()),
+        system_prompt: request
+            .system_prompt
+            .clone()
+            .unwrap_or_else(|| agent.system_prompt.clone()),
         provider: request.provider.clone(),
         tools: tools_for_depth(tools, child_depth, request.max_depth),
         output_schema_json: request.output_schema_json.clone(),
@@ -599,7 +681,12 @@ fn task_spec(request: &RunRequest, agent: &AgentDefinition, run_id: &str) -> Tas
 
 /// 8 hex characters: the DESIGN's "8-char id" (a UUID v4 prefix).
 fn new_run_id() -> String {
-    uuid::Uuid::new_v4().simple().to_string().chars().take(8).collect()
+    uuid::Uuid::new_v4()
+        .simple()
+        .to_string()
+        .chars()
+        .take(8)
+        .collect()
 }
 
 fn duration_ms(d: Duration) -> u64 {

@@ -42,7 +42,11 @@ pub(super) struct EventRecord {
 impl EventRecord {
     /// Takes in one event; returns the session line it becomes, if any, and
     /// whether it counts as progress for the idle timeout.
-    pub fn observe(&mut self, event: WorkerEvent, sanitizer: &Sanitizer) -> (Option<SessionLine>, bool) {
+    pub fn observe(
+        &mut self,
+        event: WorkerEvent,
+        sanitizer: &Sanitizer,
+    ) -> (Option<SessionLine>, bool) {
         let line = |entry| Some(SessionLine::now(entry));
         match event {
             WorkerEvent::TurnStart { .. } => {
@@ -59,19 +63,52 @@ impl EventRecord {
                 self.last_event = Some("reasoning_delta");
                 (None, true)
             }
-            WorkerEvent::ToolCall { turn, call_id, name, arguments_json } => {
+            WorkerEvent::ToolCall {
+                turn,
+                call_id,
+                name,
+                arguments_json,
+            } => {
                 self.last_event = Some("tool_call");
                 let masked = sanitizer.mask_secrets(&arguments_json);
                 let args = parse_args(&masked);
-                self.push_display(DisplayItem::ToolCall { name: name.clone(), args: args.clone() });
-                (line(SessionEntry::ToolCall(ToolCallLine { turn, call_id, name, args })), true)
+                self.push_display(DisplayItem::ToolCall {
+                    name: name.clone(),
+                    args: args.clone(),
+                });
+                (
+                    line(SessionEntry::ToolCall(ToolCallLine {
+                        turn,
+                        call_id,
+                        name,
+                        args,
+                    })),
+                    true,
+                )
             }
-            WorkerEvent::ToolResult { call_id, name, output, is_error } => {
+            WorkerEvent::ToolResult {
+                call_id,
+                name,
+                output,
+                is_error,
+            } => {
                 self.last_event = Some("tool_result");
                 let output = sanitizer.mask_secrets(&output);
-                (line(SessionEntry::ToolResult(ToolResultLine { call_id, name, output, is_error })), true)
+                (
+                    line(SessionEntry::ToolResult(ToolResultLine {
+                        call_id,
+                        name,
+                        output,
+                        is_error,
+                    })),
+                    true,
+                )
             }
-            WorkerEvent::AssistantMessageEnd { turn, text, stop_reason } => {
+            WorkerEvent::AssistantMessageEnd {
+                turn,
+                text,
+                stop_reason,
+            } => {
                 self.last_event = Some("assistant_message_end");
                 let text = sanitizer.mask_secrets(&text);
                 if !text.is_empty() {

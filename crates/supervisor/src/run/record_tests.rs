@@ -30,12 +30,20 @@ fn tool_calls_become_display_items_and_session_lines_with_secrets_masked() {
 fn invalid_tool_arguments_are_kept_raw() {
     let mut r = EventRecord::default();
     r.observe(
-        WorkerEvent::ToolCall { turn: 1, call_id: "c".into(), name: "x".into(), arguments_json: "{not json".into() },
+        WorkerEvent::ToolCall {
+            turn: 1,
+            call_id: "c".into(),
+            name: "x".into(),
+            arguments_json: "{not json".into(),
+        },
         &Sanitizer::default(),
     );
     assert_eq!(
         r.display_items[0],
-        DisplayItem::ToolCall { name: "x".into(), args: serde_json::json!({"_raw": "{not json"}) }
+        DisplayItem::ToolCall {
+            name: "x".into(),
+            args: serde_json::json!({"_raw": "{not json"})
+        }
     );
 }
 
@@ -45,8 +53,13 @@ fn deltas_are_progress_but_not_lines_and_logs_are_lines_but_not_progress() {
     let s = Sanitizer::default();
     let (line, progress) = r.observe(WorkerEvent::TextDelta { text: "hel".into() }, &s);
     assert!(line.is_none() && progress);
-    let (line, progress) =
-        r.observe(WorkerEvent::Log { level: LogLevel::Error, message: "boom".into() }, &s);
+    let (line, progress) = r.observe(
+        WorkerEvent::Log {
+            level: LogLevel::Error,
+            message: "boom".into(),
+        },
+        &s,
+    );
     assert!(line.is_some() && !progress);
     assert_eq!(r.partial_text, "hel");
     assert_eq!(r.last_error_log.as_deref(), Some("boom"));
@@ -57,7 +70,12 @@ fn partial_text_is_bounded() {
     let mut r = EventRecord::default();
     let chunk = "x".repeat(64 * 1024);
     for _ in 0..64 {
-        r.observe(WorkerEvent::TextDelta { text: chunk.clone() }, &Sanitizer::default());
+        r.observe(
+            WorkerEvent::TextDelta {
+                text: chunk.clone(),
+            },
+            &Sanitizer::default(),
+        );
     }
     assert_eq!(r.partial_text.len(), MAX_PARTIAL_TEXT);
 }

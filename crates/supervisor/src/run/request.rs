@@ -22,7 +22,10 @@ impl WorkerCommand {
     pub fn default_for_current_exe() -> Option<Self> {
         let program = match std::env::var_os("SUBAGENT_WORKER").filter(|v| !v.is_empty()) {
             Some(p) => PathBuf::from(p),
-            None => std::env::current_exe().ok()?.parent()?.join("subagent-worker"),
+            None => std::env::current_exe()
+                .ok()?
+                .parent()?
+                .join("subagent-worker"),
         };
         Some(Self {
             program,

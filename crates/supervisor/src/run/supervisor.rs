@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use subagent_protocol::result::SubagentResult;
 use subagent_protocol::ErrorCode;
+use subagent_protocol::result::SubagentResult;
 use subagent_sandbox::SandboxPolicy;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
@@ -143,7 +143,9 @@ impl Supervisor {
             if prior >= max {
                 return SubagentResult::refusal(
                     ErrorCode::SubagentSpawnDenied,
-                    format!("spawn cap reached: {max} subagents were already started in this run; raise max_spawns to start more"),
+                    format!(
+                        "spawn cap reached: {max} subagents were already started in this run; raise max_spawns to start more"
+                    ),
                 );
             }
         } else {
@@ -161,13 +163,22 @@ impl Supervisor {
     ) -> Result<crate::agents::AgentDefinition, Box<SubagentResult>> {
         let refuse = |code, message: String| Err(Box::new(SubagentResult::refusal(code, message)));
         if request.agent.trim().is_empty() {
-            return refuse(ErrorCode::InvalidInput, "missing required parameter: agent".into());
+            return refuse(
+                ErrorCode::InvalidInput,
+                "missing required parameter: agent".into(),
+            );
         }
         if request.task.trim().is_empty() {
-            return refuse(ErrorCode::InvalidInput, "missing required parameter: task (the text the subagent should work on)".into());
+            return refuse(
+                ErrorCode::InvalidInput,
+                "missing required parameter: task (the text the subagent should work on)".into(),
+            );
         }
         let Some(agent) = self.config.catalog.get(&request.agent) else {
-            return refuse(ErrorCode::UnknownAgent, self.config.catalog.unknown_message(&request.agent));
+            return refuse(
+                ErrorCode::UnknownAgent,
+                self.config.catalog.unknown_message(&request.agent),
+            );
         };
         let child_depth = request.caller_depth.saturating_add(1);
         if child_depth > request.max_depth {
@@ -181,12 +192,18 @@ impl Supervisor {
         }
         if let Some(schema) = &request.output_schema_json {
             if let Err(e) = subagent_tools::report_back::ReportBackSchema::compile(schema) {
-                return refuse(ErrorCode::InvalidInput, format!("invalid output schema: {e}"));
+                return refuse(
+                    ErrorCode::InvalidInput,
+                    format!("invalid output schema: {e}"),
+                );
             }
         }
         if let Some(gate) = &self.gate {
             if let GateDecision::Deny(reason) = gate.check(request) {
-                return refuse(ErrorCode::SubagentSpawnDenied, format!("spawn refused: {reason}"));
+                return refuse(
+                    ErrorCode::SubagentSpawnDenied,
+                    format!("spawn refused: {reason}"),
+                );
             }
         }
         Ok(agent.clone())

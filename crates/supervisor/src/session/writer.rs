@@ -24,7 +24,9 @@ const CHANNEL_CAPACITY: usize = 1024;
 #[derive(Debug, thiserror::Error)]
 pub enum SessionWriterError {
     /// The file or its directory could not be created.
-    #[error("create session file {path}: {source}; check that the sessions dir is writable or pass --sessions-dir")]
+    #[error(
+        "create session file {path}: {source}; check that the sessions dir is writable or pass --sessions-dir"
+    )]
     Create {
         /// The file.
         path: PathBuf,
@@ -146,10 +148,11 @@ pub fn append_to_parent(parent: &Path, line: &SessionLine) -> Result<(), Session
             source,
         })?;
     write_line(&mut file, parent, line)?;
-    file.sync_data().map_err(|source| SessionWriterError::Write {
-        path: parent.to_owned(),
-        source,
-    })
+    file.sync_data()
+        .map_err(|source| SessionWriterError::Write {
+            path: parent.to_owned(),
+            source,
+        })
 }
 
 #[cfg(test)]

@@ -16,7 +16,10 @@ async fn every_line_is_one_json_object_in_order() {
     let path = dir.path().join("a/b/run.jsonl");
     let writer = SessionWriter::create(&path).unwrap();
     for i in 0..100 {
-        writer.append(log(&format!("line {i}\nwith newline"))).await.unwrap();
+        writer
+            .append(log(&format!("line {i}\nwith newline")))
+            .await
+            .unwrap();
     }
     assert_eq!(writer.close().await.unwrap(), 100);
     let text = std::fs::read_to_string(&path).unwrap();
