@@ -1,1 +1,100 @@
-fn main() {}
+//! `cargo xtask`: the project's automation, in Rust so it runs wherever cargo
+//! does. This file only parses arguments and dispatches; each subcommand lives
+//! in its own module.
+//!
+//! It must never leave a half-built cache behind (see [`cache`]) and never
+//! install system packages unless it runs as root and either `CI` is set or
+//! `--install-deps` was given (see [`deps`]).
+
+mod cache;
+mod ci;
+mod cmd;
+mod deps;
+mod fuzz;
+mod local_model;
+mod paths;
+
+use clap::{Parser, Subcommand};
+
+/// Project automation for subagent.
+#[derive(Debug, Parser)]
+#[command(name = "cargo xtask", bin_name = "cargo xtask")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Everything CI checks, in order, stopping at the first failure: rustfmt,
+    /// clippy, the local model, the whole test suite (nextest) and doctests.
+    Ci {
+        /// Install missing system tools (cmake, a C++ compiler, pip) with
+        /// apt-get; needs root. Implied when `CI` is set.
+        #[arg(long)]
+        install_deps: bool,
+    },
+    /// Fuzz the frame decoder with libFuzzer for a bounded time.
+    Fuzz {
+        /// How long to fuzz, in seconds.
+        #[arg(long, default_value_t = fuzz::DEFAULT_SECONDS)]
+        seconds: u64,
+        /// Install a missing C++ compiler with apt-get; needs root. Implied
+        /// when `CI` is set.
+        #[arg(long)]
+        install_deps: bool,
+    },
+    /// The offline LLM for tests: llama.cpp's llama-server and SmolLM2-135M,
+    /// built and cached outside the repository.
+    LocalModel {
+        #[command(subcommand)]
+        action: Option<LocalModelAction>,
+        /// Install missing system tools (cmake, a C++ compiler, pip) with
+        /// apt-get; needs root. Implied when `CI` is set.
+        #[arg(long, global = true)]
+        install_deps: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum LocalModelAction {
+    /// Build and download what is missing, then print the paths (the default).
+    Install,
+    /// Print the paths of an installed server and model; fail if missing.
+    Path,
+    /// Install if needed, then run llama-server in the foreground on 127.0.0.1.
+    Serve {
+        /// TCP port on 127.0.0.1.
+        #[arg(long, default_value_t = local_model::DEFAULT_PORT)]
+        port: u16,
+    },
+}
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Ci { install_deps } => ci::run(deps::Policy::from_flag(install_deps)),
+        Command::Fuzz {
+            seconds,
+            install_deps,
+        } => fuzz::run(seconds, deps::Policy::from_flag(install_deps)),
+        Command::LocalModel {
+            action,
+            install_deps,
+        } => {
+            let policy = deps::Policy::from_flag(install_deps);
+            match action.unwrap_or(LocalModelAction::Install) {
+                LocalModelAction::Install => local_model::install(policy),
+                LocalModelAction::Path => local_model::print_paths(),
+                LocalModelAction::Serve { port } => local_model::serve(port, policy),
+            }
+        }
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

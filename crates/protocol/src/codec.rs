@@ -11,11 +11,20 @@ use serde::de::DeserializeOwned;
 /// Upper bound on the bytes one decode may *claim* (allocate) while decoding a
 /// single payload, in bytes.
 ///
-/// The frame layer already bounds the payload length, but bincode claims
-/// memory per element (`size_of::<T>() * len`), which can exceed the payload
-/// size; this limit keeps a hostile length prefix inside a payload from
-/// turning into a huge allocation. 4 x the largest configurable payload.
-pub const DECODE_CLAIM_LIMIT: usize = 4 * crate::frame::MAX_CONFIGURABLE_PAYLOAD as usize;
+/// The frame layer already bounds the payload length, but bincode claims the
+/// in-memory size of every value it decodes (8 bytes for a `u64` that took 1
+/// byte on the wire), so an honest payload claims up to
+/// [`CLAIMS_PER_PAYLOAD_BYTE`] x its length. This is the limit for the
+/// largest configurable payload; smaller payloads decode under
+/// proportionally smaller limits (see [`decode`]).
+pub const DECODE_CLAIM_LIMIT: usize =
+    CLAIMS_PER_PAYLOAD_BYTE * crate::frame::MAX_CONFIGURABLE_PAYLOAD as usize;
+
+/// Most bytes bincode claims per payload byte for these message types: a
+/// varint-encoded integer or length prefix takes at least 1 byte on the wire
+/// and claims at most 8 (no `u128`/`i128` field), a string's bytes claim 1
+/// each.
+pub const CLAIMS_PER_PAYLOAD_BYTE: usize = 8;
 
 type Config = Configuration<LittleEndian, Varint, Limit<DECODE_CLAIM_LIMIT>>;
 
@@ -47,10 +56,40 @@ pub fn encode<T: Serialize>(message: &T) -> Result<Vec<u8>, CodecError> {
     bincode::serde::encode_to_vec(message, config()).map_err(|e| CodecError::Encode(e.to_string()))
 }
 
+/// Claim-limit tiers, in bytes, tried smallest first: a payload decodes under
+/// the first limit of at least [`CLAIMS_PER_PAYLOAD_BYTE`] x its length.
+const SMALL_CLAIM_LIMIT: usize = 64 * 1024;
+const MEDIUM_CLAIM_LIMIT: usize = 1024 * 1024;
+const LARGE_CLAIM_LIMIT: usize = 16 * 1024 * 1024;
+const HUGE_CLAIM_LIMIT: usize = 128 * 1024 * 1024;
+
+fn decode_within<T: DeserializeOwned, const LIMIT: usize>(
+    payload: &[u8],
+) -> Result<(T, usize), bincode::error::DecodeError> {
+    bincode::serde::decode_from_slice(payload, bincode::config::standard().with_limit::<LIMIT>())
+}
+
 /// Decodes exactly one message from `payload`; leftover bytes are an error.
 pub fn decode<T: DeserializeOwned>(payload: &[u8]) -> Result<T, CodecError> {
-    let (value, consumed) = bincode::serde::decode_from_slice(payload, config())
-        .map_err(|e| CodecError::Decode(e.to_string()))?;
+    // bincode allocates a string's bytes *before* checking they are present
+    // (`vec![0; len]`), up to the claim limit: under one fixed limit a 6-byte
+    // payload made it allocate 200 MB. An honest payload never claims more
+    // than CLAIMS_PER_PAYLOAD_BYTE x its length, so a limit proportional to
+    // the payload refuses nothing valid and caps what a lying length prefix
+    // can allocate. The limit is a const generic, hence the tiers.
+    let claims = payload.len().saturating_mul(CLAIMS_PER_PAYLOAD_BYTE);
+    let decoded = if claims <= SMALL_CLAIM_LIMIT {
+        decode_within::<T, SMALL_CLAIM_LIMIT>(payload)
+    } else if claims <= MEDIUM_CLAIM_LIMIT {
+        decode_within::<T, MEDIUM_CLAIM_LIMIT>(payload)
+    } else if claims <= LARGE_CLAIM_LIMIT {
+        decode_within::<T, LARGE_CLAIM_LIMIT>(payload)
+    } else if claims <= HUGE_CLAIM_LIMIT {
+        decode_within::<T, HUGE_CLAIM_LIMIT>(payload)
+    } else {
+        bincode::serde::decode_from_slice(payload, config())
+    };
+    let (value, consumed) = decoded.map_err(|e| CodecError::Decode(e.to_string()))?;
     if consumed != payload.len() {
         return Err(CodecError::TrailingBytes {
             consumed,

@@ -210,7 +210,11 @@ pub struct Truncation {
 impl SubagentResult {
     /// A management-mode failure with no child run, e.g. UNKNOWN_AGENT.
     pub fn refusal(code: ErrorCode, message: impl Into<String>) -> Self {
-        let message = message.into();
+        let mut message = message.into();
+        if message.trim().is_empty() {
+            // The schema requires a non-empty message; never emit an invalid result.
+            message = format!("subagent call refused ({code})");
+        }
         Self {
             content: vec![ContentItem::Text {
                 text: message.clone(),

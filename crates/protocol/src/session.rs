@@ -143,6 +143,32 @@ pub enum LifecycleStatus {
     Aborted,
 }
 
+/// How the child was run, as lifecycle lines name it. Unlike [`Mode`] there
+/// is no `management`: a management answer starts no child, so it has no
+/// lifecycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LifecycleMode {
+    /// One child.
+    Single,
+    /// Several at once.
+    Parallel,
+    /// One after another.
+    Chain,
+}
+
+impl From<Mode> for LifecycleMode {
+    /// `management` never starts a child; should one be recorded anyway, it
+    /// is recorded as `single`.
+    fn from(mode: Mode) -> Self {
+        match mode {
+            Mode::Parallel => LifecycleMode::Parallel,
+            Mode::Chain => LifecycleMode::Chain,
+            Mode::Single | Mode::Management => LifecycleMode::Single,
+        }
+    }
+}
+
 /// The `agent_event` lifecycle line, in the child's file and the parent's.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -156,7 +182,7 @@ pub struct AgentEvent {
     /// Agent name.
     pub agent_name: String,
     /// single, parallel or chain.
-    pub mode: Mode,
+    pub mode: LifecycleMode,
     /// The worker's pid, once known.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub pid: Option<u32>,

@@ -6,9 +6,11 @@
 
 mod assemble;
 mod child;
+mod context;
 mod record;
 mod request;
 mod supervisor;
+mod watch;
 
 pub use request::{RunRequest, WorkerCommand};
 pub use supervisor::{GateDecision, SpawnGate, Supervisor, SupervisorConfig};

@@ -1,0 +1,345 @@
+//! Property tests: arbitrary bytes never panic or hang the readers or the
+//! codec, and arbitrary valid messages round-trip exactly.
+
+use proptest::collection::vec;
+use proptest::option;
+use proptest::prelude::*;
+use subagent_protocol::codec;
+use subagent_protocol::frame::{AsyncFrameReader, encode_frame};
+use subagent_protocol::message::{LogLevel, OutcomeError};
+use subagent_protocol::usage::ModelPrice;
+use subagent_protocol::{
+    ApiKey, Budget, ErrorCode, FrameReader, FromWorker, Hello, Limits, MaxPayload, Outcome,
+    OutputMode, ProviderKind, ProviderSpec, StopReason, TaskSpec, ToWorker, Usage, WorkerEvent,
+};
+
+/// A small cap keeps arbitrary headers from allocating up to 16 MiB per case.
+fn small_cap() -> MaxPayload {
+    MaxPayload::new(64 * 1024).unwrap()
+}
+
+/// Reads frames until the stream ends or errors. Every successful frame
+/// consumes at least five bytes, so the loop is bounded by the input length;
+/// the assertion catches a reader that stops consuming.
+fn drain_blocking<T: serde::de::DeserializeOwned>(bytes: &[u8]) {
+    let mut reader = FrameReader::new(bytes, small_cap());
+    let mut frames = 0;
+    while let Ok(Some(_)) = reader.read::<T>() {
+        frames += 1;
+        assert!(frames <= bytes.len() / 5, "reader stopped consuming input");
+    }
+}
+
+fn drain_async<T: serde::de::DeserializeOwned>(rt: &tokio::runtime::Runtime, bytes: &[u8]) {
+    rt.block_on(async {
+        let mut reader = AsyncFrameReader::new(bytes, small_cap());
+        let mut frames = 0;
+        while let Ok(Some(_)) = reader.read::<T>().await {
+            frames += 1;
+            assert!(frames <= bytes.len() / 5, "reader stopped consuming input");
+        }
+    });
+}
+
+/// Arbitrary bytes, biased towards starting with a plausible small header so
+/// the payload decoder is exercised and not only the length check.
+fn stream_bytes() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        vec(any::<u8>(), 0..512),
+        (0u32..300, vec(any::<u8>(), 0..300)).prop_map(|(len, body)| {
+            let mut bytes = len.to_le_bytes().to_vec();
+            bytes.extend(body);
+            bytes
+        }),
+    ]
+}
+
+fn text() -> impl Strategy<Value = String> {
+    any::<String>()
+}
+
+/// Finite floats: NaN is never equal to itself, so it cannot round-trip by `==`.
+fn finite() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        Just(0.0),
+        -1.0e9..1.0e9f64,
+        any::<f64>().prop_filter("finite", |f| f.is_finite())
+    ]
+}
+
+fn usage() -> impl Strategy<Value = Usage> {
+    (
+        any::<u64>(),
+        any::<u64>(),
+        any::<u64>(),
+        any::<u64>(),
+        finite(),
+        any::<u32>(),
+    )
+        .prop_map(
+            |(input, output, cache_read, cache_write, cost, turns)| Usage {
+                input,
+                output,
+                cache_read,
+                cache_write,
+                cost,
+                turns,
+            },
+        )
+}
+
+fn price() -> impl Strategy<Value = ModelPrice> {
+    (finite(), finite(), finite(), finite()).prop_map(|(input, output, cache_read, cache_write)| {
+        ModelPrice {
+            input,
+            output,
+            cache_read,
+            cache_write,
+        }
+    })
+}
+
+fn limits() -> impl Strategy<Value = Limits> {
+    (vec(any::<u64>(), 15), option::of(any::<u64>())).prop_map(|(v, cpu_seconds)| Limits {
+        wall_timeout_ms: v[0],
+        idle_timeout_ms: v[1],
+        kill_grace_ms: v[2],
+        stdout_bytes: v[3],
+        stderr_bytes: v[4],
+        memory_bytes: v[5],
+        pids: v[6],
+        file_size_bytes: v[7],
+        open_files: v[8],
+        cpu_seconds,
+        returned_text_bytes: v[9],
+        returned_text_lines: v[10],
+        tool_output_bytes: v[11],
+        tool_output_lines: v[12],
+        tool_timeout_ms: v[13],
+        protocol_bytes: v[14],
+    })
+}
+
+fn provider() -> impl Strategy<Value = ProviderSpec> {
+    (
+        prop::sample::select(ProviderKind::ALL.to_vec()),
+        text(),
+        text(),
+        option::of(text().prop_map(ApiKey::new)),
+        option::of(-2.0f32..2.0),
+        option::of(any::<u32>()),
+        any::<bool>(),
+        option::of(price()),
+    )
+        .prop_map(
+            |(kind, base_url, model, api_key, temperature, max_tokens, reasoning, price)| {
+                ProviderSpec {
+                    kind,
+                    base_url,
+                    model,
+                    api_key,
+                    temperature,
+                    max_tokens,
+                    reasoning,
+                    price,
+                }
+            },
+        )
+}
+
+fn task_spec() -> impl Strategy<Value = TaskSpec> {
+    (
+        (text(), text(), text(), text()),
+        provider(),
+        vec(text(), 0..4),
+        option::of(text()),
+        prop_oneof![Just(OutputMode::ReportBack), Just(OutputMode::Native)],
+        (any::<u32>(), option::of(finite())),
+        limits(),
+        (text(), any::<u32>(), any::<u32>()),
+    )
+        .prop_map(
+            |(
+                (run_id, agent, task, system_prompt),
+                provider,
+                tools,
+                output_schema_json,
+                output_mode,
+                (max_turns, max_cost),
+                limits,
+                (workspace_dir, depth, max_depth),
+            )| TaskSpec {
+                run_id,
+                agent,
+                task,
+                system_prompt,
+                provider,
+                tools,
+                output_schema_json,
+                output_mode,
+                budget: Budget {
+                    max_turns,
+                    max_cost,
+                },
+                limits,
+                workspace_dir,
+                depth,
+                max_depth,
+            },
+        )
+}
+
+fn to_worker() -> impl Strategy<Value = ToWorker> {
+    prop_oneof![
+        task_spec().prop_map(|spec| ToWorker::Start(Box::new(spec))),
+        text().prop_map(|reason| ToWorker::Cancel { reason }),
+        Just(ToWorker::Ping),
+    ]
+}
+
+fn log_level() -> impl Strategy<Value = LogLevel> {
+    prop::sample::select(vec![
+        LogLevel::Debug,
+        LogLevel::Info,
+        LogLevel::Warn,
+        LogLevel::Error,
+    ])
+}
+
+fn worker_event() -> impl Strategy<Value = WorkerEvent> {
+    prop_oneof![
+        any::<u32>().prop_map(|turn| WorkerEvent::TurnStart { turn }),
+        text().prop_map(|text| WorkerEvent::TextDelta { text }),
+        text().prop_map(|text| WorkerEvent::ReasoningDelta { text }),
+        (any::<u32>(), text(), text(), text()).prop_map(|(turn, call_id, name, arguments_json)| {
+            WorkerEvent::ToolCall {
+                turn,
+                call_id,
+                name,
+                arguments_json,
+            }
+        }),
+        (text(), text(), text(), any::<bool>()).prop_map(|(call_id, name, output, is_error)| {
+            WorkerEvent::ToolResult {
+                call_id,
+                name,
+                output,
+                is_error,
+            }
+        }),
+        (any::<u32>(), text(), text()).prop_map(|(turn, text, stop_reason)| {
+            WorkerEvent::AssistantMessageEnd {
+                turn,
+                text,
+                stop_reason,
+            }
+        }),
+        (any::<u32>(), usage()).prop_map(|(turn, usage)| WorkerEvent::Usage { turn, usage }),
+        (log_level(), text()).prop_map(|(level, message)| WorkerEvent::Log { level, message }),
+    ]
+}
+
+fn outcome() -> impl Strategy<Value = Outcome> {
+    (
+        text(),
+        option::of(text()),
+        usage(),
+        prop::sample::select(vec![
+            StopReason::Completed,
+            StopReason::ReportBack,
+            StopReason::MaxTurns,
+            StopReason::MaxCost,
+            StopReason::Cancelled,
+            StopReason::Error,
+        ]),
+        option::of(
+            (prop::sample::select(ErrorCode::ALL.to_vec()), text())
+                .prop_map(|(code, message)| OutcomeError { code, message }),
+        ),
+        text(),
+    )
+        .prop_map(
+            |(final_text, structured_output_json, usage, stop_reason, error, model)| Outcome {
+                final_text,
+                structured_output_json,
+                usage,
+                stop_reason,
+                error,
+                model,
+            },
+        )
+}
+
+fn from_worker() -> impl Strategy<Value = FromWorker> {
+    prop_oneof![
+        (any::<u32>(), text(), any::<u32>()).prop_map(|(protocol_version, worker_version, pid)| {
+            FromWorker::Hello(Hello {
+                protocol_version,
+                worker_version,
+                pid,
+            })
+        }),
+        worker_event().prop_map(FromWorker::Event),
+        Just(FromWorker::Pong),
+        outcome().prop_map(|o| FromWorker::Done(Box::new(o))),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn arbitrary_bytes_never_panic_the_blocking_reader(bytes in stream_bytes()) {
+        drain_blocking::<ToWorker>(&bytes);
+        drain_blocking::<FromWorker>(&bytes);
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic_the_async_reader(bytes in stream_bytes()) {
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        drain_async::<ToWorker>(&rt, &bytes);
+        drain_async::<FromWorker>(&rt, &bytes);
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic_the_codec(bytes in vec(any::<u8>(), 0..512)) {
+        let _ = codec::decode::<ToWorker>(&bytes);
+        let _ = codec::decode::<FromWorker>(&bytes);
+    }
+
+    #[test]
+    fn arbitrary_to_worker_messages_round_trip(message in to_worker()) {
+        let frame = encode_frame(&message, MaxPayload::default()).unwrap();
+        let mut reader = FrameReader::new(frame.as_slice(), MaxPayload::default());
+        prop_assert_eq!(reader.read::<ToWorker>().unwrap(), Some(message.clone()));
+        prop_assert!(reader.read::<ToWorker>().unwrap().is_none());
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let async_read = rt.block_on(
+            AsyncFrameReader::new(frame.as_slice(), MaxPayload::default()).read::<ToWorker>(),
+        );
+        prop_assert_eq!(async_read.unwrap(), Some(message));
+    }
+
+    #[test]
+    fn arbitrary_from_worker_messages_round_trip(message in from_worker()) {
+        let frame = encode_frame(&message, MaxPayload::default()).unwrap();
+        let mut reader = FrameReader::new(frame.as_slice(), MaxPayload::default());
+        prop_assert_eq!(reader.read::<FromWorker>().unwrap(), Some(message.clone()));
+        prop_assert!(reader.read::<FromWorker>().unwrap().is_none());
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let async_read = rt.block_on(
+            AsyncFrameReader::new(frame.as_slice(), MaxPayload::default()).read::<FromWorker>(),
+        );
+        prop_assert_eq!(async_read.unwrap(), Some(message));
+    }
+
+    #[test]
+    fn a_valid_frame_cut_anywhere_is_an_error_not_a_panic(message in from_worker(), cut in any::<prop::sample::Index>()) {
+        let frame = encode_frame(&message, MaxPayload::default()).unwrap();
+        let cut = cut.index(frame.len()); // 0..len: always short of the whole frame
+        let result = FrameReader::new(&frame[..cut], MaxPayload::default()).read::<FromWorker>();
+        if cut == 0 {
+            prop_assert!(matches!(result, Ok(None)));
+        } else {
+            prop_assert!(result.is_err_and(|e| e.is_disconnect()));
+        }
+    }
+}

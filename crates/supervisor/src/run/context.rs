@@ -1,0 +1,178 @@
+//! The state one run shares across its steps, and the session-file writes
+//! made through it: log and limit lines, lifecycle lines (to the child's
+//! file and the parent's), and closing the file.
+//!
+//! It writes only what it is given, already sanitized by its callers or
+//! masked here; it never decides outcomes.
+
+use std::time::{Duration, Instant};
+
+use subagent_protocol::result::SubagentResult;
+use subagent_protocol::session::{
+    AgentEvent, LifecycleEvent, LimitLine, LogLine, SessionEntry, SessionLine,
+};
+
+use super::assemble;
+use super::request::RunRequest;
+use super::supervisor::SupervisorConfig;
+use crate::sanitize::Sanitizer;
+use crate::session::{SessionPaths, SessionWriter, append_to_parent};
+
+/// Everything about the run that the steps below share.
+pub(super) struct RunContext<'a> {
+    pub(super) config: &'a SupervisorConfig,
+    pub(super) request: &'a RunRequest,
+    pub(super) run_id: String,
+    pub(super) started_at: String,
+    pub(super) started: Instant,
+    pub(super) sanitizer: Sanitizer,
+    pub(super) paths: SessionPaths,
+    pub(super) writer: Option<SessionWriter>,
+    pub(super) pid: Option<u32>,
+}
+
+impl RunContext<'_> {
+    pub(super) fn assembly(&self) -> assemble::Assembly {
+        assemble::Assembly {
+            run_id: self.run_id.clone(),
+            agent: self.request.agent.clone(),
+            task: self.request.task.clone(),
+            model: self.request.provider.model.clone(),
+            mode: self.request.mode.into(),
+            limits: self.request.limits.clone(),
+            session_file: self.paths.session_file.display().to_string(),
+            full_output_file: self.paths.full_output_file.clone(),
+            duration: self.started.elapsed(),
+            sanitizer: self.sanitizer.clone(),
+        }
+    }
+
+    pub(super) async fn write(&self, entry: SessionEntry) {
+        if let Some(w) = &self.writer {
+            // A failed session write must not fail the run; close() reports it.
+            let _ = w.append(SessionLine::now(entry)).await;
+        }
+    }
+
+    pub(super) async fn log(&self, level: &str, message: String) {
+        self.write(SessionEntry::Log(LogLine {
+            level: level.to_owned(),
+            source: "supervisor".to_owned(),
+            message,
+        }))
+        .await;
+    }
+
+    pub(super) async fn limit(
+        &self,
+        limit: &str,
+        value: u64,
+        action: &str,
+        detail: Option<String>,
+    ) {
+        self.write(SessionEntry::Limit(LimitLine {
+            limit: limit.to_owned(),
+            value,
+            action: action.to_owned(),
+            detail,
+        }))
+        .await;
+    }
+
+    pub(super) fn lifecycle(
+        &self,
+        event: LifecycleEvent,
+        result: Option<&SubagentResult>,
+    ) -> SessionLine {
+        let single = result.and_then(|r| r.details.results.first());
+        let ended = result.is_some();
+        let status = result.map(|r| {
+            use subagent_protocol::session::LifecycleStatus;
+            match event {
+                LifecycleEvent::Aborted => LifecycleStatus::Aborted,
+                _ if r.details.error.is_none() => LifecycleStatus::Completed,
+                _ => LifecycleStatus::Failed,
+            }
+        });
+        let summary = result.and_then(|r| {
+            r.content.first().map(|c| match c {
+                subagent_protocol::result::ContentItem::Text { text } => summarize(text),
+            })
+        });
+        SessionLine::now(SessionEntry::AgentEvent(AgentEvent {
+            event_type: event,
+            job_id: self.run_id.clone(),
+            requested_by: self.config.requested_by.clone(),
+            agent_name: self.request.agent.clone(),
+            mode: self.request.mode.into(),
+            pid: self.pid,
+            started_at: self.started_at.clone(),
+            completed_at: ended.then(subagent_protocol::time::now_rfc3339_ms),
+            duration_ms: ended.then(|| duration_ms(self.started.elapsed())),
+            model: single
+                .and_then(|s| s.model.clone())
+                .unwrap_or_else(|| self.request.provider.model.clone()),
+            usage: single.map(|s| s.usage),
+            status,
+            summary,
+            session_file: Some(self.paths.session_file.display().to_string()),
+        }))
+    }
+
+    /// Writes a lifecycle line to the child's file and the parent's.
+    pub(super) async fn lifecycle_line(
+        &self,
+        event: LifecycleEvent,
+        result: Option<&SubagentResult>,
+    ) {
+        let line = self.lifecycle(event, result);
+        if let Some(parent) = &self.request.parent_session {
+            if let Err(e) = append_to_parent(parent, &line) {
+                self.log(
+                    "warn",
+                    format!("could not append the lifecycle line to the parent session file: {e}"),
+                )
+                .await;
+            }
+        }
+        if let Some(w) = &self.writer {
+            let _ = w.append(line).await;
+        }
+    }
+
+    /// The ending lifecycle line, then close the session file.
+    pub(super) async fn finish(&mut self, result: &SubagentResult) {
+        let aborted = result
+            .details
+            .error
+            .as_ref()
+            .is_some_and(|e| e.code == subagent_protocol::ErrorCode::SubagentCancelled);
+        let event = if aborted {
+            LifecycleEvent::Aborted
+        } else if result.details.error.is_some() {
+            LifecycleEvent::Error
+        } else {
+            LifecycleEvent::Complete
+        };
+        self.lifecycle_line(event, Some(result)).await;
+        if let Some(w) = self.writer.take() {
+            if let Err(e) = w.close().await {
+                eprintln!("subagent: session file incomplete: {e}");
+            }
+        }
+    }
+}
+
+fn duration_ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// First line of the result text, cut to 200 characters, for lifecycle lines.
+fn summarize(text: &str) -> String {
+    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let mut s: String = first.chars().take(200).collect();
+    if first.chars().count() > 200 {
+        s.push('…');
+    }
+    s
+}

@@ -1,0 +1,128 @@
+//! `cargo xtask ci`: every check CI runs, in order, stopping at the first
+//! failure with a message that names the step and what to do about it.
+//!
+//! The same command is what a developer runs before pushing; `.ci/run` only
+//! installs tools and then calls it. It must not skip a step silently: a
+//! missing tool is installed (CI) or reported (developer machine).
+
+use std::process::Command;
+
+use anyhow::{Context, Result};
+
+use crate::{cmd, deps, local_model};
+
+/// A step: what it checks, and what to do when it fails.
+struct Step {
+    name: &'static str,
+    on_failure: &'static str,
+}
+
+const STEPS: [Step; 5] = [
+    Step {
+        name: "rustfmt",
+        on_failure: "run `cargo fmt --all` and commit the result",
+    },
+    Step {
+        name: "clippy",
+        on_failure: "fix the lints reported above",
+    },
+    Step {
+        name: "local model",
+        on_failure: "see the build output above; `cargo xtask local-model install` retries it alone",
+    },
+    Step {
+        name: "tests (nextest)",
+        on_failure: "the failing tests are listed above; rerun one with `cargo nextest run -E 'test(NAME)'`",
+    },
+    Step {
+        name: "doctests",
+        on_failure: "fix the failing doc examples reported above",
+    },
+];
+
+fn announce(index: usize) {
+    eprintln!(
+        "\n==> ci step {}/{}: {}",
+        index + 1,
+        STEPS.len(),
+        STEPS[index].name
+    );
+}
+
+fn step<T>(index: usize, result: Result<T>) -> Result<T> {
+    let step = &STEPS[index];
+    result.with_context(|| {
+        format!(
+            "ci step {}/{} ({}) failed: {}",
+            index + 1,
+            STEPS.len(),
+            step.name,
+            step.on_failure
+        )
+    })
+}
+
+/// Runs every step.
+pub fn run(policy: deps::Policy) -> Result<()> {
+    let root = crate::paths::repo_root();
+    let in_repo = |mut c: Command| {
+        c.current_dir(&root);
+        c
+    };
+
+    announce(0);
+    step(
+        0,
+        cmd::run(in_repo(cmd::cargo()).args(["fmt", "--all", "--", "--check"])),
+    )?;
+
+    announce(1);
+    step(
+        1,
+        cmd::run(in_repo(cmd::cargo()).args([
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ])),
+    )?;
+
+    announce(2);
+    let model = step(2, local_model::ensure(policy))?;
+    eprintln!(
+        "xtask: SUBAGENT_LLAMA_SERVER={}\nxtask: SUBAGENT_LLAMA_MODEL={}",
+        model.server.display(),
+        model.model.display()
+    );
+    let with_model = |mut c: Command| {
+        c.env("SUBAGENT_LLAMA_SERVER", &model.server)
+            .env("SUBAGENT_LLAMA_MODEL", &model.model);
+        c
+    };
+
+    announce(3);
+    step(
+        3,
+        deps::ensure_nextest().and_then(|()| {
+            cmd::run(with_model(in_repo(cmd::cargo())).args([
+                "nextest",
+                "run",
+                "--workspace",
+                "--no-fail-fast",
+                "--profile",
+                "ci",
+            ]))
+        }),
+    )?;
+
+    announce(4);
+    step(
+        4,
+        cmd::run(with_model(in_repo(cmd::cargo())).args(["test", "--workspace", "--doc"])),
+    )?;
+
+    eprintln!("\nxtask: ci passed: all {} steps", STEPS.len());
+    Ok(())
+}

@@ -1,0 +1,161 @@
+//! Tools the tasks need from outside cargo (cmake, a C++ compiler, pip, tar,
+//! cargo-nextest), and when xtask may install them itself.
+//!
+//! System packages are installed with apt-get only as root, and only when
+//! `CI` is set or `--install-deps` was given: a developer's machine is never
+//! changed behind their back. Otherwise a missing tool is an error that names
+//! the package to install.
+
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::{Result, bail};
+
+use crate::cmd;
+
+/// Whether missing system packages may be installed.
+#[derive(Debug, Clone, Copy)]
+pub struct Policy {
+    may_install: bool,
+}
+
+impl Policy {
+    /// Installing is allowed with `--install-deps` or in CI (`CI` set and not
+    /// `false`/`0`).
+    pub fn from_flag(install_deps: bool) -> Self {
+        let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+        Self {
+            may_install: install_deps || ci,
+        }
+    }
+}
+
+/// A command-line tool and the Debian package that provides it.
+#[derive(Debug, Clone, Copy)]
+pub struct Tool {
+    /// What to call it in messages.
+    pub name: &'static str,
+    /// Program to probe.
+    pub program: &'static str,
+    /// Arguments that make it exit 0 when it works.
+    pub probe_args: &'static [&'static str],
+    /// Debian package to install.
+    pub package: &'static str,
+}
+
+/// cmake, to build llama.cpp.
+pub const CMAKE: Tool = Tool {
+    name: "cmake",
+    program: "cmake",
+    probe_args: &["--version"],
+    package: "cmake",
+};
+
+/// A C++ compiler, for llama.cpp and for libFuzzer (built by libfuzzer-sys).
+pub const CXX: Tool = Tool {
+    name: "a C++ compiler",
+    program: "c++",
+    probe_args: &["--version"],
+    package: "g++",
+};
+
+/// pip, to download the pinned PyPI packages.
+pub const PIP: Tool = Tool {
+    name: "pip",
+    program: "python3",
+    probe_args: &["-m", "pip", "--version"],
+    package: "python3-pip",
+};
+
+/// tar, to unpack the llama.cpp source archive.
+pub const TAR: Tool = Tool {
+    name: "tar",
+    program: "tar",
+    probe_args: &["--version"],
+    package: "tar",
+};
+
+fn is_root() -> bool {
+    cmd::stdout_of(Command::new("id").arg("-u")).is_ok_and(|uid| uid.trim() == "0")
+}
+
+/// `apt-get update` runs at most once per xtask run.
+static APT_UPDATED: AtomicBool = AtomicBool::new(false);
+
+fn apt_install(package: &str) -> Result<()> {
+    if !APT_UPDATED.swap(true, Ordering::SeqCst) {
+        cmd::run(
+            Command::new("apt-get")
+                .arg("update")
+                .env("DEBIAN_FRONTEND", "noninteractive"),
+        )?;
+    }
+    cmd::run(
+        Command::new("apt-get")
+            .args(["install", "-y", "--no-install-recommends", package])
+            .env("DEBIAN_FRONTEND", "noninteractive"),
+    )
+}
+
+/// Makes sure each tool works, installing the missing ones when `policy`
+/// allows it; otherwise fails naming every missing package at once.
+pub fn ensure(tools: &[Tool], policy: Policy) -> Result<()> {
+    let missing: Vec<Tool> = tools
+        .iter()
+        .copied()
+        .filter(|t| !cmd::succeeds(t.program, t.probe_args))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let packages: Vec<&str> = missing.iter().map(|t| t.package).collect();
+    let names: Vec<&str> = missing.iter().map(|t| t.name).collect();
+    if !policy.may_install || !is_root() {
+        bail!(
+            "missing {}: install it with `apt-get install {}` (or rerun as root with \
+             --install-deps to let xtask install it)",
+            names.join(", "),
+            packages.join(" ")
+        );
+    }
+    for tool in &missing {
+        eprintln!(
+            "xtask: {} is missing; installing {}",
+            tool.name, tool.package
+        );
+        apt_install(tool.package)?;
+        if !cmd::succeeds(tool.program, tool.probe_args) {
+            bail!(
+                "installed {} but `{} {}` still fails",
+                tool.package,
+                tool.program,
+                tool.probe_args.join(" ")
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Makes sure `cargo nextest` works, installing it from crates.io if needed.
+pub fn ensure_nextest() -> Result<()> {
+    let works = || {
+        cmd::cargo()
+            .args(["nextest", "--version"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if works() {
+        return Ok(());
+    }
+    eprintln!("xtask: cargo-nextest is missing; installing it (a few minutes)");
+    cmd::run(cmd::cargo().args(["install", "cargo-nextest", "--locked"]))?;
+    if !works() {
+        bail!(
+            "installed cargo-nextest but `cargo nextest --version` still fails; \
+             is cargo's bin directory on PATH?"
+        );
+    }
+    Ok(())
+}
