@@ -6,9 +6,11 @@
 //! install system packages unless it runs as root and either `CI` is set or
 //! `--install-deps` was given (see [`deps`]).
 
+mod bench;
 mod cache;
 mod ci;
 mod cmd;
+mod demo;
 mod deps;
 mod fuzz;
 mod local_model;
@@ -33,6 +35,25 @@ enum Command {
         /// apt-get; needs root. Implied when `CI` is set.
         #[arg(long)]
         install_deps: bool,
+    },
+    /// The main job on this machine: start the local model, run one subagent
+    /// through the `subagent` CLI, print its result and session file.
+    Demo {
+        /// The task for the subagent.
+        #[arg(
+            long,
+            default_value = "In one sentence: why do processes need resource limits?"
+        )]
+        task: String,
+        /// Install missing system tools with apt-get; needs root. Implied when `CI` is set.
+        #[arg(long)]
+        install_deps: bool,
+    },
+    /// Release-build benchmarks, each beside its baseline (see BENCHMARKS.md).
+    Bench {
+        /// Iterations per process-spawning measurement.
+        #[arg(long, default_value_t = 200)]
+        iterations: u32,
     },
     /// Fuzz the frame decoder with libFuzzer for a bounded time.
     Fuzz {
@@ -74,6 +95,10 @@ fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Ci { install_deps } => ci::run(deps::Policy::from_flag(install_deps)),
+        Command::Demo { task, install_deps } => {
+            demo::run(&task, deps::Policy::from_flag(install_deps))
+        }
+        Command::Bench { iterations } => bench::run(iterations),
         Command::Fuzz {
             seconds,
             install_deps,

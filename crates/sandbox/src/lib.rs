@@ -1,1 +1,63 @@
-//! placeholder
+//! Run one child process under hard limits, and make sure it and everything
+//! it started is gone afterwards.
+//!
+//! Used by the supervisor (for worker processes) and by tools (for tool
+//! processes). [`spawn`] takes a [`SandboxSpec`] and starts the program:
+//! its own process group, an environment of exactly `spec.env`, stdin
+//! `/dev/null`, the protocol socket as fd 3 and no other inherited fd,
+//! rlimits (core 0, open files, file size, CPU), a per-child cgroup with
+//! memory (including swap) and pids caps where the machine allows it, and
+//! `PR_SET_PDEATHSIG` so it dies with us. stdout and stderr are captured with
+//! hard limits (head and tail kept). [`KillHandle::terminate`] sends SIGTERM to
+//! the whole tree and SIGKILL after a grace period; [`SandboxedChild::wait`]
+//! reports a [`ChildExit`] once the tree is dead and reaped, naming
+//! descendants that outlived the leader ([`Termination::Leaked`]).
+//!
+//! Linux only. This crate never waits on "any child" and never signals a
+//! process it cannot attribute to the child's tree.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), subagent_sandbox::SpawnError> {
+//! use subagent_sandbox::{SandboxSpec, KillReason, allowlisted_env, DEFAULT_ENV_ALLOWLIST};
+//!
+//! let mut spec = SandboxSpec::new("/bin/sh", "/tmp");
+//! spec.args = vec!["-c".into(), "echo hello".into()];
+//! spec.env = allowlisted_env(DEFAULT_ENV_ALLOWLIST);
+//! let child = subagent_sandbox::spawn(spec).await?;
+//! let killer = child.killer(); // e.g. for a timer: killer.terminate(KillReason::Timeout)
+//! let exit = child.wait().await;
+//! assert!(exit.termination.is_success());
+//! # drop(killer); Ok(()) }
+//! ```
+
+mod capture;
+mod cgroup;
+mod child;
+mod error;
+mod exit;
+mod kill;
+mod leaks;
+mod plan;
+mod pre_exec;
+mod procfs;
+mod reaper;
+mod running;
+mod spawner;
+mod spec;
+mod status;
+mod unix;
+
+pub use capture::Captured;
+pub use cgroup::{CgroupKind, cgroup_support};
+pub use child::{SandboxedChild, spawn};
+pub use error::SpawnError;
+pub use exit::{ChildExit, RawExit, ResourceUsage, Termination};
+pub use kill::{KillHandle, KillReason};
+pub use running::PIPE_DRAIN_WINDOW;
+pub use spec::{
+    CaptureLimits, DEFAULT_ENV_ALLOWLIST, DEFAULT_KEEP_HEAD_BYTES, DEFAULT_KEEP_TAIL_BYTES,
+    ResourceLimits, SandboxPolicy, SandboxSpec, allowlisted_env,
+};
+pub use status::protection;
+pub use subagent_protocol::session::{NotApplied, SandboxStatus, Stream};
+pub use unix::become_subreaper;

@@ -1,0 +1,379 @@
+//! One child's own cgroup: created under ours before the fork, capped, joined
+//! by the child in its pre-exec hook, read for OOM and pids events after the
+//! run, and removed once the tree is dead.
+//!
+//! It never moves any process but the child (which moves itself), and never
+//! touches cgroups it did not create.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use subagent_protocol::session::NotApplied;
+
+use super::discover::CgroupKind;
+use crate::exit::CgroupVerdict;
+use crate::spec::ResourceLimits;
+use crate::status::protection;
+
+/// How long removal retries while the kernel finishes tearing down the last
+/// members (ms): rmdir answers EBUSY until every task has fully exited.
+const REMOVE_RETRY_WINDOW: Duration = Duration::from_millis(1_000);
+
+/// Pause between removal attempts (ms).
+const REMOVE_RETRY_PAUSE: Duration = Duration::from_millis(10);
+
+/// Numbers the cgroups this process creates, so names never collide.
+static NEXT_CHILD: AtomicU64 = AtomicU64::new(0);
+
+/// Sweeps once per process the cgroups left behind by earlier supervisors.
+static STALE_SWEEP: Once = Once::new();
+
+/// The start of the name of every cgroup this process creates,
+/// `subagent-<our pid>-`, so processes inside them can be recognised.
+pub(crate) fn child_name_prefix() -> String {
+    format!("subagent-{}-", std::process::id())
+}
+
+/// The layout of one child's cgroup directories.
+#[derive(Debug, Clone)]
+enum Layout {
+    V1 { memory: PathBuf, pids: PathBuf },
+    V2 { dir: PathBuf },
+}
+
+/// A per-child cgroup that this process created and will remove.
+#[derive(Debug)]
+pub(crate) struct ChildCgroup {
+    layout: Layout,
+    removed: bool,
+}
+
+/// A freshly created cgroup and which caps it got.
+#[derive(Debug)]
+pub(crate) struct CgroupSetup {
+    pub(crate) cgroup: ChildCgroup,
+    pub(crate) applied: Vec<&'static str>,
+    pub(crate) not_applied: Vec<NotApplied>,
+}
+
+/// Cheap copy of the paths needed to list and kill a cgroup's members.
+#[derive(Debug, Clone)]
+pub(crate) struct CgroupMembers {
+    procs: Vec<PathBuf>,
+    kill: Option<PathBuf>,
+}
+
+impl CgroupMembers {
+    /// Pids of every process in the cgroup (union over hierarchies).
+    pub(crate) fn list(&self) -> Vec<u32> {
+        let mut pids: Vec<u32> = self
+            .procs
+            .iter()
+            .filter_map(|path| fs::read_to_string(path).ok())
+            .flat_map(|text| {
+                text.lines()
+                    .filter_map(|l| l.trim().parse().ok())
+                    .collect::<Vec<u32>>()
+            })
+            .collect();
+        pids.sort_unstable();
+        pids.dedup();
+        pids
+    }
+
+    /// SIGKILLs every member at once where the kernel offers it (v2's
+    /// `cgroup.kill`); returns false when the caller must signal one by one.
+    pub(crate) fn kill_all(&self) -> bool {
+        match &self.kill {
+            Some(path) => fs::write(path, "1").is_ok(),
+            None => false,
+        }
+    }
+}
+
+impl ChildCgroup {
+    /// Creates `<ours>/subagent-<pid>-<n>` and writes the requested caps.
+    /// Caps that cannot be written are reported, not fatal; failing to create
+    /// the directory at all is the error.
+    pub(crate) fn create(
+        kind: &CgroupKind,
+        limits: &ResourceLimits,
+    ) -> Result<CgroupSetup, String> {
+        STALE_SWEEP.call_once(|| sweep_stale(kind));
+        if let CgroupKind::V2 { dir } = kind {
+            enable_v2_controllers(dir)?;
+        }
+        let name = format!(
+            "{}{}",
+            child_name_prefix(),
+            NEXT_CHILD.fetch_add(1, Ordering::Relaxed)
+        );
+        let layout = match kind {
+            CgroupKind::V1 { memory, pids } => Layout::V1 {
+                memory: memory.join(&name),
+                pids: pids.join(&name),
+            },
+            CgroupKind::V2 { dir } => Layout::V2 {
+                dir: dir.join(&name),
+            },
+        };
+        let mut cgroup = ChildCgroup {
+            layout,
+            removed: false,
+        };
+        for dir in cgroup.dirs() {
+            if let Err(e) = fs::create_dir(&dir) {
+                let _ = cgroup.remove_once();
+                return Err(format!(
+                    "cannot create cgroup {} ({e}); check that the cgroup is writable",
+                    dir.display()
+                ));
+            }
+        }
+        let mut setup = CgroupSetup {
+            cgroup,
+            applied: Vec::new(),
+            not_applied: Vec::new(),
+        };
+        if let Some(bytes) = limits.memory_bytes {
+            setup.apply_memory(bytes);
+        }
+        if let Some(pids) = limits.pids {
+            setup.apply_pids(pids);
+        }
+        Ok(setup)
+    }
+
+    /// The `cgroup.procs` files the child writes "0" into to join.
+    pub(crate) fn procs_files(&self) -> Vec<PathBuf> {
+        self.dirs().iter().map(|d| d.join("cgroup.procs")).collect()
+    }
+
+    pub(crate) fn members(&self) -> CgroupMembers {
+        CgroupMembers {
+            procs: self.procs_files(),
+            kill: match &self.layout {
+                Layout::V2 { dir } => Some(dir.join("cgroup.kill")).filter(|p| p.exists()),
+                Layout::V1 { .. } => None,
+            },
+        }
+    }
+
+    /// What the cgroup's counters say about OOM kills and cap hits.
+    pub(crate) fn verdict(&self) -> CgroupVerdict {
+        match &self.layout {
+            Layout::V1 { memory, pids } => CgroupVerdict {
+                oom_killed: counter(&memory.join("memory.oom_control"), "oom_kill") > 0,
+                memory_limit_hit: number(&memory.join("memory.failcnt")) > 0
+                    || number(&memory.join("memory.memsw.failcnt")) > 0,
+                pids_limit_hit: counter(&pids.join("pids.events"), "max") > 0,
+            },
+            Layout::V2 { dir } => {
+                let events = dir.join("memory.events");
+                CgroupVerdict {
+                    oom_killed: counter(&events, "oom_kill") > 0
+                        || counter(&events, "oom_group_kill") > 0,
+                    memory_limit_hit: counter(&events, "max") > 0
+                        || counter(&dir.join("memory.swap.events"), "max") > 0,
+                    pids_limit_hit: counter(&dir.join("pids.events"), "max") > 0,
+                }
+            }
+        }
+    }
+
+    /// Removes the cgroup, retrying while the kernel finishes tearing down
+    /// its last members. Call only once the tree is dead.
+    pub(crate) fn remove(&mut self) -> io::Result<()> {
+        let deadline = Instant::now() + REMOVE_RETRY_WINDOW;
+        loop {
+            match self.remove_once() {
+                Ok(()) => return Ok(()),
+                Err(e) if Instant::now() < deadline && e.raw_os_error() == Some(libc::EBUSY) => {
+                    std::thread::sleep(REMOVE_RETRY_PAUSE);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    fn remove_once(&mut self) -> io::Result<()> {
+        let mut result = Ok(());
+        for dir in self.dirs() {
+            match fs::remove_dir(&dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => result = Err(e),
+            }
+        }
+        if result.is_ok() {
+            self.removed = true;
+        }
+        result
+    }
+
+    fn dirs(&self) -> Vec<PathBuf> {
+        match &self.layout {
+            Layout::V1 { memory, pids } => vec![memory.clone(), pids.clone()],
+            Layout::V2 { dir } => vec![dir.clone()],
+        }
+    }
+}
+
+impl Drop for ChildCgroup {
+    fn drop(&mut self) {
+        if !self.removed {
+            let _ = self.remove_once();
+        }
+    }
+}
+
+impl CgroupSetup {
+    fn apply_memory(&mut self, bytes: u64) {
+        let (limit_file, swap_file, swap_value) = match &self.cgroup.layout {
+            // v1 memsw is memory + swap together: the same value caps both.
+            Layout::V1 { memory, .. } => (
+                memory.join("memory.limit_in_bytes"),
+                memory.join("memory.memsw.limit_in_bytes"),
+                bytes.to_string(),
+            ),
+            // v2 swap.max is swap alone: 0 makes memory.max the total.
+            Layout::V2 { dir } => (
+                dir.join("memory.max"),
+                dir.join("memory.swap.max"),
+                "0".to_string(),
+            ),
+        };
+        if let Err(reason) = write(&limit_file, &bytes.to_string()) {
+            self.refuse(protection::CGROUP_MEMORY, reason.clone());
+            self.refuse(protection::CGROUP_MEMORY_SWAP, reason);
+            return;
+        }
+        self.applied.push(protection::CGROUP_MEMORY);
+        if !swap_file.exists() {
+            self.refuse(
+                protection::CGROUP_MEMORY_SWAP,
+                format!(
+                    "{} is missing: the kernel does not account swap (boot with \
+                     swapaccount=1, or run without swap)",
+                    swap_file.display()
+                ),
+            );
+            return;
+        }
+        match write(&swap_file, &swap_value) {
+            Ok(()) => self.applied.push(protection::CGROUP_MEMORY_SWAP),
+            Err(reason) => self.refuse(protection::CGROUP_MEMORY_SWAP, reason),
+        }
+    }
+
+    fn apply_pids(&mut self, pids: u64) {
+        if pids == 0 {
+            self.refuse(
+                protection::CGROUP_PIDS,
+                "a pids cap of 0 cannot be enforced: the child itself counts as one \
+                 process; ask for at least 1"
+                    .to_string(),
+            );
+            return;
+        }
+        let file = match &self.cgroup.layout {
+            Layout::V1 { pids: dir, .. } | Layout::V2 { dir } => dir.join("pids.max"),
+        };
+        match write(&file, &pids.to_string()) {
+            Ok(()) => self.applied.push(protection::CGROUP_PIDS),
+            Err(reason) => self.refuse(protection::CGROUP_PIDS, reason),
+        }
+    }
+
+    fn refuse(&mut self, protection: &str, reason: String) {
+        self.not_applied.push(NotApplied {
+            protection: protection.to_string(),
+            reason,
+        });
+    }
+}
+
+/// Removes `subagent-<pid>-<n>` cgroups whose creator is gone: a supervisor
+/// that crashed (or exited while a child was being torn down) cannot remove
+/// its own. Only empty cgroups can be removed, so a live tree is never hit.
+fn sweep_stale(kind: &CgroupKind) {
+    let parents = match kind {
+        CgroupKind::V1 { memory, pids } => vec![memory.clone(), pids.clone()],
+        CgroupKind::V2 { dir } => vec![dir.clone()],
+    };
+    for parent in parents {
+        let Ok(entries) = fs::read_dir(&parent) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let name = entry.file_name();
+            let Some(owner) = name.to_str().and_then(stale_owner) else {
+                continue;
+            };
+            if owner != std::process::id() && !Path::new(&format!("/proc/{owner}")).exists() {
+                let _ = fs::remove_dir(entry.path());
+            }
+        }
+    }
+}
+
+/// The creator's pid of a cgroup named `subagent-<pid>-<n>`.
+fn stale_owner(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix("subagent-")?;
+    let (pid, n) = rest.split_once('-')?;
+    n.parse::<u64>().ok()?;
+    pid.parse().ok()
+}
+
+/// Makes memory and pids available to our child cgroups (v2 only hands a
+/// controller to children that the parent lists in `cgroup.subtree_control`).
+fn enable_v2_controllers(ours: &Path) -> Result<(), String> {
+    let control = ours.join("cgroup.subtree_control");
+    let enabled = fs::read_to_string(&control).unwrap_or_default();
+    let has = |c: &str| enabled.split_whitespace().any(|e| e == c);
+    if has("memory") && has("pids") {
+        return Ok(());
+    }
+    fs::write(&control, "+memory +pids").map_err(|e| {
+        format!(
+            "cannot enable memory and pids in {} ({e}); cgroup v2 allows that only in a \
+             cgroup without processes of its own: run the supervisor in a delegated leaf, \
+             e.g. under `systemd-run --user --scope -p Delegate=yes`",
+            control.display()
+        )
+    })
+}
+
+fn write(path: &Path, value: &str) -> Result<(), String> {
+    fs::write(path, value).map_err(|e| format!("cannot write {value} to {}: {e}", path.display()))
+}
+
+/// A bare number file such as `memory.failcnt`; 0 when unreadable.
+fn number(path: &Path) -> u64 {
+    fs::read_to_string(path)
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// The value of `key` in a flat-keyed file such as `pids.events`; 0 when
+/// missing.
+fn counter(path: &Path, key: &str) -> u64 {
+    fs::read_to_string(path)
+        .ok()
+        .and_then(|text| {
+            text.lines().find_map(|line| {
+                let (k, v) = line.split_once(' ')?;
+                (k == key).then(|| v.trim().parse().ok()).flatten()
+            })
+        })
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+#[path = "child_tests.rs"]
+mod tests;

@@ -1,0 +1,182 @@
+//! Finds the cgroup this process lives in, per controller, and decides
+//! whether per-child cgroups with memory and pids caps can be made under it.
+//!
+//! Reads `/proc/self/cgroup` and `/proc/self/mountinfo` and checks
+//! writability; it never creates, writes or moves anything.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use nix::unistd::{AccessFlags, access};
+
+/// A writable cgroup hierarchy with memory and pids controllers: where this
+/// process's own cgroup is, so per-child cgroups can be made under it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CgroupKind {
+    /// cgroup v1: separate memory and pids hierarchies.
+    V1 {
+        /// Our cgroup directory in the memory hierarchy.
+        memory: PathBuf,
+        /// Our cgroup directory in the pids hierarchy.
+        pids: PathBuf,
+    },
+    /// cgroup v2: the unified hierarchy.
+    V2 {
+        /// Our cgroup directory.
+        dir: PathBuf,
+    },
+}
+
+/// Whether per-child cgroups with memory and pids caps can be made here, and
+/// where; the error says why not and what to do.
+pub fn cgroup_support() -> Result<CgroupKind, String> {
+    let own = read("/proc/self/cgroup")?;
+    let mounts = read("/proc/self/mountinfo")?;
+    let kind = locate(&own, &mounts)?;
+    match &kind {
+        CgroupKind::V1 { memory, pids } => {
+            writable(memory)?;
+            writable(pids)?;
+        }
+        CgroupKind::V2 { dir } => {
+            let controllers = read(dir.join("cgroup.controllers"))?;
+            let offered: Vec<&str> = controllers.split_whitespace().collect();
+            if !(offered.contains(&"memory") && offered.contains(&"pids")) {
+                return Err(format!(
+                    "cgroup v2 at {} does not offer the memory and pids controllers \
+                     (it offers: {}); run the supervisor in a cgroup with them delegated, \
+                     e.g. under `systemd-run --user --scope -p Delegate=yes`",
+                    dir.display(),
+                    controllers.trim()
+                ));
+            }
+            writable(dir)?;
+        }
+    }
+    Ok(kind)
+}
+
+/// Picks the hierarchy from the texts of `/proc/self/cgroup` and
+/// `/proc/self/mountinfo`: v1 when both the memory and pids controllers are
+/// mounted as v1 (a controller lives in one hierarchy only), else v2.
+pub(crate) fn locate(own_cgroups: &str, mountinfo: &str) -> Result<CgroupKind, String> {
+    let mounts: Vec<Mount> = mountinfo.lines().filter_map(Mount::parse).collect();
+    let v1_dir = |controller: &str| -> Option<Result<PathBuf, String>> {
+        let mount = mounts
+            .iter()
+            .find(|m| m.fstype == "cgroup" && m.super_options.iter().any(|o| o == controller))?;
+        let own = own_cgroups.lines().find_map(|line| {
+            let mut parts = line.splitn(3, ':');
+            let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+            controllers
+                .split(',')
+                .any(|c| c == controller)
+                .then_some(path)
+        })?;
+        Some(mount.resolve(own))
+    };
+    if let (Some(memory), Some(pids)) = (v1_dir("memory"), v1_dir("pids")) {
+        return Ok(CgroupKind::V1 {
+            memory: memory?,
+            pids: pids?,
+        });
+    }
+    let unified = mounts.iter().find(|m| m.fstype == "cgroup2");
+    let own = own_cgroups
+        .lines()
+        .find_map(|line| line.strip_prefix("0::"));
+    match (unified, own) {
+        (Some(mount), Some(own)) => Ok(CgroupKind::V2 {
+            dir: mount.resolve(own)?,
+        }),
+        _ => Err(
+            "no cgroup hierarchy with the memory and pids controllers is mounted \
+                  (neither cgroup v1 memory+pids nor cgroup v2); mount cgroup2 at /sys/fs/cgroup \
+                  or run without memory and pids caps"
+                .to_string(),
+        ),
+    }
+}
+
+/// One line of `/proc/self/mountinfo`, the fields we need.
+#[derive(Debug)]
+struct Mount {
+    root: String,
+    mount_point: String,
+    fstype: String,
+    super_options: Vec<String>,
+}
+
+impl Mount {
+    fn parse(line: &str) -> Option<Mount> {
+        let (before, after) = line.split_once(" - ")?;
+        let fields: Vec<&str> = before.split(' ').collect();
+        let mut tail = after.split(' ');
+        let fstype = tail.next()?.to_string();
+        let _source = tail.next()?;
+        let super_options = tail.next()?.split(',').map(str::to_string).collect();
+        Some(Mount {
+            root: unescape(fields.get(3)?),
+            mount_point: unescape(fields.get(4)?),
+            fstype,
+            super_options,
+        })
+    }
+
+    /// Our cgroup path (as `/proc/self/cgroup` shows it) inside this mount.
+    fn resolve(&self, own: &str) -> Result<PathBuf, String> {
+        let relative = if self.root == "/" {
+            Some(own)
+        } else {
+            own.strip_prefix(self.root.as_str())
+                .filter(|rest| rest.is_empty() || rest.starts_with('/'))
+        };
+        match relative {
+            Some(rest) => Ok(Path::new(&self.mount_point).join(rest.trim_start_matches('/'))),
+            None => Err(format!(
+                "our cgroup {own} is outside the cgroup mount at {} (mount root {}); \
+                 mount the hierarchy so our cgroup is visible",
+                self.mount_point, self.root
+            )),
+        }
+    }
+}
+
+/// Undoes mountinfo's octal escapes (`\040` for a space).
+fn unescape(field: &str) -> String {
+    let bytes = field.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\\' && i + 3 < bytes.len() {
+            let digits = std::str::from_utf8(&bytes[i + 1..i + 4]).unwrap_or("");
+            if let Ok(value) = u8::from_str_radix(digits, 8) {
+                out.push(value);
+                i += 4;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn read(path: impl AsRef<Path>) -> Result<String, String> {
+    let path = path.as_ref();
+    fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
+fn writable(dir: &Path) -> Result<(), String> {
+    access(dir, AccessFlags::W_OK).map_err(|e| {
+        format!(
+            "cgroup directory {} is not writable ({e}); run the supervisor as a user who \
+             owns its cgroup, e.g. under `systemd-run --user --scope -p Delegate=yes`",
+            dir.display()
+        )
+    })
+}
+
+#[cfg(test)]
+#[path = "discover_tests.rs"]
+mod tests;

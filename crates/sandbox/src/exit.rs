@@ -1,0 +1,161 @@
+//! How a sandboxed child ended: the raw status, the verdict
+//! ([`Termination`]) and the rule that picks it, captured output and usage.
+//!
+//! The precedence rule lives in [`decide`] and nowhere else; it is pure so it
+//! can be tested without processes.
+
+use std::time::Duration;
+
+use subagent_protocol::session::Stream;
+
+use crate::capture::Captured;
+use crate::kill::KillReason;
+
+/// How the leader process actually ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RawExit {
+    /// The leader called `exit` with this code. `-1` means the status was
+    /// taken by someone else (a `waitpid(-1)` elsewhere in this process).
+    Exited(i32),
+    /// The leader was ended by this signal.
+    Signaled(i32),
+}
+
+/// Why a child's run ended. Precedence when several apply: a recorded
+/// [`KillReason`] wins; else an OOM kill (or a SIGKILL after the memory cap
+/// was hit) gives `MemoryLimit`; else a pids-cap hit followed by an abnormal
+/// exit gives `PidsLimit`; else leaked descendants give `Leaked`; else the
+/// raw `Exited`/`Signaled`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Termination {
+    /// The leader exited by itself with this code.
+    Exited {
+        /// Exit code.
+        code: i32,
+    },
+    /// The leader was killed by a signal nobody here sent.
+    Signaled {
+        /// Signal number.
+        signal: i32,
+    },
+    /// Killed for [`KillReason::Timeout`].
+    Timeout,
+    /// Killed for [`KillReason::IdleTimeout`].
+    IdleTimeout,
+    /// Killed because a stream passed its hard limit.
+    OutputLimit {
+        /// The stream that overflowed.
+        stream: Stream,
+    },
+    /// The cgroup's OOM killer ended it.
+    MemoryLimit,
+    /// It hit the cgroup's pids cap and then failed.
+    PidsLimit,
+    /// Killed for [`KillReason::Cancelled`] or [`KillReason::Other`].
+    Cancelled,
+    /// The leader exited but left descendants behind, which were killed.
+    Leaked {
+        /// The descendants that were killed.
+        pids: Vec<u32>,
+    },
+}
+
+impl Termination {
+    /// A stable snake_case name for logs and session files.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Termination::Exited { .. } => "exited",
+            Termination::Signaled { .. } => "signaled",
+            Termination::Timeout => "timeout",
+            Termination::IdleTimeout => "idle_timeout",
+            Termination::OutputLimit { .. } => "output_limit",
+            Termination::MemoryLimit => "memory_limit",
+            Termination::PidsLimit => "pids_limit",
+            Termination::Cancelled => "cancelled",
+            Termination::Leaked { .. } => "leaked",
+        }
+    }
+
+    /// True only for a clean `exit(0)` with nothing left behind.
+    pub fn is_success(&self) -> bool {
+        matches!(self, Termination::Exited { code: 0 })
+    }
+}
+
+/// Resource use of the run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ResourceUsage {
+    /// Monotonic time from spawn to the leader's exit.
+    pub wall: Duration,
+    /// User + system CPU of the leader and the descendants it waited for.
+    pub cpu: Duration,
+    /// Peak resident set of the leader (or its largest waited-for child), bytes.
+    pub peak_rss_bytes: u64,
+}
+
+/// Everything known about a finished child.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChildExit {
+    /// The verdict.
+    pub termination: Termination,
+    /// How the leader actually ended.
+    pub raw: RawExit,
+    /// Captured stdout.
+    pub stdout: Captured,
+    /// Captured stderr.
+    pub stderr: Captured,
+    /// Resource use.
+    pub usage: ResourceUsage,
+    /// Descendants still alive (or holding our pipes) after the leader
+    /// exited, which were killed.
+    pub leaked_pids: Vec<u32>,
+}
+
+/// What the child's cgroup says happened, read before it is removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct CgroupVerdict {
+    /// The OOM killer killed something in the cgroup.
+    pub(crate) oom_killed: bool,
+    /// The memory (or memory+swap) limit was hit at least once.
+    pub(crate) memory_limit_hit: bool,
+    /// A fork failed because of the pids cap.
+    pub(crate) pids_limit_hit: bool,
+}
+
+/// The precedence rule: a recorded kill reason wins; else an OOM kill (or a
+/// SIGKILL after the memory limit was hit); else a pids-cap hit followed by an
+/// abnormal exit; else leaked descendants; else the raw status.
+pub(crate) fn decide(
+    reason: Option<&KillReason>,
+    raw: RawExit,
+    cgroup: CgroupVerdict,
+    leaked: &[u32],
+) -> Termination {
+    if let Some(reason) = reason {
+        return match reason {
+            KillReason::Timeout => Termination::Timeout,
+            KillReason::IdleTimeout => Termination::IdleTimeout,
+            KillReason::Cancelled | KillReason::Other(_) => Termination::Cancelled,
+            KillReason::OutputLimit(stream) => Termination::OutputLimit { stream: *stream },
+        };
+    }
+    if cgroup.oom_killed || (cgroup.memory_limit_hit && raw == RawExit::Signaled(libc::SIGKILL)) {
+        return Termination::MemoryLimit;
+    }
+    if cgroup.pids_limit_hit && raw != RawExit::Exited(0) {
+        return Termination::PidsLimit;
+    }
+    if !leaked.is_empty() {
+        return Termination::Leaked {
+            pids: leaked.to_vec(),
+        };
+    }
+    match raw {
+        RawExit::Exited(code) => Termination::Exited { code },
+        RawExit::Signaled(signal) => Termination::Signaled { signal },
+    }
+}
+
+#[cfg(test)]
+#[path = "exit_tests.rs"]
+mod tests;

@@ -1,0 +1,154 @@
+//! Killing a child's whole tree: SIGTERM, a grace period on monotonic time,
+//! then SIGKILL, to the process group and every member of the child's cgroup.
+//!
+//! The first recorded [`KillReason`] wins. No signal is ever sent once the
+//! leader has been reaped: until then the leader's zombie keeps its pid (and
+//! so the group id) from being reused by a stranger.
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use subagent_protocol::session::Stream;
+use tokio::runtime::Handle;
+use tokio::sync::watch;
+
+use crate::cgroup::CgroupMembers;
+use crate::unix;
+
+/// Why the caller (or the sandbox itself) ended a child.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KillReason {
+    /// The wall-clock deadline passed.
+    Timeout,
+    /// No progress for too long.
+    IdleTimeout,
+    /// The caller cancelled the run.
+    Cancelled,
+    /// A stream passed its hard limit.
+    OutputLimit(Stream),
+    /// Anything else; reported as [`crate::Termination::Cancelled`], the text
+    /// is the caller's to keep.
+    Other(String),
+}
+
+/// Kills a child's tree from anywhere; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct KillHandle {
+    shared: Arc<KillShared>,
+}
+
+#[derive(Debug)]
+pub(crate) struct KillShared {
+    pgid: i32,
+    cgroup: Option<CgroupMembers>,
+    grace: Duration,
+    runtime: Handle,
+    state: Mutex<KillState>,
+    /// Turns true once the tree is dead and reaped; ends pending escalations.
+    gone: watch::Sender<bool>,
+}
+
+#[derive(Debug, Default)]
+struct KillState {
+    reason: Option<KillReason>,
+    terminating: bool,
+    reaped: bool,
+}
+
+impl KillHandle {
+    pub(crate) fn new(
+        pgid: i32,
+        cgroup: Option<CgroupMembers>,
+        grace: Duration,
+        runtime: Handle,
+    ) -> Self {
+        Self {
+            shared: Arc::new(KillShared {
+                pgid,
+                cgroup,
+                grace,
+                runtime,
+                state: Mutex::new(KillState::default()),
+                gone: watch::Sender::new(false),
+            }),
+        }
+    }
+
+    /// SIGTERM to the whole group and cgroup, then SIGKILL after the grace
+    /// period unless the tree is gone by then. Idempotent; the first reason
+    /// recorded wins. Returns at once: the escalation runs in the background.
+    pub fn terminate(&self, reason: KillReason) {
+        let start = {
+            let mut state = self.shared.lock();
+            state.reason.get_or_insert(reason);
+            let start = !state.terminating && !state.reaped;
+            state.terminating = true;
+            start
+        };
+        if !start {
+            return;
+        }
+        self.shared.signal_tree(libc::SIGTERM);
+        let shared = Arc::clone(&self.shared);
+        let mut gone = shared.gone.subscribe();
+        self.shared.runtime.spawn(async move {
+            tokio::select! {
+                _ = tokio::time::sleep(shared.grace) => shared.signal_tree(libc::SIGKILL),
+                _ = gone.wait_for(|gone| *gone) => {}
+            }
+        });
+    }
+
+    /// SIGKILL the whole tree now; records `reason` if none is recorded yet.
+    pub fn kill_now(&self, reason: KillReason) {
+        self.shared.lock().reason.get_or_insert(reason);
+        self.shared.signal_tree(libc::SIGKILL);
+    }
+
+    /// The reason recorded first, if any.
+    pub fn reason(&self) -> Option<KillReason> {
+        self.shared.lock().reason.clone()
+    }
+
+    /// SIGKILL without recording a reason (the drop guard's kill).
+    pub(crate) fn kill_silently(&self) {
+        self.shared.signal_tree(libc::SIGKILL);
+    }
+
+    /// Runs `reap` (which reaps the leader) with signalling shut off for
+    /// good, then ends pending escalations.
+    pub(crate) fn reap_leader<R>(&self, reap: impl FnOnce() -> R) -> R {
+        let result = {
+            let mut state = self.shared.lock();
+            state.reaped = true;
+            reap()
+        };
+        self.shared.gone.send_replace(true);
+        result
+    }
+}
+
+impl KillShared {
+    fn lock(&self) -> MutexGuard<'_, KillState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Signals the process group and every cgroup member, unless the leader
+    /// is already reaped. Holds the state lock so reaping cannot interleave.
+    fn signal_tree(&self, signal: i32) {
+        let state = self.lock();
+        if state.reaped {
+            return;
+        }
+        unix::signal_group(self.pgid, signal);
+        if let Some(cgroup) = &self.cgroup {
+            if signal == libc::SIGKILL && cgroup.kill_all() {
+                return;
+            }
+            for pid in cgroup.list() {
+                unix::signal_process(pid, signal);
+            }
+        }
+        drop(state);
+    }
+}

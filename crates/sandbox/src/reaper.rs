@@ -1,0 +1,111 @@
+//! One thread per child that waits for the leader to exit and, when asked
+//! (or when the child's owner is dropped), cleans up the whole tree: kills
+//! the leftovers, reaps, reads the cgroup's verdict, removes the cgroup.
+//!
+//! The leader is reaped last, here and only here: its zombie keeps the
+//! process-group id reserved while the group is being killed.
+
+use std::io;
+use std::sync::mpsc;
+use std::time::Instant;
+
+use tokio::sync::oneshot;
+
+use crate::cgroup::ChildCgroup;
+use crate::exit::{CgroupVerdict, RawExit};
+use crate::kill::KillHandle;
+use crate::leaks::{self, TreeScope};
+use crate::unix::{self, Rusage};
+
+/// Stack of a reaper thread, bytes: it only scans /proc and makes syscalls.
+const REAPER_STACK_BYTES: usize = 256 * 1024;
+
+/// The leader has exited (not yet reaped).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LeaderExit {
+    /// The status as `waitid` saw it.
+    pub(crate) raw: RawExit,
+    /// When it was seen.
+    pub(crate) at: Instant,
+}
+
+/// Ask the reaper to clean up now.
+#[derive(Debug)]
+pub(crate) struct CleanupRequest {
+    /// Inodes of streams not at EOF: whoever holds them is a leftover.
+    pub(crate) open_pipes: Vec<u64>,
+    pub(crate) reply: oneshot::Sender<CleanupReport>,
+}
+
+/// What cleaning up found.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CleanupReport {
+    /// The leader's status and usage from `wait4`, when it could be reaped.
+    pub(crate) reaped: Option<(RawExit, Rusage)>,
+    pub(crate) leaked: Vec<u32>,
+    pub(crate) verdict: CgroupVerdict,
+}
+
+/// The async side's ends of the reaper's channels.
+#[derive(Debug)]
+pub(crate) struct ReaperLink {
+    pub(crate) exited: oneshot::Receiver<LeaderExit>,
+    /// Dropping this without sending also triggers the cleanup (drop guard).
+    pub(crate) cleanup: mpsc::Sender<CleanupRequest>,
+}
+
+/// Starts the reaper thread of one child.
+pub(crate) fn start(
+    scope: TreeScope,
+    cgroup: Option<ChildCgroup>,
+    killer: KillHandle,
+) -> io::Result<ReaperLink> {
+    let (exit_tx, exited) = oneshot::channel();
+    let (cleanup, requests) = mpsc::channel::<CleanupRequest>();
+    std::thread::Builder::new()
+        .name(format!("subagent-reaper-{}", scope.leader))
+        .stack_size(REAPER_STACK_BYTES)
+        .spawn(move || {
+            let raw = unix::wait_exit_keep_zombie(scope.leader).unwrap_or(RawExit::Exited(-1));
+            let _ = exit_tx.send(LeaderExit {
+                raw,
+                at: Instant::now(),
+            });
+            // Err = the owner was dropped: clean up all the same.
+            let request = requests.recv().ok();
+            let open_pipes = request
+                .as_ref()
+                .map_or_else(|| scope.pipe_inodes.clone(), |r| r.open_pipes.clone());
+            let report = clean_up(&scope, &open_pipes, cgroup, &killer);
+            if let Some(request) = request {
+                let _ = request.reply.send(report);
+            }
+        })?;
+    Ok(ReaperLink { exited, cleanup })
+}
+
+fn clean_up(
+    scope: &TreeScope,
+    open_pipes: &[u64],
+    cgroup: Option<ChildCgroup>,
+    killer: &KillHandle,
+) -> CleanupReport {
+    let members = cgroup.as_ref().map(ChildCgroup::members);
+    let leaked = leaks::kill_leftovers(scope, open_pipes, members.as_ref());
+    let verdict = cgroup
+        .as_ref()
+        .map(ChildCgroup::verdict)
+        .unwrap_or_default();
+    let reaped = killer.reap_leader(|| unix::reap_with_rusage(scope.leader).ok());
+    leaks::unregister(scope.leader);
+    if let Some(mut cgroup) = cgroup {
+        // A cgroup that cannot be removed is left behind empty; it holds no
+        // processes and costs nothing, so it is not worth failing the run.
+        let _ = cgroup.remove();
+    }
+    CleanupReport {
+        reaped,
+        leaked,
+        verdict,
+    }
+}

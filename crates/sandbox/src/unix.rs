@@ -1,0 +1,238 @@
+//! Thin, safe wrappers over the Linux process calls the sandbox needs:
+//! signalling, waiting without reaping, reaping with rusage, the subreaper
+//! flag.
+//!
+//! Every `unsafe` block of the crate outside the pre-exec hook lives here.
+//! These functions never wait on "any child" (`waitpid(-1)`): that would steal
+//! the exit statuses of children other parts of the process own.
+
+use std::io;
+use std::time::Duration;
+
+use crate::exit::RawExit;
+
+/// What `wait4` reports about the leader's resource use.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Rusage {
+    pub(crate) cpu: Duration,
+    pub(crate) max_rss_bytes: u64,
+}
+
+/// Our own process id.
+pub(crate) fn own_pid() -> u32 {
+    std::process::id()
+}
+
+/// Our own session id, so orphans of other sessions can be told from our own
+/// direct children.
+pub(crate) fn own_session() -> i32 {
+    // SAFETY: getsid(0) only reads the calling process's session id.
+    unsafe { libc::getsid(0) }
+}
+
+/// Sends `signal` to one process. A process that is already gone is not an
+/// error: the caller wanted it dead.
+pub(crate) fn signal_process(pid: u32, signal: i32) {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return;
+    };
+    if pid <= 0 {
+        return;
+    }
+    // SAFETY: kill(2) with a positive pid targets exactly that process.
+    unsafe {
+        libc::kill(pid, signal);
+    }
+}
+
+/// Sends `signal` to every member of process group `pgid`.
+pub(crate) fn signal_group(pgid: i32, signal: i32) {
+    // A group id of 0 or 1 would hit our own group or everything: never.
+    if pgid <= 1 {
+        return;
+    }
+    // SAFETY: a negative pid targets exactly the process group `pgid`.
+    unsafe {
+        libc::kill(-pgid, signal);
+    }
+}
+
+/// Blocks until `pid` (our child) has exited, WITHOUT reaping it: the zombie
+/// keeps its pid and its process-group id reserved, so signals to the group
+/// cannot reach a stranger that reused the number.
+pub(crate) fn wait_exit_keep_zombie(pid: u32) -> io::Result<RawExit> {
+    let id = libc::id_t::from(pid);
+    loop {
+        // SAFETY: siginfo_t is plain data; zeroed is a valid value.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: waitid writes into `info`, which lives for the call.
+        let rc = unsafe { libc::waitid(libc::P_PID, id, &mut info, libc::WEXITED | libc::WNOWAIT) };
+        if rc == 0 {
+            // SAFETY: after a successful waitid with WEXITED, si_status is set.
+            let status = unsafe { info.si_status() };
+            return Ok(if info.si_code == libc::CLD_EXITED {
+                RawExit::Exited(status)
+            } else {
+                RawExit::Signaled(status)
+            });
+        }
+        let err = io::Error::last_os_error();
+        if err.kind() != io::ErrorKind::Interrupted {
+            return Err(err);
+        }
+    }
+}
+
+/// Reaps `pid` (our child), blocking until it has exited, and returns its
+/// status and resource use.
+pub(crate) fn reap_with_rusage(pid: u32) -> io::Result<(RawExit, Rusage)> {
+    let pid = to_pid(pid)?;
+    loop {
+        let mut status: libc::c_int = 0;
+        // SAFETY: rusage is plain data; zeroed is a valid value.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: wait4 writes into `status` and `usage`, which live for the call.
+        let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if rc == pid {
+            return Ok((decode_status(status), decode_rusage(&usage)));
+        }
+        let err = io::Error::last_os_error();
+        if err.kind() != io::ErrorKind::Interrupted {
+            return Err(err);
+        }
+    }
+}
+
+/// Reaps `pid` if it is our child and has exited. Returns true when it is
+/// gone from our children (reaped now, or not our child at all).
+pub(crate) fn try_reap(pid: u32) -> bool {
+    let Ok(pid) = to_pid(pid) else {
+        return true;
+    };
+    let mut status: libc::c_int = 0;
+    // SAFETY: waitpid on one specific pid, writing into `status`.
+    let rc = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+    rc == pid || rc == -1
+}
+
+/// Marks this process as a child subreaper: orphaned descendants reparent to
+/// us instead of init, so they can still be found, killed and reaped.
+pub fn become_subreaper() -> io::Result<()> {
+    // SAFETY: PR_SET_CHILD_SUBREAPER takes one integer argument.
+    let rc = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Current hard limit of an rlimit, so a requested cap can be clamped to what
+/// an unprivileged process may set.
+pub(crate) fn hard_limit(resource: RlimitResource) -> u64 {
+    // SAFETY: rlimit is plain data; zeroed is a valid value.
+    let mut current: libc::rlimit = unsafe { std::mem::zeroed() };
+    // SAFETY: getrlimit writes into `current`, which lives for the call.
+    let rc = unsafe { libc::getrlimit(resource.raw(), &mut current) };
+    if rc == 0 {
+        current.rlim_max
+    } else {
+        libc::RLIM_INFINITY
+    }
+}
+
+/// Keeps fd 3 of this process occupied (by /dev/null, close-on-exec), so that
+/// the pipes a spawn creates never land on fd 3: the child's fd 3 is
+/// overwritten by the protocol fd, which would otherwise clobber the pipe std
+/// uses to report a failed exec.
+pub(crate) fn reserve_low_fds() {
+    const DEV_NULL: &std::ffi::CStr = c"/dev/null";
+    loop {
+        // SAFETY: open with a NUL-terminated path; the fd is ours to keep.
+        let fd = unsafe { libc::open(DEV_NULL.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+        if fd < 0 {
+            return;
+        }
+        if fd > 3 {
+            // fd 3 (and everything below) is already taken by someone else.
+            // SAFETY: `fd` was just opened by us and is not shared.
+            unsafe {
+                libc::close(fd);
+            }
+            return;
+        }
+        if fd == 3 {
+            return;
+        }
+        // fd < 3: stdio was closed; keeping /dev/null there is harmless.
+    }
+}
+
+/// An rlimit the sandbox sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RlimitResource {
+    Core,
+    OpenFiles,
+    FileSize,
+    CpuSeconds,
+}
+
+impl RlimitResource {
+    fn raw(self) -> RawResource {
+        match self {
+            RlimitResource::Core => libc::RLIMIT_CORE,
+            RlimitResource::OpenFiles => libc::RLIMIT_NOFILE,
+            RlimitResource::FileSize => libc::RLIMIT_FSIZE,
+            RlimitResource::CpuSeconds => libc::RLIMIT_CPU,
+        }
+    }
+
+    /// Sets the soft and hard limit. Async-signal-safe: only setrlimit(2).
+    pub(crate) fn set(self, soft: u64, hard: u64) -> io::Result<()> {
+        let limit = libc::rlimit {
+            rlim_cur: soft,
+            rlim_max: hard,
+        };
+        // SAFETY: setrlimit reads `limit`, which lives for the call.
+        let rc = unsafe { libc::setrlimit(self.raw(), &limit) };
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        }
+    }
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+type RawResource = libc::__rlimit_resource_t;
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+type RawResource = libc::c_int;
+
+fn to_pid(pid: u32) -> io::Result<libc::pid_t> {
+    libc::pid_t::try_from(pid).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))
+}
+
+fn decode_status(status: libc::c_int) -> RawExit {
+    if libc::WIFEXITED(status) {
+        RawExit::Exited(libc::WEXITSTATUS(status))
+    } else if libc::WIFSIGNALED(status) {
+        RawExit::Signaled(libc::WTERMSIG(status))
+    } else {
+        RawExit::Exited(-1)
+    }
+}
+
+fn decode_rusage(usage: &libc::rusage) -> Rusage {
+    let timeval = |t: libc::timeval| {
+        let secs = u64::try_from(t.tv_sec).unwrap_or(0);
+        let micros = u64::try_from(t.tv_usec).unwrap_or(0);
+        Duration::from_secs(secs) + Duration::from_micros(micros)
+    };
+    Rusage {
+        cpu: timeval(usage.ru_utime) + timeval(usage.ru_stime),
+        // ru_maxrss is in KiB on Linux.
+        max_rss_bytes: u64::try_from(usage.ru_maxrss)
+            .unwrap_or(0)
+            .saturating_mul(1024),
+    }
+}

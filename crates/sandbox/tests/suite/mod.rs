@@ -1,0 +1,12 @@
+//! Declares the integration test modules.
+
+mod capture;
+mod cgroup_limits;
+mod deadline;
+mod exit_status;
+mod guard;
+mod isolation;
+mod leaks;
+mod policy;
+mod rlimits;
+mod support;

@@ -1,0 +1,208 @@
+//! Shared helpers: specs for `/bin/sh` scripts tagged with a unique marker,
+//! waiting with a safety timeout, and the check that nothing a test started
+//! is still alive (by marker in the environment or command line, and by pid).
+
+use std::ffi::OsString;
+use std::fmt;
+use std::ops::Deref;
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock};
+use std::time::{Duration, Instant};
+
+use subagent_sandbox::{CaptureLimits, ChildExit, SandboxSpec, SandboxedChild, become_subreaper};
+use tokio::io::AsyncReadExt;
+use tokio::net::UnixStream;
+use tokio::sync::{OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock};
+
+/// Environment variable every test child carries; its descendants inherit it.
+pub const MARKER_VAR: &str = "SANDBOX_TEST_MARKER";
+
+/// Longest a test waits for a child that should end by itself.
+const TEST_WAIT_LIMIT: Duration = Duration::from_secs(30);
+
+/// Longest a test waits for a dropped child's tree to be gone.
+const GONE_WAIT_LIMIT: Duration = Duration::from_secs(10);
+
+pub const MIB: u64 = 1024 * 1024;
+
+static NEXT: AtomicU64 = AtomicU64::new(0);
+
+/// Turns for tests whose trees have no cgroup. Without a cgroup, an orphan
+/// reparented to us (a daemon that called setsid and closed its stdio) can
+/// only be told apart from another cgroup-less tree's orphan by running one
+/// such tree at a time: that is the documented limit of the /proc fallback,
+/// so the test of it runs alone and every other test shares.
+static TURNS: LazyLock<Arc<RwLock<()>>> = LazyLock::new(|| Arc::new(RwLock::new(())));
+
+/// A string no other process on the machine carries, plus this test's turn.
+pub struct Marker {
+    text: String,
+    _turn: Turn,
+}
+
+enum Turn {
+    Shared(#[expect(dead_code, reason = "held, never read")] OwnedRwLockReadGuard<()>),
+    Alone(#[expect(dead_code, reason = "held, never read")] OwnedRwLockWriteGuard<()>),
+}
+
+impl Deref for Marker {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.text
+    }
+}
+
+impl fmt::Display for Marker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// A fresh marker for a test that may run alongside others.
+pub async fn marker() -> Marker {
+    let turn = Turn::Shared(Arc::clone(&TURNS).read_owned().await);
+    new_marker(turn)
+}
+
+/// A fresh marker for a test that must be the only one running.
+pub async fn marker_alone() -> Marker {
+    let turn = Turn::Alone(Arc::clone(&TURNS).write_owned().await);
+    new_marker(turn)
+}
+
+fn new_marker(turn: Turn) -> Marker {
+    // Being a subreaper makes orphans of every test reparent to this process,
+    // so they can be found and reaped; idempotent.
+    become_subreaper().expect("PR_SET_CHILD_SUBREAPER");
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let text = format!(
+        "sbx-{}-{}-{nanos}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    );
+    Marker { text, _turn: turn }
+}
+
+/// A spec running `script` with `/bin/sh -c`, `$0` = marker, the given extra
+/// positional arguments, a minimal environment carrying the marker, a short
+/// grace and small capture limits.
+pub fn sh(script: &str, marker: &str, extra_args: &[&str]) -> SandboxSpec {
+    let mut spec = SandboxSpec::new("/bin/sh", std::env::temp_dir());
+    spec.args = vec!["-c".into(), script.into(), marker.into()];
+    spec.args.extend(extra_args.iter().map(OsString::from));
+    spec.env = vec![
+        ("PATH".into(), "/usr/bin:/bin".into()),
+        (MARKER_VAR.into(), marker.into()),
+    ];
+    spec.grace = Duration::from_millis(300);
+    spec.capture = CaptureLimits {
+        stdout_hard_bytes: MIB,
+        stderr_hard_bytes: MIB,
+        keep_head_bytes: 4096,
+        keep_tail_bytes: 4096,
+    };
+    spec
+}
+
+/// Waits for the child, failing the test if it takes unreasonably long.
+pub async fn finish(child: SandboxedChild) -> ChildExit {
+    tokio::time::timeout(TEST_WAIT_LIMIT, child.wait())
+        .await
+        .expect("the child did not finish within the test's wait limit")
+}
+
+/// A protocol socket pair: the child's end (for `spec.protocol_fd`) and ours.
+pub fn protocol_pair() -> (OwnedFd, UnixStream) {
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair().expect("socketpair");
+    ours.set_nonblocking(true).expect("nonblocking");
+    (
+        theirs.into(),
+        UnixStream::from_std(ours).expect("tokio socket"),
+    )
+}
+
+/// Reads from the socket until the text contains `needle`.
+pub async fn read_until(stream: &mut UnixStream, needle: &str) -> String {
+    let mut text = Vec::new();
+    let read = async {
+        let mut buf = [0u8; 256];
+        while !String::from_utf8_lossy(&text).contains(needle) {
+            let n = stream.read(&mut buf).await.expect("read protocol socket");
+            assert!(n > 0, "protocol socket closed before {needle:?} arrived");
+            text.extend_from_slice(&buf[..n]);
+        }
+    };
+    tokio::time::timeout(TEST_WAIT_LIMIT, read)
+        .await
+        .expect("the child never signalled readiness");
+    String::from_utf8_lossy(&text).into_owned()
+}
+
+/// Pids of live (non-zombie) processes whose environment or command line
+/// contains `marker`.
+pub fn alive_with_marker(marker: &str) -> Vec<u32> {
+    let needle = marker.as_bytes();
+    let contains = |haystack: &[u8]| haystack.windows(needle.len()).any(|w| w == needle);
+    std::fs::read_dir("/proc")
+        .expect("read /proc")
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| *pid != std::process::id())
+        .filter(|pid| state(*pid).is_some_and(|s| s != 'Z'))
+        .filter(|pid| {
+            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            contains(&environ) || contains(&cmdline)
+        })
+        .collect()
+}
+
+/// Asserts that no process carrying `marker` is alive and that none of
+/// `pids` is alive or left as our unreaped zombie.
+pub fn assert_nothing_alive(marker: &str, pids: &[u32]) {
+    let alive = alive_with_marker(marker);
+    assert!(alive.is_empty(), "processes still alive: {alive:?}");
+    for pid in pids {
+        if let Some((state, ppid)) = state_and_parent(*pid) {
+            let ours_unreaped = state == 'Z' && ppid == std::process::id();
+            let live_with_marker = state != 'Z' && alive_with_marker(marker).contains(pid);
+            assert!(!ours_unreaped, "pid {pid} is our unreaped zombie");
+            assert!(!live_with_marker, "pid {pid} is still alive");
+        }
+    }
+}
+
+/// Polls until nothing carrying `marker` is alive (for trees torn down in
+/// the background), then asserts it.
+pub async fn assert_eventually_nothing_alive(marker: &str, pids: &[u32]) {
+    let deadline = Instant::now() + GONE_WAIT_LIMIT;
+    while Instant::now() < deadline && !alive_with_marker(marker).is_empty() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The reaper reaps right after the kill; give it the same deadline.
+    while Instant::now() < deadline
+        && pids.iter().any(|p| {
+            state_and_parent(*p).is_some_and(|(s, pp)| s == 'Z' && pp == std::process::id())
+        })
+    {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_nothing_alive(marker, pids);
+}
+
+fn state(pid: u32) -> Option<char> {
+    state_and_parent(pid).map(|(s, _)| s)
+}
+
+fn state_and_parent(pid: u32) -> Option<(char, u32)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = text.rsplit_once(')')?;
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let ppid = fields.next()?.parse().ok()?;
+    Some((state, ppid))
+}
