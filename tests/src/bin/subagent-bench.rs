@@ -134,7 +134,7 @@ fn main() -> Result<()> {
         unit: "ms",
         baseline: "vs fork/exec /bin/true",
         samples: rt.block_on(time_n_async(n, 10, || async {
-            let child = subagent_sandbox::spawn(sandbox_spec(no_cgroup.clone())).await?;
+            let child = subagent_sandbox::spawn(sandbox_spec(no_cgroup)).await?;
             let exit = child.wait().await;
             if !exit.termination.is_success() {
                 bail!("sandboxed /bin/true failed: {:?}", exit.termination);
@@ -150,7 +150,7 @@ fn main() -> Result<()> {
             unit: "ms",
             baseline: "vs fork/exec /bin/true",
             samples: rt.block_on(time_n_async(n, 10, || async {
-                let child = subagent_sandbox::spawn(sandbox_spec(full.clone())).await?;
+                let child = subagent_sandbox::spawn(sandbox_spec(full)).await?;
                 let exit = child.wait().await;
                 if !exit.termination.is_success() {
                     bail!("sandboxed /bin/true failed: {:?}", exit.termination);

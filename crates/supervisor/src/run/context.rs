@@ -38,7 +38,7 @@ impl RunContext<'_> {
             agent: self.request.agent.clone(),
             task: self.request.task.clone(),
             model: self.request.provider.model.clone(),
-            mode: self.request.mode.into(),
+            mode: self.request.mode,
             limits: self.request.limits.clone(),
             session_file: self.paths.session_file.display().to_string(),
             full_output_file: self.paths.full_output_file.clone(),

@@ -139,7 +139,8 @@ pub(super) async fn watch_worker(
     let mut spec = Some(spec);
 
     // The loop ends when the worker's tree is gone (wait resolved) and every
-    // frame it sent has been read.
+    // frame it sent has been read. Once `Done` has arrived the run is decided:
+    // wall and idle timers no longer apply, only the exit-after-Done deadline.
     loop {
         if exited && !frames_open {
             break;
@@ -152,13 +153,13 @@ pub(super) async fn watch_worker(
                 let _ = writer.write(&ToWorker::Cancel { reason: "cancelled by the caller".into() }).await;
                 escalate_at = Some(TokioInstant::now() + CANCEL_WINDOW);
             }
-            _ = sleep_until(wall_deadline), if watch.cause.is_none() && !exited => {
+            _ = sleep_until(wall_deadline), if watch.cause.is_none() && watch.outcome.is_none() && !exited => {
                 watch.cause = Some(SupervisorCause::WallTimeout);
                 ctx.limit("wall_timeout", limits.wall_timeout_ms, "cancel", None).await;
                 let _ = writer.write(&ToWorker::Cancel { reason: "wall timeout".into() }).await;
                 escalate_at = Some(TokioInstant::now() + CANCEL_WINDOW);
             }
-            _ = sleep_until(if hello_seen { idle_deadline } else { hello_deadline }), if watch.cause.is_none() && !exited => {
+            _ = sleep_until(if hello_seen { idle_deadline } else { hello_deadline }), if watch.cause.is_none() && watch.outcome.is_none() && !exited => {
                 if hello_seen {
                     watch.cause = Some(SupervisorCause::IdleTimeout);
                     ctx.limit("idle_timeout", limits.idle_timeout_ms, "cancel", None).await;
