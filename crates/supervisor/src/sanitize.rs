@@ -53,7 +53,7 @@ static SECRET_PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
         ),
         // NAME=value where the name says it is a secret.
         pattern(
-            r#"(?i)\b([A-Z0-9_]*(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)[A-Z0-9_]*\s*[=:]\s*)[^\s"',;]+"#,
+            r#"(?i)\b([A-Z0-9_]*(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)[A-Z0-9_]*\s*[=:]\s*)[^\s"',;&]+"#,
             "${1}***",
         ),
         pattern(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}", "${1}***"),
@@ -78,10 +78,12 @@ static SECRET_PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
 static HOME_PATH: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"(?:/home|/Users)/[A-Za-z0-9._-]+|/root\b").ok());
 
-/// A stack frame line: Rust (`  12: name`), Python (`  File "x", line 3`),
-/// JavaScript/Java (`    at f (x.js:1:2)`), Go (`goroutine`-style `\tpath:line`).
-static FRAME_START: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r#"^\s*(?:\d+: |File ".*", line \d+|at [^\s].*)"#).ok());
+/// Stack frame lines: Rust (`  12: name`), Python (`  File "x", line 3`),
+/// and JavaScript/Java (`    at f (x.js:1:2)`).
+static NUMBERED_FRAME: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"^\s*\d+: ").ok());
+static PYTHON_FRAME: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r#"^\s*File ".*", line \d+"#).ok());
+static AT_FRAME: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"^\s*at \S").ok());
 
 /// Masks secrets and, for returned text, paths and long traces.
 #[derive(Debug, Clone, Default)]
@@ -148,50 +150,60 @@ impl Sanitizer {
 
 /// Keeps the first `max_frames` frames of each run of stack-frame lines and
 /// replaces the rest with one marker line. Indented lines directly after a
-/// frame (source locations, code excerpts) belong to that frame.
+/// frame (source locations, code excerpts) belong to that frame; in a Rust
+/// backtrace the `at path:line` lines are such continuations, elsewhere an
+/// `at ...` line is a frame of its own.
 pub fn cut_stack_traces(text: &str, max_frames: usize) -> String {
-    let Some(frame_start) = FRAME_START.as_ref() else {
+    let (Some(numbered), Some(python), Some(at)) = (
+        NUMBERED_FRAME.as_ref(),
+        PYTHON_FRAME.as_ref(),
+        AT_FRAME.as_ref(),
+    ) else {
         return text.to_owned();
     };
     let mut out = String::with_capacity(text.len());
-    let mut frames_in_run = 0usize;
+    let mut frames = 0usize;
     let mut dropped = 0usize;
+    let mut rust_style = false;
     let mut in_run = false;
-    let flush_marker = |out: &mut String, dropped: &mut usize| {
-        if *dropped > 0 {
-            out.push_str(&format!("    [... {dropped} more frames omitted ...]\n"));
-            *dropped = 0;
-        }
-    };
     for line in text.split_inclusive('\n') {
-        let is_frame = frame_start.is_match(line);
-        let is_continuation =
-            in_run && !is_frame && line.starts_with(char::is_whitespace) && !line.trim().is_empty();
+        let is_numbered = numbered.is_match(line);
+        let is_frame =
+            is_numbered || python.is_match(line) || (at.is_match(line) && !(in_run && rust_style));
+        let indented = line.starts_with(char::is_whitespace) && !line.trim().is_empty();
         if is_frame {
+            if !in_run {
+                rust_style = is_numbered;
+            }
             in_run = true;
-            frames_in_run += 1;
-            if frames_in_run > max_frames {
+            frames += 1;
+            if frames > max_frames {
                 dropped += 1;
                 continue;
             }
-        } else if is_continuation {
-            if frames_in_run > max_frames {
+        } else if in_run && indented {
+            if frames > max_frames {
                 continue;
             }
         } else {
-            flush_marker(&mut out, &mut dropped);
+            push_marker(&mut out, &mut dropped);
             in_run = false;
-            frames_in_run = 0;
+            frames = 0;
         }
         out.push_str(line);
     }
-    if dropped > 0 {
-        if !out.ends_with('\n') && !out.is_empty() {
-            out.push('\n');
-        }
-        flush_marker(&mut out, &mut dropped);
+    if dropped > 0 && !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
     }
+    push_marker(&mut out, &mut dropped);
     out
+}
+
+fn push_marker(out: &mut String, dropped: &mut usize) {
+    if *dropped > 0 {
+        out.push_str(&format!("    [... {dropped} more frames omitted ...]\n"));
+        *dropped = 0;
+    }
 }
 
 #[cfg(test)]

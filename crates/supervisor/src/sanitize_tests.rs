@@ -13,7 +13,7 @@ fn every_pattern_compiles() {
         assert!(p.regex.is_some(), "a secret pattern failed to compile");
     }
     assert!(HOME_PATH.is_some());
-    assert!(FRAME_START.is_some());
+    assert!(NUMBERED_FRAME.is_some() && PYTHON_FRAME.is_some() && AT_FRAME.is_some());
 }
 
 #[test]
