@@ -23,7 +23,7 @@ use super::http::HttpClient;
 use super::retry::RetryPolicy;
 use super::sse::SseEvent;
 use super::stream_turn::{
-    Progress, TurnDecoder, decode_event, endpoint, stream_turn, temperature_json,
+    Progress, TurnDecoder, decode_event, endpoint, stream_turn, temperature_json, text_of,
 };
 use super::{
     ChatMessage, ChatRequest, Provider, ProviderError, StreamDelta, ToolCallRequest, TurnResponse,
@@ -269,10 +269,6 @@ pub(crate) struct AnthropicDecoder {
     stop_reason: Option<String>,
     model: Option<String>,
     done: bool,
-}
-
-fn text_of<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
-    value.get(key).and_then(Value::as_str)
 }
 
 impl TurnDecoder for AnthropicDecoder {

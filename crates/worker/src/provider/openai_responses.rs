@@ -41,7 +41,7 @@ use super::http::HttpClient;
 use super::retry::RetryPolicy;
 use super::sse::SseEvent;
 use super::stream_turn::{
-    Progress, TurnDecoder, decode_event, endpoint, stream_turn, temperature_json,
+    Progress, TurnDecoder, decode_event, endpoint, stream_turn, temperature_json, text_of,
 };
 use super::{
     ChatMessage, ChatRequest, Provider, ProviderError, StreamDelta, ToolCallRequest, TurnResponse,
@@ -319,10 +319,6 @@ pub(crate) struct ResponsesDecoder {
     calls: BTreeMap<u64, PartialCall>,
     usage: Usage,
     stop_reason: Option<String>,
-}
-
-fn text_of<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
-    value.get(key).and_then(Value::as_str)
 }
 
 impl TurnDecoder for ResponsesDecoder {

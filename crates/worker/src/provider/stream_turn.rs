@@ -171,6 +171,11 @@ fn gave_up(error: ProviderError, attempts: u32) -> ProviderError {
 /// Most characters of an event's data quoted in a decoding error.
 const MAX_QUOTED_EVENT_CHARS: usize = 300;
 
+/// The string at `key` of a JSON object, if it is one.
+pub(crate) fn text_of<'v>(value: &'v serde_json::Value, key: &str) -> Option<&'v str> {
+    value.get(key).and_then(serde_json::Value::as_str)
+}
+
 /// Parses an event's JSON `data` as `T`; `what` names the event for the
 /// error message ("a chat.completion.chunk").
 pub(crate) fn decode_event<T: serde::de::DeserializeOwned>(
