@@ -132,7 +132,8 @@ pub struct SingleResult {
 #[serde(rename_all = "camelCase")]
 pub struct TerminationInfo {
     /// `exited`, `signaled`, `timeout`, `idle_timeout`, `output_limit`,
-    /// `memory_limit`, `pids_limit`, `cancelled` or `leaked`.
+    /// `memory_limit`, `pids_limit`, `cancelled`, `killed` (by the supervisor
+    /// for a protocol violation) or `leaked`.
     pub reason: String,
     /// Exit status of the worker, when it exited.
     #[serde(skip_serializing_if = "Option::is_none", default)]

@@ -51,8 +51,13 @@ pub enum Termination {
     MemoryLimit,
     /// It hit the cgroup's pids cap and then failed.
     PidsLimit,
-    /// Killed for [`KillReason::Cancelled`] or [`KillReason::Other`].
+    /// Killed for [`KillReason::Cancelled`].
     Cancelled,
+    /// Killed for [`KillReason::Other`], e.g. a protocol violation.
+    Killed {
+        /// The reason given to the kill handle.
+        reason: String,
+    },
     /// The leader exited but left descendants behind, which were killed.
     Leaked {
         /// The descendants that were killed.
@@ -72,6 +77,7 @@ impl Termination {
             Termination::MemoryLimit => "memory_limit",
             Termination::PidsLimit => "pids_limit",
             Termination::Cancelled => "cancelled",
+            Termination::Killed { .. } => "killed",
             Termination::Leaked { .. } => "leaked",
         }
     }
@@ -135,7 +141,10 @@ pub(crate) fn decide(
         return match reason {
             KillReason::Timeout => Termination::Timeout,
             KillReason::IdleTimeout => Termination::IdleTimeout,
-            KillReason::Cancelled | KillReason::Other(_) => Termination::Cancelled,
+            KillReason::Cancelled => Termination::Cancelled,
+            KillReason::Other(reason) => Termination::Killed {
+                reason: reason.clone(),
+            },
             KillReason::OutputLimit(stream) => Termination::OutputLimit { stream: *stream },
         };
     }

@@ -31,7 +31,12 @@ fn recorded_kill_reason_wins_over_everything() {
         NOTHING,
         &[],
     );
-    assert_eq!(other, Termination::Cancelled);
+    assert_eq!(
+        other,
+        Termination::Killed {
+            reason: "shutdown".into()
+        }
+    );
 }
 
 #[test]

@@ -26,8 +26,8 @@ pub enum KillReason {
     Cancelled,
     /// A stream passed its hard limit.
     OutputLimit(Stream),
-    /// Anything else; reported as [`crate::Termination::Cancelled`], the text
-    /// is the caller's to keep.
+    /// Anything else (e.g. a protocol violation); reported as
+    /// [`crate::Termination::Killed`] with this text.
     Other(String),
 }
 

@@ -112,6 +112,7 @@ impl Fixture {
             .map(check_session_file)
             .unwrap_or_default();
         assert_no_survivors(&self.marker);
+        assert_reaped(&lines);
         Outcome {
             json,
             lines,
@@ -179,11 +180,11 @@ pub fn check_session_file(path: &Path) -> Vec<Value> {
     lines
 }
 
-/// No process whose command line carries `marker` is alive, and no zombie
-/// fixture is left unreaped under this test process.
+/// No process whose command line carries `marker` is alive (live processes
+/// show their command line; a zombie does not, so the worker leader itself is
+/// checked by pid in [`assert_reaped`]).
 pub fn assert_no_survivors(marker: &str) {
     let mut alive = Vec::new();
-    let me = std::process::id().to_string();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let name = entry.file_name();
         let Some(pid) = name
@@ -198,23 +199,23 @@ pub fn assert_no_survivors(marker: &str) {
                 "{pid}: {}",
                 String::from_utf8_lossy(&cmdline).replace('\0', " ")
             ));
-            continue;
-        }
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        // "pid (comm) S ppid ..."
-        if let Some(rest) = stat.rsplit_once(") ").map(|(_, r)| r) {
-            let fields: Vec<&str> = rest.split_whitespace().collect();
-            if stat.contains("(fixture-worker)")
-                && fields.first() == Some(&"Z")
-                && fields.get(1) == Some(&me.as_str())
-            {
-                alive.push(format!("{pid}: unreaped zombie"));
-            }
         }
     }
     assert!(
         alive.is_empty(),
         "processes of the tree survived: {alive:#?}"
+    );
+}
+
+/// The worker leader (pid from the session's lifecycle line) is gone: not
+/// running, and not a zombie either, i.e. it was reaped.
+pub fn assert_reaped(lines: &[Value]) {
+    let Some(pid) = lines.iter().rev().find_map(|l| l["pid"].as_u64()) else {
+        return;
+    };
+    assert!(
+        !Path::new(&format!("/proc/{pid}")).exists(),
+        "worker {pid} is still in the process table (running or unreaped)"
     );
 }
 
