@@ -193,6 +193,8 @@ fn main() {
                 "tools": spec.tools,
                 "depth": spec.depth,
                 "maxDepth": spec.max_depth,
+                "maxTurns": spec.budget.max_turns,
+                "maxCost": spec.budget.max_cost,
                 "envNames": std::env::vars().map(|(k, _)| k).collect::<Vec<_>>(),
                 "envHasKey": env_has_key,
                 "cwd": std::env::current_dir().unwrap(),

@@ -318,3 +318,82 @@ async fn secrets_never_reach_the_result_or_the_session_file() {
     // The stderr excerpt is recorded (masked).
     assert!(!o.lines_of("output").is_empty());
 }
+
+#[tokio::test]
+async fn a_child_budget_is_the_smaller_of_its_request_and_the_parents_remainder() {
+    let f = Fixture::new("echo-spec");
+    let mut r = f.request();
+    r.budget = subagent_protocol::Budget {
+        max_turns: 50,
+        max_cost: None,
+    };
+    r.parent_remaining = Some(subagent_protocol::Budget {
+        max_turns: 3,
+        max_cost: Some(0.25),
+    });
+    let o = f.run(r).await;
+    let report: serde_json::Value =
+        serde_json::from_str(o.single()["output"].as_str().unwrap()).unwrap();
+    assert_eq!(report["maxTurns"], 3);
+    assert_eq!(report["maxCost"], 0.25);
+}
+
+#[tokio::test]
+async fn a_parallel_call_over_the_per_call_limit_is_refused_with_the_numbers() {
+    let f = Fixture::new("success");
+    let sup = Supervisor::new(f.config());
+    let requests = (0..5).map(|_| f.request()).collect();
+    let result =
+        serde_json::to_value(sup.run_parallel(requests, CancellationToken::new()).await).unwrap();
+    assert_eq!(result["details"]["error"]["code"], "INVALID_INPUT");
+    let msg = result["details"]["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("5 tasks were requested in one call and the limit is 4 per call"),
+        "{msg}"
+    );
+    assert!(!f.sessions_dir().exists(), "nothing started");
+}
+
+#[tokio::test]
+async fn a_parallel_call_returns_every_childs_result() {
+    let f = Fixture::new("success");
+    let sup = Supervisor::new(f.config());
+    let requests = (0..3)
+        .map(|i| {
+            let mut r = f.request();
+            r.task = format!("task {i}");
+            r
+        })
+        .collect();
+    let result =
+        serde_json::to_value(sup.run_parallel(requests, CancellationToken::new()).await).unwrap();
+    let errors: Vec<String> = schema("result.schema.json")
+        .iter_errors(&result)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(result["details"]["mode"], "parallel");
+    assert!(result["details"].get("error").is_none(), "{result:#}");
+    let results = result["details"]["results"].as_array().unwrap();
+    let tasks: Vec<&str> = results
+        .iter()
+        .map(|r| r["task"].as_str().unwrap())
+        .collect();
+    assert_eq!(tasks, vec!["task 0", "task 1", "task 2"]);
+    for r in results {
+        let lines = check_session_file(std::path::Path::new(r["sessionFile"].as_str().unwrap()));
+        assert!(
+            lines
+                .iter()
+                .filter(|l| l["type"] == "agent_event")
+                .all(|l| l["mode"] == "parallel")
+        );
+        assert_reaped(&lines);
+    }
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("fixture done: task 0") && text.contains("fixture done: task 2"),
+        "{text}"
+    );
+    assert_no_survivors(&f.marker);
+}

@@ -289,7 +289,7 @@ fn task_spec(request: &RunRequest, agent: &AgentDefinition, run_id: &str) -> Tas
         tools: tools_for_depth(tools, child_depth, request.max_depth),
         output_schema_json: request.output_schema_json.clone(),
         output_mode: request.output_mode,
-        budget: request.budget,
+        budget: request.effective_budget(),
         limits: request.limits.clone(),
         workspace_dir: request.workspace_dir.display().to_string(),
         depth: child_depth,

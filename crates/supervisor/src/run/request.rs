@@ -51,8 +51,11 @@ pub struct RunRequest {
     pub output_schema_json: Option<String>,
     /// report_back tool or native enforcement.
     pub output_mode: OutputMode,
-    /// Turns and cost.
+    /// Turns and cost this child asks for.
     pub budget: Budget,
+    /// What the parent has left, when the parent is itself budgeted: the
+    /// child gets the smaller of the two.
+    pub parent_remaining: Option<Budget>,
     /// Limits of the child.
     pub limits: Limits,
     /// Directory the child works in.
@@ -68,6 +71,14 @@ pub struct RunRequest {
 }
 
 impl RunRequest {
+    /// The budget the child actually gets.
+    pub fn effective_budget(&self) -> Budget {
+        match self.parent_remaining {
+            Some(parent) => self.budget.capped_by(parent),
+            None => self.budget,
+        }
+    }
+
     /// A request with default budgets and limits.
     pub fn new(agent: impl Into<String>, task: impl Into<String>, provider: ProviderSpec) -> Self {
         Self {
@@ -79,6 +90,7 @@ impl RunRequest {
             output_schema_json: None,
             output_mode: OutputMode::ReportBack,
             budget: Budget::default(),
+            parent_remaining: None,
             limits: Limits::default(),
             workspace_dir: PathBuf::from("."),
             caller_depth: 0,

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use subagent_protocol::ErrorCode;
-use subagent_protocol::result::SubagentResult;
+use subagent_protocol::result::{Mode, SubagentResult};
 use subagent_sandbox::SandboxPolicy;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
@@ -19,6 +19,9 @@ use crate::agents::AgentCatalog;
 
 /// Subagents running at once in one supervisor, by default.
 pub const DEFAULT_MAX_CONCURRENT: usize = 16;
+
+/// Subagents one parallel call may ask for, by default.
+pub const DEFAULT_MAX_PER_CALL: usize = 4;
 
 /// The tool name through which a child could spawn its own subagents.
 pub const SUBAGENT_TOOL: &str = "subagent";
@@ -32,6 +35,8 @@ pub struct SupervisorConfig {
     pub sessions_dir: PathBuf,
     /// Children running at once (default 16).
     pub max_concurrent: usize,
+    /// Children one parallel call may ask for (default 4).
+    pub max_per_call: usize,
     /// Children this supervisor may start in total; `None` is unlimited.
     pub max_spawns: Option<u32>,
     /// Whether missing protections refuse the run.
@@ -49,6 +54,7 @@ impl SupervisorConfig {
             worker,
             sessions_dir,
             max_concurrent: DEFAULT_MAX_CONCURRENT,
+            max_per_call: DEFAULT_MAX_PER_CALL,
             max_spawns: None,
             sandbox_policy: SandboxPolicy::BestEffort,
             requested_by: default_requested_by(),
@@ -154,6 +160,38 @@ impl Supervisor {
         let result = super::child::run_child(&self.config, request, agent, cancel).await;
         drop(permit);
         result
+    }
+
+    /// Runs several subagents at once (mode `parallel`) and returns one
+    /// result object with a `results` entry per child that ran. A call with
+    /// more than `max_per_call` requests is refused before anything starts.
+    pub async fn run_parallel(
+        &self,
+        requests: Vec<RunRequest>,
+        cancel: CancellationToken,
+    ) -> SubagentResult {
+        if requests.is_empty() {
+            return SubagentResult::refusal(
+                ErrorCode::InvalidInput,
+                "a parallel call needs at least one task".to_owned(),
+            );
+        }
+        if requests.len() > self.config.max_per_call {
+            return SubagentResult::refusal(
+                ErrorCode::InvalidInput,
+                format!(
+                    "{} tasks were requested in one call and the limit is {} per call; split them into several calls",
+                    requests.len(),
+                    self.config.max_per_call
+                ),
+            );
+        }
+        let runs = requests.into_iter().map(|mut request| {
+            request.mode = Mode::Parallel;
+            self.run(request, cancel.clone())
+        });
+        let results = futures_util::future::join_all(runs).await;
+        super::assemble::combine_parallel(results)
     }
 
     /// Checks everything that can be checked without starting a process.
