@@ -32,7 +32,7 @@ const STEPS: [Step; 5] = [
     },
     Step {
         name: "tests (nextest)",
-        on_failure: "the failing tests are listed above; rerun one with `cargo nextest run -E 'test(NAME)'`",
+        on_failure: "the failing tests are listed above; rerun one with `cargo build --workspace --bins && cargo nextest run -E 'test(NAME)'`",
     },
     Step {
         name: "doctests",
@@ -106,6 +106,10 @@ pub fn run(policy: deps::Policy) -> Result<()> {
     step(
         3,
         deps::ensure_nextest().and_then(|()| {
+            // The integration tests run the real binaries (`subagent`,
+            // `subagent-worker`); cargo only builds a package's binaries for
+            // its own integration tests, so build them all first.
+            cmd::run(in_repo(cmd::cargo()).args(["build", "--workspace", "--bins"]))?;
             cmd::run(with_model(in_repo(cmd::cargo())).args([
                 "nextest",
                 "run",
