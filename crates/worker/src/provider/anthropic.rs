@@ -26,7 +26,8 @@ use super::stream_turn::{
     Progress, TurnDecoder, decode_event, endpoint, stream_turn, temperature_json, text_of,
 };
 use super::{
-    ChatMessage, ChatRequest, Provider, ProviderError, StreamDelta, ToolCallRequest, TurnResponse,
+    ChatMessage, ChatRequest, Provider, ProviderError, StreamDelta, ToolCallRequest, TurnFuture,
+    TurnResponse,
 };
 
 /// The Messages API version this client speaks.
@@ -89,9 +90,7 @@ impl Provider for Anthropic {
         &'a mut self,
         request: &'a ChatRequest,
         on_delta: &'a mut (dyn FnMut(StreamDelta) + Send),
-    ) -> std::pin::Pin<
-        Box<dyn std::future::Future<Output = Result<TurnResponse, ProviderError>> + Send + 'a>,
-    > {
+    ) -> TurnFuture<'a> {
         Box::pin(async move {
             let headers = self.headers()?;
             let body = request_body(

@@ -181,7 +181,10 @@ pub trait Provider: Send {
         &'a mut self,
         request: &'a ChatRequest,
         on_delta: &'a mut (dyn FnMut(StreamDelta) + Send),
-    ) -> std::pin::Pin<
-        Box<dyn std::future::Future<Output = Result<TurnResponse, ProviderError>> + Send + 'a>,
-    >;
+    ) -> TurnFuture<'a>;
 }
+
+/// The future of one model turn (boxed: the trait is used as `dyn Provider`).
+pub type TurnFuture<'a> = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<TurnResponse, ProviderError>> + Send + 'a>,
+>;

@@ -24,7 +24,8 @@ use super::stream_turn::{
     Progress, TurnDecoder, decode_event, endpoint, stream_turn, temperature_json,
 };
 use super::{
-    ChatMessage, ChatRequest, Provider, ProviderError, StreamDelta, ToolCallRequest, TurnResponse,
+    ChatMessage, ChatRequest, Provider, ProviderError, StreamDelta, ToolCallRequest, TurnFuture,
+    TurnResponse,
 };
 
 /// The Chat Completions client.
@@ -66,9 +67,7 @@ impl Provider for OpenAiChat {
         &'a mut self,
         request: &'a ChatRequest,
         on_delta: &'a mut (dyn FnMut(StreamDelta) + Send),
-    ) -> std::pin::Pin<
-        Box<dyn std::future::Future<Output = Result<TurnResponse, ProviderError>> + Send + 'a>,
-    > {
+    ) -> TurnFuture<'a> {
         Box::pin(async move {
             let headers = self.headers()?;
             let body = request_body(&self.spec, request);

@@ -44,7 +44,8 @@ use super::stream_turn::{
     Progress, TurnDecoder, decode_event, endpoint, stream_turn, temperature_json, text_of,
 };
 use super::{
-    ChatMessage, ChatRequest, Provider, ProviderError, StreamDelta, ToolCallRequest, TurnResponse,
+    ChatMessage, ChatRequest, Provider, ProviderError, StreamDelta, ToolCallRequest, TurnFuture,
+    TurnResponse,
 };
 
 /// The Responses API client; keeps the id of the last stored response.
@@ -140,9 +141,7 @@ impl Provider for OpenAiResponses {
         &'a mut self,
         request: &'a ChatRequest,
         on_delta: &'a mut (dyn FnMut(StreamDelta) + Send),
-    ) -> std::pin::Pin<
-        Box<dyn std::future::Future<Output = Result<TurnResponse, ProviderError>> + Send + 'a>,
-    > {
+    ) -> TurnFuture<'a> {
         Box::pin(async move {
             let headers = self.headers()?;
             loop {

@@ -14,7 +14,8 @@ use subagent_protocol::{
 use subagent_tools::{Tool, ToolContext, ToolError, ToolFuture, ToolOutput, ToolRegistry};
 use subagent_worker::agent::{EventSink, TaskEnv, run_task};
 use subagent_worker::provider::{
-    ChatMessage, ChatRequest, Provider, ProviderError, StreamDelta, ToolCallRequest, TurnResponse,
+    ChatMessage, ChatRequest, Provider, ProviderError, StreamDelta, ToolCallRequest, TurnFuture,
+    TurnResponse,
 };
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -83,9 +84,7 @@ impl Provider for ScriptedProvider {
         &'a mut self,
         request: &'a ChatRequest,
         on_delta: &'a mut (dyn FnMut(StreamDelta) + Send),
-    ) -> std::pin::Pin<
-        Box<dyn std::future::Future<Output = Result<TurnResponse, ProviderError>> + Send + 'a>,
-    > {
+    ) -> TurnFuture<'a> {
         self.requests.lock().unwrap().push(request.clone());
         let turn = self.turns.pop_front();
         Box::pin(async move {
