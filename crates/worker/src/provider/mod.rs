@@ -12,6 +12,8 @@
 
 mod anthropic;
 mod config;
+#[cfg(test)]
+mod decoder_test_support;
 mod http;
 mod openai_chat;
 mod openai_responses;

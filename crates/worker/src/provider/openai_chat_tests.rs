@@ -1,29 +1,10 @@
 use pretty_assertions::assert_eq;
 
 use super::*;
-use crate::provider::sse::SseParser;
+use crate::provider::decoder_test_support::{self, Decoded, events};
 
-fn events(bytes: &[u8]) -> Vec<SseEvent> {
-    let mut parser = SseParser::new();
-    let mut out = Vec::new();
-    parser.push(bytes, &mut out).unwrap();
-    out.extend(parser.finish().unwrap());
-    out
-}
-
-/// Feeds events until the decoder says done; returns the result and the
-/// deltas it reported.
-fn decode(events: &[SseEvent]) -> (Result<TurnResponse, ProviderError>, Vec<StreamDelta>) {
-    let mut decoder = ChatDecoder::default();
-    let mut deltas = Vec::new();
-    for event in events {
-        match decoder.on_event(event, &mut |d| deltas.push(d)) {
-            Ok(Progress::More) => {}
-            Ok(Progress::Done) => break,
-            Err(e) => return (Err(e), deltas),
-        }
-    }
-    (decoder.finish(), deltas)
+fn decode(events: &[SseEvent]) -> Decoded<ChatDecoder> {
+    decoder_test_support::decode::<ChatDecoder>(events)
 }
 
 fn data(json: &str) -> SseEvent {

@@ -4,29 +4,10 @@ use pretty_assertions::assert_eq;
 use subagent_protocol::ProviderKind;
 
 use super::*;
-use crate::provider::sse::SseParser;
+use crate::provider::decoder_test_support::{self, Decoded, events};
 
-fn events(bytes: &[u8]) -> Vec<SseEvent> {
-    let mut parser = SseParser::new();
-    let mut out = Vec::new();
-    parser.push(bytes, &mut out).unwrap();
-    out.extend(parser.finish().unwrap());
-    out
-}
-
-type Decoded = Result<(TurnResponse, Option<String>), ProviderError>;
-
-fn decode(events: &[SseEvent]) -> (Decoded, Vec<StreamDelta>) {
-    let mut decoder = ResponsesDecoder::default();
-    let mut deltas = Vec::new();
-    for event in events {
-        match decoder.on_event(event, &mut |d| deltas.push(d)) {
-            Ok(Progress::More) => {}
-            Ok(Progress::Done) => break,
-            Err(e) => return (Err(e), deltas),
-        }
-    }
-    (decoder.finish(), deltas)
+fn decode(events: &[SseEvent]) -> Decoded<ResponsesDecoder> {
+    decoder_test_support::decode::<ResponsesDecoder>(events)
 }
 
 fn spec() -> ProviderSpec {
