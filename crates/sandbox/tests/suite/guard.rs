@@ -1,10 +1,11 @@
 //! The drop guard: however a child goes away without `wait`, its whole tree
 //! is killed and reaped.
 
-use subagent_sandbox::spawn;
+use subagent_sandbox::{SandboxedChild, spawn};
 
 use super::support::{
-    alive_with_marker, assert_eventually_nothing_alive, marker, protocol_pair, read_until, sh,
+    Marker, alive_with_marker, assert_eventually_nothing_alive, marker, protocol_pair, read_until,
+    sh,
 };
 
 const TREE: &str = "sleep 30 & setsid sleep 30 & echo ready >&3; wait";
@@ -20,30 +21,30 @@ async fn wait_for_tree_of(count: usize, marker: &str) {
     assert_eq!(alive.len(), count, "the tree never formed: {alive:?}");
 }
 
-#[tokio::test]
-async fn dropping_the_child_kills_and_reaps_the_tree() {
+/// Starts `TREE` and waits until all three of its processes run.
+async fn start_tree() -> (Marker, SandboxedChild) {
     let marker = marker().await;
     let (theirs, mut ours) = protocol_pair();
     let mut spec = sh(TREE, &marker, &[]);
     spec.protocol_fd = Some(theirs);
     let child = spawn(spec).await.unwrap();
-    let pid = child.pid();
     read_until(&mut ours, "ready").await;
     wait_for_tree_of(3, &marker).await;
+    (marker, child)
+}
+
+#[tokio::test]
+async fn dropping_the_child_kills_and_reaps_the_tree() {
+    let (marker, child) = start_tree().await;
+    let pid = child.pid();
     drop(child);
     assert_eventually_nothing_alive(&marker, &[pid]).await;
 }
 
 #[tokio::test]
 async fn aborting_the_waiting_task_kills_and_reaps_the_tree() {
-    let marker = marker().await;
-    let (theirs, mut ours) = protocol_pair();
-    let mut spec = sh(TREE, &marker, &[]);
-    spec.protocol_fd = Some(theirs);
-    let child = spawn(spec).await.unwrap();
+    let (marker, child) = start_tree().await;
     let pid = child.pid();
-    read_until(&mut ours, "ready").await;
-    wait_for_tree_of(3, &marker).await;
     let task = tokio::spawn(child.wait());
     tokio::task::yield_now().await;
     task.abort();
@@ -53,14 +54,8 @@ async fn aborting_the_waiting_task_kills_and_reaps_the_tree() {
 
 #[tokio::test]
 async fn panic_in_the_owner_kills_and_reaps_the_tree() {
-    let marker = marker().await;
-    let (theirs, mut ours) = protocol_pair();
-    let mut spec = sh(TREE, &marker, &[]);
-    spec.protocol_fd = Some(theirs);
-    let child = spawn(spec).await.unwrap();
+    let (marker, child) = start_tree().await;
     let pid = child.pid();
-    read_until(&mut ours, "ready").await;
-    wait_for_tree_of(3, &marker).await;
     let owner = tokio::spawn(async move {
         let _child = child;
         panic!("the owner fails while holding the child");
