@@ -4,7 +4,7 @@
 
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use subagent_protocol::ProviderKind;
+use subagent_protocol::{ProviderKind, ProviderSpec};
 use subagent_worker::provider::{ChatMessage, ChatRequest, NativeSchema, ToolDefinition};
 
 use crate::support::loopback::{Loopback, Reply};
@@ -20,14 +20,19 @@ fn find_tool() -> ToolDefinition {
     }
 }
 
-#[tokio::test]
-async fn request_sends_version_and_key_headers_and_messages_shape() {
-    let server = Loopback::start(vec![Reply::Stream(fixture("anthropic_tool_use.sse"))]).await;
-    let mut spec = spec(
+/// A Messages API spec pointed at the loopback server.
+fn claude(server: &Loopback) -> ProviderSpec {
+    spec(
         ProviderKind::Anthropic,
         &server.base_url(),
         "claude-sonnet-4-5",
-    );
+    )
+}
+
+#[tokio::test]
+async fn request_sends_version_and_key_headers_and_messages_shape() {
+    let server = Loopback::start(vec![Reply::Stream(fixture("anthropic_tool_use.sse"))]).await;
+    let mut spec = claude(&server);
     spec.temperature = Some(0.5);
     let request = ChatRequest {
         system_prompt: "You find files.".into(),
@@ -87,11 +92,7 @@ async fn thinking_blocks_of_a_tool_turn_are_sent_back_with_it() {
         Reply::Stream(fixture("anthropic_text.sse")),
     ])
     .await;
-    let mut spec = spec(
-        ProviderKind::Anthropic,
-        &server.base_url(),
-        "claude-sonnet-4-5",
-    );
+    let mut spec = claude(&server);
     spec.reasoning = true;
     spec.max_tokens = Some(8192);
     let mut provider = provider(&spec, fast_config());
@@ -139,11 +140,7 @@ async fn overload_reported_before_any_content_is_retried() {
         Reply::Stream(fixture("anthropic_text.sse")),
     ])
     .await;
-    let spec = spec(
-        ProviderKind::Anthropic,
-        &server.base_url(),
-        "claude-sonnet-4-5",
-    );
+    let spec = claude(&server);
     let mut provider = provider(&spec, fast_config());
     let (result, deltas) = run_turn(provider.as_mut(), &ask("Hi")).await;
     assert_eq!(result.unwrap().text, "Hello! Bonjour, ça va ?");
@@ -160,11 +157,7 @@ async fn overloaded_status_529_is_retried() {
         Reply::Stream(fixture("anthropic_text.sse")),
     ])
     .await;
-    let spec = spec(
-        ProviderKind::Anthropic,
-        &server.base_url(),
-        "claude-sonnet-4-5",
-    );
+    let spec = claude(&server);
     let mut provider = provider(&spec, fast_config());
     let (result, _) = run_turn(provider.as_mut(), &ask("Hi")).await;
     assert_eq!(result.unwrap().usage.output, 12);
@@ -206,11 +199,7 @@ async fn overload_after_text_reached_the_caller_is_not_retried() {
         Reply::Stream(fixture("anthropic_text.sse")),
     ])
     .await;
-    let spec = spec(
-        ProviderKind::Anthropic,
-        &server.base_url(),
-        "claude-sonnet-4-5",
-    );
+    let spec = claude(&server);
     let mut provider = provider(&spec, fast_config());
     let (result, deltas) = run_turn(provider.as_mut(), &ask("Hi")).await;
     assert_eq!(
