@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use subagent_sandbox::{CgroupKind, Termination, cgroup_support, protection, spawn};
 
-use super::support::{MIB, assert_nothing_alive, finish, marker, sh};
+use super::support::{MIB, assert_applied, assert_nothing_alive, finish, marker, sh};
 
 const PYTHON: &str = "/usr/bin/python3";
 
@@ -24,13 +24,7 @@ async fn memory_cap_ends_a_hog_with_memory_limit() {
     spec.limits.memory_bytes = Some(64 * MIB);
     let child = spawn(spec).await.unwrap();
     let pid = child.pid();
-    assert!(
-        child
-            .status()
-            .applied
-            .iter()
-            .any(|a| a == protection::CGROUP_MEMORY)
-    );
+    assert_applied(&child, protection::CGROUP_MEMORY);
     let exit = finish(child).await;
     assert_eq!(exit.termination, Termination::MemoryLimit, "{exit:?}");
     assert!(
@@ -55,13 +49,7 @@ async fn fork_bomb_is_contained_by_the_pids_cap_and_fully_reaped() {
     spec.limits.pids = Some(32);
     let child = spawn(spec).await.unwrap();
     let pid = child.pid();
-    assert!(
-        child
-            .status()
-            .applied
-            .iter()
-            .any(|a| a == protection::CGROUP_PIDS)
-    );
+    assert_applied(&child, protection::CGROUP_PIDS);
     let exit = finish(child).await;
     assert_eq!(exit.termination, Termination::PidsLimit, "{exit:?}");
     assert!(

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use subagent_sandbox::{RawExit, Termination, protection, spawn};
 
-use super::support::{MIB, assert_nothing_alive, finish, marker, sh};
+use super::support::{MIB, assert_applied, assert_nothing_alive, finish, marker, sh};
 
 #[tokio::test]
 async fn writing_past_the_file_size_cap_gets_sigxfsz() {
@@ -19,13 +19,7 @@ async fn writing_past_the_file_size_cap_gets_sigxfsz() {
     spec.limits.file_size_bytes = Some(MIB);
     let child = spawn(spec).await.unwrap();
     let pid = child.pid();
-    assert!(
-        child
-            .status()
-            .applied
-            .iter()
-            .any(|a| a == protection::RLIMIT_FSIZE)
-    );
+    assert_applied(&child, protection::RLIMIT_FSIZE);
     let exit = finish(child).await;
     assert_eq!(exit.raw, RawExit::Signaled(libc::SIGXFSZ));
     assert_eq!(std::fs::metadata(&file).unwrap().len(), MIB);

@@ -206,3 +206,12 @@ fn state_and_parent(pid: u32) -> Option<(char, u32)> {
     let ppid = fields.next()?.parse().ok()?;
     Some((state, ppid))
 }
+
+/// The child's sandbox status lists `protection` as applied.
+pub fn assert_applied(child: &subagent_sandbox::SandboxedChild, protection: &str) {
+    let applied = &child.status().applied;
+    assert!(
+        applied.iter().any(|a| a == protection),
+        "{protection} not applied: {applied:?}"
+    );
+}
