@@ -179,6 +179,23 @@ pub struct OutcomeError {
     pub message: String,
 }
 
+impl Outcome {
+    /// A run that failed before producing anything: no text, no usage.
+    pub fn failure(model: impl Into<String>, code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            final_text: String::new(),
+            structured_output_json: None,
+            usage: Usage::default(),
+            stop_reason: StopReason::Error,
+            error: Some(OutcomeError {
+                code,
+                message: message.into(),
+            }),
+            model: model.into(),
+        }
+    }
+}
+
 /// How a run ended, as the worker saw it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Outcome {

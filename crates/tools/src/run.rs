@@ -18,6 +18,21 @@ pub struct ToolCallOutput {
     pub is_error: bool,
 }
 
+impl ToolCallOutput {
+    /// A failed call: `message`, capped to `ctx.output_caps`.
+    pub fn error(ctx: &ToolContext, message: String) -> Self {
+        Self {
+            output: cap_output(
+                &message,
+                ctx.output_caps.max_bytes,
+                ctx.output_caps.max_lines,
+            )
+            .text,
+            is_error: true,
+        }
+    }
+}
+
 /// Parses `arguments_json`, runs `tool` under `ctx.timeout` and caps what
 /// comes back to `ctx.output_caps`.
 pub async fn run_tool(tool: &dyn Tool, arguments_json: &str, ctx: &ToolContext) -> ToolCallOutput {
@@ -25,7 +40,7 @@ pub async fn run_tool(tool: &dyn Tool, arguments_json: &str, ctx: &ToolContext) 
     let arguments = match parse_arguments(arguments_json) {
         Ok(arguments) => arguments,
         Err(reason) => {
-            return error_output(
+            return ToolCallOutput::error(
                 ctx,
                 format!(
                     "invalid JSON arguments for tool `{name}`: {reason}; send the arguments as one \
@@ -52,11 +67,11 @@ pub async fn run_tool(tool: &dyn Tool, arguments_json: &str, ctx: &ToolContext) 
                 is_error: false,
             }
         }
-        Err(e @ ToolError::TimedOut { .. }) => error_output(
+        Err(e @ ToolError::TimedOut { .. }) => ToolCallOutput::error(
             ctx,
             format!("tool `{name}` {e}; try a smaller request or a narrower search"),
         ),
-        Err(e) => error_output(ctx, format!("tool `{name}` failed: {e}")),
+        Err(e) => ToolCallOutput::error(ctx, format!("tool `{name}` failed: {e}")),
     }
 }
 
@@ -81,18 +96,6 @@ fn json_kind(value: &serde_json::Value) -> &'static str {
         serde_json::Value::String(_) => "a string",
         serde_json::Value::Array(_) => "an array",
         serde_json::Value::Object(_) => "an object",
-    }
-}
-
-fn error_output(ctx: &ToolContext, message: String) -> ToolCallOutput {
-    ToolCallOutput {
-        output: cap_output(
-            &message,
-            ctx.output_caps.max_bytes,
-            ctx.output_caps.max_lines,
-        )
-        .text,
-        is_error: true,
     }
 }
 

@@ -7,8 +7,7 @@
 
 use std::process::ExitCode;
 
-use subagent_protocol::message::OutcomeError;
-use subagent_protocol::{ErrorCode, Outcome, StopReason, TaskSpec, Usage};
+use subagent_protocol::{ErrorCode, Outcome, TaskSpec};
 use subagent_tools::ToolRegistry;
 use subagent_worker::agent::{EventSink, TaskEnv, run_task};
 use subagent_worker::exit_code;
@@ -71,17 +70,11 @@ async fn run(spec: Box<TaskSpec>, events: EventSink, cancel: CancellationToken) 
 }
 
 fn provider_setup_failed(spec: &TaskSpec, error: &str) -> Outcome {
-    Outcome {
-        final_text: String::new(),
-        structured_output_json: None,
-        usage: Usage::default(),
-        stop_reason: StopReason::Error,
-        error: Some(OutcomeError {
-            code: ErrorCode::InvalidInput,
-            message: format!("{error}; fix the provider settings of the agent"),
-        }),
-        model: spec.provider.model.clone(),
-    }
+    Outcome::failure(
+        spec.provider.model.clone(),
+        ErrorCode::InvalidInput,
+        format!("{error}; fix the provider settings of the agent"),
+    )
 }
 
 fn fail(code: u8, message: &str) -> ExitCode {

@@ -70,17 +70,11 @@ pub async fn run_task(spec: &TaskSpec, provider: Box<dyn Provider>, env: TaskEnv
 }
 
 fn invalid_input(spec: &TaskSpec, message: String) -> Outcome {
-    Outcome {
-        final_text: String::new(),
-        structured_output_json: None,
-        usage: Usage::default(),
-        stop_reason: StopReason::Error,
-        error: Some(OutcomeError {
-            code: ErrorCode::InvalidInput,
-            message,
-        }),
-        model: spec.provider.model.clone(),
-    }
+    Outcome::failure(
+        spec.provider.model.clone(),
+        ErrorCode::InvalidInput,
+        message,
+    )
 }
 
 /// How a step of the loop ended when it did not simply continue.

@@ -2,7 +2,7 @@
 //! shared [`subagent_tools::run_tool`] path (argument parsing, timeout,
 //! output cap), and cancellation.
 
-use subagent_tools::{ToolCallOutput, ToolContext, ToolRegistry, cap_output, run_tool};
+use subagent_tools::{ToolCallOutput, ToolContext, ToolRegistry, run_tool};
 use tokio_util::sync::CancellationToken;
 
 /// Runs `name` with `arguments_json`; `None` when cancelled first.
@@ -19,15 +19,7 @@ pub(crate) async fn run_call(
 ) -> Option<ToolCallOutput> {
     let Some(tool) = tools.get(name) else {
         let message = format!("unknown tool `{name}`; available tools: {available}");
-        return Some(ToolCallOutput {
-            output: cap_output(
-                &message,
-                ctx.output_caps.max_bytes,
-                ctx.output_caps.max_lines,
-            )
-            .text,
-            is_error: true,
-        });
+        return Some(ToolCallOutput::error(ctx, message));
     };
     tokio::select! {
         biased;
