@@ -125,6 +125,25 @@ fn a_turn(io: &mut Io, text: &str) {
     });
 }
 
+/// The API key the supervisor sent in the task (empty when none).
+fn api_key(spec: &TaskSpec) -> String {
+    spec.provider
+        .api_key
+        .as_ref()
+        .map(|k| k.expose().to_owned())
+        .unwrap_or_default()
+}
+
+/// The normal run: one turn with a tool call, then Done.
+fn succeed(io: &mut Io, spec: &TaskSpec) {
+    a_turn(io, "working on it");
+    io.done(
+        &format!("fixture done: {}", spec.task),
+        StopReason::Completed,
+        None,
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     // Without arguments (as started by the `subagent` CLI's --worker), the
@@ -161,33 +180,16 @@ fn main() {
                     io.event(WorkerEvent::TurnStart { turn: 1 });
                     sleep_forever()
                 }
-                _ => {
-                    a_turn(&mut io, "working on it");
-                    io.done(
-                        &format!("fixture done: {}", spec.task),
-                        StopReason::Completed,
-                        None,
-                    );
-                }
+                _ => succeed(&mut io, &spec),
             }
         }
         "success" => {
             let spec = io.handshake();
-            a_turn(&mut io, "working on it");
-            io.done(
-                &format!("fixture done: {}", spec.task),
-                StopReason::Completed,
-                None,
-            );
+            succeed(&mut io, &spec);
         }
         "echo-spec" => {
             let spec = io.handshake();
-            let key = spec
-                .provider
-                .api_key
-                .as_ref()
-                .map(|k| k.expose().to_owned())
-                .unwrap_or_default();
+            let key = api_key(&spec);
             let env_has_key = !key.is_empty() && std::env::vars().any(|(_, v)| v.contains(&key));
             let report = serde_json::json!({
                 "tools": spec.tools,
@@ -239,12 +241,7 @@ fn main() {
         }
         "secrets" => {
             let spec = io.handshake();
-            let key = spec
-                .provider
-                .api_key
-                .as_ref()
-                .map(|k| k.expose().to_owned())
-                .unwrap_or_default();
+            let key = api_key(&spec);
             eprintln!("debug: using key {key} and Authorization: Bearer abcdefghijkl123");
             io.event(WorkerEvent::Log {
                 level: subagent_protocol::message::LogLevel::Info,
