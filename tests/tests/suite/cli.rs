@@ -76,11 +76,12 @@ fn a_run_prints_the_result_object_with_json_and_exits_zero() {
         .collect();
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(json["content"][0]["text"], "fixture done: fixture:success");
-    check_session_file(Path::new(
+    let lines = check_session_file(Path::new(
         json["details"]["results"][0]["sessionFile"]
             .as_str()
             .unwrap(),
     ));
+    assert_reaped(&lines);
 }
 
 #[test]

@@ -235,6 +235,8 @@ async fn the_spawn_gate_and_spawn_cap_refuse_before_spawning() {
     let capped = Supervisor::new(config);
     let first = capped.run(f.request(), CancellationToken::new()).await;
     assert!(first.details.error.is_none());
+    let session = first.details.results[0].session_file.as_deref().unwrap();
+    assert_reaped(&check_session_file(std::path::Path::new(session)));
     let second =
         serde_json::to_value(capped.run(f.request(), CancellationToken::new()).await).unwrap();
     assert_eq!(second["details"]["error"]["code"], "SUBAGENT_SPAWN_DENIED");
