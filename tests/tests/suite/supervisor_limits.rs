@@ -96,9 +96,11 @@ async fn a_stdout_flood_is_killed_at_the_hard_limit() {
         .iter()
         .find(|l| l["stream"] == "stdout")
         .expect("stdout excerpt");
-    assert!(stdout["bytesKept"].as_u64().unwrap() <= 128 * 1024 + 64 * 1024);
+    // Head and tail of 64 KiB each are kept; the capture stops within one
+    // read of the cap (asserted with a 64 KiB margin, not by timing).
+    assert!(stdout["bytesKept"].as_u64().unwrap() <= 128 * 1024);
     assert!(
-        stdout["bytesSeen"].as_u64().unwrap() <= (1 << 20) + 2 * (1 << 20),
+        stdout["bytesSeen"].as_u64().unwrap() <= (1 << 20) + 64 * 1024,
         "{stdout}"
     );
     assert!(stdout["truncated"].as_bool().unwrap());
@@ -110,6 +112,15 @@ async fn a_stderr_flood_is_killed_at_the_hard_limit() {
     let o = f.run(f.request()).await; // default 1 MiB stderr cap
     assert_eq!(o.code(), Some("SUBAGENT_OUTPUT_TRUNCATED"));
     assert_eq!(o.termination(), "output_limit");
+    let out = o.lines_of("output");
+    let stderr = out
+        .iter()
+        .find(|l| l["stream"] == "stderr")
+        .expect("stderr excerpt");
+    assert!(
+        stderr["bytesSeen"].as_u64().unwrap() <= (1 << 20) + 64 * 1024,
+        "{stderr}"
+    );
 }
 
 #[tokio::test]
