@@ -377,28 +377,9 @@ fn failure_exit_code(exit: Option<&ChildExit>) -> i32 {
     }
 }
 
+/// `SIGSEGV` for 11, from the platform's own table.
 fn signal_name(sig: i32) -> &'static str {
-    match sig {
-        libc_sig::SIGABRT => "SIGABRT",
-        libc_sig::SIGSEGV => "SIGSEGV",
-        libc_sig::SIGKILL => "SIGKILL",
-        libc_sig::SIGTERM => "SIGTERM",
-        libc_sig::SIGBUS => "SIGBUS",
-        libc_sig::SIGXFSZ => "SIGXFSZ",
-        libc_sig::SIGXCPU => "SIGXCPU",
-        _ => "signal",
-    }
-}
-
-/// Linux signal numbers, for messages (x86_64 and aarch64 agree on these).
-mod libc_sig {
-    pub const SIGABRT: i32 = 6;
-    pub const SIGBUS: i32 = 7;
-    pub const SIGKILL: i32 = 9;
-    pub const SIGSEGV: i32 = 11;
-    pub const SIGTERM: i32 = 15;
-    pub const SIGXCPU: i32 = 24;
-    pub const SIGXFSZ: i32 = 25;
+    nix::sys::signal::Signal::try_from(sig).map_or("an unknown signal", |s| s.as_str())
 }
 
 fn write_full_output(path: &std::path::Path, text: &str) -> bool {
