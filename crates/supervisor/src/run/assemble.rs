@@ -432,14 +432,7 @@ pub(super) fn combine_parallel(children: Vec<SubagentResult>) -> SubagentResult 
         }],
         details: Details {
             mode: Mode::Parallel,
-            run_id: Some(
-                uuid::Uuid::new_v4()
-                    .simple()
-                    .to_string()
-                    .chars()
-                    .take(8)
-                    .collect(),
-            ),
+            run_id: Some(super::child::new_run_id()),
             results,
             error,
         },

@@ -298,7 +298,7 @@ fn task_spec(request: &RunRequest, agent: &AgentDefinition, run_id: &str) -> Tas
 }
 
 /// 8 hex characters: the DESIGN's "8-char id" (a UUID v4 prefix).
-fn new_run_id() -> String {
+pub(super) fn new_run_id() -> String {
     uuid::Uuid::new_v4()
         .simple()
         .to_string()
