@@ -27,6 +27,7 @@ pub mod result;
 pub mod session;
 pub mod task_spec;
 pub mod time;
+pub mod tool_names;
 pub mod usage;
 
 pub use error_code::ErrorCode;
@@ -38,4 +39,4 @@ pub use usage::Usage;
 
 /// Version of the worker protocol. Bumped whenever a wire type changes shape;
 /// the supervisor refuses a worker whose `Hello` announces another version.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;

@@ -42,8 +42,17 @@ pub struct Limits {
     pub tool_output_bytes: u64,
     /// Tool output shown to the model, lines (default 2,000).
     pub tool_output_lines: u64,
-    /// Wall-clock limit of one tool call, ms (default 120 s).
+    /// Wall-clock limit of one tool call when the call names none, ms
+    /// (default 60 s).
     pub tool_timeout_ms: u64,
+    /// Longest wall-clock limit a call may ask for (python_execute's
+    /// `timeout_seconds`), ms (default 120 s: below the idle timeout, so a
+    /// long tool call ends as a tool error the model reads, not an idle kill).
+    pub tool_timeout_max_ms: u64,
+    /// Memory including swap of one tool process tree, bytes (default 1 GiB).
+    pub tool_memory_bytes: u64,
+    /// Processes and threads of one tool process tree (default 64).
+    pub tool_pids: u64,
     /// Bytes the worker may send over the protocol socket in one run
     /// (default 64 MiB): a real run sends a few MiB at most (tool results are
     /// capped), so this only stops a flooding or broken worker.
@@ -67,7 +76,10 @@ impl Default for Limits {
             returned_text_lines: 5_000,
             tool_output_bytes: 50 * KIB,
             tool_output_lines: 2_000,
-            tool_timeout_ms: 120_000,
+            tool_timeout_ms: 60_000,
+            tool_timeout_max_ms: 120_000,
+            tool_memory_bytes: GIB,
+            tool_pids: 64,
             protocol_bytes: 64 * MIB,
         }
     }

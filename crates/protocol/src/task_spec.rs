@@ -35,6 +35,12 @@ pub struct TaskSpec {
     pub limits: Limits,
     /// Directory tools are confined to.
     pub workspace_dir: String,
+    /// Tool processes may use the network (no network namespace, no socket
+    /// filter). Off by default: a tool process sees only a down loopback.
+    pub allow_network: bool,
+    /// Refuse a tool call whose sandbox cannot apply every protection,
+    /// instead of running it with the missing ones reported.
+    pub require_sandbox: bool,
     /// Depth of this child (the top-level parent's children are depth 1).
     pub depth: u32,
     /// Deepest level allowed to exist; a child at this depth gets no subagent tool.

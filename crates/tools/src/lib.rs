@@ -29,4 +29,4 @@ pub use report_back::{
     SchemaError, Violation, describe_violations,
 };
 pub use run::{ToolCallOutput, run_tool};
-pub use tool::{OutputCaps, Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
+pub use tool::{OutputCaps, ProcessPolicy, Tool, ToolContext, ToolError, ToolFuture, ToolOutput};

@@ -49,10 +49,11 @@ pub async fn run_tool(tool: &dyn Tool, arguments_json: &str, ctx: &ToolContext) 
             );
         }
     };
-    let result = match tokio::time::timeout(ctx.timeout, tool.call(arguments, ctx)).await {
+    let deadline = tool.deadline(ctx);
+    let result = match tokio::time::timeout(deadline, tool.call(arguments, ctx)).await {
         Ok(result) => result,
         Err(_) => Err(ToolError::TimedOut {
-            after_ms: duration_ms(ctx.timeout),
+            after_ms: duration_ms(deadline),
         }),
     };
     match result {

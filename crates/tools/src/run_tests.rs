@@ -33,14 +33,13 @@ impl Tool for Scripted {
 }
 
 fn ctx(timeout_ms: u64, max_lines: usize) -> ToolContext {
-    ToolContext {
-        workspace_dir: PathBuf::from("."),
-        timeout: Duration::from_millis(timeout_ms),
-        output_caps: OutputCaps {
-            max_bytes: 1_000,
-            max_lines,
-        },
-    }
+    let mut ctx = ToolContext::new(PathBuf::from("."));
+    ctx.timeout = Duration::from_millis(timeout_ms);
+    ctx.output_caps = OutputCaps {
+        max_bytes: 1_000,
+        max_lines,
+    };
+    ctx
 }
 
 #[tokio::test]

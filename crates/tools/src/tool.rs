@@ -10,6 +10,8 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::time::Duration;
 
+use subagent_protocol::Limits;
+
 /// The future a [`Tool::call`] returns.
 pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<ToolOutput, ToolError>> + Send + 'a>>;
 
@@ -30,6 +32,13 @@ pub trait Tool: Send + Sync {
     /// that spawns processes should still honour both itself so it stops
     /// early instead of producing output nobody will see.
     fn call<'a>(&'a self, arguments: serde_json::Value, ctx: &'a ToolContext) -> ToolFuture<'a>;
+
+    /// How long [`crate::run_tool`] lets a call run before dropping it.
+    /// A tool that enforces a per-call timeout of its own (and reports how
+    /// its process ended) returns a longer bound so its own report wins.
+    fn deadline(&self, ctx: &ToolContext) -> Duration {
+        ctx.timeout
+    }
 }
 
 /// Caps on the output shown to the model.
@@ -46,10 +55,60 @@ pub struct OutputCaps {
 pub struct ToolContext {
     /// The directory tools are confined to.
     pub workspace_dir: PathBuf,
-    /// Wall-clock limit of one call.
+    /// Wall-clock limit of one call that asks for none.
     pub timeout: Duration,
+    /// Longest wall-clock limit a call may ask for.
+    pub max_timeout: Duration,
     /// Caps on the output shown to the model.
     pub output_caps: OutputCaps,
+    /// Limits and sandbox policy of tool processes.
+    pub process: ProcessPolicy,
+}
+
+impl ToolContext {
+    /// A context for `workspace_dir` with the default limits of
+    /// [`Limits::default`] and the network off.
+    pub fn new(workspace_dir: impl Into<PathBuf>) -> Self {
+        Self::from_limits(workspace_dir, &Limits::default(), false, false)
+    }
+
+    /// A context for `workspace_dir` under `limits`.
+    pub fn from_limits(
+        workspace_dir: impl Into<PathBuf>,
+        limits: &Limits,
+        allow_network: bool,
+        require_sandbox: bool,
+    ) -> Self {
+        let size = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
+        Self {
+            workspace_dir: workspace_dir.into(),
+            timeout: Duration::from_millis(limits.tool_timeout_ms),
+            max_timeout: Duration::from_millis(limits.tool_timeout_max_ms.max(limits.tool_timeout_ms)),
+            output_caps: OutputCaps {
+                max_bytes: size(limits.tool_output_bytes),
+                max_lines: size(limits.tool_output_lines),
+            },
+            process: ProcessPolicy {
+                memory_bytes: limits.tool_memory_bytes,
+                pids: limits.tool_pids,
+                allow_network,
+                require_sandbox,
+            },
+        }
+    }
+}
+
+/// How tool processes (python_execute and later process tools) are confined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProcessPolicy {
+    /// Memory including swap of the tool's process tree, bytes.
+    pub memory_bytes: u64,
+    /// Processes and threads of the tool's process tree.
+    pub pids: u64,
+    /// The tool process may use the network.
+    pub allow_network: bool,
+    /// Refuse the call when a protection cannot be applied.
+    pub require_sandbox: bool,
 }
 
 /// What a successful call produced.

@@ -100,7 +100,7 @@ fn price() -> impl Strategy<Value = ModelPrice> {
 }
 
 fn limits() -> impl Strategy<Value = Limits> {
-    (vec(any::<u64>(), 15), option::of(any::<u64>())).prop_map(|(v, cpu_seconds)| Limits {
+    (vec(any::<u64>(), 18), option::of(any::<u64>())).prop_map(|(v, cpu_seconds)| Limits {
         wall_timeout_ms: v[0],
         idle_timeout_ms: v[1],
         kill_grace_ms: v[2],
@@ -117,6 +117,9 @@ fn limits() -> impl Strategy<Value = Limits> {
         tool_output_lines: v[12],
         tool_timeout_ms: v[13],
         protocol_bytes: v[14],
+        tool_timeout_max_ms: v[15],
+        tool_memory_bytes: v[16],
+        tool_pids: v[17],
     })
 }
 
@@ -157,6 +160,7 @@ fn task_spec() -> impl Strategy<Value = TaskSpec> {
         (any::<u32>(), option::of(finite())),
         limits(),
         (text(), any::<u32>(), any::<u32>()),
+        (any::<bool>(), any::<bool>()),
     )
         .prop_map(
             |(
@@ -168,6 +172,7 @@ fn task_spec() -> impl Strategy<Value = TaskSpec> {
                 (max_turns, max_cost),
                 limits,
                 (workspace_dir, depth, max_depth),
+                (allow_network, require_sandbox),
             )| TaskSpec {
                 run_id,
                 agent,
@@ -183,6 +188,8 @@ fn task_spec() -> impl Strategy<Value = TaskSpec> {
                 },
                 limits,
                 workspace_dir,
+                allow_network,
+                require_sandbox,
                 depth,
                 max_depth,
             },

@@ -64,9 +64,14 @@ pub fn full_task_spec() -> TaskSpec {
             tool_output_bytes: 40 << 10,
             tool_output_lines: 1_500,
             tool_timeout_ms: 60_000,
+            tool_timeout_max_ms: 90_000,
+            tool_memory_bytes: 512 << 20,
+            tool_pids: 32,
             protocol_bytes: 32 << 20,
         },
         workspace_dir: "workspace/repo".into(),
+        allow_network: true,
+        require_sandbox: true,
         depth: 1,
         max_depth: 2,
     }
@@ -95,6 +100,8 @@ pub fn minimal_task_spec() -> TaskSpec {
         budget: Budget::default(),
         limits: Limits::default(),
         workspace_dir: String::new(),
+        allow_network: false,
+        require_sandbox: false,
         depth: 1,
         max_depth: 1,
     }

@@ -16,7 +16,7 @@ use subagent_protocol::result::SubagentResult;
 use subagent_protocol::session::{
     LifecycleEvent, MessageLine, Role, SESSION_FORMAT_VERSION, SessionEntry, SessionHeader,
 };
-use subagent_sandbox::{ChildExit, SandboxSpec};
+use subagent_sandbox::{ChildExit, SandboxPolicy, SandboxSpec};
 use tokio_util::sync::CancellationToken;
 
 use super::assemble::{self, ChildRun};
@@ -49,7 +49,7 @@ pub(super) async fn run_child(
         .map(|k| k.expose().to_owned());
     let sanitizer = Sanitizer::new(api_key, std::env::var("HOME").ok());
     let paths = SessionPaths::new(&config.sessions_dir, &run_id, &request.agent, started_wall);
-    let spec = task_spec(&request, &agent, &run_id);
+    let spec = task_spec(&request, &agent, &run_id, config.sandbox_policy);
 
     let mut ctx = RunContext {
         config,
@@ -274,7 +274,12 @@ async fn record_exit(ctx: &RunContext<'_>, exit: &ChildExit, watch: &Watch) {
     }
 }
 
-fn task_spec(request: &RunRequest, agent: &AgentDefinition, run_id: &str) -> TaskSpec {
+fn task_spec(
+    request: &RunRequest,
+    agent: &AgentDefinition,
+    run_id: &str,
+    policy: SandboxPolicy,
+) -> TaskSpec {
     let child_depth = request.caller_depth.saturating_add(1);
     let tools = request.tools.clone().unwrap_or_else(|| agent.tools.clone());
     TaskSpec {
@@ -292,6 +297,8 @@ fn task_spec(request: &RunRequest, agent: &AgentDefinition, run_id: &str) -> Tas
         budget: request.effective_budget(),
         limits: request.limits.clone(),
         workspace_dir: request.workspace_dir.display().to_string(),
+        allow_network: request.allow_network,
+        require_sandbox: policy == SandboxPolicy::RequireAll,
         depth: child_depth,
         max_depth: request.max_depth,
     }

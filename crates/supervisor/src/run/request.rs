@@ -60,6 +60,8 @@ pub struct RunRequest {
     pub limits: Limits,
     /// Directory the child works in.
     pub workspace_dir: PathBuf,
+    /// Tool processes may use the network (off by default).
+    pub allow_network: bool,
     /// Depth of the CALLER (0 for a top-level parent); the child runs at depth + 1.
     pub caller_depth: u32,
     /// Deepest depth a child may run at (default 1: children of the top level only).
@@ -93,6 +95,7 @@ impl RunRequest {
             parent_remaining: None,
             limits: Limits::default(),
             workspace_dir: PathBuf::from("."),
+            allow_network: false,
             caller_depth: 0,
             max_depth: 1,
             parent_session: None,

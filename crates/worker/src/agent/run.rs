@@ -7,12 +7,11 @@
 //! run within one scheduler tick of its arrival.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use subagent_protocol::message::{LogLevel, OutcomeError};
 use subagent_protocol::usage::ModelPrice;
 use subagent_protocol::{ErrorCode, Outcome, StopReason, TaskSpec, Usage, WorkerEvent};
-use subagent_tools::{OutputCaps, REPORT_BACK_TOOL_NAME, ToolContext, ToolRegistry};
+use subagent_tools::{REPORT_BACK_TOOL_NAME, ToolContext, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
 use super::budget::{BudgetExhausted, BudgetTracker};
@@ -137,14 +136,12 @@ impl<'s> AgentLoop<'s> {
             },
             tools,
             available: available_list(&names),
-            tool_ctx: ToolContext {
-                workspace_dir: PathBuf::from(&spec.workspace_dir),
-                timeout: Duration::from_millis(limits.tool_timeout_ms),
-                output_caps: OutputCaps {
-                    max_bytes: usize::try_from(limits.tool_output_bytes).unwrap_or(usize::MAX),
-                    max_lines: usize::try_from(limits.tool_output_lines).unwrap_or(usize::MAX),
-                },
-            },
+            tool_ctx: ToolContext::from_limits(
+                PathBuf::from(&spec.workspace_dir),
+                limits,
+                spec.allow_network,
+                spec.require_sandbox,
+            ),
             contract,
             budget: BudgetTracker::new(spec.budget),
             usage: Usage::default(),

@@ -222,6 +222,8 @@ pub fn spec() -> TaskSpec {
         budget: Budget::default(),
         limits: Limits::default(),
         workspace_dir: ".".to_owned(),
+        allow_network: false,
+        require_sandbox: false,
         depth: 1,
         max_depth: 1,
     }

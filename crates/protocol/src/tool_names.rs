@@ -1,0 +1,21 @@
+//! The names of the tools the worker ships: part of the `call_subagent`
+//! contract, so parents, agent files and tests can rely on them.
+//!
+//! The supervisor checks a requested tool subset against [`BUILTIN_TOOLS`]
+//! before it spawns anything, without linking the tools themselves; the
+//! worker's registry test asserts that it offers exactly these names.
+
+/// Files under a path whose path matches a glob.
+pub const BASH_FIND: &str = "bash_find";
+/// Regex search over files, `path:line:text`.
+pub const BASH_RIPGREP: &str = "bash_ripgrep";
+/// A file or a line range, with line numbers; a directory's listing.
+pub const BASH_READ: &str = "bash_read";
+/// Python code run in a sandboxed tool process.
+pub const PYTHON_EXECUTE: &str = "python_execute";
+
+/// Every tool the worker's registry offers, in name order.
+pub const BUILTIN_TOOLS: &[&str] = &[BASH_FIND, BASH_READ, BASH_RIPGREP, PYTHON_EXECUTE];
+
+/// The tools that only read the workspace.
+pub const READ_ONLY_TOOLS: &[&str] = &[BASH_FIND, BASH_READ, BASH_RIPGREP];
