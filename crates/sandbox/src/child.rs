@@ -24,6 +24,7 @@ use crate::capture::StreamCapture;
 use crate::cgroup::ChildCgroup;
 use crate::error::SpawnError;
 use crate::exit::ChildExit;
+use crate::isolation;
 use crate::kill::KillHandle;
 use crate::leaks::{self, TreeScope};
 use crate::plan;
@@ -47,6 +48,10 @@ pub async fn spawn(spec: SandboxSpec) -> Result<SandboxedChild, SpawnError> {
     let mut status = plan::base_status();
     let rlimits = plan::plan_rlimits(&spec.limits, &mut status.applied);
     let cgroup = plan::plan_cgroup(&spec.limits, &mut status);
+    let isolation = spec
+        .isolation
+        .as_ref()
+        .map(|i| isolation::plan::plan(i, &mut status));
     if spec.policy == SandboxPolicy::RequireAll && !status.not_applied.is_empty() {
         return Err(SpawnError::Unsandboxed {
             missing: status.not_applied,
@@ -60,7 +65,7 @@ pub async fn spawn(spec: SandboxSpec) -> Result<SandboxedChild, SpawnError> {
         .map(|p| CString::new(p.as_os_str().as_bytes()))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| setup_error("the cgroup paths", std::io::Error::other(e)))?;
-    let setup = ChildSetup::new(procs, rlimits, spec.protocol_fd)
+    let setup = ChildSetup::new(procs, rlimits, spec.protocol_fd, isolation)
         .map_err(|e| setup_error("the protocol fd", e))?;
 
     let mut command = Command::new(&spec.program);

@@ -35,6 +35,7 @@ mod cgroup;
 mod child;
 mod error;
 mod exit;
+mod isolation;
 mod kill;
 mod leaks;
 mod plan;
@@ -52,6 +53,10 @@ pub use cgroup::{CgroupKind, cgroup_support};
 pub use child::{SandboxedChild, spawn};
 pub use error::SpawnError;
 pub use exit::{ChildExit, RawExit, ResourceUsage, Termination};
+pub use isolation::{
+    Isolation, IsolationSupport, Layers, SYSTEM_READ_ONLY_PATHS, SYSTEM_READ_WRITE_FILES,
+    isolation_support,
+};
 pub use kill::{KillHandle, KillReason};
 pub use running::PIPE_DRAIN_WINDOW;
 pub use spec::{

@@ -1,6 +1,7 @@
 //! What the forked child does to itself between `fork` and `exec`: die with
 //! the supervisor, join its cgroup, take the protocol fd as fd 3, mark every
-//! other fd close-on-exec, lower its rlimits.
+//! other fd close-on-exec, lower its rlimits, and enter the tool sandbox's
+//! layers when asked ([`crate::isolation`]).
 //!
 //! This code runs in a forked copy of a multi-threaded process, so it must
 //! only make async-signal-safe calls: no allocation, no locks, no formatting.
@@ -11,6 +12,7 @@ use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 
+use crate::isolation::enter::IsolationSetup;
 use crate::unix::RlimitResource;
 
 /// Exit code of a child whose parent died between fork and exec: nobody is
@@ -32,6 +34,8 @@ pub(crate) struct ChildSetup {
     /// Becomes fd 3. Owned here so the parent's copy closes when the
     /// `Command` holding this setup is dropped after the spawn.
     protocol_fd: Option<OwnedFd>,
+    /// The tool sandbox's layers, applied last.
+    isolation: Option<IsolationSetup>,
 }
 
 impl ChildSetup {
@@ -41,6 +45,7 @@ impl ChildSetup {
         cgroup_procs: Vec<CString>,
         rlimits: Vec<(RlimitResource, u64, u64)>,
         protocol_fd: Option<OwnedFd>,
+        isolation: Option<IsolationSetup>,
     ) -> io::Result<Self> {
         let protocol_fd = match protocol_fd {
             // try_clone uses F_DUPFD_CLOEXEC with a floor of 3.
@@ -54,6 +59,7 @@ impl ChildSetup {
             cgroup_procs,
             rlimits,
             protocol_fd,
+            isolation,
         })
     }
 
@@ -114,6 +120,9 @@ impl ChildSetup {
             mark_cloexec_from(first_closed)?;
             for (resource, soft, hard) in &self.rlimits {
                 resource.set(*soft, *hard)?;
+            }
+            if let Some(isolation) = &self.isolation {
+                isolation.apply_in_child()?;
             }
         }
         Ok(())

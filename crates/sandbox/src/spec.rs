@@ -11,6 +11,8 @@ use std::time::Duration;
 
 use subagent_protocol::Limits;
 
+use crate::isolation::Isolation;
+
 /// Environment variables a child may inherit by default. Everything else
 /// (API keys, tokens, the supervisor's own settings) is dropped.
 pub const DEFAULT_ENV_ALLOWLIST: &[&str] = &[
@@ -56,6 +58,10 @@ pub struct SandboxSpec {
     pub capture: CaptureLimits,
     /// Time between SIGTERM and SIGKILL when the child is terminated.
     pub grace: Duration,
+    /// The tool sandbox's layers (namespaces, Landlock, seccomp) on top of
+    /// the above; `None` for a worker, which needs the network and its
+    /// own files.
+    pub isolation: Option<Isolation>,
 }
 
 impl SandboxSpec {
@@ -73,6 +79,7 @@ impl SandboxSpec {
             policy: SandboxPolicy::default(),
             capture: CaptureLimits::default(),
             grace: Duration::from_millis(Limits::default().kill_grace_ms),
+            isolation: None,
         }
     }
 }

@@ -29,4 +29,26 @@ pub mod protection {
     pub const CGROUP_MEMORY_SWAP: &str = "cgroup_memory_swap";
     /// Process count cap of the child's cgroup.
     pub const CGROUP_PIDS: &str = "cgroup_pids";
+    /// New user namespace (tool processes).
+    pub const USER_NAMESPACE: &str = "user_namespace";
+    /// New pid namespace: the tool sees only its own tree.
+    pub const PID_NAMESPACE: &str = "pid_namespace";
+    /// New mount namespace.
+    pub const MOUNT_NAMESPACE: &str = "mount_namespace";
+    /// A fresh /proc of the new pid namespace.
+    pub const FRESH_PROC: &str = "fresh_proc";
+    /// New network namespace: only a down loopback.
+    pub const NETWORK_NAMESPACE: &str = "network_namespace";
+    /// Landlock filesystem rules: read-only system paths, read-write workspace and tmp.
+    pub const LANDLOCK_FS: &str = "landlock_fs";
+    /// Landlock TCP rules: no bind or connect (network off).
+    pub const LANDLOCK_NET: &str = "landlock_net";
+    /// Landlock scoping: no signals or abstract unix sockets outside the sandbox.
+    pub const LANDLOCK_SCOPE: &str = "landlock_scope";
+    /// A seccomp filter against ptrace, mount, keyctl, bpf, perf, modules (and inet sockets).
+    pub const SECCOMP: &str = "seccomp";
+    /// no_new_privs: exec cannot gain privileges.
+    pub const NO_NEW_PRIVS: &str = "no_new_privs";
+    /// Every capability dropped before exec.
+    pub const NO_CAPABILITIES: &str = "no_capabilities";
 }

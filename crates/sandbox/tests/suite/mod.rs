@@ -10,3 +10,4 @@ mod leaks;
 mod policy;
 mod rlimits;
 mod support;
+mod tool_sandbox;

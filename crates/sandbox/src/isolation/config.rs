@@ -1,0 +1,116 @@
+//! What a caller asks of the tool sandbox: which layers, which paths may be
+//! read or written, and whether the network is on.
+//!
+//! Pure data. The defaults are the strict ones: every layer on, network off,
+//! the system paths a Python interpreter needs readable, nothing writable
+//! but what the caller names (the workspace and a private tmp dir).
+
+use std::path::PathBuf;
+
+/// System paths a tool process may read (and execute from), when they exist.
+///
+/// `/etc` is not listed whole: it holds files such as `/etc/shadow` that
+/// a process running as the supervisor's user could read by ownership.
+/// Only what the dynamic loader, name lookup, TLS and Python read is.
+pub const SYSTEM_READ_ONLY_PATHS: &[&str] = &[
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/localtime",
+    "/etc/timezone",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+    "/etc/hosts",
+    "/etc/host.conf",
+    "/etc/resolv.conf",
+    "/etc/gai.conf",
+    "/etc/protocols",
+    "/etc/services",
+    "/etc/mime.types",
+    "/etc/os-release",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/etc/alternatives",
+    "/etc/python3",
+    "/etc/python3.11",
+    "/etc/python3.12",
+    "/etc/python3.13",
+    "/dev/zero",
+    "/dev/random",
+    "/dev/urandom",
+];
+
+/// Device files a tool process may write.
+pub const SYSTEM_READ_WRITE_FILES: &[&str] = &["/dev/null", "/dev/full"];
+
+/// The layers of the tool sandbox. Each can be switched off on its own, so
+/// a test can show that a probe really detects an escape when the layer
+/// that stops it is missing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layers {
+    /// New user, pid and mount namespaces with a fresh `/proc` that shows
+    /// only the tool's own tree; capabilities dropped before exec.
+    pub namespaces: bool,
+    /// Landlock: reads limited to [`Isolation::read_only`] and
+    /// [`Isolation::read_write`], writes to the latter.
+    pub landlock: bool,
+    /// A seccomp filter against ptrace, mount, keyctl, bpf, module loading
+    /// and (network off) inet sockets.
+    pub seccomp: bool,
+    /// Every capability dropped before exec. Besides what capabilities
+    /// grant directly, this is what keeps a tool that runs as the
+    /// supervisor's own uid from reading the supervisor's `/proc/<pid>/mem`
+    /// and `environ`: the kernel refuses those reads to a process whose
+    /// capabilities are not a superset of the target's.
+    pub capabilities: bool,
+}
+
+impl Default for Layers {
+    fn default() -> Self {
+        Self {
+            namespaces: true,
+            landlock: true,
+            seccomp: true,
+            capabilities: true,
+        }
+    }
+}
+
+/// The tool sandbox asked for one child.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Isolation {
+    /// Which layers to apply.
+    pub layers: Layers,
+    /// When false: a new network namespace (only a down `lo`), Landlock's
+    /// TCP rules and the seccomp socket filter, as far as each layer is on.
+    pub network: bool,
+    /// Paths that may be read and executed (directories: everything below).
+    pub read_only: Vec<PathBuf>,
+    /// Paths that may be read, written, created and removed below.
+    pub read_write: Vec<PathBuf>,
+}
+
+impl Isolation {
+    /// Every layer on, network off, the system paths readable, the
+    /// writable device files writable, and `read_write` (typically the
+    /// workspace and a private tmp dir) writable.
+    pub fn strict(read_write: Vec<PathBuf>) -> Self {
+        let mut writable: Vec<PathBuf> =
+            SYSTEM_READ_WRITE_FILES.iter().map(PathBuf::from).collect();
+        writable.extend(read_write);
+        Self {
+            layers: Layers::default(),
+            network: false,
+            read_only: SYSTEM_READ_ONLY_PATHS.iter().map(PathBuf::from).collect(),
+            read_write: writable,
+        }
+    }
+}

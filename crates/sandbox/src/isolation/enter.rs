@@ -1,0 +1,50 @@
+//! The in-child sequence of the tool sandbox, in the only order that works:
+//! namespaces first (mounting /proc needs the capabilities a fresh user
+//! namespace grants), then Landlock (its ruleset must see the new /proc),
+//! then dropping capabilities, then seccomp last (it forbids `mount`).
+
+use std::io;
+
+use super::capabilities;
+use super::landlock::LandlockPlan;
+use super::namespaces::NamespacePlan;
+use super::seccomp::SeccompPlan;
+
+/// Everything the child applies to itself, prepared before the fork.
+#[derive(Debug, Clone)]
+pub(crate) struct IsolationSetup {
+    pub(crate) namespaces: Option<NamespacePlan>,
+    pub(crate) landlock: Option<LandlockPlan>,
+    pub(crate) drop_capabilities: bool,
+    pub(crate) seccomp: Option<SeccompPlan>,
+}
+
+impl IsolationSetup {
+    /// Applies every planned layer; returns in the process that will exec
+    /// the tool (with namespaces, pid 1 of the new pid namespace).
+    ///
+    /// # Safety
+    /// Only in a freshly forked child; async-signal-safe.
+    pub(crate) unsafe fn apply_in_child(&self) -> io::Result<()> {
+        // SAFETY (whole block): each step is async-signal-safe and meant for
+        // the forked child, which is where this runs.
+        unsafe {
+            if let Some(namespaces) = &self.namespaces {
+                namespaces.enter()?;
+            }
+            if let Some(landlock) = &self.landlock {
+                landlock.apply()?;
+            }
+            if self.drop_capabilities {
+                capabilities::drop_all()?;
+            }
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1 as libc::c_ulong, 0, 0, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if let Some(seccomp) = &self.seccomp {
+                seccomp.apply()?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,24 @@
+//! The tool sandbox: the layers a tool process gets on top of the worker's
+//! protections (process group, rlimits, cgroup caps, capture, tree kill).
+//!
+//! - [`config`]: what the caller asks for ([`Isolation`], [`Layers`]).
+//! - [`support`]: what this kernel allows, probed once per process.
+//! - [`namespaces`], [`landlock`], [`seccomp`], [`capabilities`]: one layer
+//!   each, split into a pre-fork plan (which may allocate) and an in-child
+//!   step (which must not).
+//! - [`enter`]: the in-child sequence that applies them in the one order
+//!   that works (namespaces, fresh /proc, Landlock, capabilities, seccomp).
+//!
+//! Nothing here starts a process by itself except the one-time probe.
+
+pub(crate) mod capabilities;
+pub(crate) mod config;
+pub(crate) mod enter;
+pub(crate) mod landlock;
+pub(crate) mod namespaces;
+pub(crate) mod plan;
+pub(crate) mod seccomp;
+pub(crate) mod support;
+
+pub use config::{Isolation, Layers, SYSTEM_READ_ONLY_PATHS, SYSTEM_READ_WRITE_FILES};
+pub use support::{IsolationSupport, isolation_support};

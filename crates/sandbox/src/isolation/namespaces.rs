@@ -1,0 +1,252 @@
+//! New user, pid, mount (and network) namespaces with a fresh `/proc`.
+//!
+//! `unshare(CLONE_NEWPID)` moves only the caller's *future* children into
+//! the new pid namespace, so the forked child does it in two steps: it
+//! unshares, maps its own uid and gid, and forks once more. The first
+//! process (the "keeper", still the sandbox's process-group leader) only
+//! waits for the second and exits the same way, so the sandbox sees the
+//! tool's own exit status. The second is pid 1 of the new namespace: it
+//! mounts a fresh `/proc` and goes on to exec the tool. When it exits, the
+//! kernel kills everything else in the namespace, `setsid` daemons too.
+//!
+//! Everything after the fork is async-signal-safe: raw syscalls on data
+//! prepared in [`NamespacePlan::new`].
+
+use std::io;
+use std::ptr;
+
+/// The step that failed, for a message that says what the kernel refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Step {
+    Unshare = 1,
+    Setgroups,
+    UidMap,
+    GidMap,
+    Fork,
+    DeathSignal,
+    MountPrivate,
+    MountProc,
+}
+
+impl Step {
+    const ALL: [Step; 8] = [
+        Step::Unshare,
+        Step::Setgroups,
+        Step::UidMap,
+        Step::GidMap,
+        Step::Fork,
+        Step::DeathSignal,
+        Step::MountPrivate,
+        Step::MountProc,
+    ];
+
+    /// The step whose number a probe child exited with.
+    pub(crate) fn from_code(code: i32) -> Option<Step> {
+        Step::ALL.into_iter().find(|s| *s as i32 == code)
+    }
+
+    /// What the step does, for error messages.
+    pub(crate) fn describe(self) -> &'static str {
+        match self {
+            Step::Unshare => {
+                "creating user, pid and mount namespaces (unshare) was refused; user namespaces may be \
+                 disabled (see /proc/sys/user/max_user_namespaces and kernel.unprivileged_userns_clone)"
+            }
+            Step::Setgroups => "writing /proc/self/setgroups in the new user namespace failed",
+            Step::UidMap => "writing /proc/self/uid_map in the new user namespace failed",
+            Step::GidMap => "writing /proc/self/gid_map in the new user namespace failed",
+            Step::Fork => "forking the namespace's first process failed",
+            Step::DeathSignal => "setting the parent-death signal in the namespace failed",
+            Step::MountPrivate => "making the mounts of the new mount namespace private failed",
+            Step::MountProc => {
+                "mounting a fresh /proc failed (the kernel refuses it when /proc is partly hidden, \
+                 e.g. inside some containers)"
+            }
+        }
+    }
+}
+
+/// A failed step and the errno it failed with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StepError {
+    pub(crate) step: Step,
+    pub(crate) errno: i32,
+}
+
+impl From<StepError> for io::Error {
+    fn from(e: StepError) -> Self {
+        io::Error::from_raw_os_error(e.errno)
+    }
+}
+
+/// Namespaces to enter, with the uid and gid maps prepared before the fork.
+#[derive(Debug, Clone)]
+pub(crate) struct NamespacePlan {
+    flags: libc::c_int,
+    uid_map: Vec<u8>,
+    gid_map: Vec<u8>,
+}
+
+impl NamespacePlan {
+    /// User, pid and mount namespaces, plus a network namespace unless
+    /// `network`. The caller's uid and gid are mapped to themselves, so
+    /// files a tool creates in the workspace belong to the user.
+    pub(crate) fn new(network: bool) -> Self {
+        // SAFETY: geteuid and getegid cannot fail and touch no memory.
+        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWPID | libc::CLONE_NEWNS;
+        if !network {
+            flags |= libc::CLONE_NEWNET;
+        }
+        Self {
+            flags,
+            uid_map: format!("{uid} {uid} 1\n").into_bytes(),
+            gid_map: format!("{gid} {gid} 1\n").into_bytes(),
+        }
+    }
+
+    /// Enters the namespaces. Returns in pid 1 of the new pid namespace,
+    /// with a fresh `/proc` mounted; the keeper process never returns.
+    ///
+    /// # Safety
+    /// Only in a freshly forked child: it forks again and mounts.
+    pub(crate) unsafe fn enter(&self) -> Result<(), StepError> {
+        // SAFETY (whole block): unshare, open, write, close, clone, wait4,
+        // prctl, mount and _exit are async-signal-safe syscalls; every
+        // pointer points into data prepared before the fork.
+        unsafe {
+            check(Step::Unshare, libc::unshare(self.flags))?;
+            write_file(Step::Setgroups, c"/proc/self/setgroups", b"deny")?;
+            write_file(Step::UidMap, c"/proc/self/uid_map", &self.uid_map)?;
+            write_file(Step::GidMap, c"/proc/self/gid_map", &self.gid_map)?;
+            let pid = fork_raw();
+            if pid < 0 {
+                return Err(last(Step::Fork));
+            }
+            if pid > 0 {
+                keep(pid);
+            }
+            check(
+                Step::DeathSignal,
+                libc::prctl(
+                    libc::PR_SET_PDEATHSIG,
+                    libc::SIGKILL as libc::c_ulong,
+                    0,
+                    0,
+                    0,
+                ),
+            )?;
+            check(
+                Step::MountPrivate,
+                libc::mount(
+                    ptr::null(),
+                    c"/".as_ptr(),
+                    ptr::null(),
+                    libc::MS_REC | libc::MS_PRIVATE,
+                    ptr::null(),
+                ),
+            )?;
+            check(
+                Step::MountProc,
+                libc::mount(
+                    c"proc".as_ptr(),
+                    c"/proc".as_ptr(),
+                    c"proc".as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                    ptr::null(),
+                ),
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// A plain fork by raw syscall: glibc's `fork()` runs atfork handlers that
+/// take locks, which a child of a multi-threaded process must not.
+///
+/// # Safety
+/// The child must keep to async-signal-safe calls until it execs or exits.
+unsafe fn fork_raw() -> libc::pid_t {
+    // SAFETY: clone with only SIGCHLD and no stack is fork(2); the other
+    // arguments are unused with these flags.
+    let rc = unsafe { libc::syscall(libc::SYS_clone, libc::SIGCHLD as libc::c_long, 0, 0, 0, 0) };
+    libc::pid_t::try_from(rc).unwrap_or(-1)
+}
+
+/// The keeper: holds no fd the tool's output or the exec-error report could
+/// be waiting on, waits for pid 1 of the namespace, and ends the same way.
+///
+/// # Safety
+/// Only in the forked keeper; never returns.
+unsafe fn keep(child: libc::pid_t) -> ! {
+    // SAFETY (whole block): close_range, wait4, signal, sigprocmask, kill,
+    // getpid and _exit are async-signal-safe; `status` and `set` live on
+    // this stack for the calls.
+    unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            0 as libc::c_uint,
+            libc::c_uint::MAX,
+            0 as libc::c_uint,
+        );
+        let mut status: libc::c_int = 0;
+        loop {
+            let rc = libc::wait4(child, &mut status, 0, ptr::null_mut());
+            if rc == child {
+                break;
+            }
+            if rc < 0 && *libc::__errno_location() != libc::EINTR {
+                libc::_exit(KEEPER_LOST_CHILD_EXIT_CODE);
+            }
+        }
+        if libc::WIFEXITED(status) {
+            libc::_exit(libc::WEXITSTATUS(status));
+        }
+        let signal = libc::WTERMSIG(status);
+        libc::signal(signal, libc::SIG_DFL);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, signal);
+        libc::sigprocmask(libc::SIG_UNBLOCK, &set, ptr::null_mut());
+        libc::kill(libc::getpid(), signal);
+        libc::_exit(128 + signal);
+    }
+}
+
+/// Exit code of a keeper whose child vanished without a status: cannot
+/// happen for a child of ours, but must not be mistaken for the tool's.
+const KEEPER_LOST_CHILD_EXIT_CODE: i32 = 126;
+
+fn check(step: Step, rc: libc::c_int) -> Result<(), StepError> {
+    if rc == 0 { Ok(()) } else { Err(last(step)) }
+}
+
+fn last(step: Step) -> StepError {
+    StepError {
+        step,
+        errno: io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO),
+    }
+}
+
+/// Writes `data` to `path` with one write(2).
+///
+/// # Safety
+/// Async-signal-safe; for the forked child.
+unsafe fn write_file(step: Step, path: &std::ffi::CStr, data: &[u8]) -> Result<(), StepError> {
+    // SAFETY: open with a NUL-terminated path; write from a live slice.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(last(step));
+        }
+        let written = libc::write(fd, data.as_ptr().cast(), data.len());
+        let error = last(step);
+        libc::close(fd);
+        if usize::try_from(written).ok() != Some(data.len()) {
+            return Err(error);
+        }
+    }
+    Ok(())
+}
