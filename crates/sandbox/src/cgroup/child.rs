@@ -203,10 +203,8 @@ impl ChildCgroup {
     fn remove_once(&mut self) -> io::Result<()> {
         let mut result = Ok(());
         for dir in self.dirs() {
-            match fs::remove_dir(&dir) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                Err(e) => result = Err(e),
+            if let Err(e) = remove_tree(&dir) {
+                result = Err(e);
             }
         }
         if result.is_ok() {
@@ -220,6 +218,28 @@ impl ChildCgroup {
             Layout::V1 { memory, pids } => vec![memory.clone(), pids.clone()],
             Layout::V2 { dir } => vec![dir.clone()],
         }
+    }
+}
+
+/// Removes a cgroup directory and, leaves first, the cgroups nested in it:
+/// a worker makes one per tool process under its own, and one killed in the
+/// middle of a tool call cannot remove it. Only directories are removed (the
+/// control files go with their cgroup).
+fn remove_tree(dir: &Path) -> io::Result<()> {
+    match fs::read_dir(dir) {
+        Ok(entries) => {
+            for entry in entries.flatten() {
+                if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                    remove_tree(&entry.path())?;
+                }
+            }
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    }
+    match fs::remove_dir(dir) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
     }
 }
 

@@ -24,3 +24,34 @@ fn counters_and_numbers_are_read_from_cgroup_files() {
     assert_eq!(number(&failcnt), 17);
     assert_eq!(number(&dir.path().join("missing")), 0);
 }
+
+#[test]
+fn removal_takes_nested_cgroups_with_it() {
+    let kind = match crate::cgroup::cgroup_support() {
+        Ok(kind) => kind,
+        Err(reason) => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI machines have cgroups: {reason}"
+            );
+            eprintln!("skipping: {reason}");
+            return;
+        }
+    };
+    let limits = ResourceLimits {
+        memory_bytes: Some(64 << 20),
+        pids: Some(8),
+        ..ResourceLimits::default()
+    };
+    let mut setup = ChildCgroup::create(&kind, &limits).unwrap();
+    let dirs = setup.cgroup.dirs();
+    for dir in &dirs {
+        // What a worker killed mid-tool-call leaves: its tool's cgroup.
+        fs::create_dir(dir.join("tool")).unwrap();
+        fs::create_dir(dir.join("tool").join("nested")).unwrap();
+    }
+    setup.cgroup.remove().unwrap();
+    for dir in &dirs {
+        assert!(!dir.exists(), "{} still exists", dir.display());
+    }
+}
