@@ -90,6 +90,10 @@ pub struct SessionHeader {
     pub limits: Limits,
     /// Which protections were applied and which were not.
     pub sandbox: SandboxStatus,
+    /// Which layers of the tool sandbox this child's tool processes get on
+    /// this machine (present when the child may run a process tool).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub tool_sandbox: Option<SandboxStatus>,
     /// The parent's session file, when there is one.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub parent_session: Option<String>,

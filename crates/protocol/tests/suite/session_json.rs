@@ -46,6 +46,7 @@ fn header() -> SessionHeader {
                 reason: "no writable cgroup v2 delegation".into(),
             }],
         },
+        tool_sandbox: None,
         parent_session: Some("parent.jsonl".into()),
     }
 }

@@ -21,4 +21,5 @@ pub(crate) mod seccomp;
 pub(crate) mod support;
 
 pub use config::{Isolation, Layers, SYSTEM_READ_ONLY_PATHS, SYSTEM_READ_WRITE_FILES};
+pub use plan::isolation_status;
 pub use support::{IsolationSupport, isolation_support};

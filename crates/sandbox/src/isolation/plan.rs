@@ -15,6 +15,14 @@ use crate::status::protection;
 /// Why a layer the caller switched off is not in force.
 const SWITCHED_OFF: &str = "switched off by the caller";
 
+/// Which layers a child asking for `isolation` would get on this machine,
+/// without starting anything: for reports such as a session header.
+pub fn isolation_status(isolation: &Isolation) -> SandboxStatus {
+    let mut status = SandboxStatus::default();
+    plan(isolation, &mut status);
+    status
+}
+
 /// The setup for `isolation`, with `status` extended to say what it covers.
 pub(crate) fn plan(isolation: &Isolation, status: &mut SandboxStatus) -> IsolationSetup {
     let support = isolation_support();

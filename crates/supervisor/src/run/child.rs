@@ -9,14 +9,16 @@
 
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream as StdUnixStream;
+use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 
-use subagent_protocol::TaskSpec;
 use subagent_protocol::result::SubagentResult;
 use subagent_protocol::session::{
-    LifecycleEvent, MessageLine, Role, SESSION_FORMAT_VERSION, SessionEntry, SessionHeader,
+    LifecycleEvent, MessageLine, Role, SESSION_FORMAT_VERSION, SandboxStatus, SessionEntry,
+    SessionHeader,
 };
-use subagent_sandbox::{ChildExit, SandboxPolicy, SandboxSpec};
+use subagent_protocol::{TaskSpec, tool_names};
+use subagent_sandbox::{ChildExit, Isolation, SandboxPolicy, SandboxSpec};
 use tokio_util::sync::CancellationToken;
 
 use super::assemble::{self, ChildRun};
@@ -97,6 +99,7 @@ pub(super) async fn spawn_and_watch(
         depth: spec.depth,
         limits: ctx.request.limits.clone(),
         sandbox: Default::default(),
+        tool_sandbox: tool_sandbox_status(&spec),
         parent_session: ctx
             .request
             .parent_session
@@ -207,6 +210,9 @@ fn sandbox_spec(ctx: &RunContext<'_>, protocol_fd: OwnedFd) -> SandboxSpec {
             keep_tail_bytes: CAPTURE_KEEP,
         },
         grace: Duration::from_millis(limits.kill_grace_ms),
+        // The worker talks to the model over the network and holds the API
+        // key; the tool sandbox is for the processes it starts for tools.
+        isolation: None,
     }
 }
 
@@ -272,6 +278,17 @@ async fn record_exit(ctx: &RunContext<'_>, exit: &ChildExit, watch: &Watch) {
         )
         .await;
     }
+}
+
+/// The layers tool processes of this child will get, for the session
+/// header; `None` when it has no process tool.
+fn tool_sandbox_status(spec: &TaskSpec) -> Option<SandboxStatus> {
+    if !spec.tools.iter().any(|t| t == tool_names::PYTHON_EXECUTE) {
+        return None;
+    }
+    let mut isolation = Isolation::strict(vec![PathBuf::from(&spec.workspace_dir)]);
+    isolation.network = spec.allow_network;
+    Some(subagent_sandbox::isolation_status(&isolation))
 }
 
 fn task_spec(
