@@ -16,7 +16,7 @@ use subagent_protocol::session::{LogLine, SessionEntry, SessionLine};
 use subagent_protocol::{
     ApiKey, FromWorker, Limits, ProviderKind, ProviderSpec, Usage, WorkerEvent,
 };
-use subagent_sandbox::{ResourceLimits, SandboxSpec};
+use subagent_sandbox::{Isolation, ResourceLimits, SandboxSpec};
 use subagent_supervisor::session::SessionWriter;
 use subagent_supervisor::{RunRequest, Supervisor, SupervisorConfig, WorkerCommand};
 use tokio_util::sync::CancellationToken;
@@ -91,6 +91,10 @@ fn fixture() -> Result<PathBuf> {
     Ok(path)
 }
 
+/// Debian's interpreter: its prefix (/usr) is among the sandbox's system
+/// paths, so no probe is needed.
+const PYTHON: &str = "/usr/bin/python3";
+
 fn sandbox_spec(limits: ResourceLimits) -> SandboxSpec {
     let mut spec = SandboxSpec::new("/bin/true", "/");
     spec.env = subagent_sandbox::allowlisted_env(subagent_sandbox::DEFAULT_ENV_ALLOWLIST);
@@ -156,6 +160,88 @@ fn main() -> Result<()> {
                     bail!("sandboxed /bin/true failed: {:?}", exit.termination);
                 }
                 Ok(())
+            }))?,
+        });
+    }
+
+    if subagent_sandbox::isolation_support().namespaces.is_ok() {
+        let scratch = tempfile::tempdir()?;
+        let strict = Isolation::strict(vec![scratch.path().to_owned()]);
+        let mut with_network = strict.clone();
+        with_network.network = true;
+        let tool_limits = ResourceLimits {
+            memory_bytes: Some(1 << 30),
+            pids: Some(64),
+            ..no_cgroup
+        };
+        for (name, isolation, limits) in [
+            (
+                "tool sandbox spawn+wait /bin/true: namespaces incl. network, Landlock, seccomp, no caps",
+                strict.clone(),
+                no_cgroup,
+            ),
+            (
+                "  same, network on (no network namespace)",
+                with_network,
+                no_cgroup,
+            ),
+            (
+                "  same as python_execute: network off, cgroup memory/pids",
+                strict.clone(),
+                tool_limits,
+            ),
+        ] {
+            rows.push(Stats {
+                name,
+                unit: "ms",
+                baseline: "vs fork/exec /bin/true; bwrap --unshare-all /bin/true: ~12 ms (DESIGN)",
+                samples: rt.block_on(time_n_async(n, 10, || {
+                    let mut spec = sandbox_spec(limits);
+                    spec.isolation = Some(isolation.clone());
+                    async move {
+                        let child = subagent_sandbox::spawn(spec).await?;
+                        let exit = child.wait().await;
+                        if !exit.termination.is_success() {
+                            bail!("isolated /bin/true failed: {:?}", exit.termination);
+                        }
+                        Ok(())
+                    }
+                }))?,
+            });
+        }
+        let python_n = n.min(50);
+        rows.push(Stats {
+            name: "python3 -c pass, bare (std::process)",
+            unit: "ms",
+            baseline: "baseline",
+            samples: time_n(python_n, 3, || {
+                let status = Command::new(PYTHON)
+                    .args(["-c", "pass"])
+                    .stdin(Stdio::null())
+                    .status()?;
+                if !status.success() {
+                    bail!("python3 failed");
+                }
+                Ok(())
+            })?,
+        });
+        rows.push(Stats {
+            name: "python3 -c pass in the tool sandbox (as python_execute)",
+            unit: "ms",
+            baseline: "vs bare python3 above",
+            samples: rt.block_on(time_n_async(python_n, 3, || {
+                let mut spec = sandbox_spec(tool_limits);
+                spec.program = PYTHON.into();
+                spec.args = vec!["-c".into(), "pass".into()];
+                spec.isolation = Some(strict.clone());
+                async move {
+                    let child = subagent_sandbox::spawn(spec).await?;
+                    let exit = child.wait().await;
+                    if !exit.termination.is_success() {
+                        bail!("isolated python3 failed: {:?}", exit.termination);
+                    }
+                    Ok(())
+                }
             }))?,
         });
     }
