@@ -11,22 +11,40 @@
 //!   offers it as the `report_back` tool; the supervisor compiles the same
 //!   schema up front to refuse a bad one before anything is spawned.
 //! - [`cap_output`]: head + tail truncation, UTF-8 safe.
+//! - The file tools, on ripgrep's library crates: [`BashFind`] (`bash_find`,
+//!   files by glob), [`BashRipgrep`] (`bash_ripgrep`, regex search) and
+//!   [`BashRead`] (`bash_read`, numbered lines or a directory listing).
+//!   Every path they are given goes through [`Workspace`], which refuses
+//!   anything outside the workspace root.
 //!
 //! This crate never talks to the supervisor and never decides when a task
 //! ends: it runs one call and says what happened. It must not print to stdout
 //! (the worker's stdout is a captured pipe).
 
+mod arguments;
+mod blocking;
+pub mod find;
 pub mod output_cap;
+pub mod read;
 pub mod registry;
 pub mod report_back;
+pub mod ripgrep;
 pub mod run;
 pub mod tool;
+pub mod workspace;
 
+#[cfg(test)]
+mod test_tree;
+
+pub use find::BashFind;
 pub use output_cap::{Capped, cap_output, omission_marker};
+pub use read::BashRead;
 pub use registry::{RegisterError, ToolRegistry, UnknownTools};
 pub use report_back::{
     REPORT_BACK_DESCRIPTION, REPORT_BACK_INSTRUCTION, REPORT_BACK_TOOL_NAME, ReportBackSchema,
     SchemaError, Violation, describe_violations,
 };
+pub use ripgrep::BashRipgrep;
 pub use run::{ToolCallOutput, run_tool};
 pub use tool::{OutputCaps, ProcessPolicy, Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
+pub use workspace::{Workspace, WorkspaceError};

@@ -8,7 +8,10 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
+use crate::find::BashFind;
+use crate::read::BashRead;
 use crate::report_back::REPORT_BACK_TOOL_NAME;
+use crate::ripgrep::BashRipgrep;
 use crate::tool::Tool;
 
 /// Named tools, kept in name order so listings are stable.
@@ -65,10 +68,20 @@ impl ToolRegistry {
         Self::default()
     }
 
-    /// The tools this build ships. Empty in this first cut: the file, search
-    /// and web tools arrive with their own module each.
+    /// The tools this build ships: the file tools (`bash_find`,
+    /// `bash_ripgrep`, `bash_read`). Process and web tools arrive with their
+    /// own module each.
     pub fn builtin() -> Self {
-        Self::new()
+        let tools: [Arc<dyn Tool>; 3] = [
+            Arc::new(BashFind),
+            Arc::new(BashRipgrep),
+            Arc::new(BashRead),
+        ];
+        let tools = tools
+            .into_iter()
+            .map(|tool| (tool.name().to_owned(), tool))
+            .collect();
+        ToolRegistry { tools }
     }
 
     /// Adds `tool`; refuses a duplicate or reserved name.

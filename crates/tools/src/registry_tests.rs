@@ -85,3 +85,12 @@ fn duplicate_and_reserved_names_are_refused() {
         Err(RegisterError::Reserved("report_back".to_owned()))
     );
 }
+
+#[test]
+fn builtin_offers_the_file_tools_under_their_contract_names() {
+    use subagent_protocol::tool_names::{BASH_FIND, BASH_READ, BASH_RIPGREP};
+    assert_eq!(
+        ToolRegistry::builtin().names(),
+        vec![BASH_FIND, BASH_READ, BASH_RIPGREP]
+    );
+}

@@ -1,0 +1,474 @@
+//! `bash_ripgrep`: regex search over the workspace's files, printed as
+//! ripgrep prints it.
+//!
+//! In: a regex, an optional file or directory (default: the workspace root),
+//! a file glob, case and literal switches, context lines and a match cap.
+//! Out: `path:line:text` for a matching line, `path-line-text` for a context
+//! line, `--` between groups that are not adjacent, root-relative paths,
+//! files in path order; then how many matching lines were not shown. The
+//! search runs on ripgrep's library crates in this process (no `rg` binary),
+//! over the workspace's walk ([`Workspace::walk`]). Binary files (a NUL byte)
+//! are skipped whole. Files are read incrementally, never whole into memory.
+//! This tool never touches a path outside the workspace.
+
+use std::io;
+use std::path::Path;
+
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{
+    BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch,
+};
+use serde::Deserialize;
+use subagent_protocol::tool_names::BASH_RIPGREP;
+
+use crate::arguments::{count_in_range, parse_arguments};
+use crate::blocking::{CancelFlag, run_blocking};
+use crate::find::PathGlob;
+use crate::tool::{Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
+use crate::workspace::Workspace;
+
+/// Matching lines shown when the call names no `max_matches`.
+pub const RIPGREP_DEFAULT_MAX_MATCHES: usize = 200;
+/// Largest `max_matches` a call may ask for.
+pub const RIPGREP_MAX_MATCHES: usize = 2_000;
+/// Largest `context` a call may ask for: more is reading, and bash_read
+/// does that with line numbers a model can continue from.
+pub const RIPGREP_MAX_CONTEXT: usize = 20;
+/// Matching lines counted past the shown ones before the search stops: the
+/// count tells the model how much it missed, and past this it only has to
+/// know "a lot", not spend the call's time on an exact number.
+const MAX_COUNTED_HIDDEN_MATCHES: u64 = 100_000;
+/// Bytes of one line shown; the rest is replaced by a marker. Minified files
+/// have megabyte lines that would fill the output cap with one match.
+const MAX_LINE_BYTES: usize = 1_000;
+/// Bytes the searcher may buffer for one line: a file with a longer line is
+/// reported as unsearchable instead of being held in memory.
+const SEARCH_HEAP_LIMIT_BYTES: usize = 64 * 1024 * 1024;
+
+const DESCRIPTION: &str = "Search file contents with a regular expression (ripgrep's engine and \
+syntax). Prints `path:line:text` for each matching line and, with `context`, \
+`path-line-text` for the lines around it, with `--` between groups; paths are relative to the \
+workspace root. Searches the files under `path` (a file or a directory; default: the \
+workspace root), skipping files listed in .gitignore or .ignore, hidden files and directories, \
+and binary files. `glob` limits the search to files whose path matches it (`*.py`, \
+`src/**/*.rs`). Shows at most `max_matches` matching lines and says how many more there were.";
+
+/// The `bash_ripgrep` tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BashRipgrep;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RipgrepArguments {
+    pattern: String,
+    #[serde(default)]
+    path: Option<String>,
+    #[serde(default)]
+    glob: Option<String>,
+    #[serde(default)]
+    ignore_case: Option<bool>,
+    #[serde(default)]
+    fixed_strings: Option<bool>,
+    #[serde(default)]
+    context: Option<u64>,
+    #[serde(default)]
+    max_matches: Option<u64>,
+}
+
+impl Tool for BashRipgrep {
+    fn name(&self) -> &str {
+        BASH_RIPGREP
+    }
+
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+
+    fn parameters(&self) -> serde_json::Value {
+        serde_json::json!({
+            "type": "object",
+            "properties": {
+                "pattern": {
+                    "type": "string",
+                    "description": "Regular expression (Rust regex syntax, like ripgrep), matched against each line. With fixed_strings, a literal string."
+                },
+                "path": {
+                    "type": "string",
+                    "description": "File or directory to search, relative to the workspace root. Default: the workspace root."
+                },
+                "glob": {
+                    "type": "string",
+                    "description": "Only search files whose path matches this glob, e.g. `*.py` (file name, any directory) or `src/**/*.rs` (path relative to the workspace root)."
+                },
+                "ignore_case": {
+                    "type": "boolean",
+                    "description": "Match case-insensitively. Default: false."
+                },
+                "fixed_strings": {
+                    "type": "boolean",
+                    "description": "Treat pattern as a literal string, not a regex. Default: false."
+                },
+                "context": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "maximum": RIPGREP_MAX_CONTEXT,
+                    "description": "Lines of context to show before and after each match. Default: 0."
+                },
+                "max_matches": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": RIPGREP_MAX_MATCHES,
+                    "description": format!("Most matching lines to show (default {RIPGREP_DEFAULT_MAX_MATCHES}). The count of the rest is given.")
+                }
+            },
+            "required": ["pattern"],
+            "additionalProperties": false
+        })
+    }
+
+    fn call<'a>(&'a self, arguments: serde_json::Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let arguments: RipgrepArguments = parse_arguments(arguments)?;
+            let workspace_dir = ctx.workspace_dir.clone();
+            let text =
+                run_blocking(move |cancel| search(&workspace_dir, &arguments, cancel)).await?;
+            Ok(ToolOutput::text(text))
+        })
+    }
+}
+
+fn search(
+    workspace_dir: &Path,
+    arguments: &RipgrepArguments,
+    cancel: &CancelFlag,
+) -> Result<String, ToolError> {
+    let max_matches = count_in_range(
+        "max_matches",
+        arguments.max_matches,
+        RIPGREP_DEFAULT_MAX_MATCHES,
+        RIPGREP_MAX_MATCHES,
+    )?;
+    let context = match arguments.context {
+        None => 0,
+        Some(n) => match usize::try_from(n) {
+            Ok(n) if n <= RIPGREP_MAX_CONTEXT => n,
+            _ => {
+                return Err(ToolError::InvalidArguments(format!(
+                    "context must be between 0 and {RIPGREP_MAX_CONTEXT}, got {n}"
+                )));
+            }
+        },
+    };
+    let glob = arguments
+        .glob
+        .as_deref()
+        .map(|g| PathGlob::new("glob", g))
+        .transpose()?;
+    let matcher = RegexMatcherBuilder::new()
+        .case_insensitive(arguments.ignore_case.unwrap_or(false))
+        .fixed_strings(arguments.fixed_strings.unwrap_or(false))
+        .line_terminator(Some(b'\n'))
+        .build(&arguments.pattern)
+        .map_err(|e| ToolError::InvalidArguments(format!("`pattern` is not a valid regex: {e}")))?;
+    let workspace = Workspace::new(workspace_dir)?;
+    let start = workspace.resolve(arguments.path.as_deref().unwrap_or("."))?;
+
+    let mut searcher = SearcherBuilder::new()
+        .line_number(true)
+        .before_context(context)
+        .after_context(context)
+        .binary_detection(BinaryDetection::quit(b'\0'))
+        .heap_limit(Some(SEARCH_HEAP_LIMIT_BYTES))
+        .build();
+    let mut report = Report::new(max_matches, context > 0);
+    for entry in workspace.walk(&start) {
+        if cancel.is_raised() {
+            return Err(CancelFlag::error());
+        }
+        let Ok(entry) = entry else {
+            report.unreadable += 1;
+            continue;
+        };
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let Ok(relative) = entry.path().strip_prefix(workspace.root()) else {
+            continue;
+        };
+        // A file named as `path` is searched whatever the glob says, as
+        // ripgrep searches files named on its command line.
+        let filtered_out = glob
+            .as_ref()
+            .is_some_and(|glob| entry.path() != start && !glob.is_match(relative));
+        if filtered_out {
+            continue;
+        }
+        report.search_file(
+            &mut searcher,
+            &matcher,
+            entry.path(),
+            &workspace.display(entry.path()),
+            cancel,
+        );
+        if report.counting_stopped {
+            break;
+        }
+    }
+    if cancel.is_raised() {
+        return Err(CancelFlag::error());
+    }
+    Ok(report.finish(arguments, &workspace.display(&start)))
+}
+
+/// One line of output before it is printed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Event {
+    Line {
+        number: u64,
+        text: String,
+        is_match: bool,
+    },
+    Break,
+}
+
+/// Output and counts over all files of one search.
+#[derive(Debug)]
+struct Report {
+    max_matches: usize,
+    with_context: bool,
+    text: String,
+    shown: usize,
+    hidden: u64,
+    counting_stopped: bool,
+    binary_files: usize,
+    unreadable: usize,
+    first_error: Option<String>,
+}
+
+impl Report {
+    fn new(max_matches: usize, with_context: bool) -> Report {
+        Report {
+            max_matches,
+            with_context,
+            text: String::new(),
+            shown: 0,
+            hidden: 0,
+            counting_stopped: false,
+            binary_files: 0,
+            unreadable: 0,
+            first_error: None,
+        }
+    }
+
+    fn search_file(
+        &mut self,
+        searcher: &mut Searcher,
+        matcher: &RegexMatcher,
+        path: &Path,
+        display: &str,
+        cancel: &CancelFlag,
+    ) {
+        let mut sink = FileSink {
+            can_show: self.max_matches - self.shown,
+            can_count: MAX_COUNTED_HIDDEN_MATCHES.saturating_sub(self.hidden),
+            cancel,
+            events: Vec::new(),
+            pending: Vec::new(),
+            shown: 0,
+            hidden: 0,
+            binary: false,
+        };
+        if let Err(e) = searcher.search_path(matcher, path, &mut sink) {
+            self.unreadable += 1;
+            self.first_error
+                .get_or_insert_with(|| format!("{display}: {e}"));
+            return;
+        }
+        // A binary file is skipped whole, even the matches found before its
+        // first NUL byte: their "lines" are not text.
+        if sink.binary {
+            self.binary_files += 1;
+            return;
+        }
+        self.shown += sink.shown;
+        self.hidden += sink.hidden;
+        if self.hidden >= MAX_COUNTED_HIDDEN_MATCHES {
+            self.counting_stopped = true;
+        }
+        if sink.events.is_empty() {
+            return;
+        }
+        if self.with_context && !self.text.is_empty() {
+            self.text.push_str("--\n");
+        }
+        for event in sink.events {
+            match event {
+                Event::Line {
+                    number,
+                    text,
+                    is_match,
+                } => {
+                    let separator = if is_match { ':' } else { '-' };
+                    self.text
+                        .push_str(&format!("{display}{separator}{number}{separator}{text}\n"));
+                }
+                Event::Break => self.text.push_str("--\n"),
+            }
+        }
+    }
+
+    fn finish(mut self, arguments: &RipgrepArguments, under: &str) -> String {
+        if self.shown == 0 {
+            let in_files = arguments
+                .glob
+                .as_deref()
+                .map(|g| format!(" in files matching `{g}`"))
+                .unwrap_or_default();
+            self.text.push_str(&format!(
+                "no matches for `{}` under {under}{in_files} (hidden, ignored and binary files are skipped)\n",
+                arguments.pattern
+            ));
+        }
+        if self.hidden > 0 {
+            let at_least = if self.counting_stopped {
+                "at least "
+            } else {
+                ""
+            };
+            self.text.push_str(&format!(
+                "... {at_least}{} more matching lines not shown (raise max_matches, at most {RIPGREP_MAX_MATCHES}, or narrow the pattern, path or glob)\n",
+                self.hidden
+            ));
+        }
+        if self.binary_files > 0 {
+            self.text
+                .push_str(&format!("({} binary files skipped)\n", self.binary_files));
+        }
+        if self.unreadable > 0 {
+            let first = self
+                .first_error
+                .map(|e| format!("; first: {e}"))
+                .unwrap_or_default();
+            self.text.push_str(&format!(
+                "({} entries could not be searched{first})\n",
+                self.unreadable
+            ));
+        }
+        self.text
+    }
+}
+
+/// Collects one file's output, so a file found to be binary midway can be
+/// dropped whole, and before-context is only kept for a match that is shown.
+struct FileSink<'a> {
+    /// Matching lines this file may still show.
+    can_show: usize,
+    /// Matching lines this file may still count past the shown ones.
+    can_count: u64,
+    cancel: &'a CancelFlag,
+    events: Vec<Event>,
+    /// Before-context and breaks, kept until the match they lead to is known
+    /// to be shown.
+    pending: Vec<Event>,
+    shown: usize,
+    hidden: u64,
+    binary: bool,
+}
+
+impl FileSink<'_> {
+    fn showing(&self) -> bool {
+        self.hidden == 0 && self.shown < self.can_show
+    }
+}
+
+impl Sink for FileSink<'_> {
+    type Error = io::Error;
+
+    fn matched(&mut self, _searcher: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        if self.cancel.is_raised() {
+            return Ok(false);
+        }
+        let first = mat.line_number().unwrap_or(0);
+        for (number, line) in (first..).zip(mat.lines()) {
+            if self.showing() {
+                self.events.append(&mut self.pending);
+                self.events.push(Event::Line {
+                    number,
+                    text: line_text(line),
+                    is_match: true,
+                });
+                self.shown += 1;
+            } else {
+                self.pending.clear();
+                self.hidden += 1;
+                if self.hidden >= self.can_count {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    fn context(
+        &mut self,
+        _searcher: &Searcher,
+        context: &SinkContext<'_>,
+    ) -> Result<bool, io::Error> {
+        if !self.showing() && self.hidden > 0 {
+            return Ok(true);
+        }
+        let event = Event::Line {
+            number: context.line_number().unwrap_or(0),
+            text: line_text(context.bytes()),
+            is_match: false,
+        };
+        match context.kind() {
+            // Lines before a match wait for it: it may be one not shown.
+            SinkContextKind::Before if self.showing() => self.pending.push(event),
+            // Lines after the last shown match still belong to it.
+            SinkContextKind::After => self.events.push(event),
+            SinkContextKind::Before | SinkContextKind::Other => {}
+        }
+        Ok(true)
+    }
+
+    fn context_break(&mut self, _searcher: &Searcher) -> Result<bool, io::Error> {
+        if self.showing() {
+            self.pending.push(Event::Break);
+        }
+        Ok(true)
+    }
+
+    fn binary_data(
+        &mut self,
+        _searcher: &Searcher,
+        _binary_byte_offset: u64,
+    ) -> Result<bool, io::Error> {
+        self.binary = true;
+        Ok(false)
+    }
+}
+
+/// The text of one line as shown: without its line terminator, invalid
+/// UTF-8 replaced, cut after [`MAX_LINE_BYTES`].
+fn line_text(line: &[u8]) -> String {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let text = String::from_utf8_lossy(line);
+    if text.len() <= MAX_LINE_BYTES {
+        return text.into_owned();
+    }
+    let mut end = MAX_LINE_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(
+        "{} [... {} more bytes of this line]",
+        &text[..end],
+        text.len() - end
+    )
+}
+
+#[cfg(test)]
+#[path = "ripgrep_tests.rs"]
+mod tests;
