@@ -24,7 +24,9 @@
 mod arguments;
 mod blocking;
 pub mod find;
+pub mod interpreter;
 pub mod output_cap;
+pub mod python;
 pub mod read;
 pub mod registry;
 pub mod report_back;
@@ -37,7 +39,9 @@ pub mod workspace;
 mod test_tree;
 
 pub use find::BashFind;
+pub use interpreter::{Interpreter, python_interpreter};
 pub use output_cap::{Capped, cap_output, omission_marker};
+pub use python::PythonExecute;
 pub use read::BashRead;
 pub use registry::{RegisterError, ToolRegistry, UnknownTools};
 pub use report_back::{

@@ -9,6 +9,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::find::BashFind;
+use crate::python::PythonExecute;
 use crate::read::BashRead;
 use crate::report_back::REPORT_BACK_TOOL_NAME;
 use crate::ripgrep::BashRipgrep;
@@ -68,14 +69,15 @@ impl ToolRegistry {
         Self::default()
     }
 
-    /// The tools this build ships: the file tools (`bash_find`,
-    /// `bash_ripgrep`, `bash_read`). Process and web tools arrive with their
-    /// own module each.
+    /// The tools this build ships, exactly
+    /// [`subagent_protocol::tool_names::BUILTIN_TOOLS`]: the file tools
+    /// (`bash_find`, `bash_ripgrep`, `bash_read`) and `python_execute`.
     pub fn builtin() -> Self {
-        let tools: [Arc<dyn Tool>; 3] = [
+        let tools: [Arc<dyn Tool>; 4] = [
             Arc::new(BashFind),
             Arc::new(BashRipgrep),
             Arc::new(BashRead),
+            Arc::new(PythonExecute),
         ];
         let tools = tools
             .into_iter()

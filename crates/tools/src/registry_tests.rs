@@ -87,10 +87,11 @@ fn duplicate_and_reserved_names_are_refused() {
 }
 
 #[test]
-fn builtin_offers_the_file_tools_under_their_contract_names() {
-    use subagent_protocol::tool_names::{BASH_FIND, BASH_READ, BASH_RIPGREP};
-    assert_eq!(
-        ToolRegistry::builtin().names(),
-        vec![BASH_FIND, BASH_READ, BASH_RIPGREP]
-    );
+fn builtin_offers_exactly_the_contract_tool_names() {
+    let names = ToolRegistry::builtin().names();
+    let contract: Vec<String> = subagent_protocol::tool_names::BUILTIN_TOOLS
+        .iter()
+        .map(|n| (*n).to_owned())
+        .collect();
+    assert_eq!(names, contract);
 }

@@ -83,7 +83,9 @@ impl ToolContext {
         Self {
             workspace_dir: workspace_dir.into(),
             timeout: Duration::from_millis(limits.tool_timeout_ms),
-            max_timeout: Duration::from_millis(limits.tool_timeout_max_ms.max(limits.tool_timeout_ms)),
+            max_timeout: Duration::from_millis(
+                limits.tool_timeout_max_ms.max(limits.tool_timeout_ms),
+            ),
             output_caps: OutputCaps {
                 max_bytes: size(limits.tool_output_bytes),
                 max_lines: size(limits.tool_output_lines),

@@ -1,0 +1,319 @@
+//! `python_execute`: runs model-written Python in a **tool process** under
+//! the tool sandbox (crates/sandbox): its own user, pid, mount and (network
+//! off) network namespaces, Landlock limiting it to the system paths, the
+//! interpreter's prefixes, the workspace and a private tmp dir, a seccomp
+//! filter, no capabilities, an allowlisted environment, memory and pids
+//! caps, a per-call timeout and capped output.
+//!
+//! The result says how the process ended (exit code, signal, timeout,
+//! memory or pids limit, output limit) and shows stdout and stderr. Any end
+//! but exit code 0 is a tool error, so it stands out in the session file;
+//! either way the model reads the whole report and the loop goes on.
+//!
+//! The process's life is tied to the call: dropping the future (the worker's
+//! cancel or outer deadline) kills the whole tree.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use subagent_protocol::tool_names::PYTHON_EXECUTE;
+use subagent_sandbox::{
+    CaptureLimits, ChildExit, Isolation, KillReason, NotApplied, ResourceLimits, SandboxPolicy,
+    SandboxSpec, Stream, Termination,
+};
+
+use crate::arguments::parse_arguments;
+use crate::interpreter::python_interpreter;
+use crate::tool::{Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
+
+/// Longest code accepted, bytes: it travels as one `-c` argument, and the
+/// kernel caps a single argument at 128 KiB.
+pub const MAX_CODE_BYTES: usize = 100 * 1024;
+
+/// Output of one stream after which the tool process is stopped, bytes:
+/// twenty times what the model is shown, enough for a head and a tail.
+const STREAM_HARD_BYTES: u64 = 1024 * 1024;
+
+/// Head and tail of each stream kept in memory, bytes each.
+const STREAM_KEEP_BYTES: usize = 32 * 1024;
+
+/// Time between SIGTERM and SIGKILL: the tool's tree gets no say in its
+/// shutdown beyond this.
+const KILL_GRACE: Duration = Duration::from_secs(1);
+
+/// Largest file a tool process may write, bytes.
+const FILE_SIZE_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Open files of a tool process.
+const OPEN_FILES: u64 = 1024;
+
+/// `PATH` of a tool process when the worker has none.
+const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+/// The `python_execute` tool.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PythonExecute;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Arguments {
+    code: String,
+    timeout_seconds: Option<f64>,
+}
+
+impl Tool for PythonExecute {
+    fn name(&self) -> &str {
+        PYTHON_EXECUTE
+    }
+
+    fn description(&self) -> &str {
+        "Run Python 3 code in a sandboxed process and get its exit status, stdout and stderr. \
+         The working directory is the workspace (readable and writable); files outside it are \
+         not accessible, the network is off unless the operator enabled it, and a private \
+         temporary directory is $TMPDIR (deleted after the call). Print what you want to see. \
+         Each call is a fresh process: nothing is kept between calls except files written to \
+         the workspace."
+    }
+
+    fn parameters(&self) -> serde_json::Value {
+        serde_json::json!({
+            "type": "object",
+            "properties": {
+                "code": {
+                    "type": "string",
+                    "description": "Python 3 source to run, as a script (use print() for output)."
+                },
+                "timeout_seconds": {
+                    "type": "number",
+                    "exclusiveMinimum": 0,
+                    "description": "Wall-clock limit for this run in seconds (default 60; the operator sets the maximum)."
+                }
+            },
+            "required": ["code"],
+            "additionalProperties": false
+        })
+    }
+
+    fn call<'a>(&'a self, arguments: serde_json::Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let arguments: Arguments = parse_arguments(arguments)?;
+            let timeout = call_timeout(arguments.timeout_seconds, ctx)?;
+            if arguments.code.len() > MAX_CODE_BYTES {
+                return Err(ToolError::InvalidArguments(format!(
+                    "code is {} bytes, more than the {MAX_CODE_BYTES} accepted; write long \
+                     programs to a file in the workspace in several calls and run them with \
+                     runpy or exec(open(...).read())",
+                    arguments.code.len()
+                )));
+            }
+            if arguments.code.contains('\0') {
+                return Err(ToolError::InvalidArguments(
+                    "code contains a NUL byte".into(),
+                ));
+            }
+            run(&arguments.code, timeout, ctx).await
+        })
+    }
+
+    fn deadline(&self, ctx: &ToolContext) -> Duration {
+        // The call's own timeout, then the kill grace, then the reaping:
+        // past that, something is wrong and the outer race ends the call.
+        ctx.max_timeout.max(ctx.timeout) + KILL_GRACE * 2 + Duration::from_secs(5)
+    }
+}
+
+/// The call's wall-clock limit: the model's ask, within `1 ms ..= max`.
+fn call_timeout(asked: Option<f64>, ctx: &ToolContext) -> Result<Duration, ToolError> {
+    let Some(seconds) = asked else {
+        return Ok(ctx.timeout);
+    };
+    if !seconds.is_finite() || seconds <= 0.0 {
+        return Err(ToolError::InvalidArguments(format!(
+            "timeout_seconds must be a positive number, got {seconds}"
+        )));
+    }
+    let max = ctx.max_timeout.max(ctx.timeout);
+    Ok(Duration::try_from_secs_f64(seconds).map_or(max, |asked| asked.min(max)))
+}
+
+async fn run(code: &str, timeout: Duration, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    let interpreter = python_interpreter()
+        .await
+        .map_err(|e| ToolError::Failed(e.to_owned()))?;
+    let workspace = ctx.workspace_dir.canonicalize().map_err(|e| {
+        ToolError::Failed(format!(
+            "the workspace {} is not usable ({e}); the operator must fix --workspace",
+            ctx.workspace_dir.display()
+        ))
+    })?;
+    let private_tmp = tempfile::Builder::new()
+        .prefix("subagent-tool-")
+        .tempdir()
+        .map_err(|e| ToolError::Failed(format!("cannot create a private tmp dir: {e}")))?;
+    let spec = tool_spec(
+        code,
+        &interpreter.executable,
+        &interpreter.prefixes,
+        &workspace,
+        private_tmp.path(),
+        ctx,
+    );
+    let child = subagent_sandbox::spawn(spec)
+        .await
+        .map_err(|e| ToolError::Failed(format!("the tool process could not be started: {e}")))?;
+    let not_applied = child.status().not_applied.clone();
+    let killer = child.killer();
+    let wait = child.wait();
+    tokio::pin!(wait);
+    let exit = tokio::select! {
+        exit = &mut wait => exit,
+        () = tokio::time::sleep(timeout) => {
+            killer.terminate(KillReason::Timeout);
+            wait.await
+        }
+    };
+    drop(private_tmp);
+    let report = report(&exit, timeout, ctx, &not_applied);
+    if exit.termination == (Termination::Exited { code: 0 }) {
+        Ok(ToolOutput::text(report))
+    } else {
+        Err(ToolError::Failed(report))
+    }
+}
+
+fn tool_spec(
+    code: &str,
+    executable: &Path,
+    prefixes: &[PathBuf],
+    workspace: &Path,
+    private_tmp: &Path,
+    ctx: &ToolContext,
+) -> SandboxSpec {
+    let policy = &ctx.process;
+    let mut spec = SandboxSpec::new(executable, workspace);
+    // -B: no .pyc files in the workspace; -u: unbuffered, so what was
+    // printed before a timeout or a kill is still shown.
+    spec.args = vec!["-B".into(), "-u".into(), "-c".into(), code.into()];
+    let var = |name: &str, default: &str| {
+        std::env::var_os(name).unwrap_or_else(|| OsString::from(default))
+    };
+    spec.env = vec![
+        ("PATH".into(), var("PATH", DEFAULT_PATH)),
+        ("LANG".into(), var("LANG", "C.UTF-8")),
+        ("HOME".into(), private_tmp.into()),
+        ("TMPDIR".into(), private_tmp.into()),
+    ];
+    spec.limits = ResourceLimits {
+        memory_bytes: Some(policy.memory_bytes),
+        pids: Some(policy.pids),
+        file_size_bytes: Some(FILE_SIZE_BYTES),
+        open_files: Some(OPEN_FILES),
+        cpu_seconds: None,
+    };
+    spec.capture = CaptureLimits {
+        stdout_hard_bytes: STREAM_HARD_BYTES,
+        stderr_hard_bytes: STREAM_HARD_BYTES,
+        keep_head_bytes: STREAM_KEEP_BYTES,
+        keep_tail_bytes: STREAM_KEEP_BYTES,
+    };
+    spec.grace = KILL_GRACE;
+    spec.policy = if policy.require_sandbox {
+        SandboxPolicy::RequireAll
+    } else {
+        SandboxPolicy::BestEffort
+    };
+    let mut isolation = Isolation::strict(vec![workspace.to_owned(), private_tmp.to_owned()]);
+    isolation.read_only.extend(prefixes.iter().cloned());
+    isolation.network = policy.allow_network;
+    spec.isolation = Some(isolation);
+    spec
+}
+
+/// The text the model reads: how it ended, then stdout and stderr.
+fn report(
+    exit: &ChildExit,
+    timeout: Duration,
+    ctx: &ToolContext,
+    not_applied: &[NotApplied],
+) -> String {
+    let mut text = ending(&exit.termination, timeout, ctx);
+    text.push('\n');
+    for (name, captured) in [("stdout", &exit.stdout), ("stderr", &exit.stderr)] {
+        if captured.bytes_seen == 0 {
+            text.push_str(&format!("--- {name}: (empty) ---\n"));
+            continue;
+        }
+        text.push_str(&format!("--- {name} ---\n"));
+        text.push_str(&captured.lossy_text());
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    if !not_applied.is_empty() {
+        let missing: Vec<String> = not_applied
+            .iter()
+            .map(|n| format!("{} ({})", n.protection, n.reason))
+            .collect();
+        text.push_str(&format!(
+            "--- sandbox: not applied: {} ---\n",
+            missing.join("; ")
+        ));
+    }
+    text
+}
+
+fn ending(termination: &Termination, timeout: Duration, ctx: &ToolContext) -> String {
+    match termination {
+        Termination::Exited { code } => format!("exit code {code}"),
+        Termination::Signaled { signal } => {
+            format!("killed by signal {signal} ({})", signal_name(*signal))
+        }
+        Termination::Timeout => format!(
+            "timed out after {} s: the whole process tree was stopped; make the code faster, \
+             or pass a larger timeout_seconds (at most {} s)",
+            timeout.as_secs_f64(),
+            ctx.max_timeout.max(ctx.timeout).as_secs()
+        ),
+        Termination::MemoryLimit => format!(
+            "stopped: the memory limit of {} MiB was reached; process the data in smaller pieces",
+            ctx.process.memory_bytes / (1024 * 1024)
+        ),
+        Termination::PidsLimit => format!(
+            "stopped: the limit of {} processes and threads was reached",
+            ctx.process.pids
+        ),
+        Termination::OutputLimit { stream } => format!(
+            "stopped: {} passed {} MiB; print less, or write large output to a file in the workspace",
+            match stream {
+                Stream::Stdout => "stdout",
+                Stream::Stderr => "stderr",
+            },
+            STREAM_HARD_BYTES / (1024 * 1024)
+        ),
+        Termination::Leaked { pids } => format!(
+            "exit code 0, but {} background process(es) outlived the call and were stopped",
+            pids.len()
+        ),
+        Termination::Cancelled => "cancelled".into(),
+        Termination::IdleTimeout => "stopped: no progress".into(),
+        Termination::Killed { reason } => format!("stopped: {reason}"),
+    }
+}
+
+fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGXFSZ => "SIGXFSZ: a file grew past the size limit",
+        libc::SIGXCPU => "SIGXCPU",
+        _ => "signal",
+    }
+}
+
+#[cfg(test)]
+#[path = "python_tests.rs"]
+mod tests;
