@@ -1,6 +1,6 @@
-//! Running subagents: admission (depth, gate, concurrency, spawn cap), one
-//! child's life (spawn, handshake, events, timeouts, escalation), and the
-//! result assembled from it.
+//! Running subagents: admission (agent, tool subset, depth, gate,
+//! concurrency, spawn cap), one child's life (spawn, handshake, events,
+//! timeouts, escalation), and the result assembled from it.
 //!
 //! Declares and re-exports only.
 
@@ -10,6 +10,7 @@ mod context;
 mod record;
 mod request;
 mod supervisor;
+mod tool_subset;
 mod watch;
 
 pub use request::{RunRequest, WorkerCommand};

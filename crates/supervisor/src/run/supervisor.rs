@@ -1,8 +1,9 @@
-//! The supervisor: admits or refuses a run (input, depth, spawn gate, spawn
-//! cap, concurrency), then hands it to [`super::child`] and assembles the
-//! result. Every refusal happens before any process starts and comes back as
-//! a result object with the matching error code, never as a panic or a Rust
-//! error: the parent always gets the documented shape.
+//! The supervisor: admits or refuses a run (input, agent, tool subset,
+//! depth, spawn gate, spawn cap, concurrency), then hands it to
+//! [`super::child`] and assembles the result. Every refusal happens before
+//! any process starts and comes back as a result object with the matching
+//! error code, never as a panic or a Rust error: the parent always gets the
+//! documented shape.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -15,6 +16,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::request::{RunRequest, WorkerCommand};
+use super::tool_subset::{SUBAGENT_TOOL, SubsetOrigin, check_tool_subset};
 use crate::agents::AgentCatalog;
 
 /// Subagents running at once in one supervisor, by default.
@@ -22,9 +24,6 @@ pub const DEFAULT_MAX_CONCURRENT: usize = 16;
 
 /// Subagents one parallel call may ask for, by default.
 pub const DEFAULT_MAX_PER_CALL: usize = 4;
-
-/// The tool name through which a child could spawn its own subagents.
-pub const SUBAGENT_TOOL: &str = "subagent";
 
 /// How a supervisor runs children.
 #[derive(Debug, Clone)]
@@ -218,6 +217,16 @@ impl Supervisor {
                 self.config.catalog.unknown_message(&request.agent),
             );
         };
+        // The subset the child would get is checked: the caller's when given
+        // (it replaces the agent's), else the agent's own, so a bad agent
+        // definition is refused here too instead of inside the worker.
+        let tools_check = match &request.tools {
+            Some(tools) => check_tool_subset(tools, SubsetOrigin::Requested),
+            None => check_tool_subset(&agent.tools, SubsetOrigin::Agent(agent.name.clone())),
+        };
+        if let Err(e) = tools_check {
+            return refuse(ErrorCode::InvalidInput, e.to_string());
+        }
         let child_depth = request.caller_depth.saturating_add(1);
         if child_depth > request.max_depth {
             return refuse(
