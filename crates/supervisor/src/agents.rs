@@ -2,7 +2,12 @@
 //!
 //! For now the catalog is built in; the interfaces work adds definitions
 //! from files. An unknown name is `UNKNOWN_AGENT` with the list of known
-//! names, so a parent model can correct itself.
+//! names, so a parent model can correct itself. Tool lists name tools from
+//! `subagent_protocol::tool_names`; admission checks them before a run starts.
+
+use subagent_protocol::tool_names::{
+    BASH_FIND, BASH_READ, BASH_RIPGREP, PYTHON_EXECUTE, READ_ONLY_TOOLS,
+};
 
 /// One agent definition.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,7 +18,8 @@ pub struct AgentDefinition {
     pub description: String,
     /// System prompt given to the model.
     pub system_prompt: String,
-    /// Tools it may call (names from crates/tools).
+    /// Tools it may call, by name (`subagent_protocol::tool_names`); the
+    /// caller's subset replaces it when given.
     pub tools: Vec<String>,
 }
 
@@ -24,30 +30,45 @@ pub struct AgentCatalog {
 }
 
 impl AgentCatalog {
-    /// The built-in agents.
+    /// The built-in agents: `general` with the file tools and
+    /// python_execute, `explorer` and `researcher` with the read-only file
+    /// tools (they report; they neither change nor run anything). Each
+    /// prompt names exactly the tools its agent gets.
     pub fn builtin() -> Self {
-        let def = |name: &str, description: &str, prompt: &str| AgentDefinition {
+        let def = |name: &str, description: &str, prompt: &str, tools: &[&str]| AgentDefinition {
             name: name.to_owned(),
             description: description.to_owned(),
             system_prompt: prompt.to_owned(),
-            tools: Vec::new(),
+            tools: tools.iter().map(|t| (*t).to_owned()).collect(),
         };
         Self {
             agents: vec![
                 def(
                     "general",
                     "General-purpose helper for a self-contained task.",
-                    "You are a focused subagent. Do exactly the task you are given and answer concisely.",
+                    "You are a focused subagent. Do exactly the task you are given and answer concisely. \
+                     Your tools: bash_find lists files by glob, bash_ripgrep searches file contents, \
+                     bash_read reads a file with line numbers, python_execute runs Python in a sandbox. \
+                     Paths are relative to the workspace; use the tools when the task needs facts \
+                     from its files or a computation.",
+                    &[BASH_FIND, BASH_RIPGREP, BASH_READ, PYTHON_EXECUTE],
                 ),
                 def(
                     "explorer",
                     "Finds where things are and reports file paths and facts.",
-                    "You are an explorer subagent. Find the facts the task asks for and report them with file paths. Do not change anything.",
+                    "You are an explorer subagent. Find the facts the task asks for and report them with file paths. Do not change anything. \
+                     Your tools: bash_find lists files by glob, bash_ripgrep searches file contents, \
+                     bash_read reads a file with line numbers. Paths are relative to the workspace.",
+                    READ_ONLY_TOOLS,
                 ),
                 def(
                     "researcher",
                     "Answers a question from sources and cites them.",
-                    "You are a research subagent. Answer the question and say where each fact came from.",
+                    "You are a research subagent. Answer the question and say where each fact came from. \
+                     Your tools: bash_find lists files by glob, bash_ripgrep searches file contents, \
+                     bash_read reads a file with line numbers. Paths are relative to the workspace; \
+                     cite a file as path:line.",
+                    READ_ONLY_TOOLS,
                 ),
             ],
         }
