@@ -37,7 +37,10 @@ enum Command {
         # OpenAI, structured output, machine-readable result\n  \
         subagent run --agent researcher --task 'Capital of France?' \\\n      \
         --provider openai-responses --model gpt-4o-mini --api-key-env OPENAI_API_KEY \\\n      \
-        --output-schema capital.schema.json --json\n\n\
+        --output-schema capital.schema.json --json\n\n  \
+        # tools confined to a checkout: search and read only, no Python\n  \
+        subagent run --agent general --workspace ./project --tools bash_find,bash_ripgrep,bash_read \\\n      \
+        --task 'Where is the config file parsed?' --model smollm2 --base-url http://127.0.0.1:8080/v1\n\n\
         EXIT STATUS:\n  0 success, 1 subagent failed, 2 invalid input, 3 timeout,\n  \
         4 budget exceeded, 5 output truncated, 6 sandbox unavailable, 130 cancelled")]
     Run(RunArgs),
@@ -67,6 +70,26 @@ enum OutputModeArg {
     /// The provider enforces the schema itself (json_schema response formats).
     Native,
 }
+
+/// The long help of `--tools`: every built-in tool and what it does. The
+/// CLI test checks that it names each of `tool_names::BUILTIN_TOOLS`.
+const TOOLS_HELP: &str = "Tools the subagent may call, comma-separated, e.g. \
+    `--tools bash_find,bash_read`. Default: the agent's own list (general: all four; \
+    explorer, researcher: the three read-only file tools). `--tools ''` or \
+    `--tools none` runs without tools. An unknown name fails before anything starts \
+    (exit 2).
+
+Built-in tools (paths are relative to --workspace and confined to it):
+  bash_find       list files whose path matches a glob (.gitignore'd and hidden
+                  files skipped)
+  bash_ripgrep    regex search over file contents, one `path:line:text` per hit
+  bash_read       a file or a line range with line numbers, or a directory listing
+  python_execute  run Python code in a sandboxed tool process (workspace writable,
+                  private tmp, no network unless --allow-network, time, memory and
+                  process caps)
+
+Tool output shown to the model is capped (head and tail kept, with a marker). \
+report_back is not chosen here: it is added by --output-schema.";
 
 #[derive(Debug, clap::Args)]
 struct RunArgs {
@@ -124,9 +147,25 @@ struct RunArgs {
     #[arg(long, value_name = "FILE")]
     parent_session: Option<PathBuf>,
     /// Directory the subagent works in (default: the current directory).
+    /// Its tools are confined to it: paths are relative to it, and `..`,
+    /// absolute paths and symlinks leading out of it are refused.
     #[arg(long, value_name = "DIR")]
     workspace: Option<PathBuf>,
-    /// Refuse to run when any protection (e.g. cgroup caps) cannot be applied.
+    /// Tools the subagent may call, comma-separated (default: the agent's
+    /// own list; '' or `none` for no tools).
+    #[arg(
+        long,
+        value_name = "LIST",
+        long_help = TOOLS_HELP,
+    )]
+    tools: Option<String>,
+    /// Let tool processes (python_execute) use the network. Off by default:
+    /// they run without network access.
+    #[arg(long)]
+    allow_network: bool,
+    /// Refuse to run when any protection of the worker (e.g. cgroup caps)
+    /// cannot be applied, and refuse each tool call whose tool sandbox cannot
+    /// apply every layer, instead of running with less protection.
     #[arg(long)]
     require_sandbox: bool,
     /// Worker binary (default: subagent-worker next to this binary, or $SUBAGENT_WORKER).
@@ -232,6 +271,10 @@ fn run(args: RunArgs) -> Result<i32> {
     request.limits = limits;
     request.workspace_dir = workspace_dir;
     request.parent_session = args.parent_session.clone();
+    // Names are checked by the supervisor's admission, not here, so library
+    // callers and the CLI get the same refusal.
+    request.tools = args.tools.as_deref().map(parse_tool_list);
+    request.allow_network = args.allow_network;
 
     let mut config = SupervisorConfig::new(worker, sessions_dir);
     if args.require_sandbox {
@@ -262,6 +305,21 @@ fn run(args: RunArgs) -> Result<i32> {
     Ok(exit_codes::for_error(
         result.details.error.as_ref().map(|e| e.code),
     ))
+}
+
+/// `--tools` as names: split at commas, blanks around names ignored; an
+/// empty value or `none` is the empty subset.
+fn parse_tool_list(value: &str) -> Vec<String> {
+    let value = value.trim();
+    if value.is_empty() || value.eq_ignore_ascii_case("none") {
+        return Vec::new();
+    }
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+        .map(str::to_owned)
+        .collect()
 }
 
 /// Resolves on SIGINT or SIGTERM; false if signals cannot be watched.
