@@ -209,3 +209,87 @@ fn sigint_cancels_the_run_and_the_session_ends_aborted() {
         "worker {pid} survived"
     );
 }
+
+#[test]
+fn tools_help_names_every_tool_and_what_confines_them() {
+    let out = Command::new(subagent_bin())
+        .args(["run", "--help"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).unwrap();
+    for needle in subagent_protocol::tool_names::BUILTIN_TOOLS
+        .iter()
+        .copied()
+        .chain([
+            "--tools",
+            "--workspace",
+            "--allow-network",
+            "--require-sandbox",
+            "--output-schema",
+            "none",
+        ])
+    {
+        assert!(help.contains(needle), "{needle} missing from help:\n{help}");
+    }
+    assert!(
+        help.contains("tool call") && help.contains("every layer"),
+        "--require-sandbox explains it covers tool calls:\n{help}"
+    );
+}
+
+#[test]
+fn an_unknown_tool_exits_2_with_the_known_tools_and_starts_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let sessions = dir.path().join("sessions");
+    let out = cli(&sessions)
+        .args([
+            "--task",
+            "fixture:success",
+            "--tools",
+            "bash_read,nope",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let errors: Vec<String> = schema("result.schema.json")
+        .iter_errors(&json)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(json["details"]["error"]["code"], "INVALID_INPUT");
+    let message = json["details"]["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("unknown tool `nope` in the requested tools; known tools: "),
+        "{message}"
+    );
+    for tool in subagent_protocol::tool_names::BUILTIN_TOOLS {
+        assert!(message.contains(&format!("`{tool}`")), "{tool}: {message}");
+    }
+    // Refused at admission: no worker ran, so no session file exists and
+    // the result names no child.
+    assert_eq!(json["details"]["results"], serde_json::json!([]));
+    assert!(
+        walk(dir.path()).is_empty(),
+        "nothing is written: {:?}",
+        walk(dir.path())
+    );
+}
+
+#[test]
+fn report_back_as_a_tool_exits_2_and_points_at_output_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = cli(dir.path())
+        .args(["--task", "fixture:success", "--tools", "report_back"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("INVALID_INPUT") && err.contains("--output-schema"),
+        "{err}"
+    );
+    assert!(walk(dir.path()).is_empty(), "nothing is written");
+}

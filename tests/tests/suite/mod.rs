@@ -1,4 +1,5 @@
 pub mod llama;
+pub mod scripted_model;
 pub mod support;
 
 mod cli;
@@ -7,3 +8,4 @@ mod e2e_llama;
 mod supervisor_faults;
 mod supervisor_limits;
 mod supervisor_success;
+mod tools_e2e;

@@ -1,0 +1,278 @@
+//! A scripted OpenAI Chat Completions server on 127.0.0.1 for end-to-end
+//! runs that need tool calls: SmolLM2 does not emit them, so these turns are
+//! written out here, in the streamed wire format of
+//! `crates/worker/tests/fixtures/openai_chat_tool_calls.sse`.
+//!
+//! Each `POST /v1/chat/completions` gets the next scripted SSE stream, sent
+//! chunk-encoded one event per chunk; every request body is recorded for the
+//! test to assert on. When the script is used up the answer is a 400, which
+//! the worker does not retry. The server owns its runtime, so synchronous
+//! tests can use it while they wait on a child process, and it stops by
+//! itself: when dropped, and in any case after [`SERVER_LIFETIME`].
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// Longest the server lives: beyond any run of these tests (their
+/// subagents get 60 s), short enough that a hung test frees the port soon.
+pub const SERVER_LIFETIME: Duration = Duration::from_secs(120);
+
+/// Largest request accepted, bytes: a capped tool result is about 50 KiB,
+/// the whole conversation of these scripts well under this.
+const MAX_REQUEST_BYTES: usize = 8 * 1024 * 1024;
+
+#[derive(Default)]
+struct Script {
+    replies: VecDeque<Vec<u8>>,
+    requests: Vec<Value>,
+}
+
+/// A running scripted model.
+pub struct ScriptedModel {
+    addr: SocketAddr,
+    script: Arc<Mutex<Script>>,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl ScriptedModel {
+    /// Serves `replies` (SSE bodies, see [`tool_call_turn`] and
+    /// [`text_turn`]) in order, one per request.
+    pub fn start(replies: Vec<Vec<u8>>) -> Self {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let listener = runtime.block_on(TcpListener::bind("127.0.0.1:0")).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let script = Arc::new(Mutex::new(Script {
+            replies: replies.into(),
+            requests: Vec::new(),
+        }));
+        let shared = Arc::clone(&script);
+        runtime.spawn(async move {
+            let _ = tokio::time::timeout(SERVER_LIFETIME, accept_all(listener, shared)).await;
+        });
+        Self {
+            addr,
+            script,
+            runtime: Some(runtime),
+        }
+    }
+
+    /// `http://127.0.0.1:PORT/v1`, for `--base-url`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// Every request body received so far, in order.
+    pub fn requests(&self) -> Vec<Value> {
+        self.script.lock().unwrap().requests.clone()
+    }
+
+    /// Replies not yet served.
+    pub fn replies_left(&self) -> usize {
+        self.script.lock().unwrap().replies.len()
+    }
+}
+
+impl Drop for ScriptedModel {
+    fn drop(&mut self) {
+        // Not a plain drop: that blocks, and panics inside an async context.
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+async fn accept_all(listener: TcpListener, script: Arc<Mutex<Script>>) {
+    loop {
+        let Ok((socket, _)) = listener.accept().await else {
+            return;
+        };
+        tokio::spawn(answer(socket, Arc::clone(&script)));
+    }
+}
+
+async fn answer(mut socket: TcpStream, script: Arc<Mutex<Script>>) {
+    let Some((path, body)) = read_request(&mut socket).await else {
+        return;
+    };
+    let reply = if path.ends_with("/chat/completions") {
+        let mut script = script.lock().unwrap();
+        script
+            .requests
+            .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
+        script.replies.pop_front()
+    } else {
+        None
+    };
+    let _ = match reply {
+        Some(sse) => send_stream(&mut socket, &sse).await,
+        None => {
+            send_status(
+                &mut socket,
+                400,
+                "scripted model: no reply for this request",
+            )
+            .await
+        }
+    };
+}
+
+async fn send_stream(socket: &mut TcpStream, sse: &[u8]) -> std::io::Result<()> {
+    socket
+        .write_all(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n\
+              transfer-encoding: chunked\r\nconnection: close\r\n\r\n",
+        )
+        .await?;
+    // One chunk per event, flushed, the way a provider streams them.
+    for event in sse
+        .split_inclusive(|b| *b == b'\n')
+        .collect::<Vec<_>>()
+        .chunks(2)
+    {
+        let piece = event.concat();
+        socket
+            .write_all(format!("{:x}\r\n", piece.len()).as_bytes())
+            .await?;
+        socket.write_all(&piece).await?;
+        socket.write_all(b"\r\n").await?;
+        socket.flush().await?;
+    }
+    socket.write_all(b"0\r\n\r\n").await?;
+    socket.shutdown().await
+}
+
+async fn send_status(socket: &mut TcpStream, status: u16, message: &str) -> std::io::Result<()> {
+    let body = json!({"error": {"message": message, "type": "scripted_model"}}).to_string();
+    let head = format!(
+        "HTTP/1.1 {status} Scripted\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+         connection: close\r\n\r\n",
+        body.len()
+    );
+    socket.write_all(head.as_bytes()).await?;
+    socket.write_all(body.as_bytes()).await?;
+    socket.shutdown().await
+}
+
+/// The request path and body; `None` for a malformed or oversized request.
+async fn read_request(socket: &mut TcpStream) -> Option<(String, Vec<u8>)> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 16 * 1024];
+    let head_end = loop {
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break end + 4;
+        }
+        let n = socket.read(&mut chunk).await.ok()?;
+        if n == 0 || buf.len() > MAX_REQUEST_BYTES {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+    let path = head.split(' ').nth(1)?.to_owned();
+    let length: usize = head
+        .lines()
+        .filter_map(|line| line.split_once(':'))
+        .find(|(name, _)| name.trim().eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, value)| value.trim().parse().ok())?;
+    if length > MAX_REQUEST_BYTES {
+        return None;
+    }
+    let mut body = buf[head_end..].to_vec();
+    while body.len() < length {
+        let n = socket.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        body.extend_from_slice(&chunk[..n]);
+    }
+    Some((path, body))
+}
+
+fn event(data: &Value) -> String {
+    format!("data: {data}\n\n")
+}
+
+fn chunk(delta: Value, finish_reason: Option<&str>) -> Value {
+    json!({
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion.chunk",
+        "created": 1_744_112_711,
+        "model": "scripted",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+        "usage": null,
+    })
+}
+
+fn usage_and_done() -> String {
+    let usage = json!({
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion.chunk",
+        "created": 1_744_112_711,
+        "model": "scripted",
+        "choices": [],
+        "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25},
+    });
+    format!("{}data: [DONE]\n\n", event(&usage))
+}
+
+/// A turn that calls `name` with `arguments` (a JSON object), the arguments
+/// streamed in two pieces as real providers split them.
+pub fn tool_call_turn(call_id: &str, name: &str, arguments: &Value) -> Vec<u8> {
+    let arguments = arguments.to_string();
+    let mut cut = arguments.len() / 2;
+    while !arguments.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let (first, second) = arguments.split_at(cut);
+    let mut sse = event(&chunk(
+        json!({"role": "assistant", "content": null, "tool_calls": [{
+            "index": 0, "id": call_id, "type": "function",
+            "function": {"name": name, "arguments": ""}}]}),
+        None,
+    ));
+    for piece in [first, second] {
+        sse.push_str(&event(&chunk(
+            json!({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}),
+            None,
+        )));
+    }
+    sse.push_str(&event(&chunk(json!({}), Some("tool_calls"))));
+    sse.push_str(&usage_and_done());
+    sse.into_bytes()
+}
+
+/// A final turn answering `text`, streamed word by word.
+pub fn text_turn(text: &str) -> Vec<u8> {
+    let mut sse = event(&chunk(json!({"role": "assistant", "content": ""}), None));
+    for word in text.split_inclusive(' ') {
+        sse.push_str(&event(&chunk(json!({"content": word}), None)));
+    }
+    sse.push_str(&event(&chunk(json!({}), Some("stop"))));
+    sse.push_str(&usage_and_done());
+    sse.into_bytes()
+}
+
+/// The tool names a recorded request offered the model, sorted.
+pub fn offered_tools(request: &Value) -> Vec<String> {
+    let mut names: Vec<String> = request["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
