@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::anthropic::Anthropic;
 use super::http::HttpClient;
 use super::openai_chat::OpenAiChat;
-use super::openai_responses::OpenAiResponses;
+use super::openai_responses::{OpenAiResponses, ResponsesContinuation};
 use super::retry::RetryPolicy;
 use super::{Provider, ProviderError};
 
@@ -26,19 +26,6 @@ pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 /// Anthropic extended-thinking budget by default, in tokens: a quarter of
 /// the default `max_tokens` (4096), leaving the rest for the answer.
 pub const DEFAULT_THINKING_BUDGET_TOKENS: u32 = 1024;
-
-/// How the `openai-responses` provider carries the conversation from one
-/// turn to the next (see the `openai_responses` module docs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ResponsesContinuation {
-    /// `store: true` when tools are offered, then `previous_response_id`
-    /// with only the new tool outputs; falls back to replay when the server
-    /// refuses the id.
-    #[default]
-    PreviousResponseId,
-    /// `store: false` always; the whole history is sent every turn.
-    ReplayHistory,
-}
 
 /// Worker-side provider settings.
 #[derive(Debug, Clone)]

@@ -23,9 +23,9 @@ pub mod sse;
 mod stream_turn;
 
 pub use config::{
-    DEFAULT_IDLE_TIMEOUT, DEFAULT_THINKING_BUDGET_TOKENS, ProviderConfig, ResponsesContinuation,
-    provider_for,
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_THINKING_BUDGET_TOKENS, ProviderConfig, provider_for,
 };
+pub use openai_responses::ResponsesContinuation;
 pub use pricing::{PriceLookup, price_for, price_for_spec};
 pub use retry::RetryPolicy;
 

@@ -36,7 +36,6 @@ use reqwest::header::{AUTHORIZATION, HeaderMap};
 use serde_json::{Value, json};
 use subagent_protocol::{ProviderSpec, Usage};
 
-use super::config::ResponsesContinuation;
 use super::http::HttpClient;
 use super::retry::RetryPolicy;
 use super::sse::SseEvent;
@@ -47,6 +46,19 @@ use super::{
     ChatMessage, ChatRequest, Provider, ProviderError, StreamDelta, ToolCallRequest, TurnFuture,
     TurnResponse,
 };
+
+/// How the `openai-responses` provider carries the conversation from one
+/// turn to the next (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ResponsesContinuation {
+    /// `store: true` when tools are offered, then `previous_response_id`
+    /// with only the new tool outputs; falls back to replay when the server
+    /// refuses the id.
+    #[default]
+    PreviousResponseId,
+    /// `store: false` always; the whole history is sent every turn.
+    ReplayHistory,
+}
 
 /// The Responses API client; keeps the id of the last stored response.
 #[derive(Debug)]
