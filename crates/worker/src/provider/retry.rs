@@ -5,7 +5,7 @@
 //! attempt number and an optional `Retry-After` into a delay. It must never
 //! sleep or do I/O itself, so every decision is unit-testable.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use rand::Rng;
 
@@ -74,8 +74,10 @@ impl RetryPolicy {
 }
 
 /// Parses a `Retry-After` header value: delay seconds (`120`) or an HTTP-date
-/// (`Wed, 21 Oct 2015 07:28:00 GMT`), relative to `now`. A date in the past
-/// means "now" (zero). `None` when the value is neither.
+/// (`Wed, 21 Oct 2015 07:28:00 GMT`, or the obsolete RFC 850 and asctime
+/// forms, which RFC 9110 section 5.6.7 says recipients must still accept),
+/// relative to `now`. A date in the past means "now" (zero). `None` when the
+/// value is neither.
 pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     let value = value.trim();
     if let Ok(secs) = value.parse::<u64>() {
@@ -85,7 +87,7 @@ pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     if let Ok(secs) = value.parse::<f64>() {
         return Duration::try_from_secs_f64(secs).ok();
     }
-    let at = parse_imf_fixdate(value)?;
+    let at = httpdate::parse_http_date(value).ok()?;
     Some(at.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
@@ -93,48 +95,6 @@ pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
 pub fn parse_retry_after_ms(value: &str) -> Option<Duration> {
     let ms = value.trim().parse::<f64>().ok()?;
     Duration::try_from_secs_f64(ms / 1000.0).ok()
-}
-
-/// Parses an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the only HTTP
-/// date format senders may generate (RFC 9110 section 5.6.7).
-fn parse_imf_fixdate(value: &str) -> Option<SystemTime> {
-    let rest = value.split_once(", ")?.1;
-    let parts: Vec<&str> = rest.split(' ').collect();
-    let [day, month, year, time, "GMT"] = parts.as_slice() else {
-        return None;
-    };
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let month = MONTHS.iter().position(|m| m == month)? as u32 + 1;
-    let day: u32 = day.parse().ok()?;
-    let year: i64 = year.parse().ok()?;
-    let hms: Vec<u64> = time
-        .split(':')
-        .map(|p| p.parse().ok())
-        .collect::<Option<_>>()?;
-    let [h, m, s] = hms.as_slice() else {
-        return None;
-    };
-    if !(1..=31).contains(&day) || *h > 23 || *m > 59 || *s > 60 {
-        return None;
-    }
-    let days = days_from_civil(year, month, day);
-    let secs = u64::try_from(days).ok()? * 86_400 + h * 3600 + m * 60 + s;
-    UNIX_EPOCH.checked_add(Duration::from_secs(secs))
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
-/// `days_from_civil`).
-fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
-    let year = if month <= 2 { year - 1 } else { year };
-    let era = year.div_euclid(400);
-    let year_of_era = year - era * 400;
-    let month = i64::from(month);
-    let shifted_month = if month > 2 { month - 3 } else { month + 9 };
-    let day_of_year = (153 * shifted_month + 2) / 5 + i64::from(day) - 1;
-    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    era * 146_097 + day_of_era - 719_468
 }
 
 #[cfg(test)]

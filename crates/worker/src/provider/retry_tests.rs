@@ -29,6 +29,18 @@ fn retry_after_http_date_is_relative_to_now() {
 }
 
 #[test]
+fn retry_after_obsolete_date_forms_are_accepted() {
+    let now = UNIX_EPOCH + Duration::from_secs(RFC_EXAMPLE_UNIX_SECS - 30);
+    for value in ["Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994"] {
+        assert_eq!(
+            parse_retry_after(value, now),
+            Some(Duration::from_secs(30)),
+            "{value:?}"
+        );
+    }
+}
+
+#[test]
 fn retry_after_date_in_the_past_means_now() {
     let now = UNIX_EPOCH + Duration::from_secs(RFC_EXAMPLE_UNIX_SECS + 600);
     assert_eq!(
