@@ -27,6 +27,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::EventSink;
+use crate::outbox::{OutboxReceiver, OutboxSender, outbox};
 
 /// Environment variable naming the protocol socket's fd.
 pub const PROTOCOL_FD_ENV: &str = "SUBAGENT_PROTOCOL_FD";
@@ -95,14 +96,14 @@ where
 {
     let (read_half, write_half) = stream.into_split();
     let mut reader = AsyncFrameReader::new(read_half, MaxPayload::default());
-    let (tx, rx) = mpsc::unbounded_channel::<FromWorker>();
+    let (tx, rx) = outbox();
     let (gone_tx, mut gone_rx) = mpsc::unbounded_channel::<String>();
     let writer = tokio::spawn(write_frames(
         AsyncFrameWriter::new(write_half, MaxPayload::default()),
         rx,
         gone_tx.clone(),
     ));
-    let _ = tx.send(FromWorker::Hello(Hello::current(env!("CARGO_PKG_VERSION"))));
+    tx.send(FromWorker::Hello(Hello::current(env!("CARGO_PKG_VERSION"))));
 
     let spec = loop {
         let frame = tokio::select! {
@@ -112,10 +113,10 @@ where
         match frame {
             Ok(Some(ToWorker::Start(spec))) => break spec,
             Ok(Some(ToWorker::Ping)) => {
-                let _ = tx.send(FromWorker::Pong);
+                tx.send(FromWorker::Pong);
             }
             Ok(Some(ToWorker::Cancel { reason })) => {
-                let _ = tx.send(FromWorker::Done(Box::new(cancelled_before_start(&reason))));
+                tx.send(FromWorker::Done(Box::new(cancelled_before_start(&reason))));
                 return finish(writer, &mut gone_rx).await;
             }
             Ok(None) => {
@@ -144,7 +145,7 @@ where
         }
     };
     reader_task.abort();
-    let _ = tx.send(FromWorker::Done(Box::new(outcome)));
+    tx.send(FromWorker::Done(Box::new(outcome)));
     finish(writer, &mut gone_rx).await
 }
 
@@ -174,7 +175,7 @@ fn gone(reason: Option<String>) -> ServeError {
 /// The one writer: sends frames in order and stops after `Done`.
 async fn write_frames(
     mut writer: AsyncFrameWriter<OwnedWriteHalf>,
-    mut rx: mpsc::UnboundedReceiver<FromWorker>,
+    mut rx: OutboxReceiver,
     gone_tx: mpsc::UnboundedSender<String>,
 ) {
     while let Some(frame) = rx.recv().await {
@@ -225,7 +226,7 @@ fn replacement(frame: FromWorker, error: &str) -> FromWorker {
 /// means the supervisor is gone.
 async fn read_frames(
     mut reader: AsyncFrameReader<OwnedReadHalf>,
-    tx: mpsc::UnboundedSender<FromWorker>,
+    tx: OutboxSender,
     events: EventSink,
     cancel: CancellationToken,
     gone_tx: mpsc::UnboundedSender<String>,
@@ -237,7 +238,7 @@ async fn read_frames(
                 cancel.cancel();
             }
             Ok(Some(ToWorker::Ping)) => {
-                let _ = tx.send(FromWorker::Pong);
+                tx.send(FromWorker::Pong);
             }
             Ok(Some(ToWorker::Start(_))) => {
                 events.log(

@@ -1,38 +1,35 @@
-//! Where the loop's progress goes: a channel to the single frame writer.
+//! Where the loop's progress goes: the outbox of the single frame writer.
 //!
 //! Sending never blocks and never fails the run: when nobody listens any
-//! more (the writer is gone), the worker is about to exit anyway.
+//! more (the writer is gone), the worker is about to exit anyway; when the
+//! supervisor reads slowly, the outbox keeps memory bounded
+//! ([`crate::outbox`]).
 
 use subagent_protocol::{FromWorker, WorkerEvent, message::LogLevel};
-use tokio::sync::mpsc;
+
+use crate::outbox::{OutboxReceiver, OutboxSender, outbox};
 
 /// Emits [`WorkerEvent`]s as [`FromWorker::Event`] frames.
-///
-/// Unbounded because deltas are emitted from a synchronous callback inside
-/// the provider's stream; what flows through it is bounded by the model's
-/// output and the tool output caps.
 #[derive(Debug, Clone)]
 pub struct EventSink {
-    tx: mpsc::UnboundedSender<FromWorker>,
+    tx: OutboxSender,
 }
 
 impl EventSink {
     /// A sink feeding `tx`.
-    pub fn new(tx: mpsc::UnboundedSender<FromWorker>) -> Self {
+    pub fn new(tx: OutboxSender) -> Self {
         Self { tx }
     }
 
-    /// A sink and the receiving end of its channel.
-    pub fn channel() -> (Self, mpsc::UnboundedReceiver<FromWorker>) {
-        let (tx, rx) = mpsc::unbounded_channel();
+    /// A sink and the receiving end of its outbox.
+    pub fn channel() -> (Self, OutboxReceiver) {
+        let (tx, rx) = outbox();
         (Self::new(tx), rx)
     }
 
     /// Sends one event.
     pub fn emit(&self, event: WorkerEvent) {
-        // A closed channel means the writer is gone and the process is
-        // exiting; there is nobody left to tell.
-        let _ = self.tx.send(FromWorker::Event(event));
+        self.tx.send(FromWorker::Event(event));
     }
 
     /// Sends a log line for the session file.

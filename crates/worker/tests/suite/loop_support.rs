@@ -286,7 +286,7 @@ pub async fn run_with(
     };
     let outcome = run_task(spec, Box::new(provider), env).await;
     let mut events = Vec::new();
-    while let Ok(frame) = rx.try_recv() {
+    while let Some(frame) = rx.try_recv() {
         match frame {
             FromWorker::Event(event) => events.push(event),
             other => panic!("the loop sent a non-event frame: {other:?}"),
