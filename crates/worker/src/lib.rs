@@ -12,5 +12,7 @@
 
 pub mod agent;
 pub mod exit_code;
+pub mod harden;
+pub mod outbox;
 pub mod protocol_io;
 pub mod provider;

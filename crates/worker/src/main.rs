@@ -16,6 +16,10 @@ use subagent_worker::provider::{ProviderConfig, price_for_spec, provider_for};
 use tokio_util::sync::CancellationToken;
 
 fn main() -> ExitCode {
+    if let Err(e) = subagent_worker::harden::forbid_memory_reads() {
+        // Not fatal: the run is still sandboxed; the supervisor records stderr.
+        eprintln!("subagent-worker: warning: cannot mark the process non-dumpable: {e}");
+    }
     let fd = match protocol_io::protocol_fd_from_env() {
         Ok(fd) => fd,
         Err(e) => return fail(exit_code::NO_PROTOCOL_SOCKET, &e),

@@ -116,9 +116,22 @@ impl NamespacePlan {
         // pointer points into data prepared before the fork.
         unsafe {
             check(Step::Unshare, libc::unshare(self.flags))?;
-            write_file(Step::Setgroups, c"/proc/self/setgroups", b"deny")?;
-            write_file(Step::UidMap, c"/proc/self/uid_map", &self.uid_map)?;
-            write_file(Step::GidMap, c"/proc/self/gid_map", &self.gid_map)?;
+            // A non-dumpable process (the worker marks itself so: it holds
+            // the API key) has its /proc/self files owned by root, which an
+            // unprivileged user cannot write its id maps through. Dumpable
+            // just for the three writes, then back: this process is a copy
+            // of the worker's memory until it execs or exits.
+            let was_dumpable = libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0);
+            if was_dumpable == 0 {
+                libc::prctl(libc::PR_SET_DUMPABLE, 1 as libc::c_ulong, 0, 0, 0);
+            }
+            let maps = write_file(Step::Setgroups, c"/proc/self/setgroups", b"deny")
+                .and_then(|()| write_file(Step::UidMap, c"/proc/self/uid_map", &self.uid_map))
+                .and_then(|()| write_file(Step::GidMap, c"/proc/self/gid_map", &self.gid_map));
+            if was_dumpable == 0 {
+                libc::prctl(libc::PR_SET_DUMPABLE, 0 as libc::c_ulong, 0, 0, 0);
+            }
+            maps?;
             let pid = fork_raw();
             if pid < 0 {
                 return Err(last(Step::Fork));
