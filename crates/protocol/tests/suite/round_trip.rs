@@ -166,3 +166,30 @@ fn interrupted_reads_are_retried() {
     );
     assert_eq!(reader.read().unwrap().as_ref(), Some(message));
 }
+
+#[test]
+fn a_json_dump_of_a_task_spec_never_shows_the_api_key_but_the_wire_carries_it() {
+    let mut spec = super::samples::full_task_spec();
+    spec.provider.api_key = Some(subagent_protocol::ApiKey::new("sk-wire-only-0123456789"));
+    let json = serde_json::to_string(&spec).unwrap();
+    assert!(!json.contains("sk-wire-only"), "{json}");
+    assert!(json.contains(subagent_protocol::task_spec::MASKED_API_KEY));
+    let frame = subagent_protocol::frame::encode_frame(
+        &subagent_protocol::ToWorker::Start(Box::new(spec.clone())),
+        subagent_protocol::MaxPayload::default(),
+    )
+    .unwrap();
+    let mut reader = subagent_protocol::FrameReader::new(
+        frame.as_slice(),
+        subagent_protocol::MaxPayload::default(),
+    );
+    match reader.read::<subagent_protocol::ToWorker>().unwrap() {
+        Some(subagent_protocol::ToWorker::Start(decoded)) => {
+            assert_eq!(
+                decoded.provider.api_key.as_ref().map(|k| k.expose()),
+                Some("sk-wire-only-0123456789")
+            );
+        }
+        other => panic!("expected Start, got {other:?}"),
+    }
+}
