@@ -12,6 +12,8 @@ use subagent_supervisor::session::default_sessions_dir;
 use subagent_supervisor::{RunRequest, Supervisor, SupervisorConfig, WorkerCommand};
 use tokio_util::sync::CancellationToken;
 
+use crate::console;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "subagent",
@@ -193,7 +195,7 @@ pub fn main() -> i32 {
         Command::Run(args) => match run(args) {
             Ok(code) => code,
             Err(e) => {
-                eprintln!("subagent: {e:#}");
+                console::err(&format!("{e:#}"));
                 exit_codes::INVALID_INPUT
             }
         },
@@ -281,9 +283,9 @@ fn run(args: RunArgs) -> Result<i32> {
         config.sandbox_policy = SandboxPolicy::RequireAll;
     }
     if let Err(e) = subagent_sandbox::become_subreaper() {
-        eprintln!(
-            "subagent: warning: cannot become a child subreaper ({e}); orphaned grandchildren may be missed"
-        );
+        console::err(&format!(
+            "warning: cannot become a child subreaper ({e}); orphaned grandchildren may be missed"
+        ));
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -339,15 +341,15 @@ async fn wait_for_interrupt() -> bool {
 
 fn print_result(result: &SubagentResult, json: bool) -> Result<()> {
     if json {
-        println!("{}", serde_json::to_string_pretty(result)?);
+        console::out(&serde_json::to_string_pretty(result)?)?;
         return Ok(());
     }
     for item in &result.content {
         let subagent_protocol::result::ContentItem::Text { text } = item;
-        println!("{text}");
+        console::out(text)?;
     }
     if let Some(error) = &result.details.error {
-        eprintln!("subagent: {}: {}", error.code, error.message);
+        console::err(&format!("{}: {}", error.code, error.message));
     }
     if let Some(file) = result
         .details
@@ -355,7 +357,7 @@ fn print_result(result: &SubagentResult, json: bool) -> Result<()> {
         .first()
         .and_then(|r| r.session_file.as_ref())
     {
-        eprintln!("subagent: session file: {file}");
+        console::err(&format!("session file: {file}"));
     }
     Ok(())
 }

@@ -3,7 +3,11 @@
 //! Thin binary: argument parsing and wiring only; everything else is in the
 //! `subagent_supervisor` library.
 
+// Terminal output goes through `console`, which survives a closed pipe.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 mod cli;
+mod console;
 
 fn main() {
     std::process::exit(cli::main());

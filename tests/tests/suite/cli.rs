@@ -293,3 +293,29 @@ fn report_back_as_a_tool_exits_2_and_points_at_output_schema() {
     );
     assert!(walk(dir.path()).is_empty(), "nothing is written");
 }
+
+#[test]
+fn a_closed_stdout_ends_quietly_with_the_runs_own_exit_status() {
+    // As in `subagent run --json | head -c 100`: the reader is gone before
+    // the result is printed.
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = cli(dir.path())
+        .args(["--task", "fixture:success", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    // The run itself completed and left its session file.
+    let sessions: Vec<PathBuf> = walk(dir.path())
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    let lines = check_session_file(&sessions[0]);
+    assert_reaped(&lines);
+}
