@@ -16,6 +16,7 @@ use subagent_protocol::{ErrorCode, Limits, Outcome};
 use subagent_sandbox::{ChildExit, RawExit, SpawnError, Termination};
 
 use super::record::EventRecord;
+use super::request::new_run_id;
 use crate::sanitize::Sanitizer;
 use crate::truncate::truncate_returned;
 
@@ -432,7 +433,7 @@ pub(super) fn combine_parallel(children: Vec<SubagentResult>) -> SubagentResult 
         }],
         details: Details {
             mode: Mode::Parallel,
-            run_id: Some(super::child::new_run_id()),
+            run_id: Some(new_run_id()),
             results,
             error,
         },

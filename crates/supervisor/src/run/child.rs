@@ -22,16 +22,13 @@ use subagent_sandbox::{ChildExit, Isolation, SandboxPolicy, SandboxSpec};
 use tokio_util::sync::CancellationToken;
 
 use super::assemble::{self, ChildRun};
+use super::config::{CAPTURE_KEEP, SupervisorConfig, tools_for_depth};
 use super::context::RunContext;
-use super::request::RunRequest;
-use super::supervisor::{SupervisorConfig, tools_for_depth};
+use super::request::{RunRequest, new_run_id};
 use super::watch::{Watch, watch_worker};
 use crate::agents::AgentDefinition;
 use crate::sanitize::Sanitizer;
 use crate::session::{SessionPaths, SessionWriter};
-
-/// Bytes kept of each of stdout and stderr: head and tail (64 KiB each).
-const CAPTURE_KEEP: usize = 64 * 1024;
 
 /// Runs one admitted request to its result.
 pub(super) async fn run_child(
@@ -319,14 +316,4 @@ fn task_spec(
         depth: child_depth,
         max_depth: request.max_depth,
     }
-}
-
-/// 8 hex characters: the DESIGN's "8-char id" (a UUID v4 prefix).
-pub(super) fn new_run_id() -> String {
-    uuid::Uuid::new_v4()
-        .simple()
-        .to_string()
-        .chars()
-        .take(8)
-        .collect()
 }

@@ -13,8 +13,8 @@ use subagent_protocol::session::{
 };
 
 use super::assemble;
+use super::config::SupervisorConfig;
 use super::request::RunRequest;
-use super::supervisor::SupervisorConfig;
 use crate::sanitize::Sanitizer;
 use crate::session::{SessionPaths, SessionWriter, append_to_parent};
 

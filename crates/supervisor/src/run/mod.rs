@@ -6,6 +6,7 @@
 
 mod assemble;
 mod child;
+mod config;
 mod context;
 mod record;
 mod request;
@@ -13,5 +14,6 @@ mod supervisor;
 mod tool_subset;
 mod watch;
 
+pub use config::{CANCEL_WINDOW, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_PER_CALL, SupervisorConfig};
 pub use request::{RunRequest, WorkerCommand};
-pub use supervisor::{GateDecision, SpawnGate, Supervisor, SupervisorConfig};
+pub use supervisor::{GateDecision, SpawnGate, Supervisor};

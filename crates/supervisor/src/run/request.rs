@@ -1,5 +1,7 @@
 //! What a caller asks the supervisor to run, fully resolved: agent, task,
 //! provider, budgets and limits. The CLI and the library build these.
+//! The run id each run (and each parallel call) is known by is made here too,
+//! beside the request it names.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -102,4 +104,14 @@ impl RunRequest {
             mode: Mode::Single,
         }
     }
+}
+
+/// 8 hex characters: the DESIGN's "8-char id" (a UUID v4 prefix).
+pub(super) fn new_run_id() -> String {
+    uuid::Uuid::new_v4()
+        .simple()
+        .to_string()
+        .chars()
+        .take(8)
+        .collect()
 }

@@ -5,70 +5,17 @@
 //! error code, never as a panic or a Rust error: the parent always gets the
 //! documented shape.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use subagent_protocol::ErrorCode;
 use subagent_protocol::result::{Mode, SubagentResult};
-use subagent_sandbox::SandboxPolicy;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use super::request::{RunRequest, WorkerCommand};
-use super::tool_subset::{SUBAGENT_TOOL, SubsetOrigin, check_tool_subset};
-use crate::agents::AgentCatalog;
-
-/// Subagents running at once in one supervisor, by default.
-pub const DEFAULT_MAX_CONCURRENT: usize = 16;
-
-/// Subagents one parallel call may ask for, by default.
-pub const DEFAULT_MAX_PER_CALL: usize = 4;
-
-/// How a supervisor runs children.
-#[derive(Debug, Clone)]
-pub struct SupervisorConfig {
-    /// The worker to start.
-    pub worker: WorkerCommand,
-    /// Where session files go.
-    pub sessions_dir: PathBuf,
-    /// Children running at once (default 16).
-    pub max_concurrent: usize,
-    /// Children one parallel call may ask for (default 4).
-    pub max_per_call: usize,
-    /// Children this supervisor may start in total; `None` is unlimited.
-    pub max_spawns: Option<u32>,
-    /// Whether missing protections refuse the run.
-    pub sandbox_policy: SandboxPolicy,
-    /// Recorded as `requestedBy` in lifecycle lines.
-    pub requested_by: String,
-    /// The agents it knows.
-    pub catalog: AgentCatalog,
-}
-
-impl SupervisorConfig {
-    /// A config with defaults for everything but the worker and sessions dir.
-    pub fn new(worker: WorkerCommand, sessions_dir: PathBuf) -> Self {
-        Self {
-            worker,
-            sessions_dir,
-            max_concurrent: DEFAULT_MAX_CONCURRENT,
-            max_per_call: DEFAULT_MAX_PER_CALL,
-            max_spawns: None,
-            sandbox_policy: SandboxPolicy::BestEffort,
-            requested_by: default_requested_by(),
-            catalog: AgentCatalog::builtin(),
-        }
-    }
-}
-
-/// The user's login when known, else "assistant" (the lifecycle-line rule).
-fn default_requested_by() -> String {
-    std::env::var("USER")
-        .ok()
-        .filter(|u| !u.is_empty())
-        .unwrap_or_else(|| "assistant".to_owned())
-}
+use super::config::SupervisorConfig;
+use super::request::RunRequest;
+use super::tool_subset::{SubsetOrigin, check_tool_subset};
 
 /// The embedding program's answer to "may this child start?".
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -254,15 +201,5 @@ impl Supervisor {
             }
         }
         Ok(agent.clone())
-    }
-}
-
-/// The tools a child at `child_depth` gets: the subagent tool is removed when
-/// the child is at the depth limit, so it cannot even try to recurse.
-pub(super) fn tools_for_depth(tools: Vec<String>, child_depth: u32, max_depth: u32) -> Vec<String> {
-    if child_depth >= max_depth {
-        tools.into_iter().filter(|t| t != SUBAGENT_TOOL).collect()
-    } else {
-        tools
     }
 }

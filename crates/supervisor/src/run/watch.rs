@@ -19,21 +19,9 @@ use tokio::time::{Instant as TokioInstant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
 use super::assemble::SupervisorCause;
+use super::config::{CANCEL_WINDOW, EXIT_AFTER_DONE, HELLO_TIMEOUT};
 use super::context::RunContext;
 use super::record::EventRecord;
-
-/// How long a fresh worker may take to say `Hello` (10 s): a worker that
-/// cannot start its runtime in that time is broken, not slow.
-const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// After `Cancel`, how long the worker gets to send `Done` with its partial
-/// output before SIGTERM (2 s): cancelling aborts an HTTP request and a tool
-/// within 100 ms, so this is generous.
-const CANCEL_WINDOW: Duration = Duration::from_secs(2);
-
-/// After `Done`, how long the worker gets to exit by itself (5 s) before it is
-/// terminated.
-const EXIT_AFTER_DONE: Duration = Duration::from_secs(5);
 
 /// Frames buffered between the reader task and the event loop.
 const FRAME_CHANNEL: usize = 256;
