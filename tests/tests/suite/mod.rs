@@ -5,6 +5,7 @@ pub mod support;
 mod cli;
 mod e2e_llama;
 
+mod supervisor_admission;
 mod supervisor_faults;
 mod supervisor_limits;
 mod supervisor_success;

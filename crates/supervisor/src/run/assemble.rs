@@ -94,7 +94,7 @@ pub(super) struct Assembly {
     pub model: String,
     pub mode: Mode,
     pub limits: Limits,
-    pub session_file: String,
+    pub session_file: Option<String>,
     pub full_output_file: PathBuf,
     pub duration: Duration,
     pub sanitizer: Sanitizer,
@@ -109,7 +109,7 @@ pub(super) fn setup_failure(a: &Assembly, message: String) -> SubagentResult {
 pub(super) fn assemble(a: &Assembly, run: ChildRun) -> SubagentResult {
     let failure = classify(a, &run);
     let mut single = SingleResult::new(a.agent.clone(), a.task.clone(), 0);
-    single.session_file = Some(a.session_file.clone());
+    single.session_file = a.session_file.clone();
     single.model = Some(
         run.outcome
             .as_ref()

@@ -12,12 +12,13 @@ use std::os::unix::net::UnixStream as StdUnixStream;
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 
+use subagent_protocol::frame::encode_frame;
 use subagent_protocol::result::SubagentResult;
 use subagent_protocol::session::{
     LifecycleEvent, MessageLine, Role, SESSION_FORMAT_VERSION, SandboxStatus, SessionEntry,
     SessionHeader,
 };
-use subagent_protocol::{TaskSpec, tool_names};
+use subagent_protocol::{ErrorCode, FrameError, MaxPayload, TaskSpec, ToWorker, tool_names};
 use subagent_sandbox::{ChildExit, Isolation, SandboxPolicy, SandboxSpec};
 use tokio_util::sync::CancellationToken;
 
@@ -28,7 +29,7 @@ use super::request::{RunRequest, new_run_id};
 use super::watch::{Watch, watch_worker};
 use crate::agents::AgentDefinition;
 use crate::sanitize::Sanitizer;
-use crate::session::{SessionPaths, SessionWriter};
+use crate::session::{SessionPaths, SessionWriter, SessionWriterError};
 
 /// Runs one admitted request to its result.
 pub(super) async fn run_child(
@@ -37,7 +38,6 @@ pub(super) async fn run_child(
     agent: AgentDefinition,
     cancel: CancellationToken,
 ) -> SubagentResult {
-    let run_id = new_run_id();
     let started_wall = SystemTime::now();
     let started_at = subagent_protocol::time::rfc3339_ms(started_wall);
     let started = Instant::now();
@@ -47,8 +47,16 @@ pub(super) async fn run_child(
         .as_ref()
         .map(|k| k.expose().to_owned());
     let sanitizer = Sanitizer::new(api_key, std::env::var("HOME").ok());
-    let paths = SessionPaths::new(&config.sessions_dir, &run_id, &request.agent, started_wall);
-    let spec = task_spec(&request, &agent, &run_id, config.sandbox_policy);
+    let probe_spec = task_spec(&request, &agent, &new_run_id(), config.sandbox_policy);
+    if let Err(message) = check_spec_fits(&probe_spec) {
+        return SubagentResult::refusal(ErrorCode::InvalidInput, message);
+    }
+    let (run_id, paths, created) =
+        create_session_file(config, &request.agent, started_wall, new_run_id);
+    let spec = TaskSpec {
+        run_id: run_id.clone(),
+        ..probe_spec
+    };
 
     let mut ctx = RunContext {
         config,
@@ -59,10 +67,11 @@ pub(super) async fn run_child(
         sanitizer,
         paths,
         writer: None,
+        session_created: false,
         pid: None,
     };
 
-    let writer = match SessionWriter::create(&ctx.paths.session_file) {
+    let writer = match created {
         Ok(w) => w,
         Err(e) => {
             return assemble::setup_failure(
@@ -72,6 +81,7 @@ pub(super) async fn run_child(
         }
     };
     ctx.writer = Some(writer);
+    ctx.session_created = true;
 
     let run = spawn_and_watch(&mut ctx, spec, cancel).await;
     let result = assemble::assemble(&ctx.assembly(), run);
@@ -277,6 +287,52 @@ async fn record_exit(ctx: &RunContext<'_>, exit: &ChildExit, watch: &Watch) {
     }
 }
 
+/// Attempts at a fresh run id when a session file of the same name exists:
+/// ids are 8 hex characters, so among the thousands of runs of one day in
+/// one sessions dir a collision is rare but real.
+const RUN_ID_ATTEMPTS: usize = 8;
+
+/// A run id whose session file did not exist yet, its paths, and the
+/// created writer (or why the file could not be created).
+fn create_session_file(
+    config: &SupervisorConfig,
+    agent: &str,
+    started_wall: SystemTime,
+    mut next_id: impl FnMut() -> String,
+) -> (
+    String,
+    SessionPaths,
+    Result<SessionWriter, SessionWriterError>,
+) {
+    let mut attempt = 1;
+    loop {
+        let run_id = next_id();
+        let paths = SessionPaths::new(&config.sessions_dir, &run_id, agent, started_wall);
+        match SessionWriter::create(&paths.session_file) {
+            Err(e) if e.already_exists() && attempt < RUN_ID_ATTEMPTS => attempt += 1,
+            created => return (run_id, paths, created),
+        }
+    }
+}
+
+/// Refuses a task whose `Start` frame would not fit the protocol's frame
+/// cap, before anything is created: the worker could never receive it.
+fn check_spec_fits(spec: &TaskSpec) -> Result<(), String> {
+    let max = MaxPayload::default().bytes();
+    match encode_frame(
+        &ToWorker::Start(Box::new(spec.clone())),
+        MaxPayload::default(),
+    ) {
+        Ok(_) => Ok(()),
+        Err(FrameError::TooLarge { announced, .. }) => Err(format!(
+            "the task is too large to send to a worker: {announced} bytes encoded, the limit is {max} \
+             bytes; shorten the task, the system prompt or the output schema, or put large input \
+             in a file in the workspace and name it in the task"
+        )),
+        Err(e) => Err(format!("the task cannot be encoded for the worker: {e}")),
+    }
+}
+
 /// The layers tool processes of this child will get, for the session
 /// header; `None` when it has no process tool.
 fn tool_sandbox_status(spec: &TaskSpec) -> Option<SandboxStatus> {
@@ -317,3 +373,7 @@ fn task_spec(
         max_depth: request.max_depth,
     }
 }
+
+#[cfg(test)]
+#[path = "child_tests.rs"]
+mod tests;

@@ -28,6 +28,8 @@ pub(super) struct RunContext<'a> {
     pub(super) sanitizer: Sanitizer,
     pub(super) paths: SessionPaths,
     pub(super) writer: Option<SessionWriter>,
+    /// True once the session file exists: a result names it only then.
+    pub(super) session_created: bool,
     pub(super) pid: Option<u32>,
 }
 
@@ -40,7 +42,9 @@ impl RunContext<'_> {
             model: self.request.provider.model.clone(),
             mode: self.request.mode,
             limits: self.request.limits.clone(),
-            session_file: self.paths.session_file.display().to_string(),
+            session_file: self
+                .session_created
+                .then(|| self.paths.session_file.display().to_string()),
             full_output_file: self.paths.full_output_file.clone(),
             duration: self.started.elapsed(),
             sanitizer: self.sanitizer.clone(),

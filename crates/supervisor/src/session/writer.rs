@@ -61,6 +61,14 @@ pub struct SessionWriter {
     task: JoinHandle<Result<u64, SessionWriterError>>,
 }
 
+impl SessionWriterError {
+    /// True when creating failed because the file already exists (a run
+    /// id collision: pick another id).
+    pub fn already_exists(&self) -> bool {
+        matches!(self, SessionWriterError::Create { source, .. } if source.kind() == io::ErrorKind::AlreadyExists)
+    }
+}
+
 impl SessionWriter {
     /// Creates the file (and its directories) and starts the writer task.
     /// Refuses to overwrite: a session file is never truncated.
