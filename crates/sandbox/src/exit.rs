@@ -9,17 +9,9 @@ use std::time::Duration;
 use subagent_protocol::session::Stream;
 
 use crate::capture::Captured;
+use crate::cgroup::CgroupVerdict;
 use crate::kill::KillReason;
-
-/// How the leader process actually ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RawExit {
-    /// The leader called `exit` with this code. `-1` means the status was
-    /// taken by someone else (a `waitpid(-1)` elsewhere in this process).
-    Exited(i32),
-    /// The leader was ended by this signal.
-    Signaled(i32),
-}
+use crate::unix::RawExit;
 
 /// Why a child's run ended. Precedence when several apply: a recorded
 /// [`KillReason`] wins; else an OOM kill (or a SIGKILL after the memory cap
@@ -115,17 +107,6 @@ pub struct ChildExit {
     /// Descendants still alive (or holding our pipes) after the leader
     /// exited, which were killed.
     pub leaked_pids: Vec<u32>,
-}
-
-/// What the child's cgroup says happened, read before it is removed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct CgroupVerdict {
-    /// The OOM killer killed something in the cgroup.
-    pub(crate) oom_killed: bool,
-    /// The memory (or memory+swap) limit was hit at least once.
-    pub(crate) memory_limit_hit: bool,
-    /// A fork failed because of the pids cap.
-    pub(crate) pids_limit_hit: bool,
 }
 
 /// The precedence rule: a recorded kill reason wins; else an OOM kill (or a

@@ -52,7 +52,7 @@ pub use capture::Captured;
 pub use cgroup::{CgroupKind, cgroup_support};
 pub use child::{SandboxedChild, spawn};
 pub use error::SpawnError;
-pub use exit::{ChildExit, RawExit, ResourceUsage, Termination};
+pub use exit::{ChildExit, ResourceUsage, Termination};
 pub use isolation::{
     Isolation, IsolationSupport, Layers, SYSTEM_READ_ONLY_PATHS, SYSTEM_READ_WRITE_FILES,
     isolation_status, isolation_support,
@@ -65,4 +65,4 @@ pub use spec::{
 };
 pub use status::protection;
 pub use subagent_protocol::session::{NotApplied, SandboxStatus, Stream};
-pub use unix::become_subreaper;
+pub use unix::{RawExit, become_subreaper};

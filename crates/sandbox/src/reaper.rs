@@ -11,11 +11,10 @@ use std::time::Instant;
 
 use tokio::sync::oneshot;
 
-use crate::cgroup::ChildCgroup;
-use crate::exit::{CgroupVerdict, RawExit};
+use crate::cgroup::{CgroupVerdict, ChildCgroup};
 use crate::kill::KillHandle;
 use crate::leaks::{self, TreeScope};
-use crate::unix::{self, Rusage};
+use crate::unix::{self, RawExit, Rusage};
 
 /// Stack of a reaper thread, bytes: it only scans /proc and makes syscalls.
 const REAPER_STACK_BYTES: usize = 256 * 1024;

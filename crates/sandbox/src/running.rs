@@ -15,10 +15,10 @@ use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
 use crate::capture::Captured;
-use crate::exit::{ChildExit, RawExit, ResourceUsage, decide};
+use crate::exit::{ChildExit, ResourceUsage, decide};
 use crate::kill::KillHandle;
 use crate::reaper::{CleanupReport, CleanupRequest, LeaderExit};
-use crate::unix::Rusage;
+use crate::unix::{RawExit, Rusage};
 
 /// How long the pipes may stay open after the leader exited (ms):
 /// grandchildren inherit the pipes, and a well-behaved tree flushes and

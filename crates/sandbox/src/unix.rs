@@ -1,6 +1,8 @@
 //! Thin, safe wrappers over the Linux process calls the sandbox needs:
 //! signalling, waiting without reaping, reaping with rusage, the subreaper
-//! flag.
+//! flag, and [`RawExit`], the status as the kernel reports it.
+//!
+//! The lowest layer of the crate: it imports nothing from it.
 //!
 //! Every `unsafe` block of the crate outside the pre-exec hook lives here.
 //! These functions never wait on "any child" (`waitpid(-1)`): that would steal
@@ -9,7 +11,15 @@
 use std::io;
 use std::time::Duration;
 
-use crate::exit::RawExit;
+/// How the leader process actually ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RawExit {
+    /// The leader called `exit` with this code. `-1` means the status was
+    /// taken by someone else (a `waitpid(-1)` elsewhere in this process).
+    Exited(i32),
+    /// The leader was ended by this signal.
+    Signaled(i32),
+}
 
 /// What `wait4` reports about the leader's resource use.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -15,7 +15,6 @@ use std::time::{Duration, Instant};
 use subagent_protocol::session::NotApplied;
 
 use super::discover::CgroupKind;
-use crate::exit::CgroupVerdict;
 use crate::spec::ResourceLimits;
 use crate::status::protection;
 
@@ -43,6 +42,17 @@ pub(crate) fn child_name_prefix() -> String {
 enum Layout {
     V1 { memory: PathBuf, pids: PathBuf },
     V2 { dir: PathBuf },
+}
+
+/// What the child's cgroup says happened, read before it is removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct CgroupVerdict {
+    /// The OOM killer killed something in the cgroup.
+    pub(crate) oom_killed: bool,
+    /// The memory (or memory+swap) limit was hit at least once.
+    pub(crate) memory_limit_hit: bool,
+    /// A fork failed because of the pids cap.
+    pub(crate) pids_limit_hit: bool,
 }
 
 /// A per-child cgroup that this process created and will remove.

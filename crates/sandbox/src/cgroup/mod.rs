@@ -4,5 +4,5 @@
 pub(crate) mod child;
 pub(crate) mod discover;
 
-pub(crate) use child::{CgroupMembers, ChildCgroup, child_name_prefix};
+pub(crate) use child::{CgroupMembers, CgroupVerdict, ChildCgroup, child_name_prefix};
 pub use discover::{CgroupKind, cgroup_support};
