@@ -29,7 +29,9 @@ pub mod output_cap;
 pub mod python;
 pub mod read;
 pub mod registry;
-pub mod report_back;
+/// Structured output: re-exported from its own crate (the supervisor uses
+/// it without the tools).
+pub use subagent_report_back as report_back;
 pub mod ripgrep;
 pub mod run;
 pub mod tool;

@@ -185,7 +185,7 @@ impl Supervisor {
             );
         }
         if let Some(schema) = &request.output_schema_json {
-            if let Err(e) = subagent_tools::report_back::ReportBackSchema::compile(schema) {
+            if let Err(e) = subagent_report_back::ReportBackSchema::compile(schema) {
                 return refuse(
                     ErrorCode::InvalidInput,
                     format!("invalid output schema: {e}"),

@@ -18,7 +18,7 @@
 use std::fmt;
 
 use subagent_protocol::tool_names::BUILTIN_TOOLS;
-use subagent_tools::REPORT_BACK_TOOL_NAME;
+use subagent_report_back::REPORT_BACK_TOOL_NAME;
 
 /// The tool name through which a child could spawn its own subagents.
 pub(super) const SUBAGENT_TOOL: &str = "subagent";

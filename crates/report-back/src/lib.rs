@@ -14,6 +14,11 @@
 //!
 //! How many invalid attempts are allowed, and what ends the task, is the
 //! agent loop's business, not this module's.
+//!
+//! A crate of its own so that the supervisor can check a schema without
+//! linking every tool (the worker reaches it through `subagent_tools`).
+
+#![forbid(unsafe_code)]
 
 use std::fmt;
 
@@ -135,5 +140,5 @@ fn clip(mut text: String, max_bytes: usize) -> String {
 }
 
 #[cfg(test)]
-#[path = "report_back_tests.rs"]
+#[path = "lib_tests.rs"]
 mod tests;
