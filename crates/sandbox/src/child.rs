@@ -46,7 +46,7 @@ pub async fn spawn(spec: SandboxSpec) -> Result<SandboxedChild, SpawnError> {
     let runtime = Handle::try_current().map_err(|_| SpawnError::NoRuntime)?;
     plan::check_cwd(&spec)?;
     let mut status = plan::base_status();
-    let rlimits = plan::plan_rlimits(&spec.limits, &mut status.applied);
+    let rlimits = plan::plan_rlimits(&spec.limits, &mut status);
     let cgroup = plan::plan_cgroup(&spec.limits, &mut status);
     let isolation = spec
         .isolation

@@ -8,6 +8,7 @@ use subagent_protocol::session::NotApplied;
 
 /// Why [`crate::spawn`] started nothing.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SpawnError {
     /// The policy is [`crate::SandboxPolicy::RequireAll`] and some requested
     /// caps cannot be enforced here.

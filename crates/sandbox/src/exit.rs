@@ -82,6 +82,7 @@ impl Termination {
 
 /// Resource use of the run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ResourceUsage {
     /// Monotonic time from spawn to the leader's exit.
     pub wall: Duration,
@@ -93,6 +94,7 @@ pub struct ResourceUsage {
 
 /// Everything known about a finished child.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ChildExit {
     /// The verdict.
     pub termination: Termination,

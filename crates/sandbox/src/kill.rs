@@ -17,6 +17,7 @@ use crate::unix;
 
 /// Why the caller (or the sandbox itself) ended a child.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum KillReason {
     /// The wall-clock deadline passed.
     Timeout,

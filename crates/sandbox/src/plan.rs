@@ -5,12 +5,12 @@
 //! Nothing here starts a process; a cgroup it creates is removed again when
 //! the returned handle is dropped.
 
-use subagent_protocol::session::{NotApplied, SandboxStatus};
+use subagent_protocol::session::SandboxStatus;
 
 use crate::cgroup::{ChildCgroup, cgroup_support};
 use crate::error::SpawnError;
 use crate::spec::{ResourceLimits, SandboxSpec};
-use crate::status::protection;
+use crate::status::Protection;
 use crate::unix::{self, RlimitResource};
 
 /// Seconds of CPU between SIGXCPU (soft limit) and SIGKILL (hard limit):
@@ -19,18 +19,17 @@ const CPU_HARD_LIMIT_EXTRA_SECONDS: u64 = 1;
 
 /// The protections every child gets, whatever its limits.
 pub(crate) fn base_status() -> SandboxStatus {
-    SandboxStatus {
-        applied: [
-            protection::PROCESS_GROUP,
-            protection::ENV_CLEARED,
-            protection::STDIN_NULL,
-            protection::CLOSE_OTHER_FDS,
-            protection::PARENT_DEATH_SIGNAL,
-        ]
-        .map(String::from)
-        .to_vec(),
-        not_applied: Vec::new(),
+    let mut status = SandboxStatus::default();
+    for protection in [
+        Protection::ProcessGroup,
+        Protection::EnvCleared,
+        Protection::StdinNull,
+        Protection::CloseOtherFds,
+        Protection::ParentDeathSignal,
+    ] {
+        protection.applied(&mut status);
     }
+    status
 }
 
 pub(crate) fn check_cwd(spec: &SandboxSpec) -> Result<(), SpawnError> {
@@ -51,25 +50,25 @@ pub(crate) fn check_cwd(spec: &SandboxSpec) -> Result<(), SpawnError> {
 /// unprivileged process cannot raise; a lower cap is still a cap).
 pub(crate) fn plan_rlimits(
     limits: &ResourceLimits,
-    applied: &mut Vec<String>,
+    status: &mut SandboxStatus,
 ) -> Vec<(RlimitResource, u64, u64)> {
     let mut plan = vec![(RlimitResource::Core, 0, 0)];
-    applied.push(protection::RLIMIT_CORE.into());
+    Protection::RlimitCore.applied(status);
     let requested = [
         (
             RlimitResource::OpenFiles,
             limits.open_files,
-            protection::RLIMIT_NOFILE,
+            Protection::RlimitNofile,
         ),
         (
             RlimitResource::FileSize,
             limits.file_size_bytes,
-            protection::RLIMIT_FSIZE,
+            Protection::RlimitFsize,
         ),
         (
             RlimitResource::CpuSeconds,
             limits.cpu_seconds,
-            protection::RLIMIT_CPU,
+            Protection::RlimitCpu,
         ),
     ];
     for (resource, value, name) in requested {
@@ -85,7 +84,7 @@ pub(crate) fn plan_rlimits(
             soft
         };
         plan.push((resource, soft, hard));
-        applied.push(name.into());
+        name.applied(status);
     }
     plan
 }
@@ -102,25 +101,21 @@ pub(crate) fn plan_cgroup(
     let created = cgroup_support().and_then(|kind| ChildCgroup::create(&kind, limits));
     match created {
         Ok(setup) => {
-            status
-                .applied
-                .extend(setup.applied.iter().map(|s| s.to_string()));
-            status.not_applied.extend(setup.not_applied);
+            for protection in setup.applied {
+                protection.applied(status);
+            }
+            for (protection, reason) in setup.not_applied {
+                protection.refused(status, reason);
+            }
             Some(setup.cgroup)
         }
         Err(reason) => {
-            let mut refuse = |protection: &str| {
-                status.not_applied.push(NotApplied {
-                    protection: protection.into(),
-                    reason: reason.clone(),
-                });
-            };
             if limits.memory_bytes.is_some() {
-                refuse(protection::CGROUP_MEMORY);
-                refuse(protection::CGROUP_MEMORY_SWAP);
+                Protection::CgroupMemory.refused(status, reason.as_str());
+                Protection::CgroupMemorySwap.refused(status, reason.as_str());
             }
             if limits.pids.is_some() {
-                refuse(protection::CGROUP_PIDS);
+                Protection::CgroupPids.refused(status, reason);
             }
             None
         }

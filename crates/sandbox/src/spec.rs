@@ -120,6 +120,7 @@ impl ResourceLimits {
 
 /// How strict the sandbox is about caps it cannot enforce.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SandboxPolicy {
     /// Run anyway and list the missing protections in the child's status.
     #[default]

@@ -33,6 +33,12 @@ pub(crate) fn own_pid() -> u32 {
     std::process::id()
 }
 
+/// True when this process runs with effective uid 0.
+pub(crate) fn running_as_root() -> bool {
+    // SAFETY: geteuid cannot fail and touches no memory.
+    unsafe { libc::geteuid() == 0 }
+}
+
 /// Our own session id, so orphans of other sessions can be told from our own
 /// direct children.
 pub(crate) fn own_session() -> i32 {

@@ -12,11 +12,9 @@ use std::sync::Once;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use subagent_protocol::session::NotApplied;
-
 use super::discover::CgroupKind;
 use crate::spec::ResourceLimits;
-use crate::status::protection;
+use crate::status::Protection;
 
 /// How long removal retries while the kernel finishes tearing down the last
 /// members (ms): rmdir answers EBUSY until every task has fully exited.
@@ -66,8 +64,9 @@ pub(crate) struct ChildCgroup {
 #[derive(Debug)]
 pub(crate) struct CgroupSetup {
     pub(crate) cgroup: ChildCgroup,
-    pub(crate) applied: Vec<&'static str>,
-    pub(crate) not_applied: Vec<NotApplied>,
+    pub(crate) applied: Vec<Protection>,
+    /// Caps that could not be written, with why.
+    pub(crate) not_applied: Vec<(Protection, String)>,
 }
 
 /// Cheap copy of the paths needed to list and kill a cgroup's members.
@@ -278,14 +277,14 @@ impl CgroupSetup {
             ),
         };
         if let Err(reason) = write(&limit_file, &bytes.to_string()) {
-            self.refuse(protection::CGROUP_MEMORY, reason.clone());
-            self.refuse(protection::CGROUP_MEMORY_SWAP, reason);
+            self.refuse(Protection::CgroupMemory, reason.clone());
+            self.refuse(Protection::CgroupMemorySwap, reason);
             return;
         }
-        self.applied.push(protection::CGROUP_MEMORY);
+        self.applied.push(Protection::CgroupMemory);
         if !swap_file.exists() {
             self.refuse(
-                protection::CGROUP_MEMORY_SWAP,
+                Protection::CgroupMemorySwap,
                 format!(
                     "{} is missing: the kernel does not account swap (boot with \
                      swapaccount=1, or run without swap)",
@@ -295,15 +294,15 @@ impl CgroupSetup {
             return;
         }
         match write(&swap_file, &swap_value) {
-            Ok(()) => self.applied.push(protection::CGROUP_MEMORY_SWAP),
-            Err(reason) => self.refuse(protection::CGROUP_MEMORY_SWAP, reason),
+            Ok(()) => self.applied.push(Protection::CgroupMemorySwap),
+            Err(reason) => self.refuse(Protection::CgroupMemorySwap, reason),
         }
     }
 
     fn apply_pids(&mut self, pids: u64) {
         if pids == 0 {
             self.refuse(
-                protection::CGROUP_PIDS,
+                Protection::CgroupPids,
                 "a pids cap of 0 cannot be enforced: the child itself counts as one \
                  process; ask for at least 1"
                     .to_string(),
@@ -314,16 +313,13 @@ impl CgroupSetup {
             Layout::V1 { pids: dir, .. } | Layout::V2 { dir } => dir.join("pids.max"),
         };
         match write(&file, &pids.to_string()) {
-            Ok(()) => self.applied.push(protection::CGROUP_PIDS),
-            Err(reason) => self.refuse(protection::CGROUP_PIDS, reason),
+            Ok(()) => self.applied.push(Protection::CgroupPids),
+            Err(reason) => self.refuse(Protection::CgroupPids, reason),
         }
     }
 
-    fn refuse(&mut self, protection: &str, reason: String) {
-        self.not_applied.push(NotApplied {
-            protection: protection.to_string(),
-            reason,
-        });
+    fn refuse(&mut self, protection: Protection, reason: String) {
+        self.not_applied.push((protection, reason));
     }
 }
 

@@ -12,8 +12,10 @@ use nix::unistd::{AccessFlags, access};
 /// A writable cgroup hierarchy with memory and pids controllers: where this
 /// process's own cgroup is, so per-child cgroups can be made under it.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CgroupKind {
     /// cgroup v1: separate memory and pids hierarchies.
+    #[non_exhaustive]
     V1 {
         /// Our cgroup directory in the memory hierarchy.
         memory: PathBuf,
@@ -21,6 +23,7 @@ pub enum CgroupKind {
         pids: PathBuf,
     },
     /// cgroup v2: the unified hierarchy.
+    #[non_exhaustive]
     V2 {
         /// Our cgroup directory.
         dir: PathBuf,

@@ -2,7 +2,7 @@
 //! on this machine, and recording each one applied or not (with why) in its
 //! [`SandboxStatus`].
 
-use subagent_protocol::session::{NotApplied, SandboxStatus};
+use subagent_protocol::session::SandboxStatus;
 
 use super::config::Isolation;
 use super::enter::IsolationSetup;
@@ -10,7 +10,8 @@ use super::landlock::LandlockPlan;
 use super::namespaces::NamespacePlan;
 use super::seccomp::SeccompPlan;
 use super::support::isolation_support;
-use crate::status::protection;
+use crate::status::Protection;
+use crate::unix;
 
 /// Why a layer the caller switched off is not in force.
 const SWITCHED_OFF: &str = "switched off by the caller";
@@ -26,24 +27,21 @@ pub fn isolation_status(isolation: &Isolation) -> SandboxStatus {
 /// The setup for `isolation`, with `status` extended to say what it covers.
 pub(crate) fn plan(isolation: &Isolation, status: &mut SandboxStatus) -> IsolationSetup {
     let support = isolation_support();
-    let mut refuse = |names: &[&str], reason: &str| {
-        for name in names {
-            status.not_applied.push(NotApplied {
-                protection: (*name).to_owned(),
-                reason: reason.to_owned(),
-            });
+    let mut refuse = |protections: &[Protection], reason: &str| {
+        for protection in protections {
+            protection.refused(status, reason);
         }
     };
-    let mut applied: Vec<&str> = Vec::new();
+    let mut applied: Vec<Protection> = Vec::new();
 
     let mut namespace_layers = vec![
-        protection::USER_NAMESPACE,
-        protection::PID_NAMESPACE,
-        protection::MOUNT_NAMESPACE,
-        protection::FRESH_PROC,
+        Protection::UserNamespace,
+        Protection::PidNamespace,
+        Protection::MountNamespace,
+        Protection::FreshProc,
     ];
     if !isolation.network {
-        namespace_layers.push(protection::NETWORK_NAMESPACE);
+        namespace_layers.push(Protection::NetworkNamespace);
     }
     let namespaces = match (&support.namespaces, isolation.layers.namespaces) {
         (_, false) => {
@@ -62,11 +60,11 @@ pub(crate) fn plan(isolation: &Isolation, status: &mut SandboxStatus) -> Isolati
 
     let landlock = match (&support.landlock_abi, isolation.layers.landlock) {
         (_, false) => {
-            refuse(&[protection::LANDLOCK_FS], SWITCHED_OFF);
+            refuse(&[Protection::LandlockFs], SWITCHED_OFF);
             None
         }
         (Err(reason), true) => {
-            refuse(&[protection::LANDLOCK_FS], reason);
+            refuse(&[Protection::LandlockFs], reason);
             None
         }
         (Ok(abi), true) => {
@@ -81,18 +79,18 @@ pub(crate) fn plan(isolation: &Isolation, status: &mut SandboxStatus) -> Isolati
                         // The fresh /proc shows only the tool's own tree.
                         plan.allow_read_in_child(c"/proc");
                     }
-                    applied.push(protection::LANDLOCK_FS);
+                    applied.push(Protection::LandlockFs);
                     if coverage.network {
-                        applied.push(protection::LANDLOCK_NET);
+                        applied.push(Protection::LandlockNet);
                     }
                     if coverage.scope {
-                        applied.push(protection::LANDLOCK_SCOPE);
+                        applied.push(Protection::LandlockScope);
                     }
                     Some(plan)
                 }
                 Err(e) => {
                     refuse(
-                        &[protection::LANDLOCK_FS],
+                        &[Protection::LandlockFs],
                         &format!("cannot plan the Landlock rules: {e}"),
                     );
                     None
@@ -103,40 +101,39 @@ pub(crate) fn plan(isolation: &Isolation, status: &mut SandboxStatus) -> Isolati
 
     let seccomp = match (&support.seccomp, isolation.layers.seccomp) {
         (_, false) => {
-            refuse(&[protection::SECCOMP], SWITCHED_OFF);
+            refuse(&[Protection::Seccomp], SWITCHED_OFF);
             None
         }
         (Err(reason), true) => {
-            refuse(&[protection::SECCOMP], reason);
+            refuse(&[Protection::Seccomp], reason);
             None
         }
         (Ok(()), true) => match SeccompPlan::new(!isolation.network) {
             Ok(plan) => {
-                applied.push(protection::SECCOMP);
+                applied.push(Protection::Seccomp);
                 Some(plan)
             }
             Err(reason) => {
-                refuse(&[protection::SECCOMP], &reason);
+                refuse(&[Protection::Seccomp], &reason);
                 None
             }
         },
     };
 
-    // SAFETY: geteuid cannot fail and touches no memory.
-    let root = unsafe { libc::geteuid() } == 0;
+    let root = unix::running_as_root();
     // In a user namespace the first process holds every capability in it;
     // as real root, every capability there is: either way, drop them. Any
     // other user has none to drop (no_new_privs stops file capabilities).
     let drop_capabilities = isolation.layers.capabilities && (namespaces.is_some() || root);
-    applied.push(protection::NO_NEW_PRIVS);
+    applied.push(Protection::NoNewPrivs);
     if isolation.layers.capabilities {
-        applied.push(protection::NO_CAPABILITIES);
+        applied.push(Protection::NoCapabilities);
     } else {
-        refuse(&[protection::NO_CAPABILITIES], SWITCHED_OFF);
+        refuse(&[Protection::NoCapabilities], SWITCHED_OFF);
     }
-    status
-        .applied
-        .extend(applied.into_iter().map(str::to_owned));
+    for protection in applied {
+        protection.applied(status);
+    }
 
     IsolationSetup {
         namespaces,

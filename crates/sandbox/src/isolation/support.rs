@@ -12,6 +12,7 @@ use super::seccomp;
 /// Which layers of the tool sandbox this machine supports; each `Err` says
 /// why not, in words an operator can act on.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct IsolationSupport {
     /// User, pid, mount and network namespaces with a fresh `/proc`.
     pub namespaces: Result<(), String>,
