@@ -18,6 +18,8 @@
 //! - **JSON types** ([`result`], [`session`]) are what users read; they use
 //!   exactly those attributes to produce the documented shapes.
 
+#![forbid(unsafe_code)]
+
 pub mod codec;
 pub mod error_code;
 pub mod frame;

@@ -10,6 +10,8 @@
 //!
 //! The `subagent` binary is a thin CLI over this library.
 
+#![forbid(unsafe_code)]
+
 pub mod agents;
 pub mod exit_codes;
 pub mod run;

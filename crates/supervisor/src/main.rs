@@ -5,6 +5,7 @@
 
 // Terminal output goes through `console`, which survives a closed pipe.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
+#![forbid(unsafe_code)]
 
 mod cli;
 mod console;

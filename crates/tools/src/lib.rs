@@ -21,6 +21,8 @@
 //! ends: it runs one call and says what happened. It must not print to stdout
 //! (the worker's stdout is a captured pipe).
 
+#![forbid(unsafe_code)]
+
 mod arguments;
 mod blocking;
 pub mod find;

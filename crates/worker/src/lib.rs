@@ -10,6 +10,9 @@
 //! The worker never prints to stdout (a captured pipe) and never reads its
 //! API key from the environment: it arrives inside the `TaskSpec`.
 
+// One unsafe call, marked where it is: adopting the inherited fd 3.
+#![deny(unsafe_code)]
+
 pub mod agent;
 pub mod exit_code;
 pub mod harden;

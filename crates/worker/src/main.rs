@@ -5,6 +5,8 @@
 //! It takes no arguments and never prints to stdout; stderr gets one line
 //! when the worker cannot even start talking to its supervisor.
 
+#![forbid(unsafe_code)]
+
 use std::process::ExitCode;
 
 use subagent_protocol::{ErrorCode, Outcome, TaskSpec};

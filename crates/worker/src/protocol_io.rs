@@ -75,6 +75,7 @@ pub fn open_protocol_socket(fd: RawFd) -> io::Result<UnixStream> {
     }
     // SAFETY: fd was checked above to be an open socket of this process, and
     // nothing else in the worker uses it: the stream becomes its only owner.
+    #[expect(unsafe_code, reason = "adopting the inherited protocol fd")]
     let inherited = unsafe { std::os::unix::net::UnixStream::from_raw_fd(fd) };
     // try_clone duplicates with F_DUPFD_CLOEXEC; dropping the original closes
     // the inheritable fd.
