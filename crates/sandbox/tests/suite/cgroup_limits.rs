@@ -1,18 +1,19 @@
 //! Memory and pids caps enforced by the child's own cgroup. These need a
-//! writable cgroup hierarchy; without one they say why and return.
+//! writable cgroup hierarchy: see [`super::support::needs`].
 
 use std::path::PathBuf;
 
-use subagent_sandbox::{CgroupKind, Termination, cgroup_support, protection, spawn};
+use subagent_sandbox::{CgroupKind, Termination, protection, spawn};
 
-use super::support::{MIB, assert_applied, assert_nothing_alive, finish, marker, sh};
+use super::support::{
+    MIB, assert_applied, assert_nothing_alive, finish, marker, needs_cgroups, sh,
+};
 
 const PYTHON: &str = "/usr/bin/python3";
 
 #[tokio::test]
 async fn memory_cap_ends_a_hog_with_memory_limit() {
-    if let Err(reason) = cgroup_support() {
-        eprintln!("skipping: no usable cgroup: {reason}");
+    if needs_cgroups().is_none() {
         return;
     }
     let marker = marker().await;
@@ -36,8 +37,7 @@ async fn memory_cap_ends_a_hog_with_memory_limit() {
 
 #[tokio::test]
 async fn fork_bomb_is_contained_by_the_pids_cap_and_fully_reaped() {
-    if let Err(reason) = cgroup_support() {
-        eprintln!("skipping: no usable cgroup: {reason}");
+    if needs_cgroups().is_none() {
         return;
     }
     let marker = marker().await;
@@ -66,12 +66,8 @@ async fn fork_bomb_is_contained_by_the_pids_cap_and_fully_reaped() {
 
 #[tokio::test]
 async fn child_cgroup_is_removed_after_the_run() {
-    let kind = match cgroup_support() {
-        Ok(kind) => kind,
-        Err(reason) => {
-            eprintln!("skipping: no usable cgroup: {reason}");
-            return;
-        }
+    let Some(kind) = needs_cgroups() else {
+        return;
     };
     let marker = marker().await;
     let mut spec = sh("cat /proc/self/cgroup", &marker, &[]);

@@ -1,9 +1,9 @@
 //! RequireAll refuses to start a child whose caps cannot all be enforced;
 //! BestEffort runs it and says what is missing.
 
-use subagent_sandbox::{SandboxPolicy, SpawnError, Termination, cgroup_support, protection, spawn};
+use subagent_sandbox::{SandboxPolicy, SpawnError, Termination, protection, spawn};
 
-use super::support::{assert_nothing_alive, finish, marker, sh};
+use super::support::{assert_nothing_alive, finish, marker, needs_cgroups, sh};
 
 #[tokio::test]
 async fn require_all_with_an_unenforceable_cap_refuses_and_starts_nothing() {
@@ -59,8 +59,7 @@ async fn best_effort_runs_and_lists_the_missing_cap() {
 
 #[tokio::test]
 async fn require_all_runs_when_every_cap_is_enforceable() {
-    if let Err(reason) = cgroup_support() {
-        eprintln!("skipping: no usable cgroup: {reason}");
+    if needs_cgroups().is_none() {
         return;
     }
     let marker = marker().await;

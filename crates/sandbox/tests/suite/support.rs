@@ -1,6 +1,7 @@
 //! Shared helpers: specs for `/bin/sh` scripts tagged with a unique marker,
-//! waiting with a safety timeout, and the check that nothing a test started
-//! is still alive (by marker in the environment or command line, and by pid).
+//! waiting with a safety timeout, the check that nothing a test started is
+//! still alive (by marker in the environment or command line, and by pid),
+//! and [`needs`], the one rule for tests that need a machine feature.
 
 use std::ffi::OsString;
 use std::fmt;
@@ -10,7 +11,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
-use subagent_sandbox::{CaptureLimits, ChildExit, SandboxSpec, SandboxedChild, become_subreaper};
+use subagent_sandbox::{
+    CaptureLimits, CgroupKind, ChildExit, SandboxSpec, SandboxedChild, become_subreaper,
+    cgroup_support, isolation_support,
+};
 use tokio::io::AsyncReadExt;
 use tokio::net::UnixStream;
 use tokio::sync::{OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock};
@@ -214,4 +218,92 @@ pub fn assert_applied(child: &subagent_sandbox::SandboxedChild, protection: &str
         applied.iter().any(|a| a == protection),
         "{protection} not applied: {applied:?}"
     );
+}
+
+/// True when this is a CI run: `CI` set to anything but empty, `false` or
+/// `0` (the rule `cargo xtask` uses).
+fn under_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
+}
+
+/// What `probe` found when the machine has `feature`. When it does not:
+/// under CI the test fails, because CI machines have every feature these
+/// tests need (cgroup v1 with memory, pids and freezer hierarchies, user
+/// namespaces, Landlock, seccomp, x86_64); elsewhere the test prints why it
+/// skips, and its caller returns. The test is named by its thread, which
+/// the test harness names after it.
+pub fn needs<T>(feature: &str, probe: Result<T, String>) -> Option<T> {
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("this test");
+    match probe {
+        Ok(found) => Some(found),
+        Err(reason) => {
+            assert!(
+                !under_ci(),
+                "{test} needs {feature}, which CI machines have: {reason}"
+            );
+            eprintln!("skipping {test}: it needs {feature}: {reason}");
+            None
+        }
+    }
+}
+
+/// A writable cgroup hierarchy with memory and pids controllers.
+pub fn needs_cgroups() -> Option<CgroupKind> {
+    needs(
+        "a writable cgroup hierarchy with memory and pids",
+        cgroup_support(),
+    )
+}
+
+/// Every layer of the tool sandbox: user, pid, mount and network
+/// namespaces, Landlock and seccomp.
+pub fn needs_tool_sandbox() -> bool {
+    let support = isolation_support();
+    let missing: Vec<&str> = [
+        support.namespaces.as_ref().err(),
+        support.landlock_abi.as_ref().err(),
+        support.seccomp.as_ref().err(),
+    ]
+    .into_iter()
+    .flatten()
+    .map(String::as_str)
+    .collect();
+    let probe = if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(missing.join("; "))
+    };
+    needs("every layer of the tool sandbox", probe).is_some()
+}
+
+/// At least this Landlock ABI (4 brought TCP rules).
+pub fn needs_landlock_abi(at_least: i32) -> bool {
+    let probe = isolation_support().landlock_abi.clone().and_then(|abi| {
+        (abi >= at_least)
+            .then_some(())
+            .ok_or_else(|| format!("the kernel offers ABI {abi}"))
+    });
+    needs(&format!("Landlock ABI {at_least} or later"), probe).is_some()
+}
+
+/// x86_64, for tests that call syscalls by number.
+pub fn needs_x86_64() -> bool {
+    let arch = std::env::consts::ARCH;
+    let probe = if arch == "x86_64" {
+        Ok(())
+    } else {
+        Err(format!("this is {arch}"))
+    };
+    needs("x86_64 syscall numbers", probe).is_some()
+}
+
+/// A file the test reads (or is refused).
+pub fn needs_file(path: &str) -> bool {
+    let probe = if std::path::Path::new(path).exists() {
+        Ok(())
+    } else {
+        Err("it does not exist".to_owned())
+    };
+    needs(path, probe).is_some()
 }

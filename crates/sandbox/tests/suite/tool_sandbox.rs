@@ -3,22 +3,22 @@
 //! names a layer has a control that switches that layer off and shows the
 //! very same probe getting through, so the test cannot pass by accident.
 //!
-//! Needs user namespaces, Landlock and seccomp. Under `CI=true` a missing
-//! feature fails the test (this machine kind has them all); elsewhere the
-//! test says why it skipped.
+//! Needs user namespaces, Landlock and seccomp: see [`super::support::needs`]
+//! for what happens on a machine without them.
 
 use std::net::TcpListener;
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use subagent_sandbox::{
-    ChildExit, Isolation, KillReason, Layers, SandboxSpec, Termination, isolation_support,
-    protection, spawn,
+    ChildExit, Isolation, KillReason, Layers, SandboxSpec, Termination, protection, spawn,
 };
 use tempfile::TempDir;
 
-use super::support::{MARKER_VAR, MIB, Marker, assert_nothing_alive, finish, marker};
+use super::support::{
+    MARKER_VAR, MIB, Marker, assert_nothing_alive, finish, marker, needs_cgroups, needs_file,
+    needs_landlock_abi, needs_tool_sandbox, needs_x86_64,
+};
 
 const PYTHON: &str = "/usr/bin/python3";
 
@@ -35,29 +35,6 @@ fn dirs() -> Dirs {
         tmp: tempfile::tempdir().unwrap(),
         outside: tempfile::tempdir().unwrap(),
     }
-}
-
-/// False (after saying why) when this machine lacks a layer; fails instead
-/// under CI, whose machines have them all.
-fn supported(test: &str) -> bool {
-    let support = isolation_support();
-    let missing: Vec<String> = [
-        support.namespaces.as_ref().err().cloned(),
-        support.landlock_abi.as_ref().err().cloned(),
-        support.seccomp.as_ref().err().cloned(),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    if missing.is_empty() {
-        return true;
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "{test}: CI machines must support the tool sandbox: {missing:?}"
-    );
-    eprintln!("skipping {test}: {missing:?}");
-    false
 }
 
 fn strict(dirs: &Dirs) -> Isolation {
@@ -136,7 +113,7 @@ fn assert_escaped(exit: &ChildExit, what: &str) {
 
 #[tokio::test]
 async fn python_runs_and_every_layer_is_reported_applied() {
-    if !supported("python_runs") {
+    if !needs_tool_sandbox() {
         return;
     }
     let dirs = dirs();
@@ -177,7 +154,7 @@ async fn python_runs_and_every_layer_is_reported_applied() {
 
 #[tokio::test]
 async fn workspace_and_private_tmp_are_writable() {
-    if !supported("workspace_writable") {
+    if !needs_tool_sandbox() {
         return;
     }
     let dirs = dirs();
@@ -203,7 +180,7 @@ fn write_outside(dirs: &Dirs) -> String {
 
 #[tokio::test]
 async fn writing_outside_the_workspace_is_denied_by_landlock() {
-    if !supported("write_outside") {
+    if !needs_tool_sandbox() {
         return;
     }
     let dirs = dirs();
@@ -221,7 +198,7 @@ async fn writing_outside_the_workspace_is_denied_by_landlock() {
 
 #[tokio::test]
 async fn reading_outside_the_allowed_roots_is_denied_by_landlock() {
-    if !supported("read_outside") {
+    if !needs_tool_sandbox() {
         return;
     }
     let dirs = dirs();
@@ -249,7 +226,7 @@ async fn reading_outside_the_allowed_roots_is_denied_by_landlock() {
 
 #[tokio::test]
 async fn etc_shadow_is_not_readable() {
-    if !supported("etc_shadow") || !Path::new("/etc/shadow").exists() {
+    if !needs_tool_sandbox() || !needs_file("/etc/shadow") {
         return;
     }
     let dirs = dirs();
@@ -315,7 +292,7 @@ print('ESCAPED ' + ','.join(found) if found else 'DENIED nothing found')
 
 #[tokio::test]
 async fn other_processes_environ_and_mem_are_invisible() {
-    if !supported("proc_hunt") {
+    if !needs_tool_sandbox() {
         return;
     }
     let dirs = dirs();
@@ -346,7 +323,7 @@ async fn other_processes_environ_and_mem_are_invisible() {
 
 #[tokio::test]
 async fn the_fresh_proc_shows_only_the_tools_own_tree() {
-    if !supported("fresh_proc") {
+    if !needs_tool_sandbox() {
         return;
     }
     let dirs = dirs();
@@ -370,7 +347,7 @@ async fn connect_attempt(dirs: &Dirs, isolation: Isolation) -> ChildExit {
 
 #[tokio::test]
 async fn loopback_tcp_is_unreachable_with_network_off_and_reachable_with_it_on() {
-    if !supported("network") {
+    if !needs_tool_sandbox() {
         return;
     }
     let dirs = dirs();
@@ -384,7 +361,7 @@ async fn loopback_tcp_is_unreachable_with_network_off_and_reachable_with_it_on()
 
 #[tokio::test]
 async fn each_network_layer_alone_blocks_loopback_tcp() {
-    if !supported("network_layers") {
+    if !needs_tool_sandbox() {
         return;
     }
     let dirs = dirs();
@@ -406,11 +383,7 @@ async fn each_network_layer_alone_blocks_loopback_tcp() {
         stdout(&seccomp_only).contains("PermissionError"),
         "{seccomp_only:?}"
     );
-    if isolation_support()
-        .landlock_abi
-        .as_ref()
-        .is_ok_and(|abi| *abi >= 4)
-    {
+    if needs_landlock_abi(4) {
         let landlock_only = connect_attempt(&dirs, only(false, true, false)).await;
         assert_denied(&landlock_only, "connect with only Landlock's TCP rules");
     }
@@ -424,7 +397,7 @@ const KEYCTL: &str = "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\ni
 
 #[tokio::test]
 async fn ptrace_and_keyctl_are_denied_by_seccomp() {
-    if !supported("seccomp") || std::env::consts::ARCH != "x86_64" {
+    if !needs_tool_sandbox() || !needs_x86_64() {
         return;
     }
     let dirs = dirs();
@@ -443,7 +416,7 @@ async fn ptrace_and_keyctl_are_denied_by_seccomp() {
 
 #[tokio::test]
 async fn the_tool_process_has_no_capabilities() {
-    if !supported("capabilities") {
+    if !needs_tool_sandbox() {
         return;
     }
     let dirs = dirs();
@@ -458,7 +431,7 @@ async fn the_tool_process_has_no_capabilities() {
 
 #[tokio::test]
 async fn a_setsid_daemon_dies_with_the_call() {
-    if !supported("daemon") {
+    if !needs_tool_sandbox() {
         return;
     }
     let dirs = dirs();
@@ -487,7 +460,7 @@ async fn a_setsid_daemon_dies_with_the_call() {
 
 #[tokio::test]
 async fn fork_bomb_hits_the_pids_cap_and_leaves_nothing() {
-    if !supported("fork_bomb") || subagent_sandbox::cgroup_support().is_err() {
+    if !needs_tool_sandbox() || needs_cgroups().is_none() {
         return;
     }
     let dirs = dirs();
@@ -516,7 +489,7 @@ async fn fork_bomb_hits_the_pids_cap_and_leaves_nothing() {
 
 #[tokio::test]
 async fn memory_bomb_ends_with_memory_limit() {
-    if !supported("memory_bomb") || subagent_sandbox::cgroup_support().is_err() {
+    if !needs_tool_sandbox() || needs_cgroups().is_none() {
         return;
     }
     let dirs = dirs();
@@ -537,7 +510,7 @@ async fn memory_bomb_ends_with_memory_limit() {
 
 #[tokio::test]
 async fn endless_output_is_cut_at_the_cap() {
-    if !supported("endless_output") {
+    if !needs_tool_sandbox() {
         return;
     }
     let dirs = dirs();
@@ -561,7 +534,7 @@ async fn endless_output_is_cut_at_the_cap() {
 
 #[tokio::test]
 async fn sleeping_past_the_deadline_is_killed_whole() {
-    if !supported("deadline") {
+    if !needs_tool_sandbox() {
         return;
     }
     let dirs = dirs();
@@ -590,7 +563,7 @@ async fn sleeping_past_the_deadline_is_killed_whole() {
 
 #[tokio::test]
 async fn a_switched_off_layer_is_reported_not_applied() {
-    if !supported("switched_off") {
+    if !needs_tool_sandbox() {
         return;
     }
     let dirs = dirs();
@@ -616,7 +589,7 @@ async fn a_switched_off_layer_is_reported_not_applied() {
 
 #[tokio::test]
 async fn require_all_refuses_a_switched_off_layer() {
-    if !supported("require_all") {
+    if !needs_tool_sandbox() {
         return;
     }
     let dirs = dirs();
