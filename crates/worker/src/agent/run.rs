@@ -193,6 +193,12 @@ impl<'s> AgentLoop<'s> {
             () = self.cancel.cancelled() => Err(ProviderError::Cancelled),
             result = self.provider.turn(&self.request, &mut on_delta) => result,
         };
+        // After the turn, however it ended (a cancel drops it mid-wait): the
+        // session file shows each failed attempt and the wait that followed.
+        for retry in self.provider.take_retries() {
+            self.events
+                .log(LogLevel::Warn, format!("model turn {turn}: {retry}"));
+        }
         let response = match result {
             Ok(response) => response,
             Err(e) => {

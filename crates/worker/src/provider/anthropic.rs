@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use subagent_protocol::{ProviderSpec, Usage};
 
 use super::http::HttpClient;
-use super::retry::RetryPolicy;
+use super::retry::{Retries, RetryNotice, RetryPolicy};
 use super::sse::SseEvent;
 use super::stream_turn::{
     Progress, TurnDecoder, decode_event, endpoint, stream_turn, temperature_json, text_of,
@@ -45,7 +45,7 @@ pub const MIN_THINKING_BUDGET: u32 = 1024;
 pub(crate) struct Anthropic {
     spec: ProviderSpec,
     http: HttpClient,
-    retry: RetryPolicy,
+    retries: Retries,
     url: String,
     thinking_budget: u32,
     /// Thinking blocks of earlier tool-calling turns, by first call id.
@@ -65,7 +65,7 @@ impl Anthropic {
         Ok(Self {
             spec,
             http,
-            retry,
+            retries: Retries::new(retry),
             url,
             thinking_budget,
             thinking_by_call: HashMap::new(),
@@ -101,7 +101,7 @@ impl Provider for Anthropic {
             )?;
             let (response, thinking) = stream_turn(
                 &self.http,
-                &self.retry,
+                &mut self.retries,
                 &self.url,
                 &headers,
                 &body,
@@ -116,6 +116,10 @@ impl Provider for Anthropic {
             }
             Ok(response)
         })
+    }
+
+    fn take_retries(&mut self) -> Vec<RetryNotice> {
+        self.retries.take()
     }
 }
 

@@ -27,7 +27,7 @@ pub use config::{
 };
 pub use openai_responses::ResponsesContinuation;
 pub use pricing::{PriceLookup, price_for, price_for_spec};
-pub use retry::RetryPolicy;
+pub use retry::{RetryNotice, RetryPolicy};
 
 use subagent_protocol::Usage;
 
@@ -184,6 +184,15 @@ pub trait Provider: Send {
         request: &'a ChatRequest,
         on_delta: &'a mut (dyn FnMut(StreamDelta) + Send),
     ) -> TurnFuture<'a>;
+
+    /// The retries made by the turns since the last call, oldest first
+    /// (each a failed attempt and the wait before the next). Retries happen
+    /// inside [`Provider::turn`]; the loop collects them after every turn,
+    /// however it ended, so the session file shows them. A provider that
+    /// never retries keeps the default.
+    fn take_retries(&mut self) -> Vec<RetryNotice> {
+        Vec::new()
+    }
 }
 
 /// The future of one model turn (boxed: the trait is used as `dyn Provider`).

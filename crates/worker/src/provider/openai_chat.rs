@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use subagent_protocol::{ProviderSpec, Usage};
 
 use super::http::{HttpClient, describe_error_body};
-use super::retry::RetryPolicy;
+use super::retry::{Retries, RetryNotice, RetryPolicy};
 use super::sse::SseEvent;
 use super::stream_turn::{
     Progress, TurnDecoder, decode_event, endpoint, stream_turn, temperature_json,
@@ -33,7 +33,7 @@ use super::{
 pub(crate) struct OpenAiChat {
     spec: ProviderSpec,
     http: HttpClient,
-    retry: RetryPolicy,
+    retries: Retries,
     url: String,
 }
 
@@ -48,7 +48,7 @@ impl OpenAiChat {
         Ok(Self {
             spec,
             http,
-            retry,
+            retries: Retries::new(retry),
             url,
         })
     }
@@ -73,7 +73,7 @@ impl Provider for OpenAiChat {
             let body = request_body(&self.spec, request);
             stream_turn(
                 &self.http,
-                &self.retry,
+                &mut self.retries,
                 &self.url,
                 &headers,
                 &body,
@@ -82,6 +82,10 @@ impl Provider for OpenAiChat {
             )
             .await
         })
+    }
+
+    fn take_retries(&mut self) -> Vec<RetryNotice> {
+        self.retries.take()
     }
 }
 

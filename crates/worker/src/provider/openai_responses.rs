@@ -37,7 +37,7 @@ use serde_json::{Value, json};
 use subagent_protocol::{ProviderSpec, Usage};
 
 use super::http::HttpClient;
-use super::retry::RetryPolicy;
+use super::retry::{Retries, RetryNotice, RetryPolicy};
 use super::sse::SseEvent;
 use super::stream_turn::{
     Progress, TurnDecoder, decode_event, endpoint, stream_turn, temperature_json, text_of,
@@ -65,7 +65,7 @@ pub enum ResponsesContinuation {
 pub(crate) struct OpenAiResponses {
     spec: ProviderSpec,
     http: HttpClient,
-    retry: RetryPolicy,
+    retries: Retries,
     url: String,
     continuation: ResponsesContinuation,
     stored: Option<StoredTurn>,
@@ -102,7 +102,7 @@ impl OpenAiResponses {
         Ok(Self {
             spec,
             http,
-            retry,
+            retries: Retries::new(retry),
             url,
             continuation,
             stored: None,
@@ -163,7 +163,7 @@ impl Provider for OpenAiResponses {
                 let body = request_body(&self.spec, request, &plan, store);
                 let result = stream_turn(
                     &self.http,
-                    &self.retry,
+                    &mut self.retries,
                     &self.url,
                     &headers,
                     &body,
@@ -201,6 +201,10 @@ impl Provider for OpenAiResponses {
                 }
             }
         })
+    }
+
+    fn take_retries(&mut self) -> Vec<RetryNotice> {
+        self.retries.take()
     }
 }
 

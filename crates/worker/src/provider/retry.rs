@@ -1,9 +1,11 @@
-//! When and how long to wait before trying a failed request again.
+//! When and how long to wait before trying a failed request again, and the
+//! record of the retries a provider made.
 //!
-//! Pure policy: what is retryable is decided where the failure is seen
-//! (the provider's HTTP layer and turn driver); this module only turns an
-//! attempt number and an optional `Retry-After` into a delay. It must never
-//! sleep or do I/O itself, so every decision is unit-testable.
+//! Pure policy and data: what is retryable is decided where the failure is
+//! seen (the provider's HTTP layer and turn driver); this module only turns
+//! an attempt number and an optional `Retry-After` into a delay, and keeps
+//! [`RetryNotice`]s until the agent loop collects them for the session file.
+//! It must never sleep or do I/O itself, so every decision is unit-testable.
 
 use std::time::{Duration, SystemTime};
 
@@ -70,6 +72,62 @@ impl RetryPolicy {
         let half = step / 2;
         let jitter = rand::rng().random_range(0.0..=1.0);
         half + half.mul_f64(jitter)
+    }
+}
+
+/// One failed attempt of a model request that is tried again: what the
+/// session file shows of a retry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetryNotice {
+    /// The attempt that failed (1-based).
+    pub attempt: u32,
+    /// Attempts allowed in all, the first one included.
+    pub max_attempts: u32,
+    /// The wait before the next attempt.
+    pub delay: Duration,
+    /// What failed, as the provider error reads (API key scrubbed).
+    pub error: String,
+}
+
+impl std::fmt::Display for RetryNotice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "attempt {} of {} failed: {}; retrying in {:.1} s",
+            self.attempt,
+            self.max_attempts,
+            self.error,
+            self.delay.as_secs_f64()
+        )
+    }
+}
+
+/// A provider's retry policy and the retries it made that the agent loop
+/// has not collected yet ([`crate::provider::Provider::take_retries`]).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Retries {
+    /// When and how long to retry.
+    pub policy: RetryPolicy,
+    made: Vec<RetryNotice>,
+}
+
+impl Retries {
+    /// No retries made yet, under `policy`.
+    pub(crate) fn new(policy: RetryPolicy) -> Self {
+        Self {
+            policy,
+            made: Vec::new(),
+        }
+    }
+
+    /// Remembers a retry about to be made.
+    pub(crate) fn record(&mut self, notice: RetryNotice) {
+        self.made.push(notice);
+    }
+
+    /// The retries made since the last call, oldest first.
+    pub(crate) fn take(&mut self) -> Vec<RetryNotice> {
+        std::mem::take(&mut self.made)
     }
 }
 

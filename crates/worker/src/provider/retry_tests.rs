@@ -122,3 +122,23 @@ fn huge_attempt_numbers_do_not_overflow() {
     let policy = RetryPolicy::default();
     assert!(policy.delay_after(u32::MAX, None) <= DEFAULT_MAX_DELAY);
 }
+
+#[test]
+fn retries_are_kept_until_taken_and_read_as_one_line() {
+    let mut retries = Retries::new(RetryPolicy::default());
+    retries.record(RetryNotice {
+        attempt: 1,
+        max_attempts: 3,
+        delay: Duration::from_millis(2_000),
+        error: "provider returned HTTP 429 (rate_limit_error): slow down".into(),
+    });
+    let taken = retries.take();
+    assert_eq!(
+        taken.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        [
+            "attempt 1 of 3 failed: provider returned HTTP 429 (rate_limit_error): slow down; \
+          retrying in 2.0 s"
+        ]
+    );
+    assert_eq!(retries.take(), Vec::new(), "taken once");
+}

@@ -11,7 +11,7 @@
 use reqwest::header::HeaderMap;
 
 use super::http::{Failure, HttpClient, RetryAdvice};
-use super::retry::RetryPolicy;
+use super::retry::{Retries, RetryNotice};
 use super::sse::SseEvent;
 use super::{ProviderError, StreamDelta};
 
@@ -47,20 +47,21 @@ pub(crate) trait TurnDecoder {
 }
 
 /// Sends one request and streams its answer through a fresh decoder from
-/// `new_decoder`, retrying transient failures per `policy`.
+/// `new_decoder`, retrying transient failures per `retries.policy` and
+/// recording each retry in `retries`.
 ///
 /// Every error returned has the API key scrubbed. When retries ran out, the
 /// message says how many attempts were made.
 pub(crate) async fn stream_turn<D: TurnDecoder>(
     http: &HttpClient,
-    policy: &RetryPolicy,
+    retries: &mut Retries,
     url: &str,
     headers: &HeaderMap,
     body: &serde_json::Value,
     mut new_decoder: impl FnMut() -> D,
     on_delta: &mut (dyn FnMut(StreamDelta) + Send),
 ) -> Result<D::Output, ProviderError> {
-    let max_attempts = policy.max_attempts.max(1);
+    let max_attempts = retries.policy.max_attempts.max(1);
     let mut attempt = 1;
     loop {
         let mut delivered = false;
@@ -87,7 +88,14 @@ pub(crate) async fn stream_turn<D: TurnDecoder>(
         if attempt >= max_attempts {
             return Err(http.scrub_error(gave_up(failure.error, attempt)));
         }
-        http.sleep(policy.delay_after(attempt, retry_after)).await?;
+        let delay = retries.policy.delay_after(attempt, retry_after);
+        retries.record(RetryNotice {
+            attempt,
+            max_attempts,
+            delay,
+            error: http.scrub_error(failure.error).to_string(),
+        });
+        http.sleep(delay).await?;
         attempt += 1;
     }
 }
