@@ -1,9 +1,13 @@
-//! Starting a child under its spec ([`spawn`]): plan the protections, fork
-//! on the spawner thread, hand the leader to its reaper thread, start the
-//! capture tasks, and return the [`SandboxedChild`] that owns it all.
+//! Starting a child under its spec ([`spawn`]): plan the protections on the
+//! chores thread, fork on the spawner thread, hand the leader to its reaper
+//! thread, start the capture tasks, and return the [`SandboxedChild`] that
+//! owns it all.
 //!
-//! Every error path after the fork leaves the tree to the drop guard
-//! ([`Running`]), so nothing started here can outlive a failed spawn.
+//! Nothing here blocks the caller's runtime: file-system and cgroupfs work
+//! runs on those threads, a cgroup dropped on an error path is removed on
+//! the chores thread. Every error path after the fork leaves the tree to
+//! the drop guard ([`Running`]), so nothing started here can outlive a
+//! failed spawn.
 
 use std::ffi::CString;
 use std::os::fd::OwnedFd;
@@ -22,19 +26,18 @@ use tokio::sync::watch;
 
 use crate::capture::StreamCapture;
 use crate::cgroup::ChildCgroup;
+use crate::chores;
 use crate::error::SpawnError;
 use crate::exit::ChildExit;
-use crate::isolation;
 use crate::kill::KillHandle;
 use crate::leaks::{self, TreeScope};
-use crate::plan;
+use crate::plan::{self, Planned};
 use crate::pre_exec::ChildSetup;
 use crate::procfs;
 use crate::reaper;
 use crate::running::{CaptureTask, Running};
 use crate::spawner::{self, SpawnerError};
 use crate::spec::{SandboxPolicy, SandboxSpec};
-use crate::unix;
 
 /// Starts `spec.program` under the spec's limits.
 ///
@@ -44,14 +47,20 @@ use crate::unix;
 /// [`SandboxedChild::status`].
 pub async fn spawn(spec: SandboxSpec) -> Result<SandboxedChild, SpawnError> {
     let runtime = Handle::try_current().map_err(|_| SpawnError::NoRuntime)?;
-    plan::check_cwd(&spec)?;
-    let mut status = plan::base_status();
-    let rlimits = plan::plan_rlimits(&spec.limits, &mut status);
-    let cgroup = plan::plan_cgroup(&spec.limits, &mut status);
-    let isolation = spec
-        .isolation
-        .as_ref()
-        .map(|i| isolation::plan::plan(i, &mut status));
+    let (cwd, limits, wanted) = (spec.cwd.clone(), spec.limits, spec.isolation.clone());
+    let Planned {
+        status,
+        rlimits,
+        cgroup,
+        isolation,
+    } = chores::call(move || plan::plan(&cwd, &limits, wanted.as_ref()))
+        .await
+        .ok_or_else(|| {
+            setup_error(
+                "the sandbox's chores thread",
+                std::io::Error::other("planning the protections failed"),
+            )
+        })??;
     if spec.policy == SandboxPolicy::RequireAll && !status.not_applied.is_empty() {
         return Err(SpawnError::Unsandboxed {
             missing: status.not_applied,
@@ -90,9 +99,11 @@ pub async fn spawn(spec: SandboxSpec) -> Result<SandboxedChild, SpawnError> {
             program: spec.program.clone(),
             source,
         },
-        SpawnerError::Unavailable(reason) => {
-            setup_error("the spawner thread", std::io::Error::other(reason))
-        }
+        SpawnerError::NoThread(source) => setup_error("the spawner thread", source),
+        SpawnerError::Gone => setup_error(
+            "the spawner thread",
+            std::io::Error::other(SpawnerError::Gone.to_string()),
+        ),
     })?;
     let pid = child.id();
     let stdout = child.stdout.take().map(OwnedFd::from);
@@ -116,16 +127,9 @@ pub async fn spawn(spec: SandboxSpec) -> Result<SandboxedChild, SpawnError> {
         spec.grace,
         runtime.clone(),
     );
-    let link = match reaper::start(scope, cgroup, killer.clone()) {
-        Ok(link) => link,
-        Err(e) => {
-            // No reaper: kill and reap here; SIGKILL makes this wait short.
-            killer.kill_silently();
-            killer.reap_leader(|| unix::reap_with_rusage(pid).ok());
-            leaks::unregister(pid);
-            return Err(setup_error("the reaper thread", e));
-        }
-    };
+    // Without a reaper thread, the tree is killed and cleaned up elsewhere.
+    let link = reaper::start(scope, cgroup, killer.clone())
+        .map_err(|e| setup_error("the reaper thread", e))?;
     let (stop, stop_rx) = watch::channel(false);
     let mut guard = Running {
         started,

@@ -13,6 +13,7 @@ use tokio::runtime::Handle;
 use tokio::sync::watch;
 
 use crate::cgroup::CgroupMembers;
+use crate::chores;
 use crate::unix;
 
 /// Why the caller (or the sandbox itself) ended a child.
@@ -135,21 +136,27 @@ impl KillShared {
     }
 
     /// Signals the process group and every cgroup member, unless the leader
-    /// is already reaped. Holds the state lock so reaping cannot interleave.
+    /// is already reaped. The group signal is one syscall, sent here under
+    /// the state lock so reaping cannot interleave; the cgroup's members are
+    /// signalled on the chores thread, since that reads and writes cgroupfs
+    /// and this may run on the caller's runtime.
     fn signal_tree(&self, signal: i32) {
-        let state = self.lock();
-        if state.reaped {
-            return;
-        }
-        unix::signal_group(self.pgid, signal);
-        if let Some(cgroup) = &self.cgroup {
-            if signal == libc::SIGKILL && cgroup.kill_all() {
+        {
+            let state = self.lock();
+            if state.reaped {
                 return;
             }
-            for pid in cgroup.list() {
-                unix::signal_process(pid, signal);
-            }
+            unix::signal_group(self.pgid, signal);
         }
-        drop(state);
+        if let Some(cgroup) = &self.cgroup {
+            let cgroup = cgroup.clone();
+            let gone = self.gone.subscribe();
+            chores::run(move || {
+                // Reaped meanwhile: the reaper has killed and removed it all.
+                if !*gone.borrow() {
+                    cgroup.signal_all(signal);
+                }
+            });
+        }
     }
 }

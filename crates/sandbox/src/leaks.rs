@@ -127,7 +127,7 @@ pub(crate) fn kill_leftovers(
         }
         unix::signal_group(scope.pgid, libc::SIGKILL);
         if let Some(cgroup) = cgroup {
-            cgroup.kill_all();
+            cgroup.signal_all(libc::SIGKILL);
         }
         for pid in &found.alive {
             unix::signal_process(*pid, libc::SIGKILL);

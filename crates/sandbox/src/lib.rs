@@ -33,9 +33,11 @@
 mod capture;
 mod cgroup;
 mod child;
+mod chores;
 mod error;
 mod exit;
 mod isolation;
+mod job_thread;
 mod kill;
 mod leaks;
 mod plan;

@@ -1,15 +1,21 @@
 //! Deciding, before the fork, which protections a child gets: the rlimits to
-//! set, the cgroup to create, and the status that records what is and is not
-//! in force.
+//! set, the cgroup to create, the tool sandbox's layers, and the status that
+//! records what is and is not in force.
 //!
-//! Nothing here starts a process; a cgroup it creates is removed again when
-//! the returned handle is dropped.
+//! [`plan`] does file-system and cgroupfs work, so it runs on the chores
+//! thread ([`crate::chores`]), never on the caller's runtime. Nothing here
+//! starts a process; a cgroup it creates is removed again when the returned
+//! handle is dropped.
+
+use std::path::{Path, PathBuf};
 
 use subagent_protocol::session::SandboxStatus;
 
 use crate::cgroup::{ChildCgroup, cgroup_support};
 use crate::error::SpawnError;
-use crate::spec::{ResourceLimits, SandboxSpec};
+use crate::isolation::enter::IsolationSetup;
+use crate::isolation::{self, Isolation};
+use crate::spec::ResourceLimits;
 use crate::status::Protection;
 use crate::unix::{self, RlimitResource};
 
@@ -17,8 +23,37 @@ use crate::unix::{self, RlimitResource};
 /// SIGXCPU can be caught or ignored, the hard limit cannot.
 const CPU_HARD_LIMIT_EXTRA_SECONDS: u64 = 1;
 
+/// What one child will get, decided before the fork.
+#[derive(Debug)]
+pub(crate) struct Planned {
+    pub(crate) status: SandboxStatus,
+    pub(crate) rlimits: Vec<(RlimitResource, u64, u64)>,
+    pub(crate) cgroup: Option<ChildCgroup>,
+    pub(crate) isolation: Option<IsolationSetup>,
+}
+
+/// Checks the working directory and plans every protection, in the order
+/// the status lists them.
+pub(crate) fn plan(
+    cwd: &Path,
+    limits: &ResourceLimits,
+    isolation: Option<&Isolation>,
+) -> Result<Planned, SpawnError> {
+    check_cwd(cwd)?;
+    let mut status = base_status();
+    let rlimits = plan_rlimits(limits, &mut status);
+    let cgroup = plan_cgroup(limits, &mut status);
+    let isolation = isolation.map(|i| isolation::plan::plan(i, &mut status));
+    Ok(Planned {
+        status,
+        rlimits,
+        cgroup,
+        isolation,
+    })
+}
+
 /// The protections every child gets, whatever its limits.
-pub(crate) fn base_status() -> SandboxStatus {
+fn base_status() -> SandboxStatus {
     let mut status = SandboxStatus::default();
     for protection in [
         Protection::ProcessGroup,
@@ -32,23 +67,21 @@ pub(crate) fn base_status() -> SandboxStatus {
     status
 }
 
-pub(crate) fn check_cwd(spec: &SandboxSpec) -> Result<(), SpawnError> {
-    match std::fs::metadata(&spec.cwd) {
+fn check_cwd(cwd: &Path) -> Result<(), SpawnError> {
+    let refuse = |reason: String| SpawnError::Cwd {
+        cwd: PathBuf::from(cwd),
+        reason,
+    };
+    match std::fs::metadata(cwd) {
         Ok(meta) if meta.is_dir() => Ok(()),
-        Ok(_) => Err(SpawnError::Cwd {
-            cwd: spec.cwd.clone(),
-            reason: "it is not a directory".into(),
-        }),
-        Err(e) => Err(SpawnError::Cwd {
-            cwd: spec.cwd.clone(),
-            reason: e.to_string(),
-        }),
+        Ok(_) => Err(refuse("it is not a directory".into())),
+        Err(e) => Err(refuse(e.to_string())),
     }
 }
 
 /// The rlimits to set, each clamped to the current hard limit (which only an
 /// unprivileged process cannot raise; a lower cap is still a cap).
-pub(crate) fn plan_rlimits(
+fn plan_rlimits(
     limits: &ResourceLimits,
     status: &mut SandboxStatus,
 ) -> Vec<(RlimitResource, u64, u64)> {
@@ -91,10 +124,7 @@ pub(crate) fn plan_rlimits(
 
 /// Creates the child's cgroup when memory or pids caps are asked for, and
 /// records what could and could not be applied.
-pub(crate) fn plan_cgroup(
-    limits: &ResourceLimits,
-    status: &mut SandboxStatus,
-) -> Option<ChildCgroup> {
+fn plan_cgroup(limits: &ResourceLimits, status: &mut SandboxStatus) -> Option<ChildCgroup> {
     if !limits.wants_cgroup() {
         return None;
     }

@@ -3,7 +3,8 @@
 //! the leftovers, reaps, reads the cgroup's verdict, removes the cgroup.
 //!
 //! The leader is reaped last, here and only here: its zombie keeps the
-//! process-group id reserved while the group is being killed.
+//! process-group id reserved while the group is being killed. Should the
+//! thread be impossible to start, the same cleanup runs on the chores thread.
 
 use std::io;
 use std::sync::mpsc;
@@ -12,6 +13,7 @@ use std::time::Instant;
 use tokio::sync::oneshot;
 
 use crate::cgroup::{CgroupVerdict, ChildCgroup};
+use crate::chores;
 use crate::kill::KillHandle;
 use crate::leaks::{self, TreeScope};
 use crate::unix::{self, RawExit, Rusage};
@@ -53,7 +55,13 @@ pub(crate) struct ReaperLink {
     pub(crate) cleanup: mpsc::Sender<CleanupRequest>,
 }
 
-/// Starts the reaper thread of one child.
+/// What the reaper thread owns: handed over only once it runs, so a thread
+/// that cannot be started leaves it with the caller.
+type Tree = (TreeScope, Option<ChildCgroup>, KillHandle);
+
+/// Starts the reaper thread of one child. When the thread cannot be
+/// started, the tree is killed, reaped and its cgroup removed on the chores
+/// thread, and the error is returned.
 pub(crate) fn start(
     scope: TreeScope,
     cgroup: Option<ChildCgroup>,
@@ -61,10 +69,14 @@ pub(crate) fn start(
 ) -> io::Result<ReaperLink> {
     let (exit_tx, exited) = oneshot::channel();
     let (cleanup, requests) = mpsc::channel::<CleanupRequest>();
-    std::thread::Builder::new()
+    let (hand_over, tree) = mpsc::channel::<Tree>();
+    let started = std::thread::Builder::new()
         .name(format!("subagent-reaper-{}", scope.leader))
         .stack_size(REAPER_STACK_BYTES)
         .spawn(move || {
+            let Ok((scope, cgroup, killer)) = tree.recv() else {
+                return;
+            };
             let raw = unix::wait_exit_keep_zombie(scope.leader).unwrap_or(RawExit::Exited(-1));
             let _ = exit_tx.send(LeaderExit {
                 raw,
@@ -79,8 +91,22 @@ pub(crate) fn start(
             if let Some(request) = request {
                 let _ = request.reply.send(report);
             }
-        })?;
-    Ok(ReaperLink { exited, cleanup })
+        });
+    match started {
+        Ok(_) => {
+            // The receiver lives until the thread has it: this cannot fail.
+            let _ = hand_over.send((scope, cgroup, killer));
+            Ok(ReaperLink { exited, cleanup })
+        }
+        Err(e) => {
+            chores::run(move || {
+                // SIGKILL first: the cleanup waits for the leader to exit.
+                killer.kill_silently();
+                clean_up(&scope, &scope.pipe_inodes, cgroup, &killer);
+            });
+            Err(e)
+        }
+    }
 }
 
 fn clean_up(

@@ -3,7 +3,9 @@
 //! run, and removed once the tree is dead.
 //!
 //! It never moves any process but the child (which moves itself), and never
-//! touches cgroups it did not create.
+//! touches cgroups it did not create. Every entry point that reads or
+//! writes cgroupfs runs off the caller's async runtime: on the reaper
+//! thread, or handed to [`crate::chores`].
 
 use std::fs;
 use std::io;
@@ -13,8 +15,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::discover::CgroupKind;
+use crate::chores;
 use crate::spec::ResourceLimits;
 use crate::status::Protection;
+use crate::unix;
 
 /// How long removal retries while the kernel finishes tearing down the last
 /// members (ms): rmdir answers EBUSY until every task has fully exited.
@@ -57,6 +61,8 @@ pub(crate) struct CgroupVerdict {
 #[derive(Debug)]
 pub(crate) struct ChildCgroup {
     layout: Layout,
+    /// v2's `cgroup.kill`, where the kernel has it (5.14 on).
+    kill_file: Option<PathBuf>,
     removed: bool,
 }
 
@@ -79,6 +85,7 @@ pub(crate) struct CgroupMembers {
 impl CgroupMembers {
     /// Pids of every process in the cgroup (union over hierarchies).
     pub(crate) fn list(&self) -> Vec<u32> {
+        chores::assert_off_runtime("listing a cgroup's members");
         let mut pids: Vec<u32> = self
             .procs
             .iter()
@@ -94,12 +101,19 @@ impl CgroupMembers {
         pids
     }
 
-    /// SIGKILLs every member at once where the kernel offers it (v2's
-    /// `cgroup.kill`); returns false when the caller must signal one by one.
-    pub(crate) fn kill_all(&self) -> bool {
-        match &self.kill {
-            Some(path) => fs::write(path, "1").is_ok(),
-            None => false,
+    /// Sends `signal` to every member: a SIGKILL at once where the kernel
+    /// offers it (v2's `cgroup.kill`), else one by one.
+    pub(crate) fn signal_all(&self, signal: i32) {
+        chores::assert_off_runtime("signalling a cgroup's members");
+        if signal == libc::SIGKILL {
+            if let Some(path) = &self.kill {
+                if fs::write(path, "1").is_ok() {
+                    return;
+                }
+            }
+        }
+        for pid in self.list() {
+            unix::signal_process(pid, signal);
         }
     }
 }
@@ -112,6 +126,7 @@ impl ChildCgroup {
         kind: &CgroupKind,
         limits: &ResourceLimits,
     ) -> Result<CgroupSetup, String> {
+        chores::assert_off_runtime("creating a cgroup");
         STALE_SWEEP.call_once(|| sweep_stale(kind));
         if let CgroupKind::V2 { dir } = kind {
             enable_v2_controllers(dir)?;
@@ -132,6 +147,7 @@ impl ChildCgroup {
         };
         let mut cgroup = ChildCgroup {
             layout,
+            kill_file: None,
             removed: false,
         };
         for dir in cgroup.dirs() {
@@ -142,6 +158,9 @@ impl ChildCgroup {
                     dir.display()
                 ));
             }
+        }
+        if let Layout::V2 { dir } = &cgroup.layout {
+            cgroup.kill_file = Some(dir.join("cgroup.kill")).filter(|p| p.exists());
         }
         let mut setup = CgroupSetup {
             cgroup,
@@ -162,18 +181,17 @@ impl ChildCgroup {
         self.dirs().iter().map(|d| d.join("cgroup.procs")).collect()
     }
 
+    /// The paths needed to list and signal the members; no I/O.
     pub(crate) fn members(&self) -> CgroupMembers {
         CgroupMembers {
             procs: self.procs_files(),
-            kill: match &self.layout {
-                Layout::V2 { dir } => Some(dir.join("cgroup.kill")).filter(|p| p.exists()),
-                Layout::V1 { .. } => None,
-            },
+            kill: self.kill_file.clone(),
         }
     }
 
     /// What the cgroup's counters say about OOM kills and cap hits.
     pub(crate) fn verdict(&self) -> CgroupVerdict {
+        chores::assert_off_runtime("reading a cgroup's counters");
         match &self.layout {
             Layout::V1 { memory, pids } => CgroupVerdict {
                 oom_killed: counter(&memory.join("memory.oom_control"), "oom_kill") > 0,
@@ -197,6 +215,7 @@ impl ChildCgroup {
     /// Removes the cgroup, retrying while the kernel finishes tearing down
     /// its last members. Call only once the tree is dead.
     pub(crate) fn remove(&mut self) -> io::Result<()> {
+        chores::assert_off_runtime("removing a cgroup");
         let deadline = Instant::now() + REMOVE_RETRY_WINDOW;
         loop {
             match self.remove_once() {
@@ -210,12 +229,7 @@ impl ChildCgroup {
     }
 
     fn remove_once(&mut self) -> io::Result<()> {
-        let mut result = Ok(());
-        for dir in self.dirs() {
-            if let Err(e) = remove_tree(&dir) {
-                result = Err(e);
-            }
-        }
+        let result = remove_dirs(&self.dirs());
         if result.is_ok() {
             self.removed = true;
         }
@@ -228,6 +242,17 @@ impl ChildCgroup {
             Layout::V2 { dir } => vec![dir.clone()],
         }
     }
+}
+
+/// Removes each cgroup directory (one per hierarchy), trying all of them.
+fn remove_dirs(dirs: &[PathBuf]) -> io::Result<()> {
+    let mut result = Ok(());
+    for dir in dirs {
+        if let Err(e) = remove_tree(dir) {
+            result = Err(e);
+        }
+    }
+    result
 }
 
 /// Removes a cgroup directory and, leaves first, the cgroups nested in it:
@@ -253,9 +278,16 @@ fn remove_tree(dir: &Path) -> io::Result<()> {
 }
 
 impl Drop for ChildCgroup {
+    /// A cgroup dropped before [`ChildCgroup::remove`] (a spawn that failed
+    /// or was refused) is removed on the chores thread: a drop may happen on
+    /// a runtime thread. One attempt: it has no members to wait for.
     fn drop(&mut self) {
         if !self.removed {
-            let _ = self.remove_once();
+            let dirs = self.dirs();
+            chores::run(move || {
+                chores::assert_off_runtime("removing a dropped cgroup");
+                let _ = remove_dirs(&dirs);
+            });
         }
     }
 }

@@ -37,6 +37,7 @@ fn removal_takes_nested_cgroups_with_it() {
             memory: memory.clone(),
             pids: pids.clone(),
         },
+        kill_file: None,
         removed: false,
     };
     for dir in [&memory, &pids] {

@@ -1,0 +1,94 @@
+//! The one long-lived thread that does the sandbox's blocking chores for
+//! callers on an async runtime: planning a child's protections (checking its
+//! working directory, creating its cgroup and writing the caps), signalling
+//! a cgroup's members, removing a cgroup dropped unused, and cleaning up
+//! after a child whose reaper thread could not be started.
+//!
+//! cgroupfs writes can block (removal retries while the kernel tears the
+//! last members down; freezing waits for the members to stop), and a caller
+//! may run the sandbox on a runtime with two worker threads: none of that
+//! may happen on them. Nothing that touches cgroupfs is called from async
+//! code or a `Drop` except through [`run`] or [`call`]; the unit tests hold
+//! every cgroupfs entry point to that ([`assert_off_runtime`]).
+//!
+//! Not tokio's blocking pool: a chore handed over while the caller's runtime
+//! shuts down (a child dropped with its runtime) must still run, and the
+//! pool cancels queued work at shutdown; it also panics when it cannot start
+//! a thread. Should this thread be impossible to start, a chore runs on the
+//! caller's thread: a late kill beats a lost one.
+
+use std::cell::Cell;
+
+use tokio::sync::oneshot;
+
+use crate::job_thread::{JobThread, Refused};
+
+static CHORES: JobThread = JobThread::new("subagent-chores", mark_chores_thread);
+
+thread_local! {
+    /// True on the chores thread itself.
+    static ON_CHORES_THREAD: Cell<bool> = const { Cell::new(false) };
+}
+
+fn mark_chores_thread() {
+    ON_CHORES_THREAD.set(true);
+}
+
+/// Runs `chore` on the chores thread. On the chores thread itself it runs
+/// at once: a chore queued behind the one that queues it could deadlock
+/// (a cleanup that waits for a kill it queued).
+pub(crate) fn run(chore: impl FnOnce() + Send + 'static) {
+    if ON_CHORES_THREAD.get() {
+        chore();
+        return;
+    }
+    if let Err(Refused::NoThread(_, job) | Refused::Gone(job)) = CHORES.submit(Box::new(chore)) {
+        job();
+    }
+}
+
+/// Runs `chore` on the chores thread and waits for what it returns; `None`
+/// when the chore panicked.
+pub(crate) async fn call<T: Send + 'static>(
+    chore: impl FnOnce() -> T + Send + 'static,
+) -> Option<T> {
+    let (reply, answer) = oneshot::channel();
+    run(move || {
+        let _ = reply.send(chore());
+    });
+    answer.await.ok()
+}
+
+/// Cgroupfs work found running on a runtime's thread, for the unit tests
+/// to check after the fact: a panic in a capture task or a `Drop` on a
+/// worker thread could otherwise go unseen.
+#[cfg(test)]
+static ON_RUNTIME: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Fails a unit test when cgroupfs work (`what`) runs on a thread that is
+/// inside a tokio runtime, and records it; compiled to nothing outside unit
+/// tests.
+#[cfg(test)]
+pub(crate) fn assert_off_runtime(what: &str) {
+    let on_runtime = tokio::runtime::Handle::try_current().is_ok();
+    if on_runtime {
+        ON_RUNTIME
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(what.to_owned());
+    }
+    assert!(
+        !on_runtime,
+        "{what} ran on an async runtime's thread; hand it to chores::run"
+    );
+}
+
+/// Fails a unit test when cgroupfs work runs on a thread inside a tokio
+/// runtime; compiled to nothing outside unit tests.
+#[cfg(not(test))]
+#[inline(always)]
+pub(crate) fn assert_off_runtime(_what: &str) {}
+
+#[cfg(test)]
+#[path = "chores_tests.rs"]
+mod tests;
