@@ -207,6 +207,17 @@ impl<'s> AgentLoop<'s> {
                 }
                 return Err(Box::new(if self.cancel.is_cancelled() {
                     self.cancelled_outcome()
+                } else if let ProviderError::TooLarge { .. } = e {
+                    // The model's output passed a hard limit: what arrived
+                    // is kept, like any truncated output.
+                    self.error_outcome(
+                        StopReason::Error,
+                        ErrorCode::SubagentOutputTruncated,
+                        format!(
+                            "model turn {turn} stopped: {e}; the text up to there is kept. \
+                             Ask for a shorter answer or set max_tokens"
+                        ),
+                    )
                 } else {
                     self.failed_outcome(format!(
                         "model turn {turn} failed: {e}; check the provider settings and try again"

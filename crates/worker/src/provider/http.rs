@@ -235,7 +235,9 @@ impl HttpClient {
                 message: self.scrub(&message),
             },
             ProviderError::Invalid(message) => ProviderError::Invalid(self.scrub(&message)),
-            other @ (ProviderError::Idle { .. } | ProviderError::Cancelled) => other,
+            other @ (ProviderError::Idle { .. }
+            | ProviderError::TooLarge { .. }
+            | ProviderError::Cancelled) => other,
         }
     }
 

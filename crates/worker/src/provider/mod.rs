@@ -28,6 +28,7 @@ pub use config::{
 pub use openai_responses::ResponsesContinuation;
 pub use pricing::{PriceLookup, price_for, price_for_spec};
 pub use retry::{RetryNotice, RetryPolicy};
+pub use stream_turn::MAX_TURN_STREAM_BYTES;
 
 use subagent_protocol::Usage;
 
@@ -159,6 +160,14 @@ pub enum ProviderError {
         kind: Option<String>,
         /// Provider error message.
         message: String,
+    },
+    /// The answer of one turn grew past [`MAX_TURN_STREAM_BYTES`]; the
+    /// stream was stopped there (never retried: the model would likely do
+    /// it again).
+    #[error("the model's answer passed the limit of {limit_bytes} bytes for one turn")]
+    TooLarge {
+        /// The limit, in bytes of streamed event data.
+        limit_bytes: usize,
     },
     /// No byte arrived for the idle limit.
     #[error("no data from the provider for {secs} s")]

@@ -6,7 +6,8 @@
 //! retry only what [`super::http`] or an in-stream "overloaded" error marks
 //! transient, at most [`RetryPolicy::max_attempts`] attempts, never after an
 //! idle timeout or a cancel, and never once a delta reached the caller (a
-//! retry would show the caller the same text twice).
+//! retry would show the caller the same text twice). One answer may stream
+//! at most [`MAX_TURN_STREAM_BYTES`]; a longer one is stopped there.
 
 use reqwest::header::HeaderMap;
 
@@ -19,6 +20,13 @@ use super::{ProviderError, StreamDelta};
 /// request is wrong" (Anthropic sends `overloaded_error` mid-stream with a
 /// 200 status).
 const TRANSIENT_IN_STREAM_KINDS: [&str; 2] = ["overloaded_error", "rate_limit_error"];
+
+/// Most bytes of event data one model turn may stream, 8 MiB. Real models
+/// stop far below it (128k output tokens are about 0.5 MiB of text), and
+/// the turn's text must fit whole in a protocol frame (16 MiB: the
+/// assistant message and `Done` carry it): a stream past this is runaway
+/// or hostile, and is stopped here instead of buffered.
+pub const MAX_TURN_STREAM_BYTES: usize = 8 * 1024 * 1024;
 
 /// Whether a turn's stream goes on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,10 +118,17 @@ async fn one_attempt<D: TurnDecoder>(
     delivered: &mut bool,
 ) -> Result<D::Output, Failure> {
     let mut events = http.open_stream(url, headers, body).await?;
+    let mut streamed = 0usize;
     loop {
         let Some(event) = events.next_event().await.map_err(Failure::fatal)? else {
             break;
         };
+        streamed = streamed.saturating_add(event.event.len() + event.data.len());
+        if streamed > MAX_TURN_STREAM_BYTES {
+            return Err(Failure::fatal(ProviderError::TooLarge {
+                limit_bytes: MAX_TURN_STREAM_BYTES,
+            }));
+        }
         let progress = {
             let mut tracked = |delta: StreamDelta| {
                 *delivered = true;
