@@ -19,3 +19,4 @@ pub use budget::{BudgetExhausted, BudgetTracker};
 pub use events::EventSink;
 pub use run::{TaskEnv, run_task};
 pub use structured::MAX_INVALID_REPORT_BACK_CALLS;
+pub use tool_calls::MAX_TOOL_CALLS_PER_TURN;

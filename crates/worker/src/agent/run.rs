@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use super::budget::{BudgetExhausted, BudgetTracker};
 use super::events::EventSink;
 use super::structured::{OutputContract, StopVerdict};
-use super::tool_calls::{available_list, run_call};
+use super::tool_calls::{MAX_TOOL_CALLS_PER_TURN, available_list, over_the_turn_limit, run_call};
 use crate::provider::{
     ChatMessage, ChatRequest, Provider, ProviderError, StreamDelta, ToolCallRequest,
     ToolDefinition, TurnResponse,
@@ -293,7 +293,8 @@ impl<'s> AgentLoop<'s> {
     }
 
     /// Runs every call of the turn in order (a valid `report_back` ends the
-    /// task only after the others have run and been recorded).
+    /// task only after the others have run and been recorded); calls past
+    /// [`MAX_TOOL_CALLS_PER_TURN`] are answered with an error, not run.
     async fn run_tool_calls(&mut self, turn: u32, calls: Vec<ToolCallRequest>) -> Step {
         for call in &calls {
             self.events.emit(WorkerEvent::ToolCall {
@@ -303,8 +304,23 @@ impl<'s> AgentLoop<'s> {
                 arguments_json: call.arguments_json.clone(),
             });
         }
-        for call in calls {
+        if calls.len() > MAX_TOOL_CALLS_PER_TURN {
+            self.events.log(
+                LogLevel::Warn,
+                format!(
+                    "model turn {turn} made {} tool calls: the first {MAX_TOOL_CALLS_PER_TURN} \
+                     run, the other {} are answered with an error",
+                    calls.len(),
+                    calls.len() - MAX_TOOL_CALLS_PER_TURN
+                ),
+            );
+        }
+        for (index, call) in calls.into_iter().enumerate() {
             let (output, is_error) = match self.contract.report_back() {
+                _ if index >= MAX_TOOL_CALLS_PER_TURN => {
+                    let answer = over_the_turn_limit(&self.tool_ctx, &call.name);
+                    (answer.output, answer.is_error)
+                }
                 Some(state) if call.name == REPORT_BACK_TOOL_NAME => {
                     let answer = state.check(&call.arguments_json);
                     (answer.output, answer.is_error)
