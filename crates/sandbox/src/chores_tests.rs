@@ -1,5 +1,7 @@
 use std::time::{Duration, Instant};
 
+use tokio::io::AsyncReadExt;
+
 use super::*;
 use crate::{CaptureLimits, KillReason, SandboxPolicy, SandboxSpec, SpawnError, Termination};
 
@@ -67,14 +69,24 @@ async fn cgroup_work_never_runs_on_the_callers_runtime() {
         return;
     }
 
-    // Planning, then SIGTERM (ignored) and SIGKILL after the grace.
-    let child = crate::spawn(sleeper("trap '' TERM; exec sleep 30"))
-        .await
-        .unwrap();
+    // Planning, then SIGTERM (ignored once the shell says so) and SIGKILL
+    // after the grace.
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+    let mut spec = sleeper("trap '' TERM; echo ready >&3; exec sleep 30");
+    spec.protocol_fd = Some(theirs.into());
+    let child = crate::spawn(spec).await.unwrap();
     let (pid, start) = (
         child.pid(),
         crate::procfs::stat(child.pid()).unwrap().start_ticks,
     );
+    ours.set_nonblocking(true).unwrap();
+    let mut ours = tokio::net::UnixStream::from_std(ours).unwrap();
+    let mut ready = [0u8; 6];
+    tokio::time::timeout(GONE_WAIT_LIMIT, ours.read_exact(&mut ready))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(&ready, b"ready\n");
     child.killer().terminate(KillReason::Timeout);
     let exit = child.wait().await;
     assert_eq!(exit.termination, Termination::Timeout, "{exit:?}");
