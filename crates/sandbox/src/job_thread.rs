@@ -15,7 +15,7 @@ use std::sync::mpsc;
 /// One unit of work for a job thread.
 pub(crate) type Job = Box<dyn FnOnce() + Send>;
 
-/// A job thread, started by the first [`Self::get`].
+/// A job thread, started by the first [`Self::submit`].
 #[derive(Debug)]
 pub(crate) struct JobThread {
     name: &'static str,
