@@ -1,9 +1,13 @@
 //! Killing a child's whole tree: SIGTERM, a grace period on monotonic time,
 //! then SIGKILL, to the process group and every member of the child's cgroup.
 //!
-//! The first recorded [`KillReason`] wins. No signal is ever sent once the
-//! leader has been reaped: until then the leader's zombie keeps its pid (and
-//! so the group id) from being reused by a stranger.
+//! The first recorded [`KillReason`] wins. No group signal is ever sent once
+//! the leader has been reaped: until then the leader's zombie keeps its pid
+//! (and so the group id) from being reused by a stranger. The cgroup's
+//! members are signalled on the chores thread, the cgroup frozen meanwhile
+//! where it can be, each member through a pidfd checked against the cgroup
+//! ([`crate::cgroup::members`]), so no pid read from `cgroup.procs` can hit
+//! a stranger either.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;

@@ -7,6 +7,11 @@
 //! after the leader started. Reaping uses `waitpid` on those pids only, never
 //! `waitpid(-1)`, which would steal other children's statuses.
 //!
+//! Every pid found this way is signalled only through [`crate::signal`]:
+//! checked to still be the process the scan saw (same start time) after a
+//! pidfd on it was taken, since by then the process may have exited and its
+//! pid gone to a stranger.
+//!
 //! Limit of the `/proc` fallback: an orphan that left the process group,
 //! closed its stdio and called setsid carries no mark of its tree. When two
 //! cgroup-less trees run at once, such an orphan may be killed and reported
@@ -19,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use crate::cgroup::{self, CgroupMembers};
 use crate::procfs::{self, ProcStat};
+use crate::signal;
 use crate::unix;
 
 /// Most kill-and-rescan rounds: a round can reveal processes forked while
@@ -118,22 +124,30 @@ pub(crate) fn kill_leftovers(
         for zombie in &found.zombies {
             unix::try_reap(*zombie);
         }
+        let started = |pids: &[u32]| -> Vec<(u32, u64)> {
+            pids.iter()
+                .filter_map(|pid| table.iter().find(|p| p.pid == *pid))
+                .map(|p| (p.pid, p.start_ticks))
+                .collect()
+        };
         if found.alive.is_empty() {
             if found.dying.is_empty() {
                 break;
             }
-            settle(&found.dying, me, deadline);
+            settle(&started(&found.dying), me, deadline);
             continue;
         }
+        // The leader's unreaped zombie keeps the group id from reuse.
         unix::signal_group(scope.pgid, libc::SIGKILL);
         if let Some(cgroup) = cgroup {
             cgroup.signal_all(libc::SIGKILL);
         }
-        for pid in &found.alive {
-            unix::signal_process(*pid, libc::SIGKILL);
+        let alive = started(&found.alive);
+        for (pid, start) in &alive {
+            signal::signal_if_same(*pid, *start, libc::SIGKILL);
             leaked.insert(*pid);
         }
-        settle(&found.alive, me, deadline);
+        settle(&alive, me, deadline);
         if Instant::now() >= deadline {
             break;
         }
@@ -141,13 +155,15 @@ pub(crate) fn kill_leftovers(
     leaked.into_iter().collect()
 }
 
-/// Waits until every pid is gone or a zombie that is not ours, reaping the
-/// ones that are ours, until `deadline`.
-fn settle(pids: &[u32], me: Observer, deadline: Instant) {
-    let mut pending: Vec<u32> = pids.to_vec();
+/// Waits until every process (pid, start time) is gone, a zombie that is
+/// not ours, or its pid taken over by another process, reaping the ones
+/// that are ours, until `deadline`.
+fn settle(processes: &[(u32, u64)], me: Observer, deadline: Instant) {
+    let mut pending: Vec<(u32, u64)> = processes.to_vec();
     while !pending.is_empty() && Instant::now() < deadline {
-        pending.retain(|pid| match procfs::stat(*pid) {
+        pending.retain(|(pid, start)| match procfs::stat(*pid) {
             None => false,
+            Some(p) if p.start_ticks != *start => false,
             Some(p) if p.ppid == me.pid => !(p.is_zombie() && unix::try_reap(*pid)),
             Some(p) => !p.is_zombie(),
         });

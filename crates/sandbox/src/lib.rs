@@ -14,7 +14,11 @@
 //! descendants that outlived the leader ([`Termination::Leaked`]).
 //!
 //! Linux only. This crate never waits on "any child" and never signals a
-//! process it cannot attribute to the child's tree.
+//! process it cannot attribute to the child's tree: a process found by pid
+//! (in `/proc` or a cgroup's member list) is signalled through a pidfd taken
+//! before checking it is still the process that was found, and a cgroup is
+//! frozen while its members are signalled. Nothing it does blocks the
+//! caller's async runtime: cgroupfs work runs on its own threads.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), subagent_sandbox::SpawnError> {
@@ -30,6 +34,10 @@
 //! # drop(killer); Ok(()) }
 //! ```
 
+// Layers, lowest first; a module imports only from layers below its own:
+// unix, procfs, status, job_thread -> signal, chores, isolation -> spec,
+// error -> cgroup -> kill -> capture -> exit, leaks -> plan, pre_exec,
+// spawner, reaper -> running -> child.
 mod capture;
 mod cgroup;
 mod child;
@@ -45,6 +53,7 @@ mod pre_exec;
 mod procfs;
 mod reaper;
 mod running;
+mod signal;
 mod spawner;
 mod spec;
 mod status;

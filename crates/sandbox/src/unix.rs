@@ -1,6 +1,7 @@
 //! Thin, safe wrappers over the Linux process calls the sandbox needs:
-//! signalling, waiting without reaping, reaping with rusage, the subreaper
-//! flag, and [`RawExit`], the status as the kernel reports it.
+//! signalling (by pid, by group, through a pidfd), waiting without reaping,
+//! reaping with rusage, the subreaper flag, and [`RawExit`], the status as
+//! the kernel reports it.
 //!
 //! The lowest layer of the crate: it imports nothing from it.
 //!
@@ -9,6 +10,7 @@
 //! the exit statuses of children other parts of the process own.
 
 use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::Duration;
 
 /// How the leader process actually ended.
@@ -58,6 +60,76 @@ pub(crate) fn signal_process(pid: u32, signal: i32) {
     // SAFETY: kill(2) with a positive pid targets exactly that process.
     unsafe {
         libc::kill(pid, signal);
+    }
+}
+
+/// A pidfd: a handle on one process. Unlike its pid, it never comes to name
+/// another process once this one is gone and reaped, so a signal sent
+/// through it reaches the process it was opened for or nobody.
+#[derive(Debug)]
+pub(crate) struct PidFd(OwnedFd);
+
+/// What asking for a pidfd found.
+#[derive(Debug)]
+pub(crate) enum PidFdOpen {
+    /// A handle on the process that had the pid when it was opened.
+    Open(PidFd),
+    /// No process has the pid.
+    Gone,
+    /// No pidfd to be had: a kernel before 5.3, a seccomp filter, or no
+    /// file descriptor left. The caller falls back to the bare pid.
+    Unavailable,
+}
+
+/// Opens a pidfd on `pid`.
+pub(crate) fn open_pidfd(pid: u32) -> PidFdOpen {
+    let Ok(raw_pid) = to_pid(pid) else {
+        return PidFdOpen::Gone;
+    };
+    if raw_pid <= 0 {
+        return PidFdOpen::Gone;
+    }
+    let no_flags: libc::c_uint = 0;
+    // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1;
+    // it touches no memory of ours.
+    let rc = unsafe { libc::syscall(libc::SYS_pidfd_open, raw_pid, no_flags) };
+    if rc < 0 {
+        return match io::Error::last_os_error().raw_os_error() {
+            Some(libc::ESRCH) => PidFdOpen::Gone,
+            _ => PidFdOpen::Unavailable,
+        };
+    }
+    let Ok(fd) = libc::c_int::try_from(rc) else {
+        return PidFdOpen::Unavailable;
+    };
+    // SAFETY: the kernel just returned `fd` to us; nothing else owns it.
+    PidFdOpen::Open(PidFd(unsafe { OwnedFd::from_raw_fd(fd) }))
+}
+
+impl PidFd {
+    /// Sends `signal` to the process this pidfd was opened for. A process
+    /// that is already gone is not an error: the caller wanted it dead.
+    pub(crate) fn send_signal(&self, signal: i32) -> io::Result<()> {
+        let (no_info, no_flags): (*const libc::siginfo_t, libc::c_uint) = (std::ptr::null(), 0);
+        // SAFETY: pidfd_send_signal with our own open pidfd, no siginfo
+        // (null is documented as "like kill(2)") and no flags.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_pidfd_send_signal,
+                self.0.as_raw_fd(),
+                signal,
+                no_info,
+                no_flags,
+            )
+        };
+        if rc == 0 {
+            return Ok(());
+        }
+        let err = io::Error::last_os_error();
+        match err.raw_os_error() {
+            Some(libc::ESRCH) => Ok(()),
+            _ => Err(err),
+        }
     }
 }
 

@@ -1,6 +1,8 @@
 //! One child's own cgroup: created under ours before the fork, capped, joined
 //! by the child in its pre-exec hook, read for OOM and pids events after the
-//! run, and removed once the tree is dead.
+//! run, and removed once the tree is dead. On cgroup v1 it gets a freezer
+//! cgroup too where the freezer hierarchy is mounted and writable, so its
+//! members can be frozen while they are killed ([`super::members`]).
 //!
 //! It never moves any process but the child (which moves itself), and never
 //! touches cgroups it did not create. Every entry point that reads or
@@ -15,10 +17,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::discover::CgroupKind;
+use super::members::{CgroupMembers, Freezer};
 use crate::chores;
 use crate::spec::ResourceLimits;
 use crate::status::Protection;
-use crate::unix;
 
 /// How long removal retries while the kernel finishes tearing down the last
 /// members (ms): rmdir answers EBUSY until every task has fully exited.
@@ -42,8 +44,15 @@ pub(crate) fn child_name_prefix() -> String {
 /// The layout of one child's cgroup directories.
 #[derive(Debug, Clone)]
 enum Layout {
-    V1 { memory: PathBuf, pids: PathBuf },
-    V2 { dir: PathBuf },
+    V1 {
+        memory: PathBuf,
+        pids: PathBuf,
+        /// Only where the freezer hierarchy is mounted and writable.
+        freezer: Option<PathBuf>,
+    },
+    V2 {
+        dir: PathBuf,
+    },
 }
 
 /// What the child's cgroup says happened, read before it is removed.
@@ -61,8 +70,7 @@ pub(crate) struct CgroupVerdict {
 #[derive(Debug)]
 pub(crate) struct ChildCgroup {
     layout: Layout,
-    /// v2's `cgroup.kill`, where the kernel has it (5.14 on).
-    kill_file: Option<PathBuf>,
+    members: CgroupMembers,
     removed: bool,
 }
 
@@ -73,49 +81,6 @@ pub(crate) struct CgroupSetup {
     pub(crate) applied: Vec<Protection>,
     /// Caps that could not be written, with why.
     pub(crate) not_applied: Vec<(Protection, String)>,
-}
-
-/// Cheap copy of the paths needed to list and kill a cgroup's members.
-#[derive(Debug, Clone)]
-pub(crate) struct CgroupMembers {
-    procs: Vec<PathBuf>,
-    kill: Option<PathBuf>,
-}
-
-impl CgroupMembers {
-    /// Pids of every process in the cgroup (union over hierarchies).
-    pub(crate) fn list(&self) -> Vec<u32> {
-        chores::assert_off_runtime("listing a cgroup's members");
-        let mut pids: Vec<u32> = self
-            .procs
-            .iter()
-            .filter_map(|path| fs::read_to_string(path).ok())
-            .flat_map(|text| {
-                text.lines()
-                    .filter_map(|l| l.trim().parse().ok())
-                    .collect::<Vec<u32>>()
-            })
-            .collect();
-        pids.sort_unstable();
-        pids.dedup();
-        pids
-    }
-
-    /// Sends `signal` to every member: a SIGKILL at once where the kernel
-    /// offers it (v2's `cgroup.kill`), else one by one.
-    pub(crate) fn signal_all(&self, signal: i32) {
-        chores::assert_off_runtime("signalling a cgroup's members");
-        if signal == libc::SIGKILL {
-            if let Some(path) = &self.kill {
-                if fs::write(path, "1").is_ok() {
-                    return;
-                }
-            }
-        }
-        for pid in self.list() {
-            unix::signal_process(pid, signal);
-        }
-    }
 }
 
 impl ChildCgroup {
@@ -137,9 +102,14 @@ impl ChildCgroup {
             NEXT_CHILD.fetch_add(1, Ordering::Relaxed)
         );
         let layout = match kind {
-            CgroupKind::V1 { memory, pids } => Layout::V1 {
+            CgroupKind::V1 {
+                memory,
+                pids,
+                freezer,
+            } => Layout::V1 {
                 memory: memory.join(&name),
                 pids: pids.join(&name),
+                freezer: freezer.as_ref().map(|f| f.join(&name)),
             },
             CgroupKind::V2 { dir } => Layout::V2 {
                 dir: dir.join(&name),
@@ -147,11 +117,18 @@ impl ChildCgroup {
         };
         let mut cgroup = ChildCgroup {
             layout,
-            kill_file: None,
+            members: CgroupMembers::new(Vec::new(), None, None),
             removed: false,
         };
         for dir in cgroup.dirs() {
             if let Err(e) = fs::create_dir(&dir) {
+                if cgroup.is_freezer(&dir) {
+                    // Without a freezer, members forked during a kill round
+                    // wait for the next round and the pidfd checks still
+                    // spare strangers: not worth refusing the caps over.
+                    cgroup.drop_freezer();
+                    continue;
+                }
                 let _ = cgroup.remove_once();
                 return Err(format!(
                     "cannot create cgroup {} ({e}); check that the cgroup is writable",
@@ -159,9 +136,7 @@ impl ChildCgroup {
                 ));
             }
         }
-        if let Layout::V2 { dir } = &cgroup.layout {
-            cgroup.kill_file = Some(dir.join("cgroup.kill")).filter(|p| p.exists());
-        }
+        cgroup.members = cgroup.find_members();
         let mut setup = CgroupSetup {
             cgroup,
             applied: Vec::new(),
@@ -181,11 +156,41 @@ impl ChildCgroup {
         self.dirs().iter().map(|d| d.join("cgroup.procs")).collect()
     }
 
-    /// The paths needed to list and signal the members; no I/O.
+    /// What it takes to list and signal the members; no I/O.
     pub(crate) fn members(&self) -> CgroupMembers {
-        CgroupMembers {
-            procs: self.procs_files(),
-            kill: self.kill_file.clone(),
+        self.members.clone()
+    }
+
+    /// The members' view of this cgroup: its directories, and how the
+    /// kernel offers to kill (v2's `cgroup.kill`, 5.14 on) and freeze it.
+    fn find_members(&self) -> CgroupMembers {
+        let (kill, freezer) = match &self.layout {
+            Layout::V1 { freezer, .. } => (
+                None,
+                freezer.as_ref().map(|dir| Freezer::V1 {
+                    state: dir.join("freezer.state"),
+                }),
+            ),
+            Layout::V2 { dir } => (
+                Some(dir.join("cgroup.kill")).filter(|p| p.exists()),
+                Some(dir.join("cgroup.freeze"))
+                    .filter(|p| p.exists())
+                    .map(|freeze| Freezer::V2 {
+                        freeze,
+                        events: dir.join("cgroup.events"),
+                    }),
+            ),
+        };
+        CgroupMembers::new(self.dirs(), kill, freezer)
+    }
+
+    fn is_freezer(&self, dir: &Path) -> bool {
+        matches!(&self.layout, Layout::V1 { freezer: Some(f), .. } if f == dir)
+    }
+
+    fn drop_freezer(&mut self) {
+        if let Layout::V1 { freezer, .. } = &mut self.layout {
+            *freezer = None;
         }
     }
 
@@ -193,7 +198,7 @@ impl ChildCgroup {
     pub(crate) fn verdict(&self) -> CgroupVerdict {
         chores::assert_off_runtime("reading a cgroup's counters");
         match &self.layout {
-            Layout::V1 { memory, pids } => CgroupVerdict {
+            Layout::V1 { memory, pids, .. } => CgroupVerdict {
                 oom_killed: counter(&memory.join("memory.oom_control"), "oom_kill") > 0,
                 memory_limit_hit: number(&memory.join("memory.failcnt")) > 0
                     || number(&memory.join("memory.memsw.failcnt")) > 0,
@@ -238,7 +243,15 @@ impl ChildCgroup {
 
     fn dirs(&self) -> Vec<PathBuf> {
         match &self.layout {
-            Layout::V1 { memory, pids } => vec![memory.clone(), pids.clone()],
+            Layout::V1 {
+                memory,
+                pids,
+                freezer,
+            } => [Some(memory), Some(pids), freezer.as_ref()]
+                .into_iter()
+                .flatten()
+                .cloned()
+                .collect(),
             Layout::V2 { dir } => vec![dir.clone()],
         }
     }
@@ -360,7 +373,15 @@ impl CgroupSetup {
 /// its own. Only empty cgroups can be removed, so a live tree is never hit.
 fn sweep_stale(kind: &CgroupKind) {
     let parents = match kind {
-        CgroupKind::V1 { memory, pids } => vec![memory.clone(), pids.clone()],
+        CgroupKind::V1 {
+            memory,
+            pids,
+            freezer,
+        } => [Some(memory), Some(pids), freezer.as_ref()]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect(),
         CgroupKind::V2 { dir } => vec![dir.clone()],
     };
     for parent in parents {
@@ -420,7 +441,7 @@ fn number(path: &Path) -> u64 {
 
 /// The value of `key` in a flat-keyed file such as `pids.events`; 0 when
 /// missing.
-fn counter(path: &Path, key: &str) -> u64 {
+pub(super) fn counter(path: &Path, key: &str) -> u64 {
     fs::read_to_string(path)
         .ok()
         .and_then(|text| {

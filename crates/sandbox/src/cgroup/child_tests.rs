@@ -36,8 +36,9 @@ fn removal_takes_nested_cgroups_with_it() {
         layout: Layout::V1 {
             memory: memory.clone(),
             pids: pids.clone(),
+            freezer: None,
         },
-        kill_file: None,
+        members: CgroupMembers::new(Vec::new(), None, None),
         removed: false,
     };
     for dir in [&memory, &pids] {

@@ -21,6 +21,10 @@ pub enum CgroupKind {
         memory: PathBuf,
         /// Our cgroup directory in the pids hierarchy.
         pids: PathBuf,
+        /// Our cgroup directory in the freezer hierarchy, when it is
+        /// mounted and writable: children's cgroups are frozen while their
+        /// members are killed. Without it they are killed unfrozen.
+        freezer: Option<PathBuf>,
     },
     /// cgroup v2: the unified hierarchy.
     #[non_exhaustive]
@@ -35,11 +39,18 @@ pub enum CgroupKind {
 pub fn cgroup_support() -> Result<CgroupKind, String> {
     let own = read("/proc/self/cgroup")?;
     let mounts = read("/proc/self/mountinfo")?;
-    let kind = locate(&own, &mounts)?;
-    match &kind {
-        CgroupKind::V1 { memory, pids } => {
+    let mut kind = locate(&own, &mounts)?;
+    match &mut kind {
+        CgroupKind::V1 {
+            memory,
+            pids,
+            freezer,
+        } => {
             writable(memory)?;
             writable(pids)?;
+            if freezer.as_deref().is_some_and(|f| writable(f).is_err()) {
+                *freezer = None;
+            }
         }
         CgroupKind::V2 { dir } => {
             let controllers = read(dir.join("cgroup.controllers"))?;
@@ -61,7 +72,8 @@ pub fn cgroup_support() -> Result<CgroupKind, String> {
 
 /// Picks the hierarchy from the texts of `/proc/self/cgroup` and
 /// `/proc/self/mountinfo`: v1 when both the memory and pids controllers are
-/// mounted as v1 (a controller lives in one hierarchy only), else v2.
+/// mounted as v1 (a controller lives in one hierarchy only), with the v1
+/// freezer where it is mounted too, else v2.
 pub(crate) fn locate(own_cgroups: &str, mountinfo: &str) -> Result<CgroupKind, String> {
     let mounts: Vec<Mount> = mountinfo.lines().filter_map(Mount::parse).collect();
     let v1_dir = |controller: &str| -> Option<Result<PathBuf, String>> {
@@ -82,6 +94,8 @@ pub(crate) fn locate(own_cgroups: &str, mountinfo: &str) -> Result<CgroupKind, S
         return Ok(CgroupKind::V1 {
             memory: memory?,
             pids: pids?,
+            // Optional: a freezer we cannot place is one we do without.
+            freezer: v1_dir("freezer").and_then(Result::ok),
         });
     }
     let unified = mounts.iter().find(|m| m.fstype == "cgroup2");

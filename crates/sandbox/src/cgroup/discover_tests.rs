@@ -3,6 +3,7 @@ use super::*;
 const V1_CGROUP: &str = "\
 9:name=systemd:/
 8:pids:/
+6:freezer:/jobs
 4:memory:/jobs/abc
 2:cpu,cpuacct:/
 0::/
@@ -11,19 +12,35 @@ const V1_CGROUP: &str = "\
 const V1_MOUNTS: &str = "\
 31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
 35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
+37 31 0:34 / /sys/fs/cgroup/freezer rw,relatime - cgroup cgroup rw,freezer
 39 31 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids
 41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
 ";
 
 #[test]
-fn v1_memory_and_pids_are_found_under_their_mounts() {
+fn v1_memory_pids_and_freezer_are_found_under_their_mounts() {
     let kind = locate(V1_CGROUP, V1_MOUNTS).unwrap();
     assert_eq!(
         kind,
         CgroupKind::V1 {
             memory: PathBuf::from("/sys/fs/cgroup/memory/jobs/abc"),
             pids: PathBuf::from("/sys/fs/cgroup/pids"),
+            freezer: Some(PathBuf::from("/sys/fs/cgroup/freezer/jobs")),
         }
+    );
+}
+
+#[test]
+fn v1_without_a_freezer_mount_does_without() {
+    let mounts: String = V1_MOUNTS
+        .lines()
+        .filter(|l| !l.contains("freezer"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let kind = locate(V1_CGROUP, &mounts).unwrap();
+    assert!(
+        matches!(kind, CgroupKind::V1 { freezer: None, .. }),
+        "{kind:?}"
     );
 }
 
@@ -51,6 +68,7 @@ fn mount_root_is_stripped_from_our_path() {
         CgroupKind::V1 {
             memory: PathBuf::from("/sys/fs/cgroup/memory/inner"),
             pids: PathBuf::from("/sys/fs/cgroup/pids"),
+            freezer: None,
         }
     );
 }

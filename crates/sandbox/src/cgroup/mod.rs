@@ -1,8 +1,11 @@
-//! Per-child cgroups: discovery of our own cgroup ([`discover`]) and the
-//! lifecycle of one child's cgroup ([`child`]).
+//! Per-child cgroups: discovery of our own cgroup ([`discover`]), the
+//! lifecycle of one child's cgroup ([`child`]), and listing and signalling
+//! its members ([`members`]).
 
 pub(crate) mod child;
 pub(crate) mod discover;
+pub(crate) mod members;
 
-pub(crate) use child::{CgroupMembers, CgroupVerdict, ChildCgroup, child_name_prefix};
+pub(crate) use child::{CgroupVerdict, ChildCgroup, child_name_prefix};
 pub use discover::{CgroupKind, cgroup_support};
+pub(crate) use members::CgroupMembers;

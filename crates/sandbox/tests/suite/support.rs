@@ -256,6 +256,25 @@ pub fn needs_cgroups() -> Option<CgroupKind> {
     )
 }
 
+/// Cgroups as above whose children can be frozen: a writable v1 freezer
+/// hierarchy, or v2's `cgroup.freeze` (kernel 5.2 on, in every non-root
+/// cgroup).
+pub fn needs_cgroup_freezer() -> Option<CgroupKind> {
+    let probe = cgroup_support().and_then(|kind| {
+        let freezer = match &kind {
+            CgroupKind::V1 { freezer, .. } => freezer.is_some(),
+            CgroupKind::V2 { dir, .. } => dir.join("cgroup.freeze").exists(),
+            _ => false,
+        };
+        if freezer {
+            Ok(kind)
+        } else {
+            Err(format!("no writable freezer beside {kind:?}"))
+        }
+    });
+    needs("a cgroup freezer", probe)
+}
+
 /// Every layer of the tool sandbox: user, pid, mount and network
 /// namespaces, Landlock and seccomp.
 pub fn needs_tool_sandbox() -> bool {
