@@ -1,9 +1,11 @@
+pub mod fault_proxy;
 pub mod llama;
 pub mod scripted_model;
 pub mod support;
 
 mod cli;
 mod e2e_llama;
+mod model_faults;
 
 mod supervisor_admission;
 mod supervisor_faults;
