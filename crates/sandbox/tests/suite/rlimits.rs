@@ -40,8 +40,12 @@ async fn burning_past_the_cpu_cap_gets_sigxcpu() {
             signal: libc::SIGXCPU
         }
     );
+    // The kernel enforces RLIMIT_CPU on its tick-based CPU clock, while
+    // rusage reports sampled user+system time: on a loaded machine the two
+    // were seen 12% apart (886 ms reported at a 1 s cap). 750 ms still
+    // proves the signal came from burning CPU, not from an early kill.
     assert!(
-        exit.usage.cpu >= Duration::from_millis(900),
+        exit.usage.cpu >= Duration::from_millis(750),
         "cpu {:?}",
         exit.usage.cpu
     );
