@@ -157,8 +157,14 @@ fn run_cli(base_url: &str, extra: &[&str]) -> Run {
     let started = Instant::now();
     let child = Command::new(binary("subagent"))
         .arg("run")
-        .args(["--task", "Say hello.", "--provider", "openai-chat"])
-        .args(["--model", "smollm2", "--base-url", base_url])
+        .args([
+            "--task",
+            "Say hello.",
+            "--model",
+            "smollm2",
+            "--base-url",
+            base_url,
+        ])
         .arg("--worker")
         .arg(binary("subagent-worker"))
         .arg("--workspace")
@@ -175,6 +181,11 @@ fn run_cli(base_url: &str, extra: &[&str]) -> Run {
         ])
         .args(["--timeout", RUN_TIMEOUT_SECS, "--json"])
         .args(extra)
+        .args(if extra.contains(&"--provider") {
+            &[][..]
+        } else {
+            &["--provider", "openai-chat"][..]
+        })
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -260,11 +271,17 @@ fn assert_nothing_runs_in(dir: &Path) {
 }
 
 /// How many model requests the proxy saw (each one attempt: the proxy
-/// closes every connection after one answer).
+/// closes every connection after one answer), all to one endpoint.
 fn attempts(proxy: &FaultProxy) -> usize {
     let seen = proxy.requests();
     for request in &seen {
-        assert_eq!(request.path, "/v1/chat/completions");
+        assert_eq!(request.path, seen[0].path);
+        assert!(
+            ["/v1/chat/completions", "/v1/messages", "/v1/responses"]
+                .contains(&request.path.as_str()),
+            "{}",
+            request.path
+        );
     }
     seen.len()
 }
@@ -382,6 +399,36 @@ fn fault_5xx_statuses_are_retried_then_succeed() {
         run.assert_succeeded();
         assert_eq!(attempts(&proxy), 3, "{statuses:?}, then success");
         assert_retries_logged(&run, 2, "HTTP 5");
+    }
+}
+
+#[test]
+fn fault_retries_work_the_same_on_the_messages_and_responses_apis() {
+    let Some(server) = llama("fault_retries_on_messages_and_responses") else {
+        return;
+    };
+    // Anthropic's "overloaded" status on the Messages API, and a reset on
+    // the Responses API: the retry rules are the dialects' shared ones.
+    let overloaded = Fault::Status {
+        status: 529,
+        retry_after: None,
+    };
+    for (provider, fault, cause) in [
+        ("anthropic", overloaded, "HTTP 529"),
+        (
+            "openai-responses",
+            Fault::ResetBeforeResponse,
+            "could not reach the provider",
+        ),
+    ] {
+        let proxy = FaultProxy::start(upstream(&server), vec![fault], Fault::Forward);
+        let run = run_cli(
+            &proxy.base_url(),
+            &["--tools", "none", "--provider", provider],
+        );
+        run.assert_succeeded();
+        assert_eq!(attempts(&proxy), 2, "{provider}");
+        assert_retries_logged(&run, 1, cause);
     }
 }
 
