@@ -19,4 +19,6 @@ pub mod sanitize;
 pub mod session;
 pub mod truncate;
 
-pub use run::{GateDecision, RunRequest, SpawnGate, Supervisor, SupervisorConfig, WorkerCommand};
+pub use run::{
+    CANCEL_WINDOW, GateDecision, RunRequest, SpawnGate, Supervisor, SupervisorConfig, WorkerCommand,
+};

@@ -420,6 +420,40 @@ fn main() {
             }));
             sleep_forever()
         }
+        "deaf" => {
+            // Says Hello, then never reads fd 3: a Start larger than the
+            // socket buffer can never be written whole.
+            io.hello();
+            sleep_forever()
+        }
+        "done-then-linger" => {
+            io.handshake();
+            io.done("done, lingering", StopReason::Completed, None);
+            // A line after Done: once it is in the session file, the
+            // supervisor has read Done (frames are handled in order).
+            io.event(WorkerEvent::Log {
+                level: subagent_protocol::message::LogLevel::Info,
+                message: "lingering until Cancel".into(),
+            });
+            loop {
+                match io.reader.read::<ToWorker>() {
+                    Ok(Some(ToWorker::Cancel { .. })) | Ok(None) | Err(_) => std::process::exit(0),
+                    Ok(Some(_)) => {}
+                }
+            }
+        }
+        "one-big-frame" => {
+            io.handshake();
+            io.event(WorkerEvent::ToolResult {
+                call_id: "call_1".into(),
+                name: "bash_read".into(),
+                output: "z".repeat(12 << 20),
+                is_error: false,
+            });
+            // Reached only when the supervisor read the whole frame.
+            std::fs::write("frame-sent", b"the whole frame was read").unwrap();
+            sleep_forever()
+        }
         "silent" => sleep_forever(),
         other => panic!("unknown fixture mode {other}"),
     }

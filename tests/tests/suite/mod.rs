@@ -11,4 +11,5 @@ mod supervisor_admission;
 mod supervisor_faults;
 mod supervisor_limits;
 mod supervisor_success;
+mod supervisor_watch;
 mod tools_e2e;

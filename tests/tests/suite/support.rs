@@ -184,6 +184,15 @@ pub fn check_session_file(path: &Path) -> Vec<Value> {
 /// show their command line; a zombie does not, so the worker leader itself is
 /// checked by pid in [`assert_reaped`]).
 pub fn assert_no_survivors(marker: &str) {
+    let alive = survivors(marker);
+    assert!(
+        alive.is_empty(),
+        "processes of the tree survived: {alive:#?}"
+    );
+}
+
+/// The live processes whose command line carries `marker`, as "pid: cmdline".
+pub fn survivors(marker: &str) -> Vec<String> {
     let mut alive = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let name = entry.file_name();
@@ -201,22 +210,22 @@ pub fn assert_no_survivors(marker: &str) {
             ));
         }
     }
-    assert!(
-        alive.is_empty(),
-        "processes of the tree survived: {alive:#?}"
-    );
+    alive
 }
 
 /// The worker leader (pid from the session's lifecycle line) is gone: not
 /// running, and not a zombie either, i.e. it was reaped.
 pub fn assert_reaped(lines: &[Value]) {
-    let Some(pid) = lines.iter().rev().find_map(|l| l["pid"].as_u64()) else {
-        return;
-    };
-    assert!(
-        !Path::new(&format!("/proc/{pid}")).exists(),
-        "worker {pid} is still in the process table (running or unreaped)"
-    );
+    if let Some(pid) = unreaped_leader(lines) {
+        panic!("worker {pid} is still in the process table (running or unreaped)");
+    }
+}
+
+/// The worker leader's pid (from the session's lifecycle lines) while it is
+/// still in the process table.
+pub fn unreaped_leader(lines: &[Value]) -> Option<u64> {
+    let pid = lines.iter().rev().find_map(|l| l["pid"].as_u64())?;
+    Path::new(&format!("/proc/{pid}")).exists().then_some(pid)
 }
 
 fn uuid_like() -> String {

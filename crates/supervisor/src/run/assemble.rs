@@ -3,7 +3,8 @@
 //! dump), sanitizing and truncation, display items, usage, termination.
 //!
 //! Pure function of its inputs apart from writing the full output file when
-//! text is truncated; it starts nothing and kills nothing.
+//! text is truncated; it starts nothing and kills nothing. Callers on the
+//! async runtime use [`assemble_blocking`].
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -103,6 +104,17 @@ pub(super) struct Assembly {
 /// A result for a run that failed before a worker started.
 pub(super) fn setup_failure(a: &Assembly, message: String) -> SubagentResult {
     assemble(a, ChildRun::setup_failed(message))
+}
+
+/// [`assemble`] on the runtime's blocking pool: sanitizing and truncating
+/// megabytes of text and writing the full output file would otherwise stall
+/// one of the few runtime threads every other child shares.
+pub(super) async fn assemble_blocking(a: Assembly, run: ChildRun) -> SubagentResult {
+    let fallback = a.clone();
+    match tokio::task::spawn_blocking(move || assemble(&a, run)).await {
+        Ok(result) => result,
+        Err(e) => setup_failure(&fallback, format!("assembling the result failed: {e}")),
+    }
 }
 
 /// The result object of one child.

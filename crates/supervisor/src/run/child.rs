@@ -19,14 +19,14 @@ use subagent_protocol::session::{
     SessionHeader,
 };
 use subagent_protocol::{ErrorCode, FrameError, MaxPayload, TaskSpec, ToWorker, tool_names};
-use subagent_sandbox::{ChildExit, Isolation, SandboxPolicy, SandboxSpec};
+use subagent_sandbox::{Isolation, SandboxPolicy, SandboxSpec};
 use tokio_util::sync::CancellationToken;
 
 use super::assemble::{self, ChildRun};
 use super::config::{CAPTURE_KEEP, SupervisorConfig, tools_for_depth};
 use super::context::RunContext;
 use super::request::{RunRequest, new_run_id};
-use super::watch::{Watch, watch_worker};
+use super::watch::{Watched, watch_worker};
 use crate::agents::AgentDefinition;
 use crate::sanitize::Sanitizer;
 use crate::session::{SessionPaths, SessionWriter, SessionWriterError};
@@ -69,6 +69,7 @@ pub(super) async fn run_child(
         writer: None,
         session_created: false,
         pid: None,
+        closing: None,
     };
 
     let writer = match created {
@@ -84,7 +85,7 @@ pub(super) async fn run_child(
     ctx.session_created = true;
 
     let run = spawn_and_watch(&mut ctx, spec, cancel).await;
-    let result = assemble::assemble(&ctx.assembly(), run);
+    let result = assemble::assemble_blocking(ctx.assembly(), run).await;
     ctx.finish(&result).await;
     result
 }
@@ -159,31 +160,13 @@ pub(super) async fn spawn_and_watch(
     ctx.write(message(Role::User, ctx.sanitizer.mask_secrets(&spec.task)))
         .await;
 
-    let killer = child.killer();
-    let wait = tokio::spawn(child.wait());
-    let mut watch = watch_worker(ctx, ours, spec, killer, wait, cancel).await;
-    let exit = match watch.exit.take() {
-        Some(Ok(exit)) => exit,
-        Some(Err(e)) => {
-            // The wait task panicked; the sandbox's drop guard has killed the tree.
-            return ChildRun {
-                sandbox: Some(sandbox_status),
-                ..ChildRun::setup_failed(format!("lost track of the worker: {e}"))
-            };
-        }
-        None => {
-            return ChildRun {
-                sandbox: Some(sandbox_status),
-                ..ChildRun::setup_failed("lost track of the worker".to_owned())
-            };
-        }
-    };
-    record_exit(ctx, &exit, &watch).await;
+    let watched = watch_worker(ctx, ours, spec, child, cancel).await;
+    record_exit(ctx, &watched).await;
     ChildRun {
-        outcome: watch.outcome,
-        record: watch.record,
-        cause: watch.cause,
-        exit: Some(exit),
+        outcome: watched.outcome,
+        record: watched.record,
+        cause: watched.cause,
+        exit: Some(watched.exit),
         sandbox: Some(sandbox_status),
         setup_error: None,
     }
@@ -224,7 +207,8 @@ fn sandbox_spec(ctx: &RunContext<'_>, protocol_fd: OwnedFd) -> SandboxSpec {
 }
 
 /// Session lines about how the process ended: limit hits and output excerpts.
-async fn record_exit(ctx: &RunContext<'_>, exit: &ChildExit, watch: &Watch) {
+async fn record_exit(ctx: &RunContext<'_>, watch: &Watched) {
+    let exit = &watch.exit;
     use subagent_protocol::session::{OutputLine, Stream};
     use subagent_sandbox::Termination;
     let limits = &ctx.request.limits;

@@ -4,19 +4,29 @@
 //!
 //! It writes only what it is given, already sanitized by its callers or
 //! masked here; it never decides outcomes.
+//!
+//! Its `Drop` is the session file's guard: a run dropped before it finished
+//! (the caller's own timeout around it, an aborted task) still ends its file,
+//! and the parent's, with a terminal lifecycle line, written before the drop
+//! returns.
 
 use std::time::{Duration, Instant};
 
+use subagent_protocol::Usage;
 use subagent_protocol::result::SubagentResult;
 use subagent_protocol::session::{
-    AgentEvent, LifecycleEvent, LimitLine, LogLine, SessionEntry, SessionLine,
+    AgentEvent, LifecycleEvent, LifecycleStatus, LimitLine, LogLine, SessionEntry, SessionLine,
 };
 
 use super::assemble;
 use super::config::SupervisorConfig;
 use super::request::RunRequest;
 use crate::sanitize::Sanitizer;
-use crate::session::{SessionPaths, SessionWriter, append_to_parent};
+use crate::session::{SessionPaths, SessionWriter, append_to_parent, append_to_parent_blocking};
+
+/// The summary of the terminal line a dropped run gets.
+const DROPPED_SUMMARY: &str =
+    "the run was dropped by its caller before it finished; its worker was killed";
 
 /// Everything about the run that the steps below share.
 pub(super) struct RunContext<'a> {
@@ -31,6 +41,44 @@ pub(super) struct RunContext<'a> {
     /// True once the session file exists: a result names it only then.
     pub(super) session_created: bool,
     pub(super) pid: Option<u32>,
+    /// The terminal line [`Self::finish`] is writing; a drop part-way
+    /// through writes this one rather than an aborted line.
+    pub(super) closing: Option<SessionLine>,
+}
+
+/// How a run ended, for its terminal lifecycle line.
+struct Ending {
+    status: LifecycleStatus,
+    model: Option<String>,
+    usage: Usage,
+    summary: Option<String>,
+}
+
+impl Ending {
+    fn of(event: LifecycleEvent, result: &SubagentResult) -> Self {
+        let single = result.details.results.first();
+        Self {
+            status: match event {
+                LifecycleEvent::Aborted => LifecycleStatus::Aborted,
+                _ if result.details.error.is_none() => LifecycleStatus::Completed,
+                _ => LifecycleStatus::Failed,
+            },
+            model: single.and_then(|s| s.model.clone()),
+            usage: single.map(|s| s.usage).unwrap_or_default(),
+            summary: result.content.first().map(|c| match c {
+                subagent_protocol::result::ContentItem::Text { text } => summarize(text),
+            }),
+        }
+    }
+
+    fn dropped() -> Self {
+        Self {
+            status: LifecycleStatus::Aborted,
+            model: None,
+            usage: Usage::default(),
+            summary: Some(DROPPED_SUMMARY.to_owned()),
+        }
+    }
 }
 
 impl RunContext<'_> {
@@ -88,21 +136,15 @@ impl RunContext<'_> {
         event: LifecycleEvent,
         result: Option<&SubagentResult>,
     ) -> SessionLine {
-        let single = result.and_then(|r| r.details.results.first());
-        let ended = result.is_some();
-        let status = result.map(|r| {
-            use subagent_protocol::session::LifecycleStatus;
-            match event {
-                LifecycleEvent::Aborted => LifecycleStatus::Aborted,
-                _ if r.details.error.is_none() => LifecycleStatus::Completed,
-                _ => LifecycleStatus::Failed,
-            }
-        });
-        let summary = result.and_then(|r| {
-            r.content.first().map(|c| match c {
-                subagent_protocol::result::ContentItem::Text { text } => summarize(text),
-            })
-        });
+        self.lifecycle_ending(event, result.map(|r| Ending::of(event, r)))
+    }
+
+    fn lifecycle_ending(&self, event: LifecycleEvent, ending: Option<Ending>) -> SessionLine {
+        let ended = ending.is_some();
+        let (status, model, usage, summary) = match ending {
+            Some(e) => (Some(e.status), e.model, Some(e.usage), e.summary),
+            None => (None, None, None, None),
+        };
         SessionLine::now(SessionEntry::AgentEvent(AgentEvent {
             event_type: event,
             job_id: self.run_id.clone(),
@@ -113,10 +155,8 @@ impl RunContext<'_> {
             started_at: self.started_at.clone(),
             completed_at: ended.then(subagent_protocol::time::now_rfc3339_ms),
             duration_ms: ended.then(|| duration_ms(self.started.elapsed())),
-            model: single
-                .and_then(|s| s.model.clone())
-                .unwrap_or_else(|| self.request.provider.model.clone()),
-            usage: single.map(|s| s.usage),
+            model: model.unwrap_or_else(|| self.request.provider.model.clone()),
+            usage,
             status,
             summary,
             session_file: Some(self.paths.session_file.display().to_string()),
@@ -130,17 +170,21 @@ impl RunContext<'_> {
         result: Option<&SubagentResult>,
     ) {
         let line = self.lifecycle(event, result);
+        self.append_to_parent(&line).await;
+        if let Some(w) = &self.writer {
+            let _ = w.append(line).await;
+        }
+    }
+
+    async fn append_to_parent(&self, line: &SessionLine) {
         if let Some(parent) = &self.request.parent_session {
-            if let Err(e) = append_to_parent(parent, &line) {
+            if let Err(e) = append_to_parent(parent, line).await {
                 self.log(
                     "warn",
                     format!("could not append the lifecycle line to the parent session file: {e}"),
                 )
                 .await;
             }
-        }
-        if let Some(w) = &self.writer {
-            let _ = w.append(line).await;
         }
     }
 
@@ -158,11 +202,41 @@ impl RunContext<'_> {
         } else {
             LifecycleEvent::Complete
         };
-        self.lifecycle_line(event, Some(result)).await;
+        let line = self.lifecycle(event, Some(result));
+        self.closing = Some(line.clone());
+        self.append_to_parent(&line).await;
         if let Some(w) = self.writer.take() {
-            if let Err(e) = w.close().await {
+            // Handed over at once: from here a drop cannot lose the line.
+            let closed = w.close_with(line);
+            self.closing = None;
+            if let Err(e) = closed.await {
                 eprintln!("subagent: session file incomplete: {e}");
             }
+        }
+    }
+}
+
+impl Drop for RunContext<'_> {
+    fn drop(&mut self) {
+        let Some(writer) = self.writer.take() else {
+            return;
+        };
+        // Blocking here is bounded by the lines already queued (the writer's
+        // queue is bounded) and happens only for a run that was dropped.
+        let line = match self.closing.take() {
+            // `finish` was appending this line to the parent; that append
+            // runs to its end on the blocking pool.
+            Some(line) => line,
+            None => {
+                let line = self.lifecycle_ending(LifecycleEvent::Aborted, Some(Ending::dropped()));
+                if let Some(parent) = &self.request.parent_session {
+                    let _ = append_to_parent_blocking(parent, &line);
+                }
+                line
+            }
+        };
+        if let Err(e) = writer.finish_blocking(line) {
+            eprintln!("subagent: session file incomplete: {e}");
         }
     }
 }

@@ -8,6 +8,7 @@ mod assemble;
 mod child;
 mod config;
 mod context;
+mod link;
 mod record;
 mod request;
 mod supervisor;

@@ -3,78 +3,96 @@
 //! violations and the protocol traffic cap. Returns when the worker's tree is
 //! gone and every frame it sent has been read.
 //!
+//! A small state machine: [`Watch`] holds what is known, the loop in
+//! [`watch_worker`] waits for the next [`Event`] and hands it to one
+//! handler. Handlers never wait on the worker: messages to it are queued on
+//! the [`Link`], so a worker that stops reading cannot hold off a timeout.
+//!
 //! It decides *why* the supervisor intervened ([`SupervisorCause`]); turning
 //! that into a result is [`super::assemble`]'s job.
 
 use std::os::unix::net::UnixStream as StdUnixStream;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use subagent_protocol::frame::{AsyncFrameReader, AsyncFrameWriter, FrameError, MaxPayload};
-use subagent_protocol::{FromWorker, Outcome, PROTOCOL_VERSION, TaskSpec, ToWorker};
-use subagent_sandbox::{ChildExit, KillHandle, KillReason};
-use tokio::sync::mpsc;
-use tokio::time::{Instant as TokioInstant, sleep_until};
+use subagent_protocol::{FromWorker, Hello, Outcome, PROTOCOL_VERSION, TaskSpec, ToWorker};
+use subagent_sandbox::{ChildExit, KillHandle, KillReason, SandboxedChild};
+use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
 use super::assemble::SupervisorCause;
 use super::config::{CANCEL_WINDOW, EXIT_AFTER_DONE, HELLO_TIMEOUT};
 use super::context::RunContext;
+use super::link::{Inbound, Link};
 use super::record::EventRecord;
 
-/// Frames buffered between the reader task and the event loop.
-const FRAME_CHANNEL: usize = 256;
-
 /// What watching the worker produced.
-pub(super) struct Watch {
+pub(super) struct Watched {
     pub(super) outcome: Option<Outcome>,
     pub(super) record: EventRecord,
     pub(super) cause: Option<SupervisorCause>,
-    pub(super) exit: Option<Result<ChildExit, tokio::task::JoinError>>,
+    pub(super) exit: ChildExit,
 }
 
-enum Frame {
-    Message(FromWorker),
-    Eof,
-    Error(FrameError),
+/// Everything the loop waits for.
+enum Event {
+    /// The caller's cancellation token fired.
+    Cancel,
+    /// A deadline passed.
+    Timer(Timer),
+    /// The socket produced something (`None`: the reader is gone).
+    Inbound(Option<Inbound>),
+    /// The worker's tree is dead and reaped.
+    Exit(ChildExit),
 }
 
-/// Counts bytes read from the worker, for the protocol traffic cap.
-struct CountingReader<R> {
-    inner: R,
-    count: Arc<AtomicU64>,
+/// The deadlines of a run; at most one is next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Timer {
+    /// No `Hello` in time.
+    Hello,
+    /// The wall timeout.
+    Wall,
+    /// No progress for the idle timeout.
+    Idle,
+    /// The worker did not end after `Cancel` (or after `Done`): terminate.
+    Escalate,
 }
 
-impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for CountingReader<R> {
-    fn poll_read(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        let before = buf.filled().len();
-        let poll = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
-        let read = buf.filled().len() - before;
-        self.count.fetch_add(read as u64, Ordering::Relaxed);
-        poll
-    }
+/// One run's watch: what is known so far and the deadlines still running.
+struct Watch<'c, 'a> {
+    ctx: &'c RunContext<'a>,
+    link: Link,
+    killer: KillHandle,
+    /// Sent once, after a matching `Hello`.
+    spec: Option<TaskSpec>,
+    wall_deadline: Instant,
+    hello_deadline: Instant,
+    idle: Duration,
+    idle_deadline: Instant,
+    escalate_at: Option<Instant>,
+    hello_seen: bool,
+    /// The caller's cancel was handled (it stays fired; hear it once).
+    cancel_heard: bool,
+    frames_open: bool,
+    outcome: Option<Outcome>,
+    record: EventRecord,
+    cause: Option<SupervisorCause>,
+    exit: Option<ChildExit>,
 }
 
 pub(super) async fn watch_worker(
     ctx: &RunContext<'_>,
     socket: StdUnixStream,
     spec: TaskSpec,
-    killer: KillHandle,
-    mut wait: tokio::task::JoinHandle<ChildExit>,
+    child: SandboxedChild,
     cancel: CancellationToken,
-) -> Watch {
-    let mut watch = Watch {
-        outcome: None,
-        record: EventRecord::default(),
-        cause: None,
-        exit: None,
-    };
-    let limits = &ctx.request.limits;
+) -> Watched {
+    let killer = child.killer();
+    // Polled here, never spawned: if this future is dropped (a caller's
+    // timeout around the run), the child goes with it and its drop guard
+    // kills the tree. A spawned wait would outlive the run and leave the
+    // worker running.
+    let mut wait = std::pin::pin!(child.wait());
     let stream = match socket
         .set_nonblocking(true)
         .and_then(|()| tokio::net::UnixStream::from_std(socket))
@@ -82,177 +100,312 @@ pub(super) async fn watch_worker(
         Ok(s) => s,
         Err(e) => {
             killer.kill_now(KillReason::Other("socket setup failed".into()));
-            watch.cause = Some(SupervisorCause::Protocol(format!(
-                "cannot use the worker socket: {e}"
-            )));
-            watch.exit = Some(wait.await);
-            return watch;
+            return Watched {
+                outcome: None,
+                record: EventRecord::default(),
+                cause: Some(SupervisorCause::Protocol(format!(
+                    "cannot use the worker socket: {e}"
+                ))),
+                exit: wait.await,
+            };
         }
     };
-    let (read_half, write_half) = stream.into_split();
-    let received = Arc::new(AtomicU64::new(0));
-    let mut reader = AsyncFrameReader::new(
-        CountingReader {
-            inner: read_half,
-            count: received.clone(),
-        },
-        MaxPayload::default(),
-    );
-    let mut writer = AsyncFrameWriter::new(write_half, MaxPayload::default());
-    let (tx, mut frames) = mpsc::channel(FRAME_CHANNEL);
-    let reader_task = tokio::spawn(async move {
-        loop {
-            let frame = match reader.read::<FromWorker>().await {
-                Ok(Some(m)) => Frame::Message(m),
-                Ok(None) => Frame::Eof,
-                Err(e) => Frame::Error(e),
-            };
-            let last = !matches!(frame, Frame::Message(_));
-            if tx.send(frame).await.is_err() || last {
-                break;
-            }
-        }
-    });
+    let (read, write) = stream.into_split();
+    let (link, mut inbox) = Link::start(read, write, ctx.request.limits.protocol_bytes);
+    let mut watch = Watch::new(ctx, link, killer, spec);
 
-    let now = TokioInstant::now();
-    let wall_deadline = now + Duration::from_millis(limits.wall_timeout_ms);
-    let idle = Duration::from_millis(limits.idle_timeout_ms);
-    let mut idle_deadline = now + idle;
-    let hello_deadline = now + HELLO_TIMEOUT.min(Duration::from_millis(limits.wall_timeout_ms));
-    let far = now + Duration::from_secs(365 * 24 * 3600);
-    let mut escalate_at: Option<TokioInstant> = None;
-    let mut hello_seen = false;
-    let mut frames_open = true;
-    let mut exited = false;
-    let mut spec = Some(spec);
-
-    // The loop ends when the worker's tree is gone (wait resolved) and every
-    // frame it sent has been read. Once `Done` has arrived the run is decided:
-    // wall and idle timers no longer apply, only the exit-after-Done deadline.
+    // Ends when the worker's tree is gone and every frame it sent has been
+    // read. `biased`: a cancel or a deadline is seen before more frames.
     loop {
-        if exited && !frames_open {
-            break;
-        }
-        tokio::select! {
+        let timer = watch.next_timer();
+        let event = tokio::select! {
             biased;
-            _ = cancel.cancelled(), if watch.cause.is_none() && !exited => {
-                watch.cause = Some(SupervisorCause::Cancelled);
-                ctx.limit("cancel", 0, "cancel", Some("cancelled by the caller".into())).await;
-                let _ = writer.write(&ToWorker::Cancel { reason: "cancelled by the caller".into() }).await;
-                escalate_at = Some(TokioInstant::now() + CANCEL_WINDOW);
+            () = cancel.cancelled(), if watch.hears_cancel() => Event::Cancel,
+            () = sleep_until(timer.map_or_else(Instant::now, |(at, _)| at)), if timer.is_some() => {
+                Event::Timer(timer.map_or(Timer::Escalate, |(_, which)| which))
             }
-            _ = sleep_until(wall_deadline), if watch.cause.is_none() && watch.outcome.is_none() && !exited => {
-                watch.cause = Some(SupervisorCause::WallTimeout);
-                ctx.limit("wall_timeout", limits.wall_timeout_ms, "cancel", None).await;
-                let _ = writer.write(&ToWorker::Cancel { reason: "wall timeout".into() }).await;
-                escalate_at = Some(TokioInstant::now() + CANCEL_WINDOW);
-            }
-            _ = sleep_until(if hello_seen { idle_deadline } else { hello_deadline }), if watch.cause.is_none() && watch.outcome.is_none() && !exited => {
-                if hello_seen {
-                    watch.cause = Some(SupervisorCause::IdleTimeout);
-                    ctx.limit("idle_timeout", limits.idle_timeout_ms, "cancel", None).await;
-                    let _ = writer.write(&ToWorker::Cancel { reason: "idle timeout".into() }).await;
-                    escalate_at = Some(TokioInstant::now() + CANCEL_WINDOW);
-                } else {
-                    watch.cause = Some(SupervisorCause::Protocol(format!(
-                        "the worker sent no Hello within {} ms of starting", HELLO_TIMEOUT.as_millis()
+            inbound = inbox.recv(), if watch.frames_open => Event::Inbound(inbound),
+            exit = &mut wait, if watch.exit.is_none() => Event::Exit(exit),
+        };
+        watch.handle(event).await;
+        if let Some(exit) = watch.take_exit_if_over() {
+            return watch.into_watched(exit);
+        }
+    }
+}
+
+impl<'c, 'a> Watch<'c, 'a> {
+    fn new(ctx: &'c RunContext<'a>, link: Link, killer: KillHandle, spec: TaskSpec) -> Self {
+        let limits = &ctx.request.limits;
+        let now = Instant::now();
+        let wall = Duration::from_millis(limits.wall_timeout_ms);
+        let idle = Duration::from_millis(limits.idle_timeout_ms);
+        Self {
+            ctx,
+            link,
+            killer,
+            spec: Some(spec),
+            wall_deadline: now + wall,
+            hello_deadline: now + HELLO_TIMEOUT.min(wall),
+            idle,
+            idle_deadline: now + idle,
+            escalate_at: None,
+            hello_seen: false,
+            cancel_heard: false,
+            frames_open: true,
+            outcome: None,
+            record: EventRecord::default(),
+            cause: None,
+            exit: None,
+        }
+    }
+
+    /// The exit, once the tree is gone and every frame has been read.
+    fn take_exit_if_over(&mut self) -> Option<ChildExit> {
+        if self.frames_open {
+            return None;
+        }
+        self.exit.take()
+    }
+
+    fn into_watched(self, exit: ChildExit) -> Watched {
+        Watched {
+            outcome: self.outcome,
+            record: self.record,
+            cause: self.cause,
+            exit,
+        }
+    }
+
+    /// A cancel matters until the supervisor has a cause of its own or the
+    /// worker is gone.
+    fn hears_cancel(&self) -> bool {
+        !self.cancel_heard && self.cause.is_none() && self.exit.is_none()
+    }
+
+    /// The deadline that comes next, if any. Once `Done` is in (or the
+    /// supervisor has intervened), wall and idle timers no longer apply, only
+    /// the escalation deadline. On a tie the wall timeout wins.
+    fn next_timer(&self) -> Option<(Instant, Timer)> {
+        if self.exit.is_some() {
+            return None;
+        }
+        let running = self.cause.is_none() && self.outcome.is_none();
+        let quiet = if self.hello_seen {
+            (self.idle_deadline, Timer::Idle)
+        } else {
+            (self.hello_deadline, Timer::Hello)
+        };
+        [
+            running.then_some((self.wall_deadline, Timer::Wall)),
+            running.then_some(quiet),
+            self.escalate_at.map(|at| (at, Timer::Escalate)),
+        ]
+        .into_iter()
+        .flatten()
+        .min_by_key(|(at, _)| *at)
+    }
+
+    async fn handle(&mut self, event: Event) {
+        match event {
+            Event::Cancel => self.on_cancel().await,
+            Event::Timer(Timer::Wall) => self.on_wall_timeout().await,
+            Event::Timer(Timer::Idle) => self.on_idle_timeout().await,
+            Event::Timer(Timer::Hello) => self.on_hello_timeout(),
+            Event::Timer(Timer::Escalate) => self.on_escalate().await,
+            Event::Inbound(inbound) => self.on_inbound(inbound).await,
+            Event::Exit(exit) => self.exit = Some(exit),
+        }
+    }
+
+    async fn on_cancel(&mut self) {
+        self.cancel_heard = true;
+        if self.outcome.is_some() {
+            // `Done` is in: the run's outcome is fixed. The worker is only
+            // told to stop lingering; the exit-after-Done deadline stands.
+            self.ctx
+                .log(
+                    "info",
+                    "cancelled by the caller after the worker reported its result; the result stands".into(),
+                )
+                .await;
+            let _ = self.link.send(ToWorker::Cancel {
+                reason: "cancelled by the caller".into(),
+            });
+            return;
+        }
+        self.cause = Some(SupervisorCause::Cancelled);
+        self.ctx
+            .limit(
+                "cancel",
+                0,
+                "cancel",
+                Some("cancelled by the caller".into()),
+            )
+            .await;
+        self.cancel_worker("cancelled by the caller");
+    }
+
+    async fn on_wall_timeout(&mut self) {
+        self.cause = Some(SupervisorCause::WallTimeout);
+        let limit = self.ctx.request.limits.wall_timeout_ms;
+        self.ctx.limit("wall_timeout", limit, "cancel", None).await;
+        self.cancel_worker("wall timeout");
+    }
+
+    async fn on_idle_timeout(&mut self) {
+        self.cause = Some(SupervisorCause::IdleTimeout);
+        let limit = self.ctx.request.limits.idle_timeout_ms;
+        self.ctx.limit("idle_timeout", limit, "cancel", None).await;
+        self.cancel_worker("idle timeout");
+    }
+
+    fn on_hello_timeout(&mut self) {
+        self.cause = Some(SupervisorCause::Protocol(format!(
+            "the worker sent no Hello within {} ms of starting",
+            HELLO_TIMEOUT.as_millis()
+        )));
+        self.killer.terminate(KillReason::Other("no hello".into()));
+    }
+
+    /// The worker had its window to end by itself: SIGTERM to its group,
+    /// SIGKILL after the grace (the sandbox runs that part).
+    async fn on_escalate(&mut self) {
+        self.escalate_at = None;
+        let reason = match &self.cause {
+            Some(SupervisorCause::WallTimeout) => KillReason::Timeout,
+            Some(SupervisorCause::IdleTimeout) => KillReason::IdleTimeout,
+            Some(SupervisorCause::Cancelled) => KillReason::Cancelled,
+            _ => KillReason::Other("worker did not exit after Done".into()),
+        };
+        let grace = self.ctx.request.limits.kill_grace_ms;
+        self.ctx
+            .limit(
+                "kill_grace",
+                grace,
+                "sigterm",
+                Some("worker still running; SIGTERM to its group, SIGKILL after the grace".into()),
+            )
+            .await;
+        self.killer.terminate(reason);
+    }
+
+    async fn on_inbound(&mut self, inbound: Option<Inbound>) {
+        match inbound {
+            None | Some(Inbound::Eof) => self.frames_open = false,
+            Some(Inbound::Broken(e)) => {
+                self.frames_open = false;
+                if !e.is_disconnect() && self.cause.is_none() {
+                    self.cause = Some(SupervisorCause::Protocol(format!(
+                        "the worker broke the protocol: {e}"
                     )));
-                    killer.terminate(KillReason::Other("no hello".into()));
+                    self.ctx
+                        .log(
+                            "error",
+                            format!("protocol violation: {e}; killing the worker"),
+                        )
+                        .await;
+                    self.killer
+                        .kill_now(KillReason::Other("protocol violation".into()));
                 }
             }
-            _ = sleep_until(escalate_at.unwrap_or(far)), if escalate_at.is_some() && !exited => {
-                escalate_at = None;
-                let reason = match &watch.cause {
-                    Some(SupervisorCause::WallTimeout) => KillReason::Timeout,
-                    Some(SupervisorCause::IdleTimeout) => KillReason::IdleTimeout,
-                    Some(SupervisorCause::Cancelled) => KillReason::Cancelled,
-                    _ => KillReason::Other("worker did not exit after Done".into()),
-                };
-                ctx.limit("kill_grace", limits.kill_grace_ms, "sigterm", Some("worker still running; SIGTERM to its group, SIGKILL after the grace".into())).await;
-                killer.terminate(reason);
-            }
-            frame = frames.recv(), if frames_open => {
-                let Some(frame) = frame else { frames_open = false; continue };
-                match frame {
-                    Frame::Eof => frames_open = false,
-                    Frame::Error(e) => {
-                        frames_open = false;
-                        if !e.is_disconnect() && watch.cause.is_none() {
-                            watch.cause = Some(SupervisorCause::Protocol(format!("the worker broke the protocol: {e}")));
-                            ctx.log("error", format!("protocol violation: {e}; killing the worker")).await;
-                            killer.kill_now(KillReason::Other("protocol violation".into()));
-                        }
-                    }
-                    Frame::Message(message) => {
-                        if received.load(Ordering::Relaxed) > limits.protocol_bytes && watch.cause.is_none() {
-                            watch.cause = Some(SupervisorCause::ProtocolFlood);
-                            ctx.limit("protocol_bytes", limits.protocol_bytes, "sigkill", None).await;
-                            killer.kill_now(KillReason::Other("protocol output limit".into()));
-                            continue;
-                        }
-                        match message {
-                            FromWorker::Hello(hello) if !hello_seen => {
-                                hello_seen = true;
-                                if hello.protocol_version != PROTOCOL_VERSION {
-                                    watch.cause = Some(SupervisorCause::Protocol(format!(
-                                        "worker {} speaks protocol v{} but this supervisor speaks v{}; install the worker and supervisor from the same build",
-                                        hello.worker_version, hello.protocol_version, PROTOCOL_VERSION
-                                    )));
-                                    killer.terminate(KillReason::Other("protocol version mismatch".into()));
-                                    continue;
-                                }
-                                idle_deadline = TokioInstant::now() + idle;
-                                if let Some(spec) = spec.take() {
-                                    if let Err(e) = writer.write(&ToWorker::Start(Box::new(spec))).await {
-                                        ctx.log("error", format!("could not send Start to the worker: {e}")).await;
-                                    }
-                                }
-                            }
-                            FromWorker::Hello(_) => {
-                                if watch.cause.is_none() {
-                                    watch.cause = Some(SupervisorCause::Protocol("the worker sent Hello twice".into()));
-                                    killer.kill_now(KillReason::Other("protocol violation".into()));
-                                }
-                            }
-                            _ if !hello_seen => {
-                                if watch.cause.is_none() {
-                                    watch.cause = Some(SupervisorCause::Protocol("the worker sent a message before Hello".into()));
-                                    killer.kill_now(KillReason::Other("protocol violation".into()));
-                                }
-                            }
-                            FromWorker::Event(event) => {
-                                let (line, progress) = watch.record.observe(event, &ctx.sanitizer);
-                                if progress {
-                                    idle_deadline = TokioInstant::now() + idle;
-                                }
-                                if let Some(line) = line {
-                                    if let Some(w) = &ctx.writer {
-                                        let _ = w.append(line).await;
-                                    }
-                                }
-                            }
-                            FromWorker::Pong => {}
-                            FromWorker::Done(outcome) => {
-                                if watch.outcome.is_none() {
-                                    watch.outcome = Some(*outcome);
-                                    if escalate_at.is_none() {
-                                        escalate_at = Some(TokioInstant::now() + EXIT_AFTER_DONE);
-                                    }
-                                } else if watch.cause.is_none() {
-                                    watch.cause = Some(SupervisorCause::Protocol("the worker sent Done twice".into()));
-                                    killer.kill_now(KillReason::Other("protocol violation".into()));
-                                }
-                            }
-                        }
-                    }
+            Some(Inbound::Flood) => {
+                // The reader stopped at the cap; nothing more will come.
+                self.frames_open = false;
+                if self.cause.is_none() {
+                    self.cause = Some(SupervisorCause::ProtocolFlood);
+                    let cap = self.ctx.request.limits.protocol_bytes;
+                    self.ctx.limit("protocol_bytes", cap, "sigkill", None).await;
+                    self.killer
+                        .kill_now(KillReason::Other("protocol output limit".into()));
                 }
             }
-            exit = &mut wait, if !exited => {
-                exited = true;
-                watch.exit = Some(exit);
+            Some(Inbound::WriteFailed { what, error }) => {
+                // A failed Cancel needs no line: the escalation follows anyway.
+                if what == "Start" {
+                    self.ctx
+                        .log(
+                            "error",
+                            format!("could not send Start to the worker: {error}"),
+                        )
+                        .await;
+                }
+            }
+            Some(Inbound::Message { message, held }) => {
+                self.on_message(message).await;
+                drop(held);
             }
         }
     }
-    reader_task.abort();
-    watch
+
+    async fn on_message(&mut self, message: FromWorker) {
+        match message {
+            FromWorker::Hello(hello) if !self.hello_seen => self.on_hello(hello).await,
+            FromWorker::Hello(_) => self.violation("the worker sent Hello twice"),
+            _ if !self.hello_seen => self.violation("the worker sent a message before Hello"),
+            FromWorker::Event(event) => {
+                let (line, progress) = self.record.observe(event, &self.ctx.sanitizer);
+                if progress {
+                    self.idle_deadline = Instant::now() + self.idle;
+                }
+                if let Some(line) = line {
+                    if let Some(w) = &self.ctx.writer {
+                        let _ = w.append(line).await;
+                    }
+                }
+            }
+            FromWorker::Pong => {}
+            FromWorker::Done(outcome) => {
+                if self.outcome.is_none() {
+                    self.outcome = Some(*outcome);
+                    if self.escalate_at.is_none() {
+                        self.escalate_at = Some(Instant::now() + EXIT_AFTER_DONE);
+                    }
+                } else {
+                    self.violation("the worker sent Done twice");
+                }
+            }
+        }
+    }
+
+    async fn on_hello(&mut self, hello: Hello) {
+        self.hello_seen = true;
+        if hello.protocol_version != PROTOCOL_VERSION {
+            self.cause = Some(SupervisorCause::Protocol(format!(
+                "worker {} speaks protocol v{} but this supervisor speaks v{}; install the worker and supervisor from the same build",
+                hello.worker_version, hello.protocol_version, PROTOCOL_VERSION
+            )));
+            self.killer
+                .terminate(KillReason::Other("protocol version mismatch".into()));
+            return;
+        }
+        self.idle_deadline = Instant::now() + self.idle;
+        if let Some(spec) = self.spec.take() {
+            if let Err(e) = self.link.send(ToWorker::Start(Box::new(spec))) {
+                self.ctx
+                    .log("error", format!("could not send Start to the worker: {e}"))
+                    .await;
+            }
+        }
+    }
+
+    /// A broken rule of the protocol: the first one is the cause, and the
+    /// worker is killed at once.
+    fn violation(&mut self, what: &str) {
+        if self.cause.is_none() {
+            self.cause = Some(SupervisorCause::Protocol(what.to_owned()));
+            self.killer
+                .kill_now(KillReason::Other("protocol violation".into()));
+        }
+    }
+
+    /// Queues `Cancel` and gives the worker [`CANCEL_WINDOW`] to send `Done`
+    /// with its partial output before it is terminated.
+    fn cancel_worker(&mut self, reason: &str) {
+        // A refused Cancel needs no line: the escalation follows anyway.
+        let _ = self.link.send(ToWorker::Cancel {
+            reason: reason.to_owned(),
+        });
+        self.escalate_at = Some(Instant::now() + CANCEL_WINDOW);
+    }
 }

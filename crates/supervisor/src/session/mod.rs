@@ -6,4 +6,4 @@ pub mod paths;
 pub mod writer;
 
 pub use paths::{SessionPaths, default_sessions_dir};
-pub use writer::{SessionWriter, SessionWriterError, append_to_parent};
+pub use writer::{SessionWriter, SessionWriterError, append_to_parent, append_to_parent_blocking};

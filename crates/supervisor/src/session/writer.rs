@@ -1,22 +1,31 @@
 //! The single writer of a session file.
 //!
-//! One task owns the file; everyone else sends it lines over a channel. Each
-//! line is serialized whole and written with one `write_all` to a file opened
-//! append-only, flushed per line, and fsynced after lifecycle lines (the
-//! header and `agent_event`), so a crash loses at most the progress lines
-//! after the last lifecycle record and never tears a lifecycle record.
+//! One thread owns the file; everyone else sends it lines over a channel.
+//! Each line is serialized whole and written with one `write_all` to a file
+//! opened append-only, flushed per line, and fsynced after lifecycle lines
+//! (the header and `agent_event`), so a crash loses at most the progress
+//! lines after the last lifecycle record and never tears a lifecycle record.
+//!
+//! The owner is a dedicated OS thread, not a task on the async runtime: the
+//! writes and fsyncs block for as long as the disk takes, and the CLI's
+//! runtime has two threads that must never wait on a disk. Being a plain
+//! thread, it also needs no runtime to finish, so a run dropped half-way can
+//! still hand it a closing line from a `Drop` ([`SessionWriter::finish_blocking`]).
+//! Appends to a parent's file block too: [`append_to_parent`] runs them on
+//! the runtime's blocking pool.
 //!
 //! Sanitizing is the caller's job: this module writes what it is given.
 
 use std::fs::{File, OpenOptions};
+use std::future::Future;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use subagent_protocol::session::SessionLine;
-use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
+use tokio::sync::{mpsc, oneshot};
 
-/// Lines buffered between producers and the writer task before `append`
+/// Lines buffered between producers and the writer thread before `append`
 /// waits. Bounded so a flooding worker slows down instead of growing memory.
 const CHANNEL_CAPACITY: usize = 1024;
 
@@ -44,21 +53,30 @@ pub enum SessionWriterError {
     /// A line could not be serialized.
     #[error("serialize session line: {0}")]
     Serialize(#[from] serde_json::Error),
-    /// The writer task is gone (it failed earlier, or panicked).
+    /// The writer thread is gone (it failed earlier, or panicked).
     #[error("session writer stopped")]
     Stopped,
+    /// The writer thread could not be started.
+    #[error("start the session writer thread: {0}")]
+    Thread(io::Error),
 }
 
 enum Command {
     Line(Box<SessionLine>),
 }
 
-/// Handle to the writer task of one session file.
+/// The line written after every queued one, once the queue is closed.
+type LastLine = Arc<Mutex<Option<SessionLine>>>;
+
+/// Handle to the writer thread of one session file. Dropping it closes the
+/// queue: the thread writes what was queued and ends.
 #[derive(Debug)]
 pub struct SessionWriter {
     path: PathBuf,
     tx: mpsc::Sender<Command>,
-    task: JoinHandle<Result<u64, SessionWriterError>>,
+    last: LastLine,
+    done: oneshot::Receiver<Result<u64, SessionWriterError>>,
+    thread: std::thread::JoinHandle<()>,
 }
 
 impl SessionWriterError {
@@ -70,7 +88,7 @@ impl SessionWriterError {
 }
 
 impl SessionWriter {
-    /// Creates the file (and its directories) and starts the writer task.
+    /// Creates the file (and its directories) and starts the writer thread.
     /// Refuses to overwrite: a session file is never truncated.
     pub fn create(path: &Path) -> Result<Self, SessionWriterError> {
         let create_err = |source| SessionWriterError::Create {
@@ -86,12 +104,21 @@ impl SessionWriter {
             .open(path)
             .map_err(create_err)?;
         let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
-        let owned = path.to_owned();
-        let task = tokio::task::spawn_blocking(move || write_loop(file, &owned, rx));
+        let (report, done) = oneshot::channel();
+        let last = LastLine::default();
+        let (owned, last_line) = (path.to_owned(), Arc::clone(&last));
+        let thread = std::thread::Builder::new()
+            .name("session-writer".into())
+            .spawn(move || {
+                let _ = report.send(write_loop(file, &owned, rx, &last_line));
+            })
+            .map_err(SessionWriterError::Thread)?;
         Ok(Self {
             path: path.to_owned(),
             tx,
-            task,
+            last,
+            done,
+            thread,
         })
     }
 
@@ -111,8 +138,40 @@ impl SessionWriter {
     /// Writes everything queued and closes the file; returns the line count
     /// or the first error the writer met.
     pub async fn close(self) -> Result<u64, SessionWriterError> {
-        drop(self.tx);
-        self.task.await.map_err(|_| SessionWriterError::Stopped)?
+        let SessionWriter { tx, done, .. } = self;
+        drop(tx);
+        done.await.map_err(|_| SessionWriterError::Stopped)?
+    }
+
+    /// Closes the queue with `last` as the file's last line, then waits for
+    /// the writer as [`Self::close`] does. The line is handed over before
+    /// this returns its future: dropping the future still gets it written.
+    pub fn close_with(
+        self,
+        last: SessionLine,
+    ) -> impl Future<Output = Result<u64, SessionWriterError>> + Send {
+        self.set_last(last);
+        self.close()
+    }
+
+    /// [`Self::close_with`] for code that cannot wait asynchronously (a
+    /// `Drop`): blocks the calling thread until the writer has written
+    /// everything queued and `last`, and closed the file.
+    pub fn finish_blocking(self, last: SessionLine) -> Result<u64, SessionWriterError> {
+        self.set_last(last);
+        let SessionWriter {
+            tx,
+            mut done,
+            thread,
+            ..
+        } = self;
+        drop(tx);
+        thread.join().map_err(|_| SessionWriterError::Stopped)?;
+        done.try_recv().map_err(|_| SessionWriterError::Stopped)?
+    }
+
+    fn set_last(&self, last: SessionLine) {
+        *self.last.lock().unwrap_or_else(PoisonError::into_inner) = Some(last);
     }
 }
 
@@ -120,9 +179,16 @@ fn write_loop(
     mut file: File,
     path: &Path,
     mut rx: mpsc::Receiver<Command>,
+    last: &LastLine,
 ) -> Result<u64, SessionWriterError> {
     let mut written = 0u64;
     while let Some(Command::Line(line)) = rx.blocking_recv() {
+        write_line(&mut file, path, &line)?;
+        written += 1;
+    }
+    // Every sender is gone, so nothing can be queued behind this line.
+    let last = last.lock().unwrap_or_else(PoisonError::into_inner).take();
+    if let Some(line) = last {
         write_line(&mut file, path, &line)?;
         written += 1;
     }
@@ -146,8 +212,25 @@ fn write_line(file: &mut File, path: &Path, line: &SessionLine) -> Result<(), Se
 
 /// Appends one lifecycle line to a parent's session file (which this process
 /// does not own): one `write_all` of the whole line on an `O_APPEND` file, so
-/// it lands whole even if the parent is writing too, then fsync.
-pub fn append_to_parent(parent: &Path, line: &SessionLine) -> Result<(), SessionWriterError> {
+/// it lands whole even if the parent is writing too, then fsync. Runs on the
+/// runtime's blocking pool; see [`append_to_parent_blocking`].
+pub async fn append_to_parent(parent: &Path, line: &SessionLine) -> Result<(), SessionWriterError> {
+    let (parent, line) = (parent.to_owned(), line.clone());
+    let path = parent.clone();
+    tokio::task::spawn_blocking(move || append_to_parent_blocking(&parent, &line))
+        .await
+        .map_err(|e| SessionWriterError::Write {
+            path,
+            source: io::Error::other(e),
+        })?
+}
+
+/// [`append_to_parent`] on the calling thread, for code that cannot wait
+/// asynchronously (a `Drop`).
+pub fn append_to_parent_blocking(
+    parent: &Path,
+    line: &SessionLine,
+) -> Result<(), SessionWriterError> {
     let mut file = OpenOptions::new()
         .append(true)
         .open(parent)

@@ -1,0 +1,213 @@
+//! The supervisor's end of the worker socket: a reader task that turns bytes
+//! into frames under the protocol byte cap, and a writer task that sends
+//! frames without ever making the watch loop wait.
+//!
+//! Both directions are bounded. Inbound, the cap is counted on the bytes
+//! read, before anything is decoded: the reader never reads past
+//! `limits.protocol_bytes` (plus the one byte that proves a flood), and
+//! frames read but not yet handled are limited by their size
+//! ([`QUEUED_BYTES`]), not only by their number, so a fast worker stalls in
+//! its own writes instead of growing the supervisor. Outbound, a worker that
+//! stops reading can hold up only the writer task, never a timeout.
+//!
+//! It decides nothing about the run: a flood, a broken frame or a failed
+//! write is reported to the watch loop, which decides what to do.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use subagent_protocol::frame::{AsyncFrameReader, AsyncFrameWriter, FrameError, MaxPayload};
+use subagent_protocol::{FromWorker, ToWorker};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::task::JoinHandle;
+
+/// Frames read but not yet handled, at most (by count). The byte bound
+/// below is the one that matters; this only sizes the channel.
+const QUEUED_FRAMES: usize = 256;
+
+/// Bytes of frames read but not yet handled, at most (16 MiB, one frame of
+/// the largest default size). Past it the reader stops reading, the socket
+/// buffer fills and the worker's writes block. What the supervisor holds
+/// for one worker is this, plus the one frame the reader is decoding or
+/// holding while it waits for room.
+pub(super) const QUEUED_BYTES: u32 = 16 * 1024 * 1024;
+
+/// Messages to the worker waiting to be written. The supervisor sends at
+/// most a `Start` and a `Cancel` per run; the room is for a `Ping` or two.
+const OUTBOX_CAPACITY: usize = 8;
+
+/// What the reader hands the watch loop, in the order it happened.
+#[derive(Debug)]
+pub(super) enum Inbound {
+    /// One message. `held` keeps its bytes counted against [`QUEUED_BYTES`]
+    /// until the loop has handled it and drops it.
+    Message {
+        message: FromWorker,
+        held: OwnedSemaphorePermit,
+    },
+    /// The worker closed its end at a frame boundary.
+    Eof,
+    /// The stream broke (disconnect mid-frame, oversized or undecodable frame).
+    Broken(FrameError),
+    /// The worker sent more than the protocol byte cap; nothing past it was
+    /// read.
+    Flood,
+    /// A message to the worker could not be written.
+    WriteFailed {
+        what: &'static str,
+        error: FrameError,
+    },
+}
+
+/// An aborted-on-drop task, so that nothing outlives the loop that owns it.
+#[derive(Debug)]
+struct AbortOnDrop(JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Counts every byte read, for the cap and the queue.
+struct CountingReader<R> {
+    inner: R,
+    count: Arc<AtomicU64>,
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for CountingReader<R> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let poll = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        let read = buf.filled().len() - before;
+        self.count.fetch_add(read as u64, Ordering::Relaxed);
+        poll
+    }
+}
+
+/// The two tasks of one worker socket; dropping it stops both.
+#[derive(Debug)]
+pub(super) struct Link {
+    outbox: mpsc::Sender<ToWorker>,
+    _reader: AbortOnDrop,
+    _writer: AbortOnDrop,
+}
+
+/// Why a message was not queued for the worker.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum SendRefused {
+    /// The worker has not taken the messages already queued.
+    #[error("{OUTBOX_CAPACITY} messages are already waiting for the worker to read them")]
+    Full,
+    /// The writer task has stopped (a write failed).
+    #[error("the connection to the worker is closed")]
+    Closed,
+}
+
+impl Link {
+    /// Starts the reader and writer tasks over the two halves of a socket;
+    /// returns the link and the receiver of everything inbound.
+    pub(super) fn start<R, W>(
+        read: R,
+        write: W,
+        protocol_bytes: u64,
+    ) -> (Self, mpsc::Receiver<Inbound>)
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let (inbound, inbox) = mpsc::channel(QUEUED_FRAMES);
+        let reader = tokio::spawn(read_frames(read, protocol_bytes, inbound.clone()));
+        let (outbox, pending) = mpsc::channel(OUTBOX_CAPACITY);
+        let writer = tokio::spawn(write_frames(write, pending, inbound));
+        let link = Self {
+            outbox,
+            _reader: AbortOnDrop(reader),
+            _writer: AbortOnDrop(writer),
+        };
+        (link, inbox)
+    }
+
+    /// Queues a message for the worker and returns at once: a worker that
+    /// does not read can make this fail, never wait.
+    pub(super) fn send(&self, message: ToWorker) -> Result<(), SendRefused> {
+        self.outbox.try_send(message).map_err(|e| match e {
+            mpsc::error::TrySendError::Full(_) => SendRefused::Full,
+            mpsc::error::TrySendError::Closed(_) => SendRefused::Closed,
+        })
+    }
+}
+
+/// Reads frames until the stream ends, breaks or passes the cap; the last
+/// thing sent is always `Eof`, `Broken` or `Flood`.
+async fn read_frames<R: AsyncRead + Unpin>(
+    read: R,
+    protocol_bytes: u64,
+    inbound: mpsc::Sender<Inbound>,
+) {
+    let count = Arc::new(AtomicU64::new(0));
+    // One byte past the cap is read so that a worker that sent exactly the
+    // cap is not taken for a flood; past that the stream reads as ended.
+    let capped = read.take(protocol_bytes.saturating_add(1));
+    let mut reader = AsyncFrameReader::new(
+        CountingReader {
+            inner: capped,
+            count: Arc::clone(&count),
+        },
+        MaxPayload::default(),
+    );
+    let queue = Arc::new(Semaphore::new(QUEUED_BYTES as usize));
+    loop {
+        let before = count.load(Ordering::Relaxed);
+        let read = reader.read::<FromWorker>().await;
+        let flooded = count.load(Ordering::Relaxed) > protocol_bytes;
+        let item = match read {
+            // The cap cut the stream: at a frame boundary or inside one.
+            Ok(None) | Err(FrameError::Truncated { .. }) if flooded => Inbound::Flood,
+            Ok(Some(message)) => {
+                let size = count.load(Ordering::Relaxed) - before;
+                let cost = u32::try_from(size).unwrap_or(u32::MAX).min(QUEUED_BYTES);
+                // Waits while the loop still holds QUEUED_BYTES of frames.
+                let Ok(held) = Arc::clone(&queue).acquire_many_owned(cost).await else {
+                    return;
+                };
+                Inbound::Message { message, held }
+            }
+            Ok(None) => Inbound::Eof,
+            Err(e) => Inbound::Broken(e),
+        };
+        let last = !matches!(item, Inbound::Message { .. });
+        if inbound.send(item).await.is_err() || last {
+            return;
+        }
+    }
+}
+
+/// Writes queued messages in order until the queue closes or a write fails.
+async fn write_frames<W: AsyncWrite + Unpin>(
+    write: W,
+    mut pending: mpsc::Receiver<ToWorker>,
+    inbound: mpsc::Sender<Inbound>,
+) {
+    let mut writer = AsyncFrameWriter::new(write, MaxPayload::default());
+    while let Some(message) = pending.recv().await {
+        let what = match &message {
+            ToWorker::Start(_) => "Start",
+            ToWorker::Cancel { .. } => "Cancel",
+            ToWorker::Ping => "Ping",
+        };
+        if let Err(error) = writer.write(&message).await {
+            let _ = inbound.send(Inbound::WriteFailed { what, error }).await;
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "link_tests.rs"]
+mod tests;
