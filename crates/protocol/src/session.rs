@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::limits::Limits;
+use crate::message::LogLevel;
 use crate::result::Mode;
 use crate::usage::Usage;
 
@@ -309,15 +310,77 @@ pub struct OutputLine {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LimitLine {
-    /// Which limit (`wall_timeout`, `idle_timeout`, `stdout`, `memory`, ...).
-    pub limit: String,
+    /// Which limit.
+    pub limit: LimitKind,
     /// The configured value, in the limit's unit.
     pub value: u64,
-    /// What was done (`cancel`, `sigterm`, `sigkill`, `refused`).
-    pub action: String,
+    /// What was done.
+    pub action: LimitAction,
     /// Free-text detail.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub detail: Option<String>,
+}
+
+/// Which limit a `limit` line is about, written in snake_case
+/// (`wall_timeout`, `protocol_bytes`, ...).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LimitKind {
+    /// The wall timeout of the child (value: ms).
+    WallTimeout,
+    /// The idle timeout (value: ms).
+    IdleTimeout,
+    /// The caller cancelled the run (value: 0).
+    Cancel,
+    /// The worker outlived its window after `Cancel` or `Done` and gets
+    /// SIGTERM, then SIGKILL after the grace (value: the grace, ms).
+    KillGrace,
+    /// Bytes the worker may send over the protocol socket (value: bytes).
+    ProtocolBytes,
+    /// Worker stdout captured before the group is killed (value: bytes).
+    Stdout,
+    /// Worker stderr captured before the group is killed (value: bytes).
+    Stderr,
+    /// Memory of the child's cgroup (value: bytes).
+    Memory,
+    /// Processes of the child's cgroup (value: count).
+    Pids,
+    /// Descendants still running after the worker exited (value: count).
+    LeakedProcesses,
+    /// A kind this version does not know, kept as written (a newer
+    /// writer's line read by an older reader). Never written by this one.
+    #[serde(untagged)]
+    Unknown(String),
+}
+
+/// What the supervisor did about a limit, written in snake_case.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LimitAction {
+    /// Sent `Cancel` and waits for `Done` with the partial output.
+    Cancel,
+    /// SIGTERM to the process group, SIGKILL after the grace.
+    Sigterm,
+    /// SIGKILL to the process group at once.
+    Sigkill,
+    /// The kernel's OOM killer ended the child.
+    OomKill,
+    /// The kernel refused a fork.
+    RefusedFork,
+    /// An action this version does not know, kept as written. Never
+    /// written by this one.
+    #[serde(untagged)]
+    Unknown(String),
+}
+
+/// Who wrote a `log` line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogSource {
+    /// The worker, through a `Log` event.
+    Worker,
+    /// The supervisor itself.
+    Supervisor,
 }
 
 /// A log line.
@@ -325,9 +388,9 @@ pub struct LimitLine {
 #[serde(rename_all = "camelCase")]
 pub struct LogLine {
     /// `debug`, `info`, `warn` or `error`.
-    pub level: String,
+    pub level: LogLevel,
     /// Who logged it: `worker` or `supervisor`.
-    pub source: String,
+    pub source: LogSource,
     /// The message.
     pub message: String,
 }

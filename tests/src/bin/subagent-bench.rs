@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use subagent_protocol::frame::{FrameReader, MaxPayload, encode_frame};
-use subagent_protocol::session::{LogLine, SessionEntry, SessionLine};
+use subagent_protocol::message::LogLevel;
+use subagent_protocol::session::{LogLine, LogSource, SessionEntry, SessionLine};
 use subagent_protocol::{
     ApiKey, FromWorker, Limits, ProviderKind, ProviderSpec, Usage, WorkerEvent,
 };
@@ -348,8 +349,8 @@ fn main() -> Result<()> {
                 let w = SessionWriter::create(&path)?;
                 for i in 0..1000 {
                     w.append(SessionLine::now(SessionEntry::Log(LogLine {
-                        level: "info".into(),
-                        source: "bench".into(),
+                        level: LogLevel::Info,
+                        source: LogSource::Supervisor,
                         message: format!("line {i}"),
                     })))
                     .await?;

@@ -7,10 +7,11 @@ use std::time::{Duration, UNIX_EPOCH};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use subagent_protocol::limits::Limits;
+use subagent_protocol::message::LogLevel;
 use subagent_protocol::session::{
-    AgentEvent, LifecycleEvent, LifecycleMode, LifecycleStatus, LimitLine, LogLine, MessageLine,
-    NotApplied, OutputLine, Role, SandboxStatus, SessionEntry, SessionHeader, SessionLine, Stream,
-    ToolCallLine, ToolResultLine, UsageLine,
+    AgentEvent, LifecycleEvent, LifecycleMode, LifecycleStatus, LimitAction, LimitKind, LimitLine,
+    LogLine, LogSource, MessageLine, NotApplied, OutputLine, Role, SandboxStatus, SessionEntry,
+    SessionHeader, SessionLine, Stream, ToolCallLine, ToolResultLine, UsageLine,
 };
 use subagent_protocol::time::{now_rfc3339_ms, rfc3339_ms};
 use subagent_protocol::usage::Usage;
@@ -143,17 +144,17 @@ fn every_line() -> Vec<(&'static str, SessionEntry)> {
         (
             "limit",
             SessionEntry::Limit(LimitLine {
-                limit: "wall_timeout".into(),
+                limit: LimitKind::WallTimeout,
                 value: 900_000,
-                action: "cancel".into(),
+                action: LimitAction::Cancel,
                 detail: Some("no Done within the wall timeout".into()),
             }),
         ),
         (
             "log",
             SessionEntry::Log(LogLine {
-                level: "warn".into(),
-                source: "worker".into(),
+                level: LogLevel::Warn,
+                source: LogSource::Worker,
                 message: "429, retrying".into(),
             }),
         ),
@@ -267,4 +268,63 @@ fn timestamps_match_the_schema_pattern() {
     // The pattern itself is live.
     assert!(!v.is_valid(&json!("2026-11-22 12:00:00Z")));
     assert!(!v.is_valid(&json!("2026-11-22T12:00:00.000+01:00")));
+}
+
+#[test]
+fn limit_kinds_and_actions_are_written_as_the_names_readers_know() {
+    let kinds = [
+        (LimitKind::WallTimeout, "wall_timeout"),
+        (LimitKind::IdleTimeout, "idle_timeout"),
+        (LimitKind::Cancel, "cancel"),
+        (LimitKind::KillGrace, "kill_grace"),
+        (LimitKind::ProtocolBytes, "protocol_bytes"),
+        (LimitKind::Stdout, "stdout"),
+        (LimitKind::Stderr, "stderr"),
+        (LimitKind::Memory, "memory"),
+        (LimitKind::Pids, "pids"),
+        (LimitKind::LeakedProcesses, "leaked_processes"),
+    ];
+    for (kind, name) in kinds {
+        assert_eq!(serde_json::to_value(&kind).unwrap(), json!(name));
+        assert_eq!(
+            serde_json::from_value::<LimitKind>(json!(name)).unwrap(),
+            kind
+        );
+    }
+    let actions = [
+        (LimitAction::Cancel, "cancel"),
+        (LimitAction::Sigterm, "sigterm"),
+        (LimitAction::Sigkill, "sigkill"),
+        (LimitAction::OomKill, "oom_kill"),
+        (LimitAction::RefusedFork, "refused_fork"),
+    ];
+    for (action, name) in actions {
+        assert_eq!(serde_json::to_value(&action).unwrap(), json!(name));
+        assert_eq!(
+            serde_json::from_value::<LimitAction>(json!(name)).unwrap(),
+            action
+        );
+    }
+    let log = LogLine {
+        level: LogLevel::Error,
+        source: LogSource::Supervisor,
+        message: "m".into(),
+    };
+    assert_eq!(
+        serde_json::to_value(&log).unwrap(),
+        json!({"level": "error", "source": "supervisor", "message": "m"})
+    );
+}
+
+#[test]
+fn a_limit_line_from_a_newer_writer_is_read_and_written_back_unchanged() {
+    let text = r#"{"type":"limit","timestamp":"2026-11-22T12:00:00.000Z","limit":"gpu_seconds","value":5,"action":"throttle"}"#;
+    let line: SessionLine = serde_json::from_str(text).unwrap();
+    let SessionEntry::Limit(limit) = &line.entry else {
+        panic!("a limit line: {line:?}")
+    };
+    assert_eq!(limit.limit, LimitKind::Unknown("gpu_seconds".into()));
+    assert_eq!(limit.action, LimitAction::Unknown("throttle".into()));
+    let back: Value = serde_json::to_value(&line).unwrap();
+    assert_eq!(back, serde_json::from_str::<Value>(text).unwrap());
 }

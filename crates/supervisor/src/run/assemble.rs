@@ -13,7 +13,7 @@ use subagent_protocol::result::{
     ContentItem, Details, ErrorInfo, Mode, SingleResult, SubagentResult, TerminationInfo,
 };
 use subagent_protocol::session::SandboxStatus;
-use subagent_protocol::{ErrorCode, Limits, Outcome};
+use subagent_protocol::{ErrorCode, Limits, Outcome, StopReason};
 use subagent_sandbox::{ChildExit, RawExit, SpawnError, Termination};
 
 use super::record::EventRecord;
@@ -138,7 +138,7 @@ pub(super) fn assemble(a: &Assembly, run: ChildRun) -> SubagentResult {
     if !run.record.display_items.is_empty() {
         single.display_items = Some(run.record.display_items.clone());
     }
-    single.stop_reason = Some(stop_reason(&run));
+    single.stop_reason = Some(RunStop::of(&run).as_str().to_owned());
     if let Some(exit) = &run.exit {
         single.termination = Some(termination_info(exit));
     }
@@ -314,18 +314,56 @@ fn classify(a: &Assembly, run: &ChildRun) -> Option<(ErrorCode, String)> {
     }
 }
 
-fn stop_reason(run: &ChildRun) -> String {
-    match (&run.cause, &run.outcome) {
-        (Some(SupervisorCause::WallTimeout), _) => "timeout".into(),
-        (Some(SupervisorCause::IdleTimeout), _) => "idle_timeout".into(),
-        (Some(SupervisorCause::Cancelled), _) => "cancelled".into(),
-        (Some(SupervisorCause::Protocol(_)), _) => "protocol_error".into(),
-        (Some(SupervisorCause::ProtocolFlood), _) => "output_limit".into(),
-        (None, Some(o)) => o.stop_reason.as_str().into(),
-        (None, None) => match &run.exit {
-            Some(exit) => exit.termination.reason().into(),
-            None => "not_started".into(),
-        },
+/// Why a run stopped, as the result's `stopReason` names it: the
+/// supervisor's own cause first, then the worker's reason from `Done`, then
+/// how the process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RunStop<'a> {
+    /// The wall timeout fired.
+    Timeout,
+    /// The idle timeout fired.
+    IdleTimeout,
+    /// The caller cancelled before `Done`.
+    Cancelled,
+    /// The worker broke the protocol.
+    ProtocolError,
+    /// The worker passed the protocol byte cap.
+    OutputLimit,
+    /// The worker's own reason, from `Done`.
+    Worker(StopReason),
+    /// No `Done`: how the process ended.
+    Process(&'a Termination),
+    /// No worker ran.
+    NotStarted,
+}
+
+impl<'a> RunStop<'a> {
+    fn of(run: &'a ChildRun) -> Self {
+        match (&run.cause, &run.outcome) {
+            (Some(SupervisorCause::WallTimeout), _) => Self::Timeout,
+            (Some(SupervisorCause::IdleTimeout), _) => Self::IdleTimeout,
+            (Some(SupervisorCause::Cancelled), _) => Self::Cancelled,
+            (Some(SupervisorCause::Protocol(_)), _) => Self::ProtocolError,
+            (Some(SupervisorCause::ProtocolFlood), _) => Self::OutputLimit,
+            (None, Some(o)) => Self::Worker(o.stop_reason),
+            (None, None) => match &run.exit {
+                Some(exit) => Self::Process(&exit.termination),
+                None => Self::NotStarted,
+            },
+        }
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Timeout => "timeout",
+            Self::IdleTimeout => "idle_timeout",
+            Self::Cancelled => "cancelled",
+            Self::ProtocolError => "protocol_error",
+            Self::OutputLimit => "output_limit",
+            Self::Worker(reason) => reason.as_str(),
+            Self::Process(termination) => termination.reason(),
+            Self::NotStarted => "not_started",
+        }
     }
 }
 

@@ -13,10 +13,11 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 
 use subagent_protocol::frame::encode_frame;
+use subagent_protocol::message::LogLevel;
 use subagent_protocol::result::SubagentResult;
 use subagent_protocol::session::{
-    LifecycleEvent, MessageLine, Role, SESSION_FORMAT_VERSION, SandboxStatus, SessionEntry,
-    SessionHeader,
+    LifecycleEvent, LimitAction, LimitKind, MessageLine, Role, SESSION_FORMAT_VERSION,
+    SandboxStatus, SessionEntry, SessionHeader,
 };
 use subagent_protocol::{ErrorCode, FrameError, MaxPayload, TaskSpec, ToWorker, tool_names};
 use subagent_sandbox::{Isolation, SandboxPolicy, SandboxSpec};
@@ -142,7 +143,7 @@ pub(super) async fn spawn_and_watch(
     ctx.lifecycle_line(LifecycleEvent::Start, None).await;
     for missing in &sandbox_status.not_applied {
         ctx.log(
-            "warn",
+            LogLevel::Warn,
             format!(
                 "protection not applied: {} ({})",
                 missing.protection, missing.reason
@@ -215,27 +216,35 @@ async fn record_exit(ctx: &RunContext<'_>, watch: &Watched) {
     match &exit.termination {
         Termination::OutputLimit { stream } => {
             let (name, value) = match stream {
-                Stream::Stdout => ("stdout", limits.stdout_bytes),
-                Stream::Stderr => ("stderr", limits.stderr_bytes),
+                Stream::Stdout => (LimitKind::Stdout, limits.stdout_bytes),
+                Stream::Stderr => (LimitKind::Stderr, limits.stderr_bytes),
             };
             ctx.limit(
                 name,
                 value,
-                "sigkill",
+                LimitAction::Sigkill,
                 Some("output hard limit reached; process group killed".into()),
             )
             .await;
         }
         Termination::MemoryLimit => {
-            ctx.limit("memory", limits.memory_bytes, "oom_kill", None)
+            ctx.limit(
+                LimitKind::Memory,
+                limits.memory_bytes,
+                LimitAction::OomKill,
+                None,
+            )
+            .await
+        }
+        Termination::PidsLimit => {
+            ctx.limit(LimitKind::Pids, limits.pids, LimitAction::RefusedFork, None)
                 .await
         }
-        Termination::PidsLimit => ctx.limit("pids", limits.pids, "refused_fork", None).await,
         Termination::Leaked { pids } => {
             ctx.limit(
-                "leaked_processes",
+                LimitKind::LeakedProcesses,
                 pids.len() as u64,
-                "sigkill",
+                LimitAction::Sigkill,
                 Some(format!(
                     "descendants still running after the worker exited: {pids:?}"
                 )),
@@ -261,7 +270,7 @@ async fn record_exit(ctx: &RunContext<'_>, watch: &Watched) {
     }
     if watch.outcome.is_none() && !watch.record.partial_text.is_empty() {
         ctx.log(
-            "info",
+            LogLevel::Info,
             format!(
                 "partial assistant text before the worker ended: {}",
                 ctx.sanitizer.mask_secrets(&watch.record.partial_text)

@@ -13,9 +13,11 @@
 use std::time::{Duration, Instant};
 
 use subagent_protocol::Usage;
+use subagent_protocol::message::LogLevel;
 use subagent_protocol::result::SubagentResult;
 use subagent_protocol::session::{
-    AgentEvent, LifecycleEvent, LifecycleStatus, LimitLine, LogLine, SessionEntry, SessionLine,
+    AgentEvent, LifecycleEvent, LifecycleStatus, LimitAction, LimitKind, LimitLine, LogLine,
+    LogSource, SessionEntry, SessionLine,
 };
 
 use super::assemble;
@@ -106,10 +108,10 @@ impl RunContext<'_> {
         }
     }
 
-    pub(super) async fn log(&self, level: &str, message: String) {
+    pub(super) async fn log(&self, level: LogLevel, message: String) {
         self.write(SessionEntry::Log(LogLine {
-            level: level.to_owned(),
-            source: "supervisor".to_owned(),
+            level,
+            source: LogSource::Supervisor,
             message,
         }))
         .await;
@@ -117,15 +119,15 @@ impl RunContext<'_> {
 
     pub(super) async fn limit(
         &self,
-        limit: &str,
+        limit: LimitKind,
         value: u64,
-        action: &str,
+        action: LimitAction,
         detail: Option<String>,
     ) {
         self.write(SessionEntry::Limit(LimitLine {
-            limit: limit.to_owned(),
+            limit,
             value,
-            action: action.to_owned(),
+            action,
             detail,
         }))
         .await;
@@ -180,7 +182,7 @@ impl RunContext<'_> {
         if let Some(parent) = &self.request.parent_session {
             if let Err(e) = append_to_parent(parent, line).await {
                 self.log(
-                    "warn",
+                    LogLevel::Warn,
                     format!("could not append the lifecycle line to the parent session file: {e}"),
                 )
                 .await;

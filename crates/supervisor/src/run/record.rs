@@ -10,7 +10,8 @@
 use subagent_protocol::message::LogLevel;
 use subagent_protocol::result::DisplayItem;
 use subagent_protocol::session::{
-    LogLine, MessageLine, Role, SessionEntry, SessionLine, ToolCallLine, ToolResultLine, UsageLine,
+    LogLine, LogSource, MessageLine, Role, SessionEntry, SessionLine, ToolCallLine, ToolResultLine,
+    UsageLine,
 };
 use subagent_protocol::{Usage, WorkerEvent};
 
@@ -134,15 +135,9 @@ impl EventRecord {
                 if level == LogLevel::Error {
                     self.last_error_log = Some(message.clone());
                 }
-                let level = match level {
-                    LogLevel::Debug => "debug",
-                    LogLevel::Info => "info",
-                    LogLevel::Warn => "warn",
-                    LogLevel::Error => "error",
-                };
                 let entry = SessionEntry::Log(LogLine {
-                    level: level.to_owned(),
-                    source: "worker".to_owned(),
+                    level,
+                    source: LogSource::Worker,
                     message,
                 });
                 (line(entry), false)

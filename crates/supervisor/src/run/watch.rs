@@ -14,6 +14,8 @@
 use std::os::unix::net::UnixStream as StdUnixStream;
 use std::time::Duration;
 
+use subagent_protocol::message::LogLevel;
+use subagent_protocol::session::{LimitAction, LimitKind};
 use subagent_protocol::{FromWorker, Hello, Outcome, PROTOCOL_VERSION, TaskSpec, ToWorker};
 use subagent_sandbox::{ChildExit, KillHandle, KillReason, SandboxedChild};
 use tokio::time::{Instant, sleep_until};
@@ -225,7 +227,7 @@ impl<'c, 'a> Watch<'c, 'a> {
             // told to stop lingering; the exit-after-Done deadline stands.
             self.ctx
                 .log(
-                    "info",
+                    LogLevel::Info,
                     "cancelled by the caller after the worker reported its result; the result stands".into(),
                 )
                 .await;
@@ -237,9 +239,9 @@ impl<'c, 'a> Watch<'c, 'a> {
         self.cause = Some(SupervisorCause::Cancelled);
         self.ctx
             .limit(
-                "cancel",
+                LimitKind::Cancel,
                 0,
-                "cancel",
+                LimitAction::Cancel,
                 Some("cancelled by the caller".into()),
             )
             .await;
@@ -249,14 +251,18 @@ impl<'c, 'a> Watch<'c, 'a> {
     async fn on_wall_timeout(&mut self) {
         self.cause = Some(SupervisorCause::WallTimeout);
         let limit = self.ctx.request.limits.wall_timeout_ms;
-        self.ctx.limit("wall_timeout", limit, "cancel", None).await;
+        self.ctx
+            .limit(LimitKind::WallTimeout, limit, LimitAction::Cancel, None)
+            .await;
         self.cancel_worker("wall timeout");
     }
 
     async fn on_idle_timeout(&mut self) {
         self.cause = Some(SupervisorCause::IdleTimeout);
         let limit = self.ctx.request.limits.idle_timeout_ms;
-        self.ctx.limit("idle_timeout", limit, "cancel", None).await;
+        self.ctx
+            .limit(LimitKind::IdleTimeout, limit, LimitAction::Cancel, None)
+            .await;
         self.cancel_worker("idle timeout");
     }
 
@@ -281,9 +287,9 @@ impl<'c, 'a> Watch<'c, 'a> {
         let grace = self.ctx.request.limits.kill_grace_ms;
         self.ctx
             .limit(
-                "kill_grace",
+                LimitKind::KillGrace,
                 grace,
-                "sigterm",
+                LimitAction::Sigterm,
                 Some("worker still running; SIGTERM to its group, SIGKILL after the grace".into()),
             )
             .await;
@@ -301,7 +307,7 @@ impl<'c, 'a> Watch<'c, 'a> {
                     )));
                     self.ctx
                         .log(
-                            "error",
+                            LogLevel::Error,
                             format!("protocol violation: {e}; killing the worker"),
                         )
                         .await;
@@ -315,7 +321,9 @@ impl<'c, 'a> Watch<'c, 'a> {
                 if self.cause.is_none() {
                     self.cause = Some(SupervisorCause::ProtocolFlood);
                     let cap = self.ctx.request.limits.protocol_bytes;
-                    self.ctx.limit("protocol_bytes", cap, "sigkill", None).await;
+                    self.ctx
+                        .limit(LimitKind::ProtocolBytes, cap, LimitAction::Sigkill, None)
+                        .await;
                     self.killer
                         .kill_now(KillReason::Other("protocol output limit".into()));
                 }
@@ -325,7 +333,7 @@ impl<'c, 'a> Watch<'c, 'a> {
                 if what == "Start" {
                     self.ctx
                         .log(
-                            "error",
+                            LogLevel::Error,
                             format!("could not send Start to the worker: {error}"),
                         )
                         .await;
@@ -383,7 +391,10 @@ impl<'c, 'a> Watch<'c, 'a> {
         if let Some(spec) = self.spec.take() {
             if let Err(e) = self.link.send(ToWorker::Start(Box::new(spec))) {
                 self.ctx
-                    .log("error", format!("could not send Start to the worker: {e}"))
+                    .log(
+                        LogLevel::Error,
+                        format!("could not send Start to the worker: {e}"),
+                    )
                     .await;
             }
         }

@@ -1,11 +1,12 @@
-use subagent_protocol::session::{LogLine, SessionEntry, SessionLine};
+use subagent_protocol::message::LogLevel;
+use subagent_protocol::session::{LogLine, LogSource, SessionEntry, SessionLine};
 
 use super::*;
 
 fn log(message: &str) -> SessionLine {
     SessionLine::now(SessionEntry::Log(LogLine {
-        level: "info".into(),
-        source: "supervisor".into(),
+        level: LogLevel::Info,
+        source: LogSource::Supervisor,
         message: message.into(),
     }))
 }
