@@ -110,7 +110,10 @@ pub fn run(policy: deps::Policy) -> Result<()> {
             // `subagent-worker`); cargo only builds a package's binaries for
             // its own integration tests, so build them all first.
             cmd::run(in_repo(cmd::cargo()).args(["build", "--workspace", "--bins"]))?;
-            cmd::run(with_model(in_repo(cmd::cargo())).args([
+            let mut nextest = with_model(in_repo(cmd::cargo()));
+            // Built just above: the tests need not build them again.
+            nextest.env("SUBAGENT_TEST_BINS_BUILT", "1");
+            cmd::run(nextest.args([
                 "nextest",
                 "run",
                 "--workspace",

@@ -8,13 +8,7 @@ use std::time::{Duration, Instant};
 use super::support::*;
 
 fn subagent_bin() -> PathBuf {
-    let path = PathBuf::from(FIXTURE).with_file_name("subagent");
-    assert!(
-        path.exists(),
-        "{} missing: build it with `cargo build -p subagent-supervisor`",
-        path.display()
-    );
-    path
+    binary("subagent")
 }
 
 fn cli(dir: &Path) -> Command {

@@ -5,7 +5,7 @@
 //! the model was sent back, which tools it was offered, and that no process
 //! of the run survives it.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use pretty_assertions::assert_eq;
@@ -14,16 +14,6 @@ use subagent_protocol::tool_names::READ_ONLY_TOOLS;
 
 use super::scripted_model::{ScriptedModel, offered_tools, text_turn, tool_call_turn};
 use super::support::*;
-
-fn binary(name: &str) -> PathBuf {
-    let path = PathBuf::from(FIXTURE).with_file_name(name);
-    assert!(
-        path.exists(),
-        "{} missing: build it with `cargo build --workspace --bins`",
-        path.display()
-    );
-    path
-}
 
 /// A workspace with real files: sources, a text file with a searchable
 /// line, a .gitignore'd file that the file tools must not show, and a big
