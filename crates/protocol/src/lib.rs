@@ -28,6 +28,7 @@ pub mod message;
 pub mod result;
 pub mod session;
 pub mod task_spec;
+pub mod text;
 pub mod time;
 pub mod tool_names;
 pub mod usage;

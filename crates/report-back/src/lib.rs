@@ -126,17 +126,8 @@ pub fn describe_violations(violations: &[Violation]) -> String {
         .join("\n")
 }
 
-fn clip(mut text: String, max_bytes: usize) -> String {
-    if text.len() <= max_bytes {
-        return text;
-    }
-    let mut end = max_bytes;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    text.truncate(end);
-    text.push_str(" ...");
-    text
+fn clip(text: String, max_bytes: usize) -> String {
+    subagent_protocol::text::shorten_bytes(&text, max_bytes, " ...").into_owned()
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 //! (200 KiB / 5,000 lines by default).
 
 use subagent_protocol::result::Truncation;
+use subagent_protocol::text::floor_char_boundary;
 
 /// Text cut to fit, with what was cut.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,13 +76,6 @@ pub fn truncate_returned(
             full_output_path: full_output_path.map(str::to_owned),
         },
     })
-}
-
-fn floor_char_boundary(s: &str, mut i: usize) -> usize {
-    while i > 0 && !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
 }
 
 #[cfg(test)]

@@ -6,6 +6,8 @@
 //! Cuts fall on UTF-8 character boundaries, so the result is always valid
 //! text. The marker itself is not counted against the caps.
 
+use subagent_protocol::text::{ceil_char_boundary, floor_char_boundary};
+
 /// The result of [`cap_output`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Capped {
@@ -73,10 +75,7 @@ fn line_count(text: &str) -> usize {
 /// End of the longest prefix with at most `max_bytes` bytes and `max_lines`
 /// lines, on a character boundary.
 fn head_end(text: &str, max_bytes: usize, max_lines: usize) -> usize {
-    let mut by_bytes = max_bytes.min(text.len());
-    while !text.is_char_boundary(by_bytes) {
-        by_bytes -= 1;
-    }
+    let by_bytes = floor_char_boundary(text, max_bytes);
     let by_lines = if max_lines == 0 {
         0
     } else {
@@ -90,10 +89,7 @@ fn head_end(text: &str, max_bytes: usize, max_lines: usize) -> usize {
 /// Start of the longest suffix with at most `max_bytes` bytes and
 /// `max_lines` lines, on a character boundary.
 fn tail_start(text: &str, max_bytes: usize, max_lines: usize) -> usize {
-    let mut by_bytes = text.len() - max_bytes.min(text.len());
-    while !text.is_char_boundary(by_bytes) {
-        by_bytes += 1;
-    }
+    let by_bytes = ceil_char_boundary(text, text.len() - max_bytes.min(text.len()));
     let by_lines = if max_lines == 0 {
         text.len()
     } else {

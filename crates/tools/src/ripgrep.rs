@@ -458,10 +458,7 @@ fn line_text(line: &[u8]) -> String {
     if text.len() <= MAX_LINE_BYTES {
         return text.into_owned();
     }
-    let mut end = MAX_LINE_BYTES;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
+    let end = subagent_protocol::text::floor_char_boundary(&text, MAX_LINE_BYTES);
     format!(
         "{} [... {} more bytes of this line]",
         &text[..end],

@@ -385,7 +385,7 @@ fn diagnostic(run: &ChildRun, failure: Option<&(ErrorCode, String)>) -> String {
         &run.record.partial_text
     };
     if !partial.is_empty() {
-        let cut: String = partial.chars().take(DIAGNOSTIC_PARTIAL_CHARS).collect();
+        let cut = subagent_protocol::text::prefix_chars(partial, DIAGNOSTIC_PARTIAL_CHARS);
         parts.push(format!("partial assistant text:\n{cut}"));
     }
     if let Some(err) = &run.record.last_error_log {

@@ -250,9 +250,5 @@ fn duration_ms(d: Duration) -> u64 {
 /// First line of the result text, cut to 200 characters, for lifecycle lines.
 fn summarize(text: &str) -> String {
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    let mut s: String = first.chars().take(200).collect();
-    if first.chars().count() > 200 {
-        s.push('…');
-    }
-    s
+    subagent_protocol::text::shorten_chars(first, 200, "…").into_owned()
 }

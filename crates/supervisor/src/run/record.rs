@@ -167,11 +167,7 @@ fn push_capped(buf: &mut String, text: &str, cap: usize) {
     if room == 0 {
         return;
     }
-    let mut end = room.min(text.len());
-    while end > 0 && !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    buf.push_str(&text[..end]);
+    buf.push_str(subagent_protocol::text::prefix_bytes(text, room));
 }
 
 #[cfg(test)]

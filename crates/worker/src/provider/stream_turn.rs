@@ -206,7 +206,7 @@ pub(crate) fn decode_event<T: serde::de::DeserializeOwned>(
     what: &str,
 ) -> Result<T, ProviderError> {
     serde_json::from_str(&event.data).map_err(|e| {
-        let quoted: String = event.data.chars().take(MAX_QUOTED_EVENT_CHARS).collect();
+        let quoted = subagent_protocol::text::prefix_chars(&event.data, MAX_QUOTED_EVENT_CHARS);
         let more = if quoted.len() < event.data.len() {
             "..."
         } else {
