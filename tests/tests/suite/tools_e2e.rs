@@ -431,3 +431,84 @@ fn the_explorer_agent_is_offered_the_read_only_tools_by_default() {
         "system prompt: {system}"
     );
 }
+
+/// python_execute's code that hunts for `secret` everywhere under /proc and
+/// in its own environment, printing `FOUND <where>` or `NOT FOUND (n pids)`.
+fn proc_hunt_code(secret: &str) -> String {
+    // Spelled backwards so the code's own command line is no find.
+    let reversed: String = secret.chars().rev().collect();
+    format!(
+        r#"import os
+secret = {reversed:?}[::-1].encode()
+found = [k for k, v in os.environ.items() if secret in v.encode()]
+pids = [p for p in os.listdir('/proc') if p.isdigit()]
+for pid in pids:
+    for name in ('environ', 'cmdline', 'mem'):
+        try:
+            with open(f'/proc/{{pid}}/{{name}}', 'rb') as f:
+                if secret in f.read(1 << 20):
+                    found.append(f'{{pid}}/{{name}}')
+        except OSError:
+            pass
+print('FOUND ' + ','.join(found) if found else f'NOT FOUND ({{len(pids)}} pids)')"#
+    )
+}
+
+#[test]
+fn a_secret_in_the_supervisors_environment_is_nowhere_a_tool_can_look() {
+    let workspace = Workspace::new();
+    let sessions = tempfile::tempdir().unwrap();
+    let secret = format!("planted-{}-s3cr3t-value", std::process::id());
+    let model = ScriptedModel::start(vec![
+        tool_call_turn(
+            "call_hunt",
+            "python_execute",
+            &json!({"code": proc_hunt_code(&secret)}),
+        ),
+        text_turn("done"),
+    ]);
+    let out = Command::new(binary("subagent"))
+        .arg("run")
+        .args(["--provider", "openai-chat", "--model", "scripted"])
+        .arg("--base-url")
+        .arg(model.base_url())
+        .arg("--workspace")
+        .arg(workspace.path())
+        .arg("--sessions-dir")
+        .arg(sessions.path())
+        .args(["--timeout", "60", "--json", "--tools", "python_execute"])
+        .args(["--task", "Look for secrets."])
+        // In the supervisor's environment, under a name no masking knows,
+        // and as the API key the worker holds in memory.
+        .env("PLANTED_VALUE", &secret)
+        .env("PLANTED_API_KEY", &secret)
+        .args(["--api-key-env", "PLANTED_API_KEY"])
+        .env_remove("SUBAGENT_WORKER")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_nothing_runs_in(workspace.path());
+    let (_, lines) = checked(&out, 0);
+    let result = of_type(&lines, "tool_result")
+        .first()
+        .map(|l| l["output"].as_str().unwrap().to_owned())
+        .unwrap();
+    assert!(result.contains("NOT FOUND (1 pids)"), "{result}");
+    // The header says which layers the tool processes got.
+    let header = &lines[0];
+    let applied: Vec<&str> = header["toolSandbox"]["applied"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no toolSandbox in the header: {header:#}"))
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for layer in [
+        "pid_namespace",
+        "fresh_proc",
+        "landlock_fs",
+        "seccomp",
+        "no_capabilities",
+    ] {
+        assert!(applied.contains(&layer), "{layer} not in {applied:?}");
+    }
+}
