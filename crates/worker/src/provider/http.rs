@@ -5,7 +5,8 @@
 //!
 //! An error status becomes a readable [`ProviderError::Status`] (status,
 //! provider error type, message) together with advice on whether it may be
-//! retried; the API key is scrubbed from anything a server echoes. This
+//! retried; the API key is scrubbed from anything a server echoes (by
+//! `subagent_redact`, the masking the supervisor uses too). This
 //! module never retries by itself (see [`super::stream_turn`]) and never
 //! logs.
 
@@ -31,14 +32,6 @@ const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
 
 /// Most characters of a provider's error message kept in an error.
 const MAX_ERROR_MESSAGE_CHARS: usize = 2_000;
-
-/// Keys shorter than this, in bytes, are placeholders (llama-server accepts
-/// any key) rather than secrets; scrubbing every occurrence of a two-letter
-/// string would garble the message instead.
-const MIN_SCRUBBED_KEY_LEN: usize = 6;
-
-/// What replaces the API key in echoed text.
-const KEY_MASK: &str = "***";
 
 /// Whether a failed attempt may be tried again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -203,13 +196,16 @@ impl HttpClient {
             .is_some_and(CancellationToken::is_cancelled)
     }
 
-    /// Replaces the API key in `text`.
+    /// Replaces the API key in `text`, by the workspace's one masking rule
+    /// ([`subagent_redact::mask_literal`]: same mask, and keys shorter than
+    /// [`subagent_redact::MIN_SECRET_LEN`] are placeholders, such as the
+    /// `x` llama-server accepts, not masked out of every word). Only the
+    /// key: a provider's message keeps its shapes; the supervisor masks
+    /// those before anything is returned or recorded.
     pub(crate) fn scrub(&self, text: &str) -> String {
         match &self.secret {
-            Some(key) if key.expose().len() >= MIN_SCRUBBED_KEY_LEN => {
-                text.replace(key.expose(), KEY_MASK)
-            }
-            _ => text.to_owned(),
+            Some(key) => subagent_redact::mask_literal(text, key.expose()).into_owned(),
+            None => text.to_owned(),
         }
     }
 

@@ -85,6 +85,29 @@ fn placeholder_keys_are_not_scrubbed_out_of_words() {
 }
 
 #[test]
+fn keys_from_the_shared_minimum_length_up_are_scrubbed() {
+    let at_minimum = "k".repeat(subagent_redact::MIN_SECRET_LEN);
+    let below = "q".repeat(subagent_redact::MIN_SECRET_LEN - 1);
+    assert_eq!(
+        client(Some(&at_minimum)).scrub(&format!("bad key {at_minimum}")),
+        "bad key ***"
+    );
+    assert_eq!(
+        client(Some(&below)).scrub(&format!("bad key {below}")),
+        format!("bad key {below}")
+    );
+}
+
+#[test]
+fn scrub_masks_only_the_key_and_leaves_other_shapes_to_the_supervisor() {
+    let http = client(Some(KEY));
+    assert_eq!(
+        http.scrub(&format!("{KEY} and sk-proj-abcdefghijklmnopqrstuvwx")),
+        "*** and sk-proj-abcdefghijklmnopqrstuvwx"
+    );
+}
+
+#[test]
 fn key_with_a_newline_is_refused_without_echoing_it() {
     let http = client(Some("sk-secret-value\n"));
     let error = http.secret_header("Bearer ").unwrap_err();
