@@ -5,6 +5,7 @@ pub mod support;
 
 mod cli;
 mod e2e_llama;
+mod masking;
 mod model_faults;
 
 mod supervisor_admission;
