@@ -212,8 +212,6 @@ fn a_secret_in_the_supervisors_environment_is_masked_by_value() {
 }
 
 #[test]
-#[ignore = "details.results[].task is the raw task: crates/supervisor/src/run/context.rs \
-            (Assembly.task) must pass it through the run's Sanitizer (issue 8)"]
 fn the_task_echoed_in_the_result_is_masked() {
     let dir = tempfile::tempdir().unwrap();
     let out = run(dir.path(), &task_with_every_secret(), &[]);

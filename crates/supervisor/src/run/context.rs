@@ -88,7 +88,7 @@ impl RunContext<'_> {
         assemble::Assembly {
             run_id: self.run_id.clone(),
             agent: self.request.agent.clone(),
-            task: self.request.task.clone(),
+            task: self.sanitizer.mask_secrets(&self.request.task),
             model: self.request.provider.model.clone(),
             mode: self.request.mode,
             limits: self.request.limits.clone(),
