@@ -453,10 +453,7 @@ pub(crate) fn describe_error_body(body: &str) -> (Option<String>, String) {
 
 /// `text` cut to [`MAX_ERROR_MESSAGE_CHARS`] characters.
 pub(crate) fn shorten(text: &str) -> String {
-    match text.char_indices().nth(MAX_ERROR_MESSAGE_CHARS) {
-        Some((cut, _)) => format!("{}...", &text[..cut]),
-        None => text.to_owned(),
-    }
+    subagent_protocol::text::shorten_chars(text, MAX_ERROR_MESSAGE_CHARS, "...").into_owned()
 }
 
 #[cfg(test)]
