@@ -12,7 +12,7 @@
 //! RELIABILITY.md lists each fault beside the test that proves it.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -26,7 +26,7 @@ use subagent_worker::provider::retry::DEFAULT_MAX_ATTEMPTS;
 use super::fault_proxy::{Fault, FaultProxy, RetryAfter, chat_chunk};
 use super::llama::LlamaServer;
 use super::scripted_model::{ScriptedModel, text_turn};
-use super::support::{assert_reaped, check_session_file, schema};
+use super::support::{assert_reaped, binary, check_session_file, schema};
 
 /// Wall timeout given to every run, seconds: a run here takes seconds (the
 /// slowest, three attempts with backoff or a 50 MB answer, about five), but
@@ -39,39 +39,6 @@ const RUN_DEADLINE: Duration = Duration::from_secs(150);
 
 /// Attempts per model request, the first one included.
 const MAX_ATTEMPTS: usize = DEFAULT_MAX_ATTEMPTS as usize;
-
-fn binary(name: &str) -> PathBuf {
-    let path = PathBuf::from(super::support::FIXTURE).with_file_name(name);
-    assert!(
-        path.exists(),
-        "{} missing: build it with `cargo build --workspace --bins`",
-        path.display()
-    );
-    path
-}
-
-/// A llama-server, or `None` (with the reason printed) when the local model
-/// is not installed. Under `CI=true` a missing model fails the test instead:
-/// CI must never skip silently.
-fn llama(test: &str) -> Option<LlamaServer> {
-    let missing: Vec<&str> = ["SUBAGENT_LLAMA_SERVER", "SUBAGENT_LLAMA_MODEL"]
-        .into_iter()
-        .filter(|var| std::env::var_os(var).is_none())
-        .collect();
-    if missing.is_empty() {
-        return Some(LlamaServer::start());
-    }
-    let why = format!(
-        "{} not set: run `cargo xtask local-model path` and export what it prints",
-        missing.join(" and ")
-    );
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "{test}: {why} (`cargo xtask ci` sets them)"
-    );
-    eprintln!("{test}: skipped: {why}");
-    None
-}
 
 fn upstream(server: &LlamaServer) -> Option<SocketAddr> {
     Some(SocketAddr::from(([127, 0, 0, 1], server.port)))
@@ -154,8 +121,10 @@ fn run_cli(base_url: &str, extra: &[&str]) -> Run {
     )
     .unwrap();
     let sessions = workspace.path().join(".sessions");
+    // Before the clock starts: finding them may build them first.
+    let (subagent, worker) = (binary("subagent"), binary("subagent-worker"));
     let started = Instant::now();
-    let child = Command::new(binary("subagent"))
+    let child = Command::new(subagent)
         .arg("run")
         .args([
             "--task",
@@ -166,7 +135,7 @@ fn run_cli(base_url: &str, extra: &[&str]) -> Run {
             base_url,
         ])
         .arg("--worker")
-        .arg(binary("subagent-worker"))
+        .arg(worker)
         .arg("--workspace")
         .arg(workspace.path())
         .arg("--sessions-dir")
@@ -315,7 +284,7 @@ fn assert_retries_logged(run: &Run, retries: usize, cause: &str) {
 
 #[test]
 fn fault_429_with_retry_after_seconds_is_waited_out_then_succeeds() {
-    let Some(server) = llama("fault_429_with_retry_after_seconds") else {
+    let Some(server) = LlamaServer::start_or_skip("fault_429_with_retry_after_seconds") else {
         return;
     };
     let rate_limited = Fault::Status {
@@ -337,7 +306,7 @@ fn fault_429_with_retry_after_seconds_is_waited_out_then_succeeds() {
 
 #[test]
 fn fault_429_with_retry_after_http_date_is_waited_out_then_succeeds() {
-    let Some(server) = llama("fault_429_with_retry_after_http_date") else {
+    let Some(server) = LlamaServer::start_or_skip("fault_429_with_retry_after_http_date") else {
         return;
     };
     // An HTTP date has whole seconds: 3 s ahead is 2 to 3 s away when parsed.
@@ -359,7 +328,7 @@ fn fault_429_with_retry_after_http_date_is_waited_out_then_succeeds() {
 
 #[test]
 fn fault_429_without_retry_after_backs_off_then_succeeds() {
-    let Some(server) = llama("fault_429_without_retry_after") else {
+    let Some(server) = LlamaServer::start_or_skip("fault_429_without_retry_after") else {
         return;
     };
     let rate_limited = Fault::Status {
@@ -383,7 +352,7 @@ fn fault_429_without_retry_after_backs_off_then_succeeds() {
 
 #[test]
 fn fault_5xx_statuses_are_retried_then_succeed() {
-    let Some(server) = llama("fault_5xx_statuses_are_retried") else {
+    let Some(server) = LlamaServer::start_or_skip("fault_5xx_statuses_are_retried") else {
         return;
     };
     for statuses in [[500, 502], [503, 529]] {
@@ -404,7 +373,7 @@ fn fault_5xx_statuses_are_retried_then_succeed() {
 
 #[test]
 fn fault_retries_work_the_same_on_the_messages_and_responses_apis() {
-    let Some(server) = llama("fault_retries_on_messages_and_responses") else {
+    let Some(server) = LlamaServer::start_or_skip("fault_retries_on_messages_and_responses") else {
         return;
     };
     // Anthropic's "overloaded" status on the Messages API, and a reset on
@@ -500,7 +469,8 @@ fn fault_retry_after_longer_than_the_idle_timeout_ends_as_an_idle_timeout() {
 
 #[test]
 fn fault_connection_reset_before_the_response_is_retried_then_succeeds() {
-    let Some(server) = llama("fault_connection_reset_before_the_response") else {
+    let Some(server) = LlamaServer::start_or_skip("fault_connection_reset_before_the_response")
+    else {
         return;
     };
     let proxy = FaultProxy::start(
@@ -528,7 +498,7 @@ fn fault_connection_reset_every_time_fails_as_unreachable() {
 
 #[test]
 fn fault_connection_reset_mid_stream_fails_without_a_retry() {
-    let Some(server) = llama("fault_connection_reset_mid_stream") else {
+    let Some(server) = LlamaServer::start_or_skip("fault_connection_reset_mid_stream") else {
         return;
     };
     // After three events some text reached the caller: a retry would show
@@ -550,7 +520,7 @@ fn fault_connection_reset_mid_stream_fails_without_a_retry() {
 
 #[test]
 fn fault_stream_cut_mid_event_fails_as_a_truncated_stream() {
-    let Some(server) = llama("fault_stream_cut_mid_event") else {
+    let Some(server) = LlamaServer::start_or_skip("fault_stream_cut_mid_event") else {
         return;
     };
     let proxy = FaultProxy::start(
@@ -569,7 +539,7 @@ fn fault_stream_cut_mid_event_fails_as_a_truncated_stream() {
 
 #[test]
 fn fault_slow_drip_past_the_idle_timeout_is_stopped_as_idle() {
-    let Some(server) = llama("fault_slow_drip_past_the_idle_timeout") else {
+    let Some(server) = LlamaServer::start_or_skip("fault_slow_drip_past_the_idle_timeout") else {
         return;
     };
     // One byte every 100 ms: bytes keep coming (the worker's own idle limit
@@ -600,7 +570,7 @@ fn fault_slow_drip_past_the_idle_timeout_is_stopped_as_idle() {
 
 #[test]
 fn fault_malformed_json_in_a_delta_fails_clearly_without_a_retry() {
-    let Some(server) = llama("fault_malformed_json_in_a_delta") else {
+    let Some(server) = LlamaServer::start_or_skip("fault_malformed_json_in_a_delta") else {
         return;
     };
     let proxy = FaultProxy::start(
