@@ -70,6 +70,23 @@ pub struct ProviderSpec {
     pub price: Option<ModelPrice>,
 }
 
+impl ProviderSpec {
+    /// `model` at `base_url` in dialect `kind`, with no key and every
+    /// setting at the provider's default.
+    pub fn new(kind: ProviderKind, base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        Self {
+            kind,
+            base_url: base_url.into(),
+            model: model.into(),
+            api_key: None,
+            temperature: None,
+            max_tokens: None,
+            reasoning: false,
+            price: None,
+        }
+    }
+}
+
 /// The three API dialects the worker speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

@@ -26,7 +26,9 @@ use subagent_worker::provider::retry::DEFAULT_MAX_ATTEMPTS;
 use super::fault_proxy::{Fault, FaultProxy, RetryAfter, chat_chunk};
 use super::llama::LlamaServer;
 use super::scripted_model::{ScriptedModel, text_turn};
-use super::support::{assert_reaped, binary, check_session_file, schema};
+use super::support::{
+    assert_nothing_runs_in, assert_reaped, assert_valid_result, binary, check_session_file,
+};
 
 /// Wall timeout given to every run, seconds: a run here takes seconds (the
 /// slowest, three attempts with backoff or a 50 MB answer, about five), but
@@ -179,14 +181,7 @@ fn run_cli(base_url: &str, extra: &[&str]) -> Run {
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     let json: Value = serde_json::from_str(&stdout)
         .unwrap_or_else(|e| panic!("stdout is not a result ({e}): {stdout}\nstderr: {stderr}"));
-    let errors: Vec<String> = schema("result.schema.json")
-        .iter_errors(&json)
-        .map(|e| e.to_string())
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "result does not validate: {errors:?}\n{json:#}"
-    );
+    assert_valid_result(&json);
     let session = json["details"]["results"][0]["sessionFile"]
         .as_str()
         .unwrap_or_else(|| panic!("no session file in {json:#}"));
@@ -206,37 +201,6 @@ fn run_cli(base_url: &str, extra: &[&str]) -> Run {
         elapsed,
         _workspace: workspace,
     }
-}
-
-/// No process has its working directory in `dir` (the worker and its tool
-/// processes all do while they live; the worker carries no marker of its
-/// own on its command line).
-fn assert_nothing_runs_in(dir: &Path) {
-    let dir = dir.canonicalize().unwrap();
-    let mut alive = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let is_pid = entry
-            .file_name()
-            .to_str()
-            .is_some_and(|s| s.bytes().all(|b| b.is_ascii_digit()));
-        if !is_pid {
-            continue;
-        }
-        if let Ok(cwd) = std::fs::read_link(entry.path().join("cwd")) {
-            if cwd.starts_with(&dir) {
-                let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-                alive.push(format!(
-                    "{:?}: {}",
-                    entry.file_name(),
-                    String::from_utf8_lossy(&cmdline).replace('\0', " ")
-                ));
-            }
-        }
-    }
-    assert!(
-        alive.is_empty(),
-        "processes of the run survived: {alive:#?}"
-    );
 }
 
 /// How many model requests the proxy saw (each one attempt: the proxy

@@ -142,14 +142,7 @@ impl Fixture {
         let result = supervisor.run(request, cancel).await;
         let elapsed = started.elapsed();
         let json = serde_json::to_value(&result).unwrap();
-        let errors: Vec<String> = schema("result.schema.json")
-            .iter_errors(&json)
-            .map(|e| e.to_string())
-            .collect();
-        assert!(
-            errors.is_empty(),
-            "result does not validate: {errors:?}\n{json:#}"
-        );
+        assert_valid_result(&json);
         let session = result
             .details
             .results
@@ -296,4 +289,47 @@ pub fn cgroups_or_skip(test: &str) -> bool {
             false
         }
     }
+}
+
+/// The result object validates against `schemas/result.schema.json`.
+pub fn assert_valid_result(json: &Value) {
+    let errors: Vec<String> = schema("result.schema.json")
+        .iter_errors(json)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "result does not validate: {errors:?}\n{json:#}"
+    );
+}
+
+/// No process has its working directory in `dir`: a run's worker and its
+/// tool processes all do while they live (the worker carries no marker of
+/// its own on its command line), so this proves none outlived the run.
+pub fn assert_nothing_runs_in(dir: &Path) {
+    let dir = dir.canonicalize().unwrap();
+    let mut alive = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let is_pid = entry
+            .file_name()
+            .to_str()
+            .is_some_and(|s| s.bytes().all(|b| b.is_ascii_digit()));
+        if !is_pid {
+            continue;
+        }
+        if let Ok(cwd) = std::fs::read_link(entry.path().join("cwd")) {
+            if cwd.starts_with(&dir) {
+                let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+                alive.push(format!(
+                    "{:?}: {}",
+                    entry.file_name(),
+                    String::from_utf8_lossy(&cmdline).replace('\0', " ")
+                ));
+            }
+        }
+    }
+    assert!(
+        alive.is_empty(),
+        "processes of the run survived: {alive:#?}"
+    );
 }

@@ -64,6 +64,17 @@ fn run_cli(
     sessions: &Path,
     extra: &[&str],
 ) -> Output {
+    run_cli_with_env(model, workspace, sessions, extra, &[])
+}
+
+/// [`run_cli`] with `env` added to the supervisor's environment.
+fn run_cli_with_env(
+    model: &ScriptedModel,
+    workspace: &Workspace,
+    sessions: &Path,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Output {
     let out = Command::new(binary("subagent"))
         .arg("run")
         .args(["--provider", "openai-chat", "--model", "scripted"])
@@ -75,6 +86,7 @@ fn run_cli(
         .arg(sessions)
         .args(["--timeout", "60", "--json"])
         .args(extra)
+        .envs(env.iter().copied())
         // The worker must be the real one found next to `subagent`.
         .env_remove("SUBAGENT_WORKER")
         .stdin(Stdio::null())
@@ -86,36 +98,6 @@ fn run_cli(
     out
 }
 
-/// No process has its working directory in `dir` (the worker and tool
-/// processes of a run all do while they live).
-fn assert_nothing_runs_in(dir: &Path) {
-    let dir = dir.canonicalize().unwrap();
-    let mut alive = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let is_pid = entry
-            .file_name()
-            .to_str()
-            .is_some_and(|s| s.bytes().all(|b| b.is_ascii_digit()));
-        if !is_pid {
-            continue;
-        }
-        if let Ok(cwd) = std::fs::read_link(entry.path().join("cwd")) {
-            if cwd.starts_with(&dir) {
-                let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-                alive.push(format!(
-                    "{:?}: {}",
-                    entry.file_name(),
-                    String::from_utf8_lossy(&cmdline).replace('\0', " ")
-                ));
-            }
-        }
-    }
-    assert!(
-        alive.is_empty(),
-        "processes of the run survived: {alive:#?}"
-    );
-}
-
 /// Exit status, result validation, session-file validation and reaping;
 /// returns the result and the session lines.
 fn checked(out: &Output, expected_exit: i32) -> (Value, Vec<Value>) {
@@ -123,14 +105,7 @@ fn checked(out: &Output, expected_exit: i32) -> (Value, Vec<Value>) {
     assert_eq!(out.status.code(), Some(expected_exit), "stderr: {stderr}");
     let json: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("stdout is no JSON result ({e}); stderr: {stderr}"));
-    let errors: Vec<String> = schema("result.schema.json")
-        .iter_errors(&json)
-        .map(|e| e.to_string())
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "result does not validate: {errors:?}\n{json:#}"
-    );
+    assert_valid_result(&json);
     let file = json["details"]["results"][0]["sessionFile"]
         .as_str()
         .unwrap_or_else(|| panic!("no session file in {json:#}"));
@@ -467,27 +442,22 @@ fn a_secret_in_the_supervisors_environment_is_nowhere_a_tool_can_look() {
         ),
         text_turn("done"),
     ]);
-    let out = Command::new(binary("subagent"))
-        .arg("run")
-        .args(["--provider", "openai-chat", "--model", "scripted"])
-        .arg("--base-url")
-        .arg(model.base_url())
-        .arg("--workspace")
-        .arg(workspace.path())
-        .arg("--sessions-dir")
-        .arg(sessions.path())
-        .args(["--timeout", "60", "--json", "--tools", "python_execute"])
-        .args(["--task", "Look for secrets."])
-        // In the supervisor's environment, under a name no masking knows,
-        // and as the API key the worker holds in memory.
-        .env("PLANTED_VALUE", &secret)
-        .env("PLANTED_API_KEY", &secret)
-        .args(["--api-key-env", "PLANTED_API_KEY"])
-        .env_remove("SUBAGENT_WORKER")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_nothing_runs_in(workspace.path());
+    // In the supervisor's environment, under a name no masking knows,
+    // and as the API key the worker holds in memory.
+    let out = run_cli_with_env(
+        &model,
+        &workspace,
+        sessions.path(),
+        &[
+            "--tools",
+            "python_execute",
+            "--task",
+            "Look for secrets.",
+            "--api-key-env",
+            "PLANTED_API_KEY",
+        ],
+        &[("PLANTED_VALUE", &secret), ("PLANTED_API_KEY", &secret)],
+    );
     let (_, lines) = checked(&out, 0);
     let result = of_type(&lines, "tool_result")
         .first()

@@ -57,16 +57,11 @@ fn a_task_too_large_for_a_frame_is_refused_with_its_size() {
     let request = RunRequest::new(
         "general",
         "x".repeat(17 * 1024 * 1024),
-        subagent_protocol::ProviderSpec {
-            kind: subagent_protocol::ProviderKind::OpenaiChat,
-            base_url: "http://127.0.0.1:9/v1".into(),
-            model: "m".into(),
-            api_key: None,
-            temperature: None,
-            max_tokens: None,
-            reasoning: false,
-            price: None,
-        },
+        subagent_protocol::ProviderSpec::new(
+            subagent_protocol::ProviderKind::OpenaiChat,
+            "http://127.0.0.1:9/v1",
+            "m",
+        ),
     );
     let agent = crate::agents::AgentCatalog::builtin()
         .get("general")

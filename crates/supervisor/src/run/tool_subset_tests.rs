@@ -156,16 +156,7 @@ mod admission {
     }
 
     fn request(agent: &str) -> RunRequest {
-        let provider = ProviderSpec {
-            kind: ProviderKind::OpenaiChat,
-            base_url: "http://127.0.0.1:9/v1".into(),
-            model: "m".into(),
-            api_key: None,
-            temperature: None,
-            max_tokens: None,
-            reasoning: false,
-            price: None,
-        };
+        let provider = ProviderSpec::new(ProviderKind::OpenaiChat, "http://127.0.0.1:9/v1", "m");
         RunRequest::new(agent, "a task", provider)
     }
 
