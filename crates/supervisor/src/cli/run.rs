@@ -1,9 +1,10 @@
-//! Command-line parsing and wiring for `subagent run`.
+//! `subagent run`: the flags of one run, turned into a `RunRequest` and a
+//! `SupervisorConfig`, run on a small runtime, and the result printed.
 
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::ValueEnum;
 use subagent_protocol::result::SubagentResult;
 use subagent_protocol::{ApiKey, Budget, Limits, OutputMode, ProviderKind, ProviderSpec};
 use subagent_sandbox::SandboxPolicy;
@@ -13,40 +14,6 @@ use subagent_supervisor::{RunRequest, Supervisor, SupervisorConfig, WorkerComman
 use tokio_util::sync::CancellationToken;
 
 use crate::console;
-
-#[derive(Debug, Parser)]
-#[command(
-    name = "subagent",
-    version,
-    about = "Run LLM subagents as process-isolated, resource-capped workers.",
-    long_about = "Run LLM subagents as process-isolated, resource-capped workers.\n\n\
-        Each run starts a worker process under hard limits (process group, rlimits, \
-        cgroup memory/pids caps where available), talks to a real LLM provider, and \
-        returns one result object. Every run leaves a JSONL session file."
-)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Debug, Subcommand)]
-enum Command {
-    /// Run one subagent on one task and print its result.
-    #[command(after_help = "EXAMPLES:\n  \
-        # a local llama-server (cargo xtask local-model serve --port 8080)\n  \
-        subagent run --agent general --task 'Name three primes' \\\n      \
-        --provider openai-chat --base-url http://127.0.0.1:8080/v1 --model smollm2\n\n  \
-        # OpenAI, structured output, machine-readable result\n  \
-        subagent run --agent researcher --task 'Capital of France?' \\\n      \
-        --provider openai-responses --model gpt-4o-mini --api-key-env OPENAI_API_KEY \\\n      \
-        --output-schema capital.schema.json --json\n\n  \
-        # tools confined to a checkout: search and read only, no Python\n  \
-        subagent run --agent general --workspace ./project --tools bash_find,bash_ripgrep,bash_read \\\n      \
-        --task 'Where is the config file parsed?' --model smollm2 --base-url http://127.0.0.1:8080/v1\n\n\
-        EXIT STATUS:\n  0 success, 1 subagent failed, 2 invalid input, 3 timeout,\n  \
-        4 budget exceeded, 5 output truncated, 6 sandbox unavailable, 130 cancelled")]
-    Run(RunArgs),
-}
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum ProviderArg {
@@ -94,7 +61,7 @@ Tool output shown to the model is capped (head and tail kept, with a marker). \
 report_back is not chosen here: it is added by --output-schema.";
 
 #[derive(Debug, clap::Args)]
-struct RunArgs {
+pub(super) struct RunArgs {
     /// The task for the subagent.
     #[arg(long)]
     task: String,
@@ -178,30 +145,6 @@ struct RunArgs {
     json: bool,
 }
 
-/// Parses arguments, runs, prints; returns the exit code.
-pub fn main() -> i32 {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
-        Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() {
-                exit_codes::INVALID_INPUT
-            } else {
-                exit_codes::OK
-            };
-        }
-    };
-    match cli.command {
-        Command::Run(args) => match run(args) {
-            Ok(code) => code,
-            Err(e) => {
-                console::err(&format!("{e:#}"));
-                exit_codes::INVALID_INPUT
-            }
-        },
-    }
-}
-
 fn default_base_url(kind: ProviderKind) -> &'static str {
     match kind {
         ProviderKind::OpenaiChat | ProviderKind::OpenaiResponses => "https://api.openai.com/v1",
@@ -209,7 +152,7 @@ fn default_base_url(kind: ProviderKind) -> &'static str {
     }
 }
 
-fn run(args: RunArgs) -> Result<i32> {
+pub(super) fn run(args: RunArgs) -> Result<i32> {
     let kind = ProviderKind::from(args.provider);
     let api_key = match &args.api_key_env {
         Some(var) => {

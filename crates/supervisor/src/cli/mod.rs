@@ -1,0 +1,70 @@
+//! Command-line parsing and dispatch: one module per subcommand, this one
+//! only declares the command tree and routes to them.
+//!
+//! Every subcommand returns its exit code (`subagent_supervisor::exit_codes`)
+//! and writes to the terminal only through [`crate::console`].
+
+mod run;
+
+use clap::{Parser, Subcommand};
+use subagent_supervisor::exit_codes;
+
+use crate::console;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "subagent",
+    version,
+    about = "Run LLM subagents as process-isolated, resource-capped workers.",
+    long_about = "Run LLM subagents as process-isolated, resource-capped workers.\n\n\
+        Each run starts a worker process under hard limits (process group, rlimits, \
+        cgroup memory/pids caps where available), talks to a real LLM provider, and \
+        returns one result object. Every run leaves a JSONL session file."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run one subagent on one task and print its result.
+    #[command(after_help = "EXAMPLES:\n  \
+        # a local llama-server (cargo xtask local-model serve --port 8080)\n  \
+        subagent run --agent general --task 'Name three primes' \\\n      \
+        --provider openai-chat --base-url http://127.0.0.1:8080/v1 --model smollm2\n\n  \
+        # OpenAI, structured output, machine-readable result\n  \
+        subagent run --agent researcher --task 'Capital of France?' \\\n      \
+        --provider openai-responses --model gpt-4o-mini --api-key-env OPENAI_API_KEY \\\n      \
+        --output-schema capital.schema.json --json\n\n  \
+        # tools confined to a checkout: search and read only, no Python\n  \
+        subagent run --agent general --workspace ./project --tools bash_find,bash_ripgrep,bash_read \\\n      \
+        --task 'Where is the config file parsed?' --model smollm2 --base-url http://127.0.0.1:8080/v1\n\n\
+        EXIT STATUS:\n  0 success, 1 subagent failed, 2 invalid input, 3 timeout,\n  \
+        4 budget exceeded, 5 output truncated, 6 sandbox unavailable, 130 cancelled")]
+    Run(run::RunArgs),
+}
+
+/// Parses arguments, runs, prints; returns the exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                exit_codes::INVALID_INPUT
+            } else {
+                exit_codes::OK
+            };
+        }
+    };
+    match cli.command {
+        Command::Run(args) => match run::run(args) {
+            Ok(code) => code,
+            Err(e) => {
+                console::err(&format!("{e:#}"));
+                exit_codes::INVALID_INPUT
+            }
+        },
+    }
+}
