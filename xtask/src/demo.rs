@@ -1,11 +1,15 @@
-//! `cargo xtask demo`: the main job, end to end, on this machine. Starts the
-//! local model (llama-server with SmolLM2-135M on 127.0.0.1), runs one
-//! subagent through the real `subagent` CLI, prints the result object and the
-//! session file, and stops the server.
+//! `cargo xtask demo`: the main job, end to end, on this machine, from
+//! nothing: installs what is missing (as root; `.ci/run` does the same),
+//! builds the local model and the binaries, starts llama-server with
+//! SmolLM2-135M on 127.0.0.1, and shows through the real `subagent` CLI:
+//! a question answered, a structured-output task that validates, a run that
+//! hits a limit on purpose, then the operator's view of the session files.
+//! The server is stopped however the demo ends.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -14,6 +18,13 @@ use crate::{cmd, deps, local_model};
 
 /// Longest wait for the model to load (60 s).
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The schema of the structured-output step.
+const CAPITAL_SCHEMA: &str = r#"{"type":"object","properties":{"city":{"type":"string"},"country":{"type":"string"}},"required":["city","country"],"additionalProperties":false}"#;
+
+/// Exit status of `subagent run` for an exceeded budget
+/// (crates/supervisor/src/exit_codes.rs).
+const EXIT_BUDGET_EXCEEDED: i32 = 4;
 
 /// Kills the server however the demo ends.
 struct Server(Child);
@@ -51,33 +62,149 @@ pub fn run(task: &str, policy: deps::Policy) -> Result<()> {
     let mut server = Server(child);
     wait_healthy(&mut server, port)?;
 
-    let sessions = tempdir_in_target(&root)?;
-    let subagent = root.join("target/debug/subagent");
-    let mut run = Command::new(&subagent);
-    run.args(["run", "--agent", "general", "--task", task])
-        .args(["--provider", "openai-chat", "--model", "smollm2"])
-        .args(["--base-url", &format!("http://127.0.0.1:{port}/v1")])
-        .args(["--max-tokens", "96", "--json", "--sessions-dir"])
-        .arg(&sessions);
-    eprintln!("$ {}", cmd::describe(&run));
-    let output = run
-        .output()
-        .with_context(|| format!("run {}", subagent.display()))?;
-    std::io::stdout().write_all(&output.stdout)?;
-    std::io::stderr().write_all(&output.stderr)?;
-    let result: serde_json::Value =
-        serde_json::from_slice(&output.stdout).context("the result is not JSON")?;
-    if let Some(file) = result["details"]["results"][0]["sessionFile"].as_str() {
-        println!("\n--- session file {file} ---");
-        println!("{}", std::fs::read_to_string(file)?);
+    let demo = Demo {
+        subagent: root.join("target/debug/subagent"),
+        sessions: sessions_dir(&root)?,
+        base_url: format!("http://127.0.0.1:{port}/v1"),
+        scratch: root.join("target/demo-scratch"),
+    };
+    std::fs::create_dir_all(&demo.scratch)?;
+
+    heading("1/4  a question, answered by the local model (SmolLM2-135M)");
+    let first = demo.run(&["--task", task, "--max-tokens", "96"])?;
+    expect_exit(&first, 0)?;
+    let result = json(&first)?;
+    println!("{}", text_of(&result));
+    println!("usage: {}", result["details"]["results"][0]["usage"]);
+    let first_run = result["details"]["runId"].as_str().map(str::to_owned);
+
+    heading(
+        "2/4  structured output: the provider enforces a JSON Schema, the supervisor validates",
+    );
+    let schema = demo.scratch.join("capital.schema.json");
+    std::fs::write(&schema, CAPITAL_SCHEMA)?;
+    let second = demo.run(&[
+        "--task",
+        "What is the capital of France? Answer with the city and the country.",
+        "--output-mode",
+        "native",
+        "--output-schema",
+        &schema.display().to_string(),
+        "--max-tokens",
+        "64",
+    ])?;
+    expect_exit(&second, 0)?;
+    let result = json(&second)?;
+    println!(
+        "structuredOutput: {}",
+        result["details"]["results"][0]["structuredOutput"]
+    );
+
+    heading("3/4  a limit hit on purpose: one model turn for a task that must call report_back");
+    let third = demo.run(&[
+        "--task",
+        "Name a colour.",
+        "--output-schema",
+        &schema.display().to_string(),
+        "--max-turns",
+        "1",
+        "--max-tokens",
+        "32",
+    ])?;
+    expect_exit(&third, EXIT_BUDGET_EXCEEDED)?;
+    let result = json(&third)?;
+    println!(
+        "exit status {}; error {}: {}",
+        third.status.code().unwrap_or(-1),
+        result["details"]["error"]["code"],
+        result["details"]["error"]["message"]
+    );
+
+    heading("4/4  the operator's view: the session files");
+    if demo.has_subcommand("sessions") {
+        demo.show(&["sessions", "ls", "--limit", "3"])?;
+        if let Some(run_id) = first_run {
+            demo.show(&["sessions", "show", &run_id])?;
+        }
+    } else if let Some(file) = json(&first)?["details"]["results"][0]["sessionFile"].as_str() {
+        println!("--- {file} ---\n{}", std::fs::read_to_string(file)?);
     }
-    if !output.status.success() {
-        bail!("subagent exited with {}", output.status);
-    }
+    println!("\nsession files: {}", demo.sessions.display());
     Ok(())
 }
 
-fn tempdir_in_target(root: &std::path::Path) -> Result<std::path::PathBuf> {
+/// The `subagent` binary and where this demo's runs go.
+struct Demo {
+    subagent: PathBuf,
+    sessions: PathBuf,
+    base_url: String,
+    scratch: PathBuf,
+}
+
+impl Demo {
+    /// `subagent run` against the local model with `extra` flags, `--json`.
+    fn run(&self, extra: &[&str]) -> Result<Output> {
+        let mut run = Command::new(&self.subagent);
+        run.args(["run", "--agent", "general"])
+            .args(["--provider", "openai-chat", "--model", "smollm2"])
+            .args(["--base-url", &self.base_url])
+            .arg("--sessions-dir")
+            .arg(&self.sessions)
+            .arg("--workspace")
+            .arg(&self.scratch)
+            .arg("--json")
+            .args(extra)
+            .stdin(Stdio::null());
+        println!("$ {}", cmd::describe(&run));
+        run.output()
+            .with_context(|| format!("run {}", self.subagent.display()))
+    }
+
+    /// Runs `subagent ARGS --sessions-dir DIR` with its output on the terminal.
+    fn show(&self, args: &[&str]) -> Result<()> {
+        let mut command = Command::new(&self.subagent);
+        command.args(args).arg("--sessions-dir").arg(&self.sessions);
+        cmd::run(&mut command)
+    }
+
+    fn has_subcommand(&self, name: &str) -> bool {
+        Command::new(&self.subagent)
+            .args([name, "--help"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+}
+
+fn heading(text: &str) {
+    println!("\n=== {text} ===");
+}
+
+fn expect_exit(output: &Output, code: i32) -> Result<()> {
+    if output.status.code() == Some(code) {
+        return Ok(());
+    }
+    let _ = std::io::stderr().write_all(&output.stderr);
+    bail!(
+        "subagent exited with {} (expected {code}); its stdout:\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout)
+    )
+}
+
+fn json(output: &Output) -> Result<serde_json::Value> {
+    serde_json::from_slice(&output.stdout).context("the result is not JSON")
+}
+
+fn text_of(result: &serde_json::Value) -> String {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn sessions_dir(root: &Path) -> Result<PathBuf> {
     let dir = root.join("target/demo-sessions");
     std::fs::create_dir_all(&dir)?;
     Ok(dir)

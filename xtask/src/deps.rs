@@ -2,8 +2,9 @@
 //! cargo-nextest), and when xtask may install them itself.
 //!
 //! System packages are installed with apt-get only as root, and only when
-//! `CI` is set or `--install-deps` was given: a developer's machine is never
-//! changed behind their back. Otherwise a missing tool is an error that names
+//! `CI` is set, `--install-deps` was given, or for `cargo xtask demo` (which
+//! says so in its help and takes `--no-install-deps`): a developer's machine
+//! is never changed behind their back by any other task. Otherwise a missing tool is an error that names
 //! the package to install.
 
 use std::process::Command;
@@ -26,6 +27,16 @@ impl Policy {
         let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
         Self {
             may_install: install_deps || ci,
+        }
+    }
+}
+
+impl Policy {
+    /// The demo is the one command a newcomer runs on a fresh machine: it
+    /// installs what is missing (as root) unless told not to.
+    pub fn for_demo(no_install_deps: bool) -> Self {
+        Self {
+            may_install: !no_install_deps,
         }
     }
 }

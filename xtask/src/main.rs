@@ -36,18 +36,21 @@ enum Command {
         #[arg(long)]
         install_deps: bool,
     },
-    /// The main job on this machine: start the local model, run one subagent
-    /// through the `subagent` CLI, print its result and session file.
+    /// The main job on this machine, from nothing: installs missing system
+    /// tools (cmake, a C++ compiler, pip; as root, with apt-get), builds the
+    /// local model and the binaries, then shows through the `subagent` CLI a
+    /// question answered, a structured-output task, a run that hits a limit,
+    /// and the session files.
     Demo {
-        /// The task for the subagent.
+        /// The task of the first run.
         #[arg(
             long,
             default_value = "In one sentence: why do processes need resource limits?"
         )]
         task: String,
-        /// Install missing system tools with apt-get; needs root. Implied when `CI` is set.
+        /// Do not install missing system tools; name them and stop instead.
         #[arg(long)]
-        install_deps: bool,
+        no_install_deps: bool,
     },
     /// Release-build benchmarks, each beside its baseline (see BENCHMARKS.md).
     Bench {
@@ -95,9 +98,10 @@ fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Ci { install_deps } => ci::run(deps::Policy::from_flag(install_deps)),
-        Command::Demo { task, install_deps } => {
-            demo::run(&task, deps::Policy::from_flag(install_deps))
-        }
+        Command::Demo {
+            task,
+            no_install_deps,
+        } => demo::run(&task, deps::Policy::for_demo(no_install_deps)),
         Command::Bench { iterations } => bench::run(iterations),
         Command::Fuzz {
             seconds,
