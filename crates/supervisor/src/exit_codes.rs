@@ -19,6 +19,9 @@ pub const BUDGET_EXCEEDED: i32 = 4;
 pub const OUTPUT_TRUNCATED: i32 = 5;
 /// A required protection could not be applied; nothing ran.
 pub const SANDBOX_UNAVAILABLE: i32 = 6;
+/// `subagent doctor` found something missing (each missing probe is
+/// printed with its fix); distinct from 6 because nothing was refused.
+pub const DOCTOR_MISSING: i32 = 7;
 /// Cancelled (SIGINT / SIGTERM to the supervisor): 128 + SIGINT by convention.
 pub const CANCELLED: i32 = 130;
 

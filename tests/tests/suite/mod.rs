@@ -4,6 +4,7 @@ pub mod scripted_model;
 pub mod support;
 
 mod cli;
+mod doctor;
 mod e2e_llama;
 mod masking;
 mod model_faults;

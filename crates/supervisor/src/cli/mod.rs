@@ -4,6 +4,7 @@
 //! Every subcommand returns its exit code (`subagent_supervisor::exit_codes`)
 //! and writes to the terminal only through [`crate::console`].
 
+mod doctor;
 mod run;
 
 use clap::{Parser, Subcommand};
@@ -26,6 +27,12 @@ struct Cli {
     command: Command,
 }
 
+// Parsed once per process, so a small variant padded to `run`'s size costs
+// nothing worth a Box.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "the command is parsed once per process"
+)]
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run one subagent on one task and print its result.
@@ -43,6 +50,15 @@ enum Command {
         EXIT STATUS:\n  0 success, 1 subagent failed, 2 invalid input, 3 timeout,\n  \
         4 budget exceeded, 5 output truncated, 6 sandbox unavailable, 130 cancelled")]
     Run(run::RunArgs),
+    /// Check what this machine can enforce and reach, one line per probe.
+    #[command(after_help = "EXAMPLES:\n  \
+        # sandbox layers, cgroup caps, python3, sessions dir, worker binary\n  \
+        subagent doctor\n\n  \
+        # also a local llama-server and whether it serves the model\n  \
+        subagent doctor --base-url http://127.0.0.1:8080/v1 --model smollm2 --json\n\n\
+        OUTPUT:\n  ok  <probe>: <detail>\n  MISSING  <probe>: <what is missing> -- <the fix>\n\n\
+        EXIT STATUS:\n  0 every probe ok, 7 something is missing")]
+    Doctor(doctor::DoctorArgs),
 }
 
 /// Parses arguments, runs, prints; returns the exit code.
@@ -64,6 +80,13 @@ pub fn main() -> i32 {
             Err(e) => {
                 console::err(&format!("{e:#}"));
                 exit_codes::INVALID_INPUT
+            }
+        },
+        Command::Doctor(args) => match doctor::run(args) {
+            Ok(code) => code,
+            Err(e) => {
+                console::err(&format!("{e:#}"));
+                exit_codes::DOCTOR_MISSING
             }
         },
     }
