@@ -8,6 +8,7 @@ mod doctor;
 mod e2e_llama;
 mod masking;
 mod model_faults;
+mod sessions_cmd;
 
 mod supervisor_admission;
 mod supervisor_faults;

@@ -6,6 +6,7 @@
 
 mod doctor;
 mod run;
+mod sessions;
 
 use clap::{Parser, Subcommand};
 use subagent_supervisor::exit_codes;
@@ -59,6 +60,8 @@ enum Command {
         OUTPUT:\n  ok  <probe>: <detail>\n  MISSING  <probe>: <what is missing> -- <the fix>\n\n\
         EXIT STATUS:\n  0 every probe ok, 7 something is missing")]
     Doctor(doctor::DoctorArgs),
+    /// Browse session files: list runs, show or follow one, remove old ones.
+    Sessions(sessions::SessionsArgs),
 }
 
 /// Parses arguments, runs, prints; returns the exit code.
@@ -87,6 +90,13 @@ pub fn main() -> i32 {
             Err(e) => {
                 console::err(&format!("{e:#}"));
                 exit_codes::DOCTOR_MISSING
+            }
+        },
+        Command::Sessions(args) => match sessions::run(args) {
+            Ok(code) => code,
+            Err(e) => {
+                console::err(&format!("{e:#}"));
+                exit_codes::INVALID_INPUT
             }
         },
     }

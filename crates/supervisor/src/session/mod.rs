@@ -1,8 +1,12 @@
-//! Session files: where they live, and the one writer that appends to them.
+//! Session files: where they live, the one writer that appends to them,
+//! and reading them back for people.
 //!
-//! Declares and re-exports only; see [`paths`] and [`writer`].
+//! Declares and re-exports only; see [`paths`], [`writer`], [`read`] and
+//! [`format`].
 
+pub mod format;
 pub mod paths;
+pub mod read;
 pub mod writer;
 
 pub use paths::{SessionPaths, default_sessions_dir};

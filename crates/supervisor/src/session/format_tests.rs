@@ -1,0 +1,76 @@
+use std::path::PathBuf;
+
+use pretty_assertions::assert_eq;
+use subagent_protocol::Usage;
+
+use super::*;
+
+fn summary(status: SessionStatus) -> SessionSummary {
+    SessionSummary {
+        run_id: "abc123".into(),
+        agent: "general".into(),
+        model: "m".into(),
+        task: "Count the files\nin the workspace and then report back in detail please".into(),
+        started_at: "2026-11-22T12:00:00.123Z".into(),
+        status,
+        duration_ms: Some(1_500),
+        usage: Usage {
+            input: 10,
+            output: 5,
+            cost: 0.0012,
+            turns: 1,
+            ..Usage::default()
+        },
+        session_file: PathBuf::from("f.jsonl"),
+        torn: false,
+    }
+}
+
+#[test]
+fn durations_read_at_a_glance() {
+    assert_eq!(format_duration(850), "850ms");
+    assert_eq!(format_duration(12_345), "12.3s");
+    assert_eq!(format_duration(245_000), "4m05s");
+    assert_eq!(format_duration(3_720_000), "1h02m");
+}
+
+#[test]
+fn the_task_head_is_one_line_and_cut_with_a_mark() {
+    assert_eq!(head("a\nb", 40), "a b");
+    let cut = head(&"x".repeat(50), TASK_HEAD_CHARS);
+    assert_eq!(cut.chars().count(), TASK_HEAD_CHARS);
+    assert!(cut.ends_with('…'));
+}
+
+#[test]
+fn the_table_has_a_header_row_and_one_row_per_run_without_colour() {
+    let table = format_table(&[summary(SessionStatus::Completed)], Style::default());
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines.len(), 2);
+    assert!(lines[0].starts_with("START"), "{table}");
+    assert!(
+        lines[1].starts_with("2026-11-22 12:00:00  abc123  general  completed  1.5s"),
+        "{table}"
+    );
+    assert!(lines[1].contains("10/5") && lines[1].contains("$0.0012"));
+    assert!(!table.contains('\x1b'));
+}
+
+#[test]
+fn colour_is_only_added_when_asked() {
+    let s = summary(SessionStatus::Failed);
+    assert!(format_closing(&s, Style { color: true }).contains("\x1b[31mfailed"));
+    assert!(!format_closing(&s, Style { color: false }).contains('\x1b'));
+}
+
+#[test]
+fn a_torn_line_is_explained() {
+    let note = format_item(
+        &ReadItem::Torn {
+            line_no: 9,
+            bytes: 12,
+        },
+        Style::default(),
+    );
+    assert!(note.contains("line 9 is torn"), "{note}");
+}
