@@ -19,6 +19,16 @@ fn worker_binary() -> PathBuf {
 /// A run against the real model, or `None` when it is not installed (and
 /// not under CI: see [`LlamaServer::start_or_skip`]).
 async fn run_real(kind: ProviderKind, schema: Option<&str>) -> Option<(Outcome, Fixture)> {
+    run_real_at(kind, schema, LlamaServer::base_url).await
+}
+
+/// [`run_real`] with the base URL the provider is given taken from the
+/// server by `base_url`.
+async fn run_real_at(
+    kind: ProviderKind,
+    schema: Option<&str>,
+    base_url: impl Fn(&LlamaServer) -> String,
+) -> Option<(Outcome, Fixture)> {
     let server = LlamaServer::start_or_skip(&format!("{kind:?}"))?;
     let f = Fixture::new("real-worker");
     let config = SupervisorConfig::new(
@@ -31,7 +41,7 @@ async fn run_real(kind: ProviderKind, schema: Option<&str>) -> Option<(Outcome, 
     let mut r = f.request();
     r.task = "Say hello in five words.".into();
     r.provider.kind = kind;
-    r.provider.base_url = server.base_url();
+    r.provider.base_url = base_url(&server);
     r.provider.model = "smollm2".into();
     r.provider.api_key = None;
     r.provider.temperature = Some(0.0);
@@ -108,6 +118,24 @@ async fn a_real_subagent_runs_on_responses() {
 #[tokio::test]
 async fn a_real_subagent_runs_on_messages() {
     let Some((o, _f)) = run_real(ProviderKind::Anthropic, None).await else {
+        return;
+    };
+    assert_eq!(o.code(), None, "{:#}", o.json);
+    assert!(!o.text().trim().is_empty());
+    assert_real_run(&o);
+}
+
+#[tokio::test]
+async fn a_messages_base_url_without_v1_is_accepted() {
+    // As the Anthropic SDKs and Claude Code set ANTHROPIC_BASE_URL: the host
+    // alone, the worker adding `/v1/messages`.
+    let without_v1 = |server: &LlamaServer| {
+        let url = server.base_url();
+        url.strip_suffix("/v1")
+            .expect("base_url ends in /v1")
+            .to_owned()
+    };
+    let Some((o, _f)) = run_real_at(ProviderKind::Anthropic, None, without_v1).await else {
         return;
     };
     assert_eq!(o.code(), None, "{:#}", o.json);

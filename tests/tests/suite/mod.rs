@@ -4,6 +4,7 @@ pub mod scripted_model;
 pub mod support;
 
 mod cli;
+mod cli_flags;
 mod doctor;
 mod e2e_llama;
 mod masking;

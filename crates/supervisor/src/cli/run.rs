@@ -1,6 +1,11 @@
 //! `subagent run`: the flags of one run, turned into a `RunRequest` and a
 //! `SupervisorConfig`, run on a small runtime, and the result printed.
 
+// A sibling file, not `run/units.rs`: the parsers are about the command
+// line, not about this one subcommand.
+#[path = "units.rs"]
+mod units;
+
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
@@ -14,6 +19,7 @@ use subagent_supervisor::{RunRequest, Supervisor, SupervisorConfig, WorkerComman
 use tokio_util::sync::CancellationToken;
 
 use crate::console;
+use units::{ByteSize, Timespan};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum ProviderArg {
@@ -71,14 +77,18 @@ pub(super) struct RunArgs {
     /// API dialect of the model endpoint.
     #[arg(long, value_enum, default_value = "openai-chat")]
     provider: ProviderArg,
-    /// Base URL of the API (default: the provider's public endpoint).
-    #[arg(long)]
+    /// Base URL of the API. Default: $OPENAI_BASE_URL (openai-chat,
+    /// openai-responses) or $ANTHROPIC_BASE_URL (anthropic) when set, else
+    /// the provider's public endpoint. An anthropic URL may leave out `/v1`.
+    #[arg(long, value_name = "URL")]
     base_url: Option<String>,
     /// Model id as the provider names it.
     #[arg(long)]
     model: String,
-    /// Name of the environment variable holding the API key (the key itself
-    /// never appears on the command line, in results or in session files).
+    /// Name of the environment variable holding the API key. Default:
+    /// OPENAI_API_KEY (openai-chat, openai-responses) or ANTHROPIC_API_KEY
+    /// (anthropic) when set, else no key. The key itself never appears on
+    /// the command line, in results or in session files.
     #[arg(long, value_name = "VAR")]
     api_key_env: Option<String>,
     /// JSON Schema file the final output must satisfy (structured output).
@@ -88,17 +98,58 @@ pub(super) struct RunArgs {
     #[arg(long, value_enum, default_value = "report-back")]
     output_mode: OutputModeArg,
     /// Model turns allowed.
-    #[arg(long, default_value_t = Budget::default().max_turns)]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..),
+        default_value_t = Budget::default().max_turns)]
     max_turns: u32,
     /// Dollars allowed (default unlimited).
-    #[arg(long)]
+    #[arg(long, value_name = "USD", value_parser = parse_cost)]
     max_cost: Option<f64>,
-    /// Wall-clock timeout in seconds.
-    #[arg(long, value_name = "SECS", default_value_t = Limits::default().wall_timeout_ms / 1000)]
-    timeout: u64,
-    /// Seconds without model or tool progress before the run is stopped.
-    #[arg(long, value_name = "SECS", default_value_t = Limits::default().idle_timeout_ms / 1000)]
-    idle_timeout: u64,
+    /// Deepest nesting of subagents: 1 lets this run's subagent work alone,
+    /// 2 lets it start subagents of its own.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..),
+        default_value_t = default_max_depth())]
+    max_depth: u32,
+    /// Wall-clock limit of the whole run (90s, 15m, 1h; a plain number is seconds).
+    #[arg(long, value_name = "DURATION", value_parser = units::parse_duration,
+        default_value_t = Timespan { ms: Limits::default().wall_timeout_ms })]
+    timeout: Timespan,
+    /// Time without model or tool progress before the run is stopped (a
+    /// plain number is seconds).
+    #[arg(long, value_name = "DURATION", value_parser = units::parse_duration,
+        default_value_t = Timespan { ms: Limits::default().idle_timeout_ms })]
+    idle_timeout: Timespan,
+    /// Memory of the worker including swap, a cgroup cap (K, M or G; 1024-based).
+    #[arg(long, value_name = "SIZE", value_parser = units::parse_size,
+        default_value_t = ByteSize(Limits::default().memory_bytes))]
+    memory: ByteSize,
+    /// Processes and threads of the worker (cgroup cap).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..),
+        default_value_t = Limits::default().pids)]
+    pids: u64,
+    /// Worker stdout kept before the run is killed.
+    #[arg(long, value_name = "SIZE", value_parser = units::parse_size,
+        default_value_t = ByteSize(Limits::default().stdout_bytes))]
+    stdout_limit: ByteSize,
+    /// Worker stderr kept before the run is killed.
+    #[arg(long, value_name = "SIZE", value_parser = units::parse_size,
+        default_value_t = ByteSize(Limits::default().stderr_bytes))]
+    stderr_limit: ByteSize,
+    /// Bytes of text returned to the caller before it is truncated.
+    #[arg(long, value_name = "SIZE", value_parser = units::parse_size,
+        default_value_t = ByteSize(Limits::default().returned_text_bytes))]
+    return_limit: ByteSize,
+    /// Wall-clock limit of one tool call that names none.
+    #[arg(long, value_name = "DURATION", value_parser = units::parse_duration,
+        default_value_t = Timespan { ms: Limits::default().tool_timeout_ms })]
+    tool_timeout: Timespan,
+    /// Memory of one tool process tree including swap.
+    #[arg(long, value_name = "SIZE", value_parser = units::parse_size,
+        default_value_t = ByteSize(Limits::default().tool_memory_bytes))]
+    tool_memory: ByteSize,
+    /// Processes and threads of one tool process tree.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..),
+        default_value_t = Limits::default().tool_pids)]
+    tool_pids: u64,
     /// Sampling temperature.
     #[arg(long)]
     temperature: Option<f32>,
@@ -145,24 +196,69 @@ pub(super) struct RunArgs {
     json: bool,
 }
 
-fn default_base_url(kind: ProviderKind) -> &'static str {
+/// Where a provider's key and endpoint come from when no flag names them:
+/// the variables the provider's own SDKs read, so a shell set up for them
+/// needs no configuration here.
+struct ProviderEnv {
+    api_key_var: &'static str,
+    base_url_var: &'static str,
+    public_base_url: &'static str,
+}
+
+fn provider_env(kind: ProviderKind) -> ProviderEnv {
     match kind {
-        ProviderKind::OpenaiChat | ProviderKind::OpenaiResponses => "https://api.openai.com/v1",
-        ProviderKind::Anthropic => "https://api.anthropic.com/v1",
+        ProviderKind::OpenaiChat | ProviderKind::OpenaiResponses => ProviderEnv {
+            api_key_var: "OPENAI_API_KEY",
+            base_url_var: "OPENAI_BASE_URL",
+            public_base_url: "https://api.openai.com/v1",
+        },
+        ProviderKind::Anthropic => ProviderEnv {
+            api_key_var: "ANTHROPIC_API_KEY",
+            base_url_var: "ANTHROPIC_BASE_URL",
+            public_base_url: "https://api.anthropic.com/v1",
+        },
+    }
+}
+
+/// A variable's value, or `None` when it is unset, empty or not UTF-8 (an
+/// exported-but-empty variable means "not configured" to the SDKs too).
+fn env_value(var: &str) -> Option<String> {
+    std::env::var(var).ok().filter(|v| !v.is_empty())
+}
+
+/// The API key: from `--api-key-env` (which must be set), else from the
+/// provider's usual variable when set, else none.
+fn api_key(flag: Option<&str>, env: &ProviderEnv) -> Result<Option<ApiKey>> {
+    match flag {
+        Some(var) => {
+            let value = std::env::var(var).with_context(|| {
+                format!("--api-key-env {var}: the environment variable {var} is not set; export it or name another variable")
+            })?;
+            Ok(Some(ApiKey::new(value)))
+        }
+        None => Ok(env_value(env.api_key_var).map(ApiKey::new)),
+    }
+}
+
+/// `--max-depth`'s default: the library's own, so the CLI cannot drift from it.
+fn default_max_depth() -> u32 {
+    RunRequest::new("", "", ProviderSpec::new(ProviderKind::OpenaiChat, "", "")).max_depth
+}
+
+/// `--max-cost`: dollars, a finite number not below zero.
+fn parse_cost(value: &str) -> Result<f64, String> {
+    match value.trim().parse::<f64>() {
+        Ok(usd) if usd.is_finite() && usd >= 0.0 => Ok(usd),
+        _ => Err(format!(
+            "`{value}` is not an amount of dollars; use a number such as 0.50 or 2"
+        )),
     }
 }
 
 pub(super) fn run(args: RunArgs) -> Result<i32> {
     let kind = ProviderKind::from(args.provider);
-    let api_key = match &args.api_key_env {
-        Some(var) => {
-            let value = std::env::var(var).with_context(|| {
-                format!("--api-key-env {var}: the environment variable {var} is not set; export it or name another variable")
-            })?;
-            Some(ApiKey::new(value))
-        }
-        None => None,
-    };
+    let env = provider_env(kind);
+    let api_key = api_key(args.api_key_env.as_deref(), &env)?;
     let output_schema_json = match &args.output_schema {
         Some(path) => Some(std::fs::read_to_string(path).with_context(|| {
             format!("--output-schema {}: cannot read the file", path.display())
@@ -186,8 +282,16 @@ pub(super) fn run(args: RunArgs) -> Result<i32> {
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
     let limits = Limits {
-        wall_timeout_ms: args.timeout.saturating_mul(1000),
-        idle_timeout_ms: args.idle_timeout.saturating_mul(1000),
+        wall_timeout_ms: args.timeout.ms,
+        idle_timeout_ms: args.idle_timeout.ms,
+        memory_bytes: args.memory.0,
+        pids: args.pids,
+        stdout_bytes: args.stdout_limit.0,
+        stderr_bytes: args.stderr_limit.0,
+        returned_text_bytes: args.return_limit.0,
+        tool_timeout_ms: args.tool_timeout.ms,
+        tool_memory_bytes: args.tool_memory.0,
+        tool_pids: args.tool_pids,
         ..Limits::default()
     };
     let provider = ProviderSpec {
@@ -195,7 +299,8 @@ pub(super) fn run(args: RunArgs) -> Result<i32> {
         base_url: args
             .base_url
             .clone()
-            .unwrap_or_else(|| default_base_url(kind).to_owned()),
+            .or_else(|| env_value(env.base_url_var))
+            .unwrap_or_else(|| env.public_base_url.to_owned()),
         model: args.model.clone(),
         api_key,
         temperature: args.temperature,
@@ -214,6 +319,7 @@ pub(super) fn run(args: RunArgs) -> Result<i32> {
         max_cost: args.max_cost,
     };
     request.limits = limits;
+    request.max_depth = args.max_depth;
     request.workspace_dir = workspace_dir;
     request.parent_session = args.parent_session.clone();
     // Names are checked by the supervisor's admission, not here, so library

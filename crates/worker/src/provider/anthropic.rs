@@ -1,6 +1,7 @@
 //! `anthropic`: the Anthropic Messages API dialect.
 //!
-//! Each turn POSTs the whole conversation to `{base_url}/messages` with the
+//! Each turn POSTs the whole conversation to `{base_url}/messages` (with
+//! `/v1` put in when the base URL leaves it out, see [`messages_url`]) with the
 //! `x-api-key` and `anthropic-version` headers and `stream: true`, and
 //! assembles the content-block event stream: text, `tool_use` blocks whose
 //! input arrives as `input_json_delta` fragments, thinking blocks, the stop
@@ -61,7 +62,7 @@ impl Anthropic {
         retry: RetryPolicy,
         thinking_budget: u32,
     ) -> Result<Self, ProviderError> {
-        let url = endpoint(&spec.base_url, "messages")?;
+        let url = messages_url(&spec.base_url)?;
         Ok(Self {
             spec,
             http,
@@ -121,6 +122,28 @@ impl Provider for Anthropic {
     fn take_retries(&mut self) -> Vec<RetryNotice> {
         self.retries.take()
     }
+}
+
+/// The Messages endpoint under `base_url`, which may or may not end in `/v1`.
+///
+/// The Anthropic SDKs and Claude Code take the base URL without the version
+/// (`ANTHROPIC_BASE_URL=http://127.0.0.1:8080`) and add `/v1/messages`
+/// themselves, while OpenAI-style base URLs (and this crate's default) carry
+/// `/v1`; both spellings name the same server, so both are accepted here,
+/// where every caller of the worker passes through. Only the URL's path is
+/// looked at, so a host or a prefix (`/proxy/v1`) is kept as it is.
+pub(crate) fn messages_url(base_url: &str) -> Result<String, ProviderError> {
+    let has_version = reqwest::Url::parse(base_url)
+        .is_ok_and(|url| url.path().trim_end_matches('/').ends_with("/v1"));
+    // A URL that does not parse gets endpoint()'s error, which says what is expected.
+    endpoint(
+        base_url,
+        if has_version {
+            "messages"
+        } else {
+            "v1/messages"
+        },
+    )
 }
 
 /// The JSON body of one Messages request.

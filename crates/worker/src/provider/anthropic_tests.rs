@@ -236,3 +236,46 @@ fn thinking_budget_stays_below_max_tokens() {
     let body = request_body(&spec, &request(Vec::new()), 8000, &HashMap::new()).unwrap();
     assert_eq!(body["thinking"]["budget_tokens"], json!(1499));
 }
+
+#[test]
+fn the_messages_url_is_the_same_with_or_without_v1() {
+    for base_url in [
+        "http://h:1",
+        "http://h:1/",
+        "http://h:1/v1",
+        "http://h:1/v1/",
+    ] {
+        assert_eq!(
+            messages_url(base_url).unwrap(),
+            "http://h:1/v1/messages",
+            "{base_url}"
+        );
+    }
+}
+
+#[test]
+fn a_path_prefix_is_kept_in_the_messages_url() {
+    for base_url in [
+        "http://h:1/proxy/v1",
+        "http://h:1/proxy/v1/",
+        "http://h:1/proxy",
+    ] {
+        assert_eq!(
+            messages_url(base_url).unwrap(),
+            "http://h:1/proxy/v1/messages",
+            "{base_url}"
+        );
+    }
+    assert_eq!(
+        messages_url("https://api.anthropic.com/v1").unwrap(),
+        "https://api.anthropic.com/v1/messages"
+    );
+    // A host that happens to be named v1 is a host, not a version.
+    assert_eq!(messages_url("http://v1").unwrap(), "http://v1/v1/messages");
+}
+
+#[test]
+fn a_base_url_that_is_not_http_is_still_refused() {
+    assert!(messages_url("ftp://h:1/v1").is_err());
+    assert!(messages_url("not a url").is_err());
+}
