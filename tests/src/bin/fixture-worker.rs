@@ -180,6 +180,13 @@ fn main() {
                     io.event(WorkerEvent::TurnStart { turn: 1 });
                     sleep_forever()
                 }
+                // A clean failure the CLI can pick by task text (batch and
+                // chain tests need one task to fail without waiting).
+                "fail" => io.done(
+                    "fixture failed on purpose",
+                    StopReason::Error,
+                    Some((ErrorCode::SubagentFailed, "fixture failed on purpose")),
+                ),
                 _ => succeed(&mut io, &spec),
             }
         }

@@ -9,6 +9,7 @@ mod doctor;
 mod e2e_llama;
 mod masking;
 mod model_faults;
+mod modes;
 mod sessions_cmd;
 
 mod supervisor_admission;

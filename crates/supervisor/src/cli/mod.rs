@@ -36,7 +36,7 @@ struct Cli {
 )]
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run one subagent on one task and print its result.
+    /// Run a subagent on a task (or several: --parallel, --chain) and print the result.
     #[command(after_help = "EXAMPLES:\n  \
         # a local llama-server (cargo xtask local-model serve --port 8080)\n  \
         subagent run --agent general --task 'Name three primes' \\\n      \
@@ -47,9 +47,20 @@ enum Command {
         --output-schema capital.schema.json --json\n\n  \
         # tools confined to a checkout: search and read only, no Python\n  \
         subagent run --agent general --workspace ./project --tools bash_find,bash_ripgrep,bash_read \\\n      \
-        --task 'Where is the config file parsed?' --model smollm2 --base-url http://127.0.0.1:8080/v1\n\n\
+        --task 'Where is the config file parsed?' --model smollm2 --base-url http://127.0.0.1:8080/v1\n\n  \
+        # three tasks at once, two running at a time; one summary, one session file each\n  \
+        subagent run --parallel --concurrency 2 --task 'Name a prime' --task 'Name a colour' \\\n      \
+        --task 'Name a river' --model smollm2 --base-url http://127.0.0.1:8080/v1\n\n  \
+        # tasks from a file, one per non-empty line\n  \
+        subagent run --parallel --tasks questions.txt --model smollm2 --base-url http://127.0.0.1:8080/v1\n\n  \
+        # a chain: {previous} is replaced by the previous step's output\n  \
+        subagent run --chain --task 'List three facts about Mars' \\\n      \
+        --task 'Pick the most surprising of these: {previous}' \\\n      \
+        --model smollm2 --base-url http://127.0.0.1:8080/v1\n\n\
         EXIT STATUS:\n  0 success, 1 subagent failed, 2 invalid input, 3 timeout,\n  \
-        4 budget exceeded, 5 output truncated, 6 sandbox unavailable, 130 cancelled")]
+        4 budget exceeded, 5 output truncated, 6 sandbox unavailable, 130 cancelled\n  \
+        --parallel: 0 when every task succeeded, else the code of the first failing task (in task order)\n  \
+        --chain: the code of the failing step; later steps are not run")]
     Run(run::RunArgs),
     /// Check what this machine can enforce and reach, one line per probe.
     #[command(after_help = "EXAMPLES:\n  \

@@ -5,6 +5,9 @@
 // line, not about this one subcommand.
 #[path = "units.rs"]
 mod units;
+// `--parallel` and `--chain`: which tasks a call has and how they run.
+#[path = "run_modes.rs"]
+mod modes;
 
 use std::path::PathBuf;
 
@@ -68,9 +71,24 @@ report_back is not chosen here: it is added by --output-schema.";
 
 #[derive(Debug, clap::Args)]
 pub(super) struct RunArgs {
-    /// The task for the subagent.
+    /// The task for the subagent. Repeat it with --parallel or --chain.
+    #[arg(long, value_name = "TEXT", required_unless_present = "tasks")]
+    task: Vec<String>,
+    /// File of tasks, one per non-empty line (added after any --task).
+    #[arg(long, value_name = "FILE")]
+    tasks: Option<PathBuf>,
+    /// Run every task at once, each its own subagent with its own session
+    /// file; the result lists them in task order.
+    #[arg(long, conflicts_with = "chain")]
+    parallel: bool,
+    /// Run the tasks one after another; `{previous}` in a task is replaced
+    /// by the previous step's output. Stops at the first failing step.
     #[arg(long)]
-    task: String,
+    chain: bool,
+    /// With --parallel: subagents running at a time (default 4, at most
+    /// the supervisor's limit of 16); the others wait.
+    #[arg(long, value_name = "N")]
+    concurrency: Option<usize>,
     /// Agent name (built in: general, explorer, researcher).
     #[arg(long, default_value = "general")]
     agent: String,
@@ -256,6 +274,14 @@ fn parse_cost(value: &str) -> Result<f64, String> {
 }
 
 pub(super) fn run(args: RunArgs) -> Result<i32> {
+    let plan = modes::plan(&modes::ModeFlags {
+        tasks: &args.task,
+        tasks_file: args.tasks.as_deref(),
+        parallel: args.parallel,
+        chain: args.chain,
+        concurrency: args.concurrency,
+        max_concurrent: subagent_supervisor::run::DEFAULT_MAX_CONCURRENT,
+    })?;
     let kind = ProviderKind::from(args.provider);
     let env = provider_env(kind);
     let api_key = api_key(args.api_key_env.as_deref(), &env)?;
@@ -308,7 +334,8 @@ pub(super) fn run(args: RunArgs) -> Result<i32> {
         reasoning: args.reasoning,
         price: None,
     };
-    let mut request = RunRequest::new(args.agent.clone(), args.task.clone(), provider);
+    // The task is filled in per child by `modes::execute`.
+    let mut request = RunRequest::new(args.agent.clone(), String::new(), provider);
     request.output_schema_json = output_schema_json;
     request.output_mode = match args.output_mode {
         OutputModeArg::ReportBack => OutputMode::ReportBack,
@@ -350,7 +377,7 @@ pub(super) fn run(args: RunArgs) -> Result<i32> {
                 on_signal.cancel();
             }
         });
-        supervisor.run(request, cancel).await
+        modes::execute(&supervisor, plan, request, cancel).await
     });
     print_result(&result, args.json)?;
     Ok(exit_codes::for_error(
@@ -400,11 +427,12 @@ fn print_result(result: &SubagentResult, json: bool) -> Result<()> {
     if let Some(error) = &result.details.error {
         console::err(&format!("{}: {}", error.code, error.message));
     }
-    if let Some(file) = result
+    // Every child's file: a parallel call or a chain leaves one per task.
+    for file in result
         .details
         .results
-        .first()
-        .and_then(|r| r.session_file.as_ref())
+        .iter()
+        .filter_map(|r| r.session_file.as_ref())
     {
         console::err(&format!("session file: {file}"));
     }

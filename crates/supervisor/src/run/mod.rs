@@ -9,6 +9,7 @@ mod child;
 mod config;
 mod context;
 mod link;
+mod modes;
 mod record;
 mod request;
 mod supervisor;
@@ -16,5 +17,6 @@ mod tool_subset;
 mod watch;
 
 pub use config::{CANCEL_WINDOW, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_PER_CALL, SupervisorConfig};
+pub use modes::{PREVIOUS_PLACEHOLDER, check_concurrency, substitute_previous};
 pub use request::{RunRequest, WorkerCommand};
 pub use supervisor::{GateDecision, SpawnGate, Supervisor};

@@ -1,0 +1,123 @@
+//! `subagent run --parallel` and `--chain`: which tasks a call has (from
+//! repeated `--task` and `--tasks FILE`), checked before anything starts,
+//! and handed to the supervisor's batch or chain.
+//!
+//! In: the flags. Out: a [`TaskPlan`] and, once run, one result object.
+//! Flags that cannot work together are a usage error (exit 2) here, never a
+//! half-started call.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use subagent_protocol::result::SubagentResult;
+use subagent_supervisor::run::{DEFAULT_MAX_PER_CALL, check_concurrency};
+use subagent_supervisor::{RunRequest, Supervisor};
+use tokio_util::sync::CancellationToken;
+
+/// `--concurrency`'s default: the per-call limit of the design.
+pub(super) const DEFAULT_CONCURRENCY: usize = DEFAULT_MAX_PER_CALL;
+
+/// How one `subagent run` call runs its tasks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum TaskPlan {
+    /// One task, one child.
+    Single(String),
+    /// Every task at once, at most `concurrency` running.
+    Parallel {
+        tasks: Vec<String>,
+        concurrency: usize,
+    },
+    /// One step after another.
+    Chain(Vec<String>),
+}
+
+/// The flags that choose the plan, as parsed.
+pub(super) struct ModeFlags<'a> {
+    pub(super) tasks: &'a [String],
+    pub(super) tasks_file: Option<&'a Path>,
+    pub(super) parallel: bool,
+    pub(super) chain: bool,
+    pub(super) concurrency: Option<usize>,
+    /// The most children the supervisor runs at once.
+    pub(super) max_concurrent: usize,
+}
+
+/// Decides the plan, reading `--tasks FILE` when given.
+pub(super) fn plan(flags: &ModeFlags<'_>) -> Result<TaskPlan> {
+    let mut tasks = flags.tasks.to_vec();
+    if let Some(path) = flags.tasks_file {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("--tasks {}: cannot read the file", path.display()))?;
+        tasks.extend(tasks_from_file(&text));
+    }
+    plan_from(tasks, flags)
+}
+
+/// One task per non-empty line; surrounding blanks are not part of a task.
+pub(super) fn tasks_from_file(text: &str) -> Vec<String> {
+    text.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The pure part of [`plan`].
+pub(super) fn plan_from(tasks: Vec<String>, flags: &ModeFlags<'_>) -> Result<TaskPlan> {
+    if tasks.is_empty() {
+        bail!("no task: pass --task TEXT (or --tasks FILE with one task per line)");
+    }
+    if let Some(n) = flags.concurrency {
+        if !flags.parallel {
+            bail!("--concurrency applies to --parallel only");
+        }
+        if let Err(message) = check_concurrency(n, flags.max_concurrent) {
+            bail!("--concurrency {n}: {message}");
+        }
+    }
+    if flags.parallel {
+        return Ok(TaskPlan::Parallel {
+            tasks,
+            concurrency: flags.concurrency.unwrap_or(DEFAULT_CONCURRENCY),
+        });
+    }
+    if flags.chain {
+        return Ok(TaskPlan::Chain(tasks));
+    }
+    let count = tasks.len();
+    let mut tasks = tasks.into_iter();
+    match (tasks.next(), count) {
+        (Some(task), 1) => Ok(TaskPlan::Single(task)),
+        _ => bail!(
+            "{count} tasks were given: add --parallel to run them at once or --chain to run them one after another"
+        ),
+    }
+}
+
+/// Runs the plan, every child built from `template` with its own task.
+pub(super) async fn execute(
+    supervisor: &Supervisor,
+    plan: TaskPlan,
+    template: RunRequest,
+    cancel: CancellationToken,
+) -> SubagentResult {
+    let with_task = |task: String| RunRequest {
+        task,
+        ..template.clone()
+    };
+    match plan {
+        TaskPlan::Single(task) => supervisor.run(with_task(task), cancel).await,
+        TaskPlan::Parallel { tasks, concurrency } => {
+            let requests = tasks.into_iter().map(with_task).collect();
+            supervisor.run_batch(requests, concurrency, cancel).await
+        }
+        TaskPlan::Chain(tasks) => {
+            let steps = tasks.into_iter().map(with_task).collect();
+            supervisor.run_chain(steps, cancel).await
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "run_modes_tests.rs"]
+mod tests;

@@ -1,0 +1,270 @@
+//! The two ways one call runs several children, composed from
+//! [`Supervisor::run`]: a batch (mode `parallel`: every task at once, at most
+//! `concurrency` running, results in task order) and a chain (mode `chain`:
+//! steps one after another, each task may quote the previous step's output
+//! as `{previous}`, stopping at the first failure).
+//!
+//! In: resolved [`RunRequest`]s. Out: one result object whose `results` hold
+//! one entry per child that ran, and whose `error` is the first failure's, so
+//! the exit code of the call is the exit code of that failure. The pure
+//! pieces (placeholder substitution, the summary text, the combined error)
+//! are separate functions so they are tested without processes.
+//!
+//! It never starts a process itself and never runs more children at once
+//! than the supervisor's global limit allows.
+
+use futures_util::StreamExt;
+use subagent_protocol::ErrorCode;
+use subagent_protocol::result::{ContentItem, Details, ErrorInfo, Mode, SubagentResult};
+use tokio_util::sync::CancellationToken;
+
+use super::request::{RunRequest, new_run_id};
+use super::supervisor::Supervisor;
+
+/// What a chain step writes where the previous step's output should go.
+pub const PREVIOUS_PLACEHOLDER: &str = "{previous}";
+
+/// Characters of each answer shown in a batch summary: enough to recognise
+/// the answer; the whole text is in `results[].output` and the session file.
+const SUMMARY_HEAD_CHARS: usize = 200;
+
+/// Lines of each answer shown in a batch summary (same reason).
+const SUMMARY_HEAD_LINES: usize = 3;
+
+impl Supervisor {
+    /// Runs every request (mode `parallel`) with at most `concurrency`
+    /// children at once; the rest wait for a free slot. `results` are in
+    /// request order and `content` is one summary for the parent.
+    ///
+    /// A `concurrency` of 0 or above the supervisor's `max_concurrent`, or an
+    /// empty list, is refused (INVALID_INPUT) before anything starts.
+    pub async fn run_batch(
+        &self,
+        requests: Vec<RunRequest>,
+        concurrency: usize,
+        cancel: CancellationToken,
+    ) -> SubagentResult {
+        if requests.is_empty() {
+            return SubagentResult::refusal(
+                ErrorCode::InvalidInput,
+                "a parallel call needs at least one task".to_owned(),
+            );
+        }
+        if let Err(message) = check_concurrency(concurrency, self.config.max_concurrent) {
+            return SubagentResult::refusal(ErrorCode::InvalidInput, message);
+        }
+        let tasks: Vec<String> = requests.iter().map(|r| r.task.clone()).collect();
+        // `buffered` keeps at most `concurrency` runs in flight and yields
+        // them in request order, whichever finishes first.
+        let children: Vec<SubagentResult> = futures_util::stream::iter(requests)
+            .map(|mut request| {
+                request.mode = Mode::Parallel;
+                self.run(request, cancel.clone())
+            })
+            .buffered(concurrency)
+            .collect()
+            .await;
+        combine_batch(&tasks, children)
+    }
+
+    /// Runs the steps one after another (mode `chain`). Each step's task has
+    /// [`PREVIOUS_PLACEHOLDER`] replaced by the previous step's output (the
+    /// first step's is left as written). The chain stops at the first failing
+    /// step: its error is the call's error and later steps never start.
+    /// `content` is the last step's output.
+    pub async fn run_chain(
+        &self,
+        steps: Vec<RunRequest>,
+        cancel: CancellationToken,
+    ) -> SubagentResult {
+        if steps.is_empty() {
+            return SubagentResult::refusal(
+                ErrorCode::InvalidInput,
+                "a chain needs at least one step".to_owned(),
+            );
+        }
+        let total = steps.len();
+        let mut ran = Vec::with_capacity(total);
+        let mut previous: Option<String> = None;
+        for mut step in steps {
+            if let Some(previous) = &previous {
+                step.task = substitute_previous(&step.task, previous);
+            }
+            step.mode = Mode::Chain;
+            let result = self.run(step, cancel.clone()).await;
+            let failed = result.details.error.is_some();
+            previous = Some(output_text(&result));
+            ran.push(result);
+            if failed {
+                break;
+            }
+        }
+        combine_chain(total, ran)
+    }
+}
+
+/// `concurrency` must be 1..=`max`; the message says the maximum.
+pub fn check_concurrency(concurrency: usize, max: usize) -> Result<(), String> {
+    if concurrency == 0 || concurrency > max {
+        return Err(format!(
+            "concurrency {concurrency} is out of range: use 1 to {max} (the most subagents one supervisor runs at once)"
+        ));
+    }
+    Ok(())
+}
+
+/// `task` with every [`PREVIOUS_PLACEHOLDER`] replaced by `previous`.
+pub fn substitute_previous(task: &str, previous: &str) -> String {
+    task.replace(PREVIOUS_PLACEHOLDER, previous)
+}
+
+/// A child's answer as the next step or the summary should see it: the
+/// sanitized full output when recorded, else the returned text.
+fn output_text(result: &SubagentResult) -> String {
+    if let Some(output) = result
+        .details
+        .results
+        .first()
+        .and_then(|r| r.output.clone())
+    {
+        return output;
+    }
+    content_text(result)
+}
+
+fn content_text(result: &SubagentResult) -> String {
+    result
+        .content
+        .iter()
+        .map(|ContentItem::Text { text }| text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The first lines and characters of `text`, with `...` when cut.
+fn head(text: &str) -> String {
+    let text = text.trim();
+    let mut kept: String = text
+        .lines()
+        .take(SUMMARY_HEAD_LINES)
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut cut = kept.len() < text.len();
+    if kept.chars().count() > SUMMARY_HEAD_CHARS {
+        kept = kept.chars().take(SUMMARY_HEAD_CHARS).collect();
+        cut = true;
+    }
+    if cut {
+        kept.push_str(" ...");
+    }
+    kept
+}
+
+/// The batch summary for the parent: one entry per task (index, status and
+/// the head of its answer or error), then the totals.
+pub fn batch_summary(tasks: &[String], children: &[SubagentResult]) -> String {
+    let mut out = String::new();
+    let mut failed = 0;
+    for (i, child) in children.iter().enumerate() {
+        let task = tasks.get(i).map_or("", String::as_str);
+        let (status, body) = match &child.details.error {
+            None => ("completed".to_owned(), head(&output_text(child))),
+            Some(error) => {
+                failed += 1;
+                (format!("failed ({})", error.code), head(&error.message))
+            }
+        };
+        out.push_str(&format!("[{}] {status}: {}\n{body}\n\n", i + 1, head(task)));
+    }
+    let total = children.len();
+    out.push_str(&format!(
+        "{total} tasks: {} completed, {failed} failed",
+        total - failed
+    ));
+    out
+}
+
+/// The call's error: the first failing child's code (so the exit code is
+/// that failure's), with a message naming which one and how many failed.
+pub fn first_failure(children: &[SubagentResult]) -> Option<ErrorInfo> {
+    let failures: Vec<(usize, &ErrorInfo)> = children
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| c.details.error.as_ref().map(|e| (i + 1, e)))
+        .collect();
+    let (index, first) = failures.first()?;
+    Some(ErrorInfo {
+        code: first.code,
+        message: format!(
+            "{} of {} tasks failed; the first (#{index}): {}",
+            failures.len(),
+            children.len(),
+            first.message
+        ),
+    })
+}
+
+fn combine_batch(tasks: &[String], children: Vec<SubagentResult>) -> SubagentResult {
+    let text = batch_summary(tasks, &children);
+    let error = first_failure(&children);
+    SubagentResult {
+        content: vec![ContentItem::Text { text }],
+        details: Details {
+            mode: Mode::Parallel,
+            run_id: Some(new_run_id()),
+            results: children
+                .into_iter()
+                .flat_map(|c| c.details.results)
+                .collect(),
+            error,
+        },
+    }
+}
+
+/// The chain's `content`: the last step's output, and when a step failed
+/// before the end, which one and that the rest did not run.
+pub fn chain_text(total: usize, ran: &[SubagentResult]) -> String {
+    let Some(last) = ran.last() else {
+        return String::new();
+    };
+    let text = content_text(last);
+    match &last.details.error {
+        None => text,
+        Some(error) => {
+            let step = ran.len();
+            let skipped = total - step;
+            let rest = match skipped {
+                0 => "it was the last step".to_owned(),
+                1 => "1 later step was not run".to_owned(),
+                n => format!("{n} later steps were not run"),
+            };
+            format!(
+                "{text}\n\nchain stopped at step {step} of {total} ({}): {rest}",
+                error.code
+            )
+        }
+    }
+}
+
+fn combine_chain(total: usize, ran: Vec<SubagentResult>) -> SubagentResult {
+    let text = chain_text(total, &ran);
+    let error = ran.last().and_then(|last| {
+        last.details.error.as_ref().map(|e| ErrorInfo {
+            code: e.code,
+            message: format!("step {} of {total} failed: {}", ran.len(), e.message),
+        })
+    });
+    SubagentResult {
+        content: vec![ContentItem::Text { text }],
+        details: Details {
+            mode: Mode::Chain,
+            run_id: Some(new_run_id()),
+            results: ran.into_iter().flat_map(|c| c.details.results).collect(),
+            error,
+        },
+    }
+}
+
+#[cfg(test)]
+#[path = "modes_tests.rs"]
+mod tests;
