@@ -3,6 +3,7 @@ pub mod llama;
 pub mod scripted_model;
 pub mod support;
 
+mod agents_cmd;
 mod cli;
 mod cli_flags;
 mod doctor;

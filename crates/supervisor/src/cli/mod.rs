@@ -4,6 +4,7 @@
 //! Every subcommand returns its exit code (`subagent_supervisor::exit_codes`)
 //! and writes to the terminal only through [`crate::console`].
 
+mod agents;
 mod doctor;
 mod run;
 mod sessions;
@@ -73,6 +74,8 @@ enum Command {
     Doctor(doctor::DoctorArgs),
     /// Browse session files: list runs, show or follow one, remove old ones.
     Sessions(sessions::SessionsArgs),
+    /// List agents and where each is defined (agent files, built-ins).
+    Agents(agents::AgentsArgs),
 }
 
 /// Parses arguments, runs, prints; returns the exit code.
@@ -104,6 +107,13 @@ pub fn main() -> i32 {
             }
         },
         Command::Sessions(args) => match sessions::run(args) {
+            Ok(code) => code,
+            Err(e) => {
+                console::err(&format!("{e:#}"));
+                exit_codes::INVALID_INPUT
+            }
+        },
+        Command::Agents(args) => match agents::run(args) {
             Ok(code) => code,
             Err(e) => {
                 console::err(&format!("{e:#}"));

@@ -355,6 +355,8 @@ pub(super) fn run(args: RunArgs) -> Result<i32> {
     request.allow_network = args.allow_network;
 
     let mut config = SupervisorConfig::new(worker, sessions_dir);
+    // Agent files near the workspace and the user's come before the built-ins.
+    config.catalog = super::agents::load_catalog(&request.workspace_dir)?;
     if args.require_sandbox {
         config.sandbox_policy = SandboxPolicy::RequireAll;
     }

@@ -164,6 +164,12 @@ impl Supervisor {
                 self.config.catalog.unknown_message(&request.agent),
             );
         };
+        if agent.disabled {
+            return refuse(
+                ErrorCode::SubagentDisabled,
+                crate::agents::AgentCatalog::disabled_message(agent),
+            );
+        }
         // The subset the child would get is checked: the caller's when given
         // (it replaces the agent's), else the agent's own, so a bad agent
         // definition is refused here too instead of inside the worker.

@@ -195,6 +195,25 @@ mod admission {
     }
 
     #[tokio::test]
+    async fn disabled_agents_are_refused_with_subagent_disabled_naming_their_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = config(&dir.path().join("sessions"));
+        cfg.catalog = AgentCatalog::new(vec![AgentDefinition {
+            name: "off".into(),
+            tools: vec!["bash_read".into()],
+            source: crate::agents::AgentSource::File("team/.subagent/agents/off.md".into()),
+            disabled: true,
+            ..AgentDefinition::default()
+        }]);
+        let (code, message) = refused(cfg, request("off")).await;
+        assert_eq!(code, ErrorCode::SubagentDisabled);
+        assert!(
+            message.contains("team/.subagent/agents/off.md"),
+            "{message}"
+        );
+    }
+
+    #[tokio::test]
     async fn an_agent_definition_with_an_unknown_tool_is_refused_unless_overridden() {
         let dir = tempfile::tempdir().unwrap();
         let mut cfg = config(&dir.path().join("sessions"));
@@ -203,6 +222,7 @@ mod admission {
             description: "d".into(),
             system_prompt: "p".into(),
             tools: vec!["bash_grep".into()],
+            ..AgentDefinition::default()
         }]);
         let (code, message) = refused(cfg.clone(), request("typo")).await;
         assert_eq!(code, ErrorCode::InvalidInput);

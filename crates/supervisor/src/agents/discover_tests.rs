@@ -1,0 +1,110 @@
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use pretty_assertions::assert_eq;
+
+use super::catalog::AgentSource;
+use super::discover::{DiscoverError, discover_catalog, user_agents_dir};
+
+fn write_agent(dir: &Path, file: &str, name: &str, prompt: &str) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join(file);
+    std::fs::write(
+        &path,
+        format!("---\nname: {name}\ndescription: d\n---\n{prompt}\n"),
+    )
+    .unwrap();
+    path
+}
+
+/// repo/.git, repo/sub/work (the workspace), a user dir beside them.
+fn layout() -> (tempfile::TempDir, PathBuf, PathBuf, PathBuf) {
+    let root = tempfile::tempdir().unwrap();
+    let repo = root.path().join("repo");
+    let work = repo.join("sub/work");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::create_dir_all(&work).unwrap();
+    let user = root.path().join("config/subagent/agents");
+    (root, repo, work, user)
+}
+
+fn source_of(catalog: &super::AgentCatalog, name: &str) -> AgentSource {
+    catalog.get(name).unwrap().source.clone()
+}
+
+#[test]
+fn agents_lookup_prefers_project_over_user_over_builtin() {
+    let (_root, repo, work, user) = layout();
+    let project = write_agent(
+        &repo.join(".subagent/agents"),
+        "a.md",
+        "reviewer",
+        "project",
+    );
+    write_agent(&user, "a.md", "reviewer", "user");
+    let mine = write_agent(&user, "b.md", "mine", "user");
+    let catalog = discover_catalog(&work, Some(&user)).unwrap();
+    assert_eq!(source_of(&catalog, "reviewer"), AgentSource::File(project));
+    assert_eq!(catalog.get("reviewer").unwrap().system_prompt, "project");
+    assert_eq!(source_of(&catalog, "mine"), AgentSource::File(mine));
+    assert_eq!(source_of(&catalog, "general"), AgentSource::BuiltIn);
+    assert_eq!(
+        catalog.names().iter().filter(|n| **n == "reviewer").count(),
+        1
+    );
+}
+
+#[test]
+fn agents_lookup_takes_the_nearest_dir_first_and_subagent_before_claude() {
+    let (_root, repo, work, _user) = layout();
+    write_agent(&repo.join(".subagent/agents"), "x.md", "x", "far");
+    let near = write_agent(&repo.join("sub/.claude/agents"), "x.md", "x", "near claude");
+    let near_own = write_agent(&repo.join("sub/.subagent/agents"), "y.md", "y", "own");
+    write_agent(&repo.join("sub/.claude/agents"), "y.md", "y", "claude");
+    let catalog = discover_catalog(&work, None).unwrap();
+    assert_eq!(source_of(&catalog, "x"), AgentSource::File(near));
+    assert_eq!(source_of(&catalog, "y"), AgentSource::File(near_own));
+}
+
+#[test]
+fn agents_lookup_stops_at_the_repository_root() {
+    let (root, _repo, work, _user) = layout();
+    write_agent(
+        &root.path().join(".subagent/agents"),
+        "o.md",
+        "outside",
+        "p",
+    );
+    let catalog = discover_catalog(&work, None).unwrap();
+    assert!(catalog.get("outside").is_none());
+}
+
+#[test]
+fn a_malformed_agents_file_fails_discovery_naming_it() {
+    let (_root, repo, work, _user) = layout();
+    let dir = repo.join(".subagent/agents");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("bad.md"), "---\nname: [x\n---\n").unwrap();
+    let err = discover_catalog(&work, None).unwrap_err();
+    assert!(matches!(err, DiscoverError::File(_)), "{err:?}");
+    assert!(err.to_string().contains("bad.md:"), "{err}");
+}
+
+#[test]
+fn user_agents_dir_prefers_xdg_config_home_over_home() {
+    let some = |s: &str| Some(OsString::from(s));
+    assert_eq!(
+        user_agents_dir(some("/x"), some("/h")),
+        Some(PathBuf::from("/x/subagent/agents"))
+    );
+    assert_eq!(
+        user_agents_dir(None, some("/h")),
+        Some(PathBuf::from("/h/.config/subagent/agents"))
+    );
+    // A relative XDG_CONFIG_HOME is invalid per the spec and ignored.
+    assert_eq!(
+        user_agents_dir(some("rel"), some("/h")),
+        Some(PathBuf::from("/h/.config/subagent/agents"))
+    );
+    assert_eq!(user_agents_dir(None, None), None);
+}

@@ -1,0 +1,363 @@
+//! One agent file: Markdown with YAML frontmatter, the format Claude Code
+//! uses for its subagents.
+//!
+//! ```text
+//! ---
+//! name: reviewer
+//! description: Reviews a diff and reports issues.
+//! tools: bash_read, bash_ripgrep     # or a YAML list
+//! model: gpt-4o-mini                 # optional
+//! provider: openai-chat              # optional
+//! maxTurns: 12                       # optional
+//! timeout: 10m                       # optional
+//! disabled: false                    # optional
+//! ---
+//! The body is the system prompt.
+//! ```
+//!
+//! In flows the file's text; out comes an [`AgentDefinition`] or an
+//! [`AgentFileError`] naming the file, the line and the field. Unknown keys
+//! are ignored (Claude Code files carry `color` and the like). Without
+//! `tools` a `.subagent` file gets every built-in tool, as Claude Code's
+//! agents inherit all of theirs.
+//!
+//! Claude Code files (`.claude/agents/*.md`) name Claude Code's tools; they
+//! are mapped by [`CLAUDE_TOOL_MAP`]. A name with no equivalent here is
+//! dropped with a warning rather than refusing the file, since the same
+//! file must keep working in Claude Code. `Bash` in particular maps to
+//! nothing: python_execute runs Python in a sandbox, not a shell, and
+//! giving an agent written for a shell a different interpreter is not a
+//! safe equivalent. This module never reads the disk: the caller does.
+
+use std::path::{Path, PathBuf};
+
+use serde_yaml_ng::{Mapping, Value};
+use subagent_protocol::tool_names::{BASH_FIND, BASH_READ, BASH_RIPGREP, BUILTIN_TOOLS};
+
+use super::catalog::{AgentDefinition, AgentSource};
+
+/// Which tool vocabulary an agent file is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentFileFlavor {
+    /// `.subagent/agents`: tools are named as in `tool_names`.
+    Subagent,
+    /// `.claude/agents`: tools are Claude Code's, mapped by [`CLAUDE_TOOL_MAP`].
+    ClaudeCode,
+}
+
+/// Claude Code tool -> the tool here that does the same, read-only.
+/// Everything else (Bash, Edit, Write, WebFetch, ...) has no equivalent and
+/// is dropped with a warning.
+pub const CLAUDE_TOOL_MAP: &[(&str, &str)] = &[
+    ("Read", BASH_READ),
+    ("Grep", BASH_RIPGREP),
+    ("Glob", BASH_FIND),
+];
+
+/// Why an agent file cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentFileError {
+    /// The file could not be read.
+    #[error("read agent file {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// No `---` block at the top.
+    #[error(
+        "{}:1: agent file has no frontmatter: it must start with a `---` line, YAML, and a closing `---` line",
+        path.display()
+    )]
+    NoFrontmatter {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The frontmatter is not YAML, or not a mapping.
+    #[error("{}:{line}: agent file frontmatter is not valid YAML: {message}", path.display())]
+    Yaml {
+        /// The file.
+        path: PathBuf,
+        /// Line in the file, 1-based.
+        line: usize,
+        /// What the YAML parser said.
+        message: String,
+    },
+    /// A field is missing or has the wrong type or value.
+    #[error("{}:{line}: agent file field `{field}`: {message}", path.display())]
+    Field {
+        /// The file.
+        path: PathBuf,
+        /// Line in the file, 1-based (the frontmatter's first line when the
+        /// field is missing).
+        line: usize,
+        /// The frontmatter key.
+        field: &'static str,
+        /// What is wrong with it.
+        message: String,
+    },
+}
+
+/// Parses an agent file's `text`; `path` is recorded as its source and
+/// named in errors.
+pub fn parse_agent_file(
+    path: &Path,
+    text: &str,
+    flavor: AgentFileFlavor,
+) -> Result<AgentDefinition, AgentFileError> {
+    let (yaml, body) = split_frontmatter(text).ok_or_else(|| AgentFileError::NoFrontmatter {
+        path: path.to_owned(),
+    })?;
+    // The YAML starts on the file's second line (after the opening `---`).
+    const YAML_FIRST_LINE: usize = 2;
+    let value: Value = serde_yaml_ng::from_str(yaml).map_err(|e| AgentFileError::Yaml {
+        path: path.to_owned(),
+        line: e.location().map_or(1, |l| l.line() + YAML_FIRST_LINE - 1),
+        message: file_lines(&e.to_string(), YAML_FIRST_LINE - 1),
+    })?;
+    let map = match value {
+        Value::Mapping(map) => map,
+        // An empty block parses as null: every field is then missing.
+        Value::Null => Mapping::new(),
+        _ => {
+            return Err(AgentFileError::Yaml {
+                path: path.to_owned(),
+                line: YAML_FIRST_LINE,
+                message: "expected `key: value` lines".into(),
+            });
+        }
+    };
+    let fields = Fields {
+        path,
+        yaml,
+        map: &map,
+    };
+
+    let name = fields
+        .string("name")?
+        .ok_or_else(|| fields.error("name", "missing; every agent needs a name".into()))?;
+    if name.trim().is_empty() || name.chars().any(char::is_whitespace) {
+        return Err(fields.error(
+            "name",
+            format!("`{name}` is not a name: use one word such as `reviewer`"),
+        ));
+    }
+    let mut warnings = Vec::new();
+    let tools = match fields.tool_list()? {
+        None => match flavor {
+            AgentFileFlavor::Subagent => BUILTIN_TOOLS.iter().map(|t| (*t).to_owned()).collect(),
+            // Claude Code's "all tools": those with an equivalent here.
+            AgentFileFlavor::ClaudeCode => CLAUDE_TOOL_MAP
+                .iter()
+                .map(|(_, ours)| (*ours).to_owned())
+                .collect(),
+        },
+        Some(listed) => match flavor {
+            AgentFileFlavor::Subagent => {
+                if let Some(bad) = listed.iter().find(|t| !BUILTIN_TOOLS.contains(&t.as_str())) {
+                    return Err(fields.error(
+                        "tools",
+                        format!(
+                            "unknown tool `{bad}`; the tools are {}",
+                            BUILTIN_TOOLS.join(", ")
+                        ),
+                    ));
+                }
+                listed
+            }
+            AgentFileFlavor::ClaudeCode => map_claude_tools(&listed, &mut warnings),
+        },
+    };
+    let max_turns = match map.get("maxTurns") {
+        None | Some(Value::Null) => None,
+        Some(Value::Number(n)) => match n.as_u64().and_then(|n| u32::try_from(n).ok()) {
+            Some(turns) if turns >= 1 => Some(turns),
+            _ => {
+                return Err(fields.error(
+                    "maxTurns",
+                    format!("`{n}` is not a number of turns (a whole number, 1 or more)"),
+                ));
+            }
+        },
+        Some(_) => {
+            return Err(fields.error(
+                "maxTurns",
+                "expected a whole number of turns, e.g. `maxTurns: 12`".into(),
+            ));
+        }
+    };
+    let timeout = match map.get("timeout") {
+        None | Some(Value::Null) => None,
+        Some(Value::Number(n)) => Some(n.to_string()),
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => {
+            return Err(fields.error(
+                "timeout",
+                "expected a duration such as `90s`, `15m` or a number of seconds".into(),
+            ));
+        }
+    };
+    let disabled = match map.get("disabled") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err(fields.error("disabled", "expected `true` or `false`".into())),
+    };
+    Ok(AgentDefinition {
+        name,
+        description: fields.string("description")?.unwrap_or_default(),
+        system_prompt: body.trim().to_owned(),
+        tools,
+        source: AgentSource::File(path.to_owned()),
+        model: fields.string("model")?,
+        provider: fields.string("provider")?,
+        max_turns,
+        timeout,
+        disabled,
+        warnings,
+    })
+}
+
+/// The parser's message with its `at line N` counted from the file's first
+/// line instead of the frontmatter's, so every number points into the file.
+fn file_lines(message: &str, lines_before: usize) -> String {
+    static AT_LINE: std::sync::LazyLock<Option<regex::Regex>> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"at line (\d+)").ok());
+    let Some(at_line) = AT_LINE.as_ref() else {
+        return message.to_owned();
+    };
+    at_line
+        .replace_all(message, |caps: &regex::Captures<'_>| {
+            match caps[1].parse::<usize>() {
+                Ok(n) => format!("at line {}", n + lines_before),
+                Err(_) => caps[0].to_owned(),
+            }
+        })
+        .into_owned()
+}
+
+/// The YAML between a first line `---` and the next `---` line, and the
+/// rest of the text; `None` when the file does not start that way.
+fn split_frontmatter(text: &str) -> Option<(&str, &str)> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let rest = text
+        .strip_prefix("---\n")
+        .or_else(|| text.strip_prefix("---\r\n"))?;
+    let mut offset = 0;
+    for line in rest.split_inclusive('\n') {
+        if line.trim_end() == "---" {
+            return Some((&rest[..offset], &rest[offset + line.len()..]));
+        }
+        offset += line.len();
+    }
+    None
+}
+
+/// Claude Code tool names as ours; names with no equivalent are dropped and
+/// a warning says so. A rule such as `Bash(git:*)` is judged by its tool.
+fn map_claude_tools(listed: &[String], warnings: &mut Vec<String>) -> Vec<String> {
+    let mut tools: Vec<String> = Vec::new();
+    for entry in listed {
+        let tool = entry.split('(').next().unwrap_or(entry).trim();
+        let ours = CLAUDE_TOOL_MAP
+            .iter()
+            .find(|(claude, _)| *claude == tool)
+            .map(|(_, ours)| *ours)
+            // A Claude Code file may already name our tools.
+            .or_else(|| BUILTIN_TOOLS.iter().copied().find(|t| *t == tool));
+        match ours {
+            Some(ours) => {
+                if !tools.iter().any(|t| t == ours) {
+                    tools.push(ours.to_owned());
+                }
+            }
+            None if tool == "Bash" => warnings.push(format!(
+                "tool `{entry}` dropped: python_execute runs Python, not a shell, so nothing here is a safe equivalent"
+            )),
+            None => warnings.push(format!(
+                "tool `{entry}` dropped: no equivalent here (mapped: {})",
+                CLAUDE_TOOL_MAP
+                    .iter()
+                    .map(|(claude, ours)| format!("{claude} -> {ours}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        }
+    }
+    tools
+}
+
+/// The frontmatter's keys, read one at a time so an error names its field.
+struct Fields<'a> {
+    path: &'a Path,
+    yaml: &'a str,
+    map: &'a Mapping,
+}
+
+impl Fields<'_> {
+    /// The line of `field` in the file: the frontmatter line that starts
+    /// with `field:`, else the frontmatter's first line.
+    fn line_of(&self, field: &str) -> usize {
+        self.yaml
+            .lines()
+            .position(|line| {
+                line.strip_prefix(field)
+                    .is_some_and(|rest| rest.trim_start().starts_with(':'))
+            })
+            .map_or(2, |i| i + 2)
+    }
+
+    fn error(&self, field: &'static str, message: String) -> AgentFileError {
+        AgentFileError::Field {
+            path: self.path.to_owned(),
+            line: self.line_of(field),
+            field,
+            message,
+        }
+    }
+
+    /// A text field; numbers and booleans are taken as written (`model: 4`).
+    fn string(&self, field: &'static str) -> Result<Option<String>, AgentFileError> {
+        match self.map.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(Value::Number(n)) => Ok(Some(n.to_string())),
+            Some(Value::Bool(b)) => Ok(Some(b.to_string())),
+            Some(_) => Err(self.error(field, "expected text".into())),
+        }
+    }
+
+    /// `tools`: `a, b` or a YAML list of names; `None` when absent.
+    fn tool_list(&self) -> Result<Option<Vec<String>>, AgentFileError> {
+        let names = match self.map.get("tools") {
+            None | Some(Value::Null) => return Ok(None),
+            Some(Value::String(s)) => s
+                .split(',')
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .map(str::to_owned)
+                .collect(),
+            Some(Value::Sequence(items)) => {
+                let mut names = Vec::new();
+                for item in items {
+                    match item {
+                        Value::String(s) if !s.trim().is_empty() => names.push(s.trim().to_owned()),
+                        _ => {
+                            return Err(
+                                self.error("tools", "every list item must be a tool name".into())
+                            );
+                        }
+                    }
+                }
+                names
+            }
+            Some(_) => {
+                return Err(self.error(
+                    "tools",
+                    "expected `a, b` or a YAML list of tool names".into(),
+                ));
+            }
+        };
+        Ok(Some(names))
+    }
+}

@@ -1,0 +1,141 @@
+use std::path::Path;
+
+use pretty_assertions::assert_eq;
+use subagent_protocol::tool_names::BUILTIN_TOOLS;
+
+use super::catalog::{AgentDefinition, AgentSource};
+use super::file::{AgentFileError, AgentFileFlavor, parse_agent_file};
+
+fn parse(text: &str) -> Result<AgentDefinition, AgentFileError> {
+    parse_agent_file(Path::new("a/review.md"), text, AgentFileFlavor::Subagent)
+}
+
+fn claude(text: &str) -> AgentDefinition {
+    parse_agent_file(Path::new("a/c.md"), text, AgentFileFlavor::ClaudeCode).unwrap()
+}
+
+#[test]
+fn agents_file_fields_are_read_and_the_body_is_the_prompt() {
+    let agent = parse(
+        "---\nname: review\ndescription: Reviews.\ntools: bash_read, bash_ripgrep\n\
+         model: gpt-4o-mini\nprovider: openai-chat\nmaxTurns: 12\ntimeout: 10m\ncolor: blue\n---\n\
+         You review code.\n\nReport path:line.\n",
+    )
+    .unwrap();
+    assert_eq!(
+        agent,
+        AgentDefinition {
+            name: "review".into(),
+            description: "Reviews.".into(),
+            system_prompt: "You review code.\n\nReport path:line.".into(),
+            tools: vec!["bash_read".into(), "bash_ripgrep".into()],
+            source: AgentSource::File("a/review.md".into()),
+            model: Some("gpt-4o-mini".into()),
+            provider: Some("openai-chat".into()),
+            max_turns: Some(12),
+            timeout: Some("10m".into()),
+            disabled: false,
+            warnings: Vec::new(),
+        }
+    );
+}
+
+#[test]
+fn agents_tools_may_be_a_yaml_list_and_default_to_every_tool() {
+    let listed = parse("---\nname: x\ntools:\n  - bash_find\n  - python_execute\n---\np").unwrap();
+    assert_eq!(listed.tools, ["bash_find", "python_execute"]);
+    let absent = parse("---\nname: x\ndisabled: true\n---\np").unwrap();
+    assert_eq!(absent.tools, BUILTIN_TOOLS);
+    assert!(absent.disabled);
+}
+
+#[test]
+fn malformed_agents_yaml_names_the_file_and_line() {
+    let err = parse("---\nname: x\ntools: [bash_read\n---\np").unwrap_err();
+    let text = err.to_string();
+    // The flow list opens on line 3 and is still open at the closing `---`.
+    assert!(
+        matches!(err, AgentFileError::Yaml { line: 4, .. }),
+        "{text}"
+    );
+    assert!(text.starts_with("a/review.md:4: "), "{text}");
+    assert!(text.contains("at line 3 column 8"), "{text}");
+}
+
+#[test]
+fn a_bad_agents_field_names_the_file_the_line_and_the_field() {
+    let err = parse("---\nname: x\ndescription: d\nmaxTurns: many\n---\np").unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            AgentFileError::Field {
+                line: 4,
+                field: "maxTurns",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string()
+            .starts_with("a/review.md:4: agent file field `maxTurns`"),
+        "{err}"
+    );
+
+    let err = parse("---\nname: x\ntools: bash_read, bash_grep\n---\np").unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            AgentFileError::Field {
+                line: 3,
+                field: "tools",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let err = parse("---\ndescription: d\n---\np").unwrap_err();
+    assert!(
+        matches!(&err, AgentFileError::Field { field: "name", .. }),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn agents_file_without_frontmatter_is_refused() {
+    let err = parse("name: x\n").unwrap_err();
+    assert!(
+        matches!(err, AgentFileError::NoFrontmatter { .. }),
+        "{err:?}"
+    );
+    let err = parse("---\nname: x\n").unwrap_err();
+    assert!(
+        matches!(err, AgentFileError::NoFrontmatter { .. }),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn claude_code_agents_tools_are_mapped_and_the_rest_dropped_with_warnings() {
+    let agent = claude("---\nname: c\ntools: Read, Grep, Glob, Bash(git:*), Edit\n---\np");
+    assert_eq!(agent.tools, ["bash_read", "bash_ripgrep", "bash_find"]);
+    assert_eq!(agent.warnings.len(), 2, "{:?}", agent.warnings);
+    assert!(
+        agent.warnings[0].contains("`Bash(git:*)` dropped"),
+        "{:?}",
+        agent.warnings
+    );
+    assert!(
+        agent.warnings[1].contains("`Edit` dropped"),
+        "{:?}",
+        agent.warnings
+    );
+    assert!(!agent.tools.iter().any(|t| t == "python_execute"));
+}
+
+#[test]
+fn claude_code_agents_without_tools_get_the_mapped_read_only_ones() {
+    let agent = claude("---\nname: c\ndescription: d\n---\np");
+    assert_eq!(agent.tools, ["bash_read", "bash_ripgrep", "bash_find"]);
+    assert!(agent.warnings.is_empty());
+}

@@ -1,0 +1,229 @@
+//! `subagent agents ls|show`: which agents a run in a workspace would find,
+//! and where each comes from.
+//!
+//! Also the one place the CLI builds its catalog ([`load_catalog`]), so
+//! `subagent run` and these listings cannot disagree. Warnings from agent
+//! files (Claude Code tools dropped) go to stderr each time.
+//!
+//! Of an agent file's fields, `subagent run` uses name, description, tools,
+//! the prompt and `disabled` so far; `model`, `provider`, `maxTurns` and
+//! `timeout` are read and shown here but the run's flags still decide them.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde_json::json;
+use subagent_supervisor::agents::{
+    AgentCatalog, AgentDefinition, default_user_agents_dir, discover_catalog,
+};
+use subagent_supervisor::exit_codes;
+
+use crate::console;
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "LOOKUP ORDER (the first definition of a name wins):\n  \
+    1. .subagent/agents/*.md, then .claude/agents/*.md, in the workspace and each\n     \
+    parent directory up to the repository root (the first dir holding .git)\n  \
+    2. $XDG_CONFIG_HOME/subagent/agents/*.md (default ~/.config/subagent/agents)\n  \
+    3. built-in: general, explorer, researcher, reviewer, implementer\n\n\
+    AGENT FILE (Markdown with YAML frontmatter; the body is the system prompt):\n  \
+    ---\n  \
+    name: reviewer\n  \
+    description: Reviews code and reports issues with file:line.\n  \
+    tools: bash_read, bash_ripgrep, bash_find\n  \
+    disabled: false\n  \
+    ---\n  \
+    You are a careful reviewer...\n\n\
+    Claude Code tools map as Read -> bash_read, Grep -> bash_ripgrep, Glob -> bash_find;\n\
+    others (Bash included) are dropped with a warning. model, provider, maxTurns and\n\
+    timeout are shown but not applied yet: pass --model, --max-turns, --timeout.\n\n\
+    EXAMPLES:\n  \
+    subagent agents ls\n  \
+    subagent agents ls --workspace ./project --json\n  \
+    subagent agents show reviewer")]
+pub(super) struct AgentsArgs {
+    #[command(subcommand)]
+    command: AgentsCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum AgentsCommand {
+    /// List the agents: name, source (file or built-in), tools, model.
+    #[command(after_help = "EXAMPLES:\n  \
+        subagent agents ls\n  \
+        subagent agents ls --workspace ./project --json")]
+    Ls {
+        /// Directory whose agents to list (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
+        /// One JSON array instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Everything about one agent, its system prompt and warnings included.
+    #[command(after_help = "EXAMPLES:\n  \
+        subagent agents show reviewer\n  \
+        subagent agents show my-agent --workspace ./project --json")]
+    Show {
+        /// The agent's name.
+        name: String,
+        /// Directory whose agents to look in (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
+        /// One JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// The catalog a run in `workspace` sees; each agent file's warnings are
+/// printed on stderr.
+pub(super) fn load_catalog(workspace: &Path) -> Result<AgentCatalog> {
+    let catalog = discover_catalog(workspace, default_user_agents_dir().as_deref())?;
+    for agent in catalog.agents() {
+        for warning in &agent.warnings {
+            console::err(&format!(
+                "warning: agent {} ({}): {warning}",
+                agent.name, agent.source
+            ));
+        }
+    }
+    Ok(catalog)
+}
+
+fn workspace_or_cwd(workspace: Option<PathBuf>) -> Result<PathBuf> {
+    match workspace {
+        Some(dir) => Ok(dir),
+        None => std::env::current_dir().context("cannot read the current directory"),
+    }
+}
+
+pub(super) fn run(args: AgentsArgs) -> Result<i32> {
+    match args.command {
+        AgentsCommand::Ls { workspace, json } => {
+            let catalog = load_catalog(&workspace_or_cwd(workspace)?)?;
+            if json {
+                let list: Vec<_> = catalog.agents().iter().map(agent_json).collect();
+                console::out(&serde_json::to_string_pretty(&list)?)?;
+            } else {
+                console::out(&table(catalog.agents()))?;
+            }
+            Ok(exit_codes::OK)
+        }
+        AgentsCommand::Show {
+            name,
+            workspace,
+            json,
+        } => {
+            let catalog = load_catalog(&workspace_or_cwd(workspace)?)?;
+            let Some(agent) = catalog.get(&name) else {
+                console::err(&format!(
+                    "UNKNOWN_AGENT: {}",
+                    catalog.unknown_message(&name)
+                ));
+                return Ok(exit_codes::INVALID_INPUT);
+            };
+            if json {
+                console::out(&serde_json::to_string_pretty(&agent_json(agent))?)?;
+            } else {
+                console::out(&details(agent))?;
+            }
+            Ok(exit_codes::OK)
+        }
+    }
+}
+
+fn agent_json(agent: &AgentDefinition) -> serde_json::Value {
+    json!({
+        "name": agent.name,
+        "description": agent.description,
+        "source": agent.source.to_string(),
+        "tools": agent.tools,
+        "model": agent.model,
+        "provider": agent.provider,
+        "maxTurns": agent.max_turns,
+        "timeout": agent.timeout,
+        "disabled": agent.disabled,
+        "warnings": agent.warnings,
+        "systemPrompt": agent.system_prompt,
+    })
+}
+
+fn tools_text(agent: &AgentDefinition) -> String {
+    if agent.tools.is_empty() {
+        "none".into()
+    } else {
+        agent.tools.join(",")
+    }
+}
+
+/// NAME SOURCE TOOLS MODEL, columns padded to their widest cell.
+fn table(agents: &[AgentDefinition]) -> String {
+    let mut rows = vec![[
+        "NAME".to_owned(),
+        "SOURCE".to_owned(),
+        "TOOLS".to_owned(),
+        "MODEL".to_owned(),
+    ]];
+    for agent in agents {
+        let name = if agent.disabled {
+            format!("{} (disabled)", agent.name)
+        } else {
+            agent.name.clone()
+        };
+        rows.push([
+            name,
+            agent.source.to_string(),
+            tools_text(agent),
+            agent.model.clone().unwrap_or_else(|| "-".into()),
+        ]);
+    }
+    let width = |col: usize| {
+        rows.iter()
+            .map(|r| r[col].chars().count())
+            .max()
+            .unwrap_or(0)
+    };
+    let widths = [width(0), width(1), width(2)];
+    rows.iter()
+        .map(|r| {
+            format!(
+                "{:w0$}  {:w1$}  {:w2$}  {}",
+                r[0],
+                r[1],
+                r[2],
+                r[3],
+                w0 = widths[0],
+                w1 = widths[1],
+                w2 = widths[2]
+            )
+            .trim_end()
+            .to_owned()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn details(agent: &AgentDefinition) -> String {
+    let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+    let mut text = format!(
+        "name: {}\ndescription: {}\nsource: {}\ntools: {}\nmodel: {}\nprovider: {}\nmaxTurns: {}\ntimeout: {}\ndisabled: {}\n",
+        agent.name,
+        agent.description,
+        agent.source,
+        tools_text(agent),
+        opt(&agent.model),
+        opt(&agent.provider),
+        agent
+            .max_turns
+            .map_or_else(|| "-".to_owned(), |n| n.to_string()),
+        opt(&agent.timeout),
+        agent.disabled,
+    );
+    for warning in &agent.warnings {
+        text.push_str(&format!("warning: {warning}\n"));
+    }
+    text.push_str("system prompt:\n");
+    text.push_str(&agent.system_prompt);
+    text
+}
