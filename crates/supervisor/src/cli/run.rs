@@ -52,8 +52,8 @@ enum OutputModeArg {
 /// The long help of `--tools`: every built-in tool and what it does. The
 /// CLI test checks that it names each of `tool_names::BUILTIN_TOOLS`.
 const TOOLS_HELP: &str = "Tools the subagent may call, comma-separated, e.g. \
-    `--tools bash_find,bash_read`. Default: the agent's own list (general: all four; \
-    explorer, researcher: the three read-only file tools). `--tools ''` or \
+    `--tools bash_find,bash_read`. Default: the agent's own list (general, implementer: \
+    all four; explorer, researcher, reviewer: the three read-only file tools). `--tools ''` or \
     `--tools none` runs without tools. An unknown name fails before anything starts \
     (exit 2).
 
@@ -89,7 +89,9 @@ pub(super) struct RunArgs {
     /// the supervisor's limit of 16); the others wait.
     #[arg(long, value_name = "N")]
     concurrency: Option<usize>,
-    /// Agent name (built in: general, explorer, researcher).
+    /// Agent name: from `.subagent/agents/*.md` (or `.claude/agents`) up from the
+    /// workspace, then the user's agents dir, then the built-ins (general,
+    /// explorer, researcher, reviewer, implementer); `subagent agents ls` lists them.
     #[arg(long, default_value = "general")]
     agent: String,
     /// API dialect of the model endpoint.
