@@ -40,8 +40,15 @@ impl Worker {
     /// shell only moves the inherited stdin to fd 3 and `exec`s the worker,
     /// so the child process *is* the worker.
     fn spawn() -> Worker {
+        Self::spawn_with(|_| {})
+    }
+
+    /// [`Self::spawn`] with `adjust` applied to the command first.
+    fn spawn_with(adjust: impl FnOnce(&mut Command)) -> Worker {
         let (ours, theirs) = UnixStream::pair().unwrap();
-        let child = Command::new("/bin/sh")
+        let mut command = Command::new("/bin/sh");
+        adjust(&mut command);
+        let child = command
             .arg("-c")
             .arg(r#"exec "$0" 3<&0 </dev/null"#)
             .arg(env!("CARGO_BIN_EXE_subagent-worker"))
@@ -257,4 +264,46 @@ fn closing_the_socket_before_start_makes_the_worker_exit_at_once() {
     let mut worker = Worker::spawn();
     worker.handshake();
     wait_gone(worker.hang_up(), EXIT_DEADLINE).assert_code(exit_code::SUPERVISOR_GONE);
+}
+
+/// A uid and gid no file or process of the test belongs to.
+const NOBODY: u32 = 65534;
+
+#[test]
+fn another_process_of_the_workers_user_cannot_read_its_memory_or_environment() {
+    use std::os::unix::fs::MetadataExt;
+    use std::os::unix::process::CommandExt;
+    // /proc/self belongs to this process's effective uid.
+    if std::fs::metadata("/proc/self").unwrap().uid() != 0 {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI runs as root: this test must run there"
+        );
+        eprintln!("skipping: needs root to run the worker and a reader as another user");
+        return;
+    }
+    // Both run as the same unprivileged user, as a tool process outside
+    // its sandbox, or anything else the user runs, would.
+    let mut worker = Worker::spawn_with(|c| {
+        c.uid(NOBODY).gid(NOBODY);
+    });
+    worker.handshake();
+    let pid = worker.child.id();
+    for file in ["environ", "mem"] {
+        let read = Command::new("/bin/cat")
+            .arg(format!("/proc/{pid}/{file}"))
+            .uid(NOBODY)
+            .gid(NOBODY)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&read.stderr);
+        assert!(
+            !read.status.success() && stderr.contains("Permission denied"),
+            "/proc/{pid}/{file} of the worker was readable by its own user: {stderr}"
+        );
+    }
+    let exited = wait_gone(worker.hang_up(), EXIT_DEADLINE);
+    exited.assert_code(exit_code::SUPERVISOR_GONE);
 }
