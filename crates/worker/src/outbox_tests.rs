@@ -93,3 +93,15 @@ async fn recv_waits_for_a_frame_and_ends_when_every_sender_is_gone() {
     assert_eq!(rx.recv().await, Some(turn(1)));
     assert_eq!(rx.recv().await, None);
 }
+
+#[test]
+fn a_stalled_supervisor_cannot_make_the_event_sink_grow_without_bound() {
+    // What the agent loop does while a model streams and nobody reads fd 3.
+    let (sink, rx) = crate::agent::EventSink::channel();
+    for i in 0..(4 * COALESCE_AFTER_FRAMES) {
+        sink.emit(WorkerEvent::TextDelta {
+            text: format!("{i} "),
+        });
+    }
+    assert_eq!(rx.len(), COALESCE_AFTER_FRAMES);
+}
