@@ -19,6 +19,7 @@ pub mod run;
 pub mod sanitize;
 pub mod session;
 pub mod truncate;
+pub mod units;
 
 pub use run::{
     CANCEL_WINDOW, GateDecision, RunRequest, SpawnGate, Supervisor, SupervisorConfig, WorkerCommand,

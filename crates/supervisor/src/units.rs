@@ -1,7 +1,10 @@
 //! Sizes and durations as a person types them on the command line: `512M`,
-//! `2GiB`, `90s`, `15m`, or a plain number.
+//! `2GiB`, `90s`, `15m`, `3d`, or a plain number.
 //!
-//! These are the `value_parser`s of `subagent run`'s limit flags. Each value
+//! These are the `value_parser`s of `subagent run`'s limit flags
+//! ([`parse_size`], [`parse_duration`]) and of `subagent sessions ls --since`
+//! and `sessions gc --older-than` ([`parse_age`]); one reader of
+//! number-and-unit pieces serves all of them. Each value
 //! type also prints itself in the same notation, so the defaults `--help`
 //! shows (taken from `Limits::default()`) read like what a user would type,
 //! and clap can parse them back. A value that cannot be read is refused with
@@ -9,6 +12,7 @@
 //! (exit 2) that names the flag.
 
 use std::fmt;
+use std::time::Duration;
 
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * KIB;
@@ -17,10 +21,11 @@ const GIB: u64 = 1024 * MIB;
 const SECOND_MS: u64 = 1000;
 const MINUTE_MS: u64 = 60 * SECOND_MS;
 const HOUR_MS: u64 = 60 * MINUTE_MS;
+const DAY_MS: u64 = 24 * HOUR_MS;
 
 /// A number of bytes, read with binary (1024) K, M and G suffixes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct ByteSize(pub(super) u64);
+pub struct ByteSize(pub u64);
 
 impl fmt::Display for ByteSize {
     /// The largest whole unit: `2G`, `512M`, `200K`, else plain bytes.
@@ -37,8 +42,9 @@ impl fmt::Display for ByteSize {
 
 /// A span of time, kept in milliseconds as `Limits` keeps it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Timespan {
-    pub(super) ms: u64,
+pub struct Timespan {
+    /// The span in milliseconds.
+    pub ms: u64,
 }
 
 impl fmt::Display for Timespan {
@@ -57,7 +63,7 @@ impl fmt::Display for Timespan {
 /// Reads a size: a whole number with an optional K, M or G (1024-based,
 /// any case), optionally followed by `B` or `iB`; a bare number (or `B`)
 /// is bytes. Zero is refused: no limit of zero bytes lets a run start.
-pub(super) fn parse_size(value: &str) -> Result<ByteSize, String> {
+pub fn parse_size(value: &str) -> Result<ByteSize, String> {
     let not_a_size =
         || format!("`{value}` is not a size; use a number with K, M or G (e.g. 512M, 2G)");
     let text = value.trim();
@@ -85,11 +91,11 @@ pub(super) fn parse_size(value: &str) -> Result<ByteSize, String> {
 }
 
 /// Reads a duration: humantime-style number-and-unit pieces (`90s`, `15m`,
-/// `1h`, `1h30m`, `500ms`; units `ms`, `s`, `m`, `h` and their long
-/// spellings), or a plain number of seconds, which is what the two timeout
+/// `1h`, `1h30m`, `500ms`, `3d`; units `ms`, `s`, `m`, `h`, `d` and their
+/// long spellings), or a plain number of seconds, which is what the two timeout
 /// flags took before units, so existing scripts keep working. Zero is
 /// refused: it would stop every run before it starts.
-pub(super) fn parse_duration(value: &str) -> Result<Timespan, String> {
+pub fn parse_duration(value: &str) -> Result<Timespan, String> {
     let not_a_duration = || {
         format!(
             "`{value}` is not a duration; use seconds or a number with ms, s, m or h (e.g. 90s, 15m, 1h)"
@@ -112,6 +118,25 @@ pub(super) fn parse_duration(value: &str) -> Result<Timespan, String> {
     }
 }
 
+/// Reads an age as `sessions ls --since` and `sessions gc --older-than`
+/// take it: the same number-and-unit pieces as [`parse_duration`] (`90s`,
+/// `15m`, `2h`, `3d`, `1d12h`), but a unit is required, since a bare number
+/// has never been an age, and zero is allowed (`--since 0s` lists nothing
+/// older than now, `--older-than 0s` matches every finished run).
+pub fn parse_age(value: &str) -> Result<Duration, String> {
+    let not_an_age = || {
+        format!("`{value}` is not an age; use a number with s, m, h or d (e.g. 90s, 15m, 2h, 3d)")
+    };
+    let text = value.trim();
+    if text.is_empty() || text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(not_an_age());
+    }
+    match sum_of_pieces(text).ok_or_else(not_an_age)? {
+        Some(ms) => Ok(Duration::from_millis(ms)),
+        None => Err(format!("`{value}` is too long")),
+    }
+}
+
 /// `1h30m` as milliseconds: `None` when a piece is not number-and-unit,
 /// `Some(None)` when the sum overflows.
 fn sum_of_pieces(text: &str) -> Option<Option<u64>> {
@@ -131,6 +156,7 @@ fn sum_of_pieces(text: &str) -> Option<Option<u64>> {
             "s" | "sec" | "secs" | "second" | "seconds" => SECOND_MS,
             "m" | "min" | "mins" | "minute" | "minutes" => MINUTE_MS,
             "h" | "hr" | "hrs" | "hour" | "hours" => HOUR_MS,
+            "d" | "day" | "days" => DAY_MS,
             _ => return None,
         };
         total = total.and_then(|t| number.checked_mul(unit_ms).and_then(|p| t.checked_add(p)));

@@ -127,3 +127,40 @@ fn defaults_print_as_a_user_would_type_them_and_parse_back() {
         assert_eq!(parse_duration(&span.to_string()), Ok(span));
     }
 }
+
+#[test]
+fn durations_read_days_too() {
+    assert_eq!(parse_duration("3d"), Ok(Timespan { ms: 3 * DAY_MS }));
+    assert_eq!(parse_duration("1d12h"), Ok(Timespan { ms: 36 * HOUR_MS }));
+    assert_eq!(parse_duration("2days"), Ok(Timespan { ms: 2 * DAY_MS }));
+}
+
+// The cases of the parser `sessions --since` / `--older-than` had in
+// session/read.rs before it moved here.
+#[test]
+fn ages_take_a_unit() {
+    assert_eq!(parse_age("90s"), Ok(Duration::from_secs(90)));
+    assert_eq!(parse_age("15m"), Ok(Duration::from_secs(900)));
+    assert_eq!(parse_age("2h"), Ok(Duration::from_secs(7_200)));
+    assert_eq!(parse_age("3d"), Ok(Duration::from_secs(259_200)));
+    for bad in ["", "2", "h", "2w", "-1d", "1.5h"] {
+        assert!(parse_age(bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn ages_read_the_same_pieces_as_durations_and_allow_zero() {
+    assert_eq!(parse_age("1h30m"), Ok(Duration::from_secs(5_400)));
+    assert_eq!(parse_age(" 1d 12h "), Ok(Duration::from_secs(129_600)));
+    assert_eq!(parse_age("0s"), Ok(Duration::ZERO));
+    assert_eq!(
+        parse_age("2w"),
+        Err(
+            "`2w` is not an age; use a number with s, m, h or d (e.g. 90s, 15m, 2h, 3d)".to_owned()
+        )
+    );
+    assert_eq!(
+        parse_age("99999999999999999d"),
+        Err("`99999999999999999d` is too long".to_owned())
+    );
+}

@@ -1,10 +1,6 @@
 //! `subagent run`: the flags of one run, turned into a `RunRequest` and a
 //! `SupervisorConfig`, run on a small runtime, and the result printed.
 
-// A sibling file, not `run/units.rs`: the parsers are about the command
-// line, not about this one subcommand.
-#[path = "units.rs"]
-mod units;
 // `--parallel` and `--chain`: which tasks a call has and how they run.
 #[path = "run_modes.rs"]
 mod modes;
@@ -18,11 +14,11 @@ use subagent_protocol::{ApiKey, Budget, Limits, OutputMode, ProviderKind, Provid
 use subagent_sandbox::SandboxPolicy;
 use subagent_supervisor::exit_codes;
 use subagent_supervisor::session::default_sessions_dir;
+use subagent_supervisor::units::{self, ByteSize, Timespan};
 use subagent_supervisor::{RunRequest, Supervisor, SupervisorConfig, WorkerCommand};
 use tokio_util::sync::CancellationToken;
 
 use crate::console;
-use units::{ByteSize, Timespan};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum ProviderArg {

@@ -14,8 +14,9 @@ use subagent_supervisor::session::format::{
 };
 use subagent_supervisor::session::read::{
     ReadItem, SessionFilter, SessionStatus, SessionTail, find_session, is_terminal, list_sessions,
-    parse_age, plan_gc, read_session, remove_sessions, summarize,
+    plan_gc, read_session, remove_sessions, summarize,
 };
+use subagent_supervisor::units::parse_age;
 
 use crate::console;
 

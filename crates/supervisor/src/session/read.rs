@@ -359,29 +359,6 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-/// Parses an age as `--since` and `--older-than` take it: a whole number
-/// and one unit, `s`, `m`, `h` or `d` (`90s`, `15m`, `2h`, `30d`).
-pub fn parse_age(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let split = s
-        .find(|c: char| !c.is_ascii_digit())
-        .ok_or_else(|| format!("{s:?} has no unit; use e.g. 90s, 15m, 2h or 3d"))?;
-    let (n, unit) = s.split_at(split);
-    let n: u64 = n
-        .parse()
-        .map_err(|_| format!("{s:?} does not start with a number; use e.g. 90s, 15m, 2h or 3d"))?;
-    let secs_per = match unit {
-        "s" => 1,
-        "m" => 60,
-        "h" => 3_600,
-        "d" => 86_400,
-        other => return Err(format!("unknown unit {other:?}; use s, m, h or d")),
-    };
-    n.checked_mul(secs_per)
-        .map(Duration::from_secs)
-        .ok_or_else(|| format!("{s:?} is too large"))
-}
-
 /// Every `*.jsonl` file under `sessions_dir`'s `YYYY/MM/DD` dirs, sorted by
 /// path. A missing sessions dir holds no files.
 pub fn list_session_files(sessions_dir: &Path) -> Result<Vec<PathBuf>, ReadError> {

@@ -4,16 +4,7 @@ use subagent_protocol::ProviderKind;
 use super::*;
 
 fn spec(model: &str, base_url: &str) -> ProviderSpec {
-    ProviderSpec {
-        kind: ProviderKind::OpenaiChat,
-        base_url: base_url.into(),
-        model: model.into(),
-        api_key: None,
-        temperature: None,
-        max_tokens: None,
-        reasoning: false,
-        price: None,
-    }
+    ProviderSpec::new(ProviderKind::OpenaiChat, base_url, model)
 }
 
 #[test]
