@@ -17,7 +17,6 @@ use subagent_protocol::{ErrorCode, Limits, Outcome, StopReason};
 use subagent_sandbox::{ChildExit, RawExit, SpawnError, Termination};
 
 use super::record::EventRecord;
-use super::request::new_run_id;
 use crate::sanitize::Sanitizer;
 use crate::truncate::truncate_returned;
 
@@ -440,52 +439,4 @@ fn write_full_output(path: &std::path::Path, text: &str) -> bool {
         }
     }
     std::fs::write(path, text).is_ok()
-}
-
-/// One `parallel` result from the results of its children: every child's
-/// single result in order, the texts joined under a header per child, and
-/// the first failure as the call's error (with how many failed).
-pub(super) fn combine_parallel(children: Vec<SubagentResult>) -> SubagentResult {
-    let total = children.len();
-    let mut texts = Vec::with_capacity(total);
-    let mut results = Vec::with_capacity(total);
-    let mut failures = Vec::new();
-    for (i, child) in children.into_iter().enumerate() {
-        let text = child
-            .content
-            .iter()
-            .map(|ContentItem::Text { text }| text.as_str())
-            .collect::<Vec<_>>()
-            .join("\n");
-        let agent = child
-            .details
-            .results
-            .first()
-            .map_or("subagent", |r| r.agent.as_str())
-            .to_owned();
-        texts.push(format!("## [{}] {agent}\n{text}", i + 1));
-        if let Some(error) = child.details.error {
-            failures.push((i + 1, error));
-        }
-        results.extend(child.details.results);
-    }
-    let error = failures.first().map(|(index, first)| ErrorInfo {
-        code: first.code,
-        message: format!(
-            "{} of {total} subagents failed; the first (#{index}): {}",
-            failures.len(),
-            first.message
-        ),
-    });
-    SubagentResult {
-        content: vec![ContentItem::Text {
-            text: texts.join("\n\n"),
-        }],
-        details: Details {
-            mode: Mode::Parallel,
-            run_id: Some(new_run_id()),
-            results,
-            error,
-        },
-    }
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use subagent_protocol::ErrorCode;
-use subagent_protocol::result::{Mode, SubagentResult};
+use subagent_protocol::result::SubagentResult;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
@@ -108,20 +108,16 @@ impl Supervisor {
         result
     }
 
-    /// Runs several subagents at once (mode `parallel`) and returns one
-    /// result object with a `results` entry per child that ran. A call with
-    /// more than `max_per_call` requests is refused before anything starts.
+    /// Runs several subagents at once (mode `parallel`), all of them at the
+    /// same time, and returns one result object with a `results` entry per
+    /// child that ran ([`Self::run_batch`] with every task in flight). A call
+    /// with more than `max_per_call` requests is refused before anything
+    /// starts.
     pub async fn run_parallel(
         &self,
         requests: Vec<RunRequest>,
         cancel: CancellationToken,
     ) -> SubagentResult {
-        if requests.is_empty() {
-            return SubagentResult::refusal(
-                ErrorCode::InvalidInput,
-                "a parallel call needs at least one task".to_owned(),
-            );
-        }
         if requests.len() > self.config.max_per_call {
             return SubagentResult::refusal(
                 ErrorCode::InvalidInput,
@@ -132,12 +128,8 @@ impl Supervisor {
                 ),
             );
         }
-        let runs = requests.into_iter().map(|mut request| {
-            request.mode = Mode::Parallel;
-            self.run(request, cancel.clone())
-        });
-        let results = futures_util::future::join_all(runs).await;
-        super::assemble::combine_parallel(results)
+        let all_at_once = requests.len().clamp(1, self.config.max_concurrent.max(1));
+        self.run_batch(requests, all_at_once, cancel).await
     }
 
     /// Checks everything that can be checked without starting a process.
