@@ -12,18 +12,7 @@ fn subagent_bin() -> PathBuf {
 }
 
 fn cli(dir: &Path) -> Command {
-    let mut c = Command::new(subagent_bin());
-    c.arg("run")
-        .arg("--worker")
-        .arg(FIXTURE)
-        .arg("--sessions-dir")
-        .arg(dir)
-        .arg("--model")
-        .arg("fixture-model")
-        .arg("--base-url")
-        .arg("http://127.0.0.1:9/v1")
-        .stdin(Stdio::null());
-    c
+    fixture_cli(dir)
 }
 
 #[test]

@@ -12,20 +12,8 @@ use super::support::*;
 
 /// `subagent run` with the fixture worker and sessions in `dir`.
 fn cli(dir: &Path) -> Command {
-    let mut c = Command::new(binary("subagent"));
-    c.arg("run")
-        .arg("--worker")
-        .arg(FIXTURE)
-        .arg("--sessions-dir")
-        .arg(dir)
-        .args([
-            "--model",
-            "m",
-            "--base-url",
-            "http://127.0.0.1:9/v1",
-            "--json",
-        ])
-        .stdin(Stdio::null());
+    let mut c = fixture_cli(dir);
+    c.arg("--json");
     c
 }
 

@@ -12,21 +12,9 @@ use super::support::*;
 
 /// `subagent run` of the fixture worker; returns the run's session file.
 fn run_fixture(dir: &Path, task: &str, extra: &[&str]) -> PathBuf {
-    let out = Command::new(binary("subagent"))
-        .arg("run")
-        .arg("--worker")
-        .arg(FIXTURE)
-        .arg("--sessions-dir")
-        .arg(dir)
-        .args([
-            "--model",
-            "fixture-model",
-            "--base-url",
-            "http://127.0.0.1:9/v1",
-        ])
+    let out = fixture_cli(dir)
         .args(["--task", task, "--json"])
         .args(extra)
-        .stdin(Stdio::null())
         .output()
         .unwrap();
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -291,6 +291,26 @@ pub fn cgroups_or_skip(test: &str) -> bool {
     }
 }
 
+/// `subagent run` with the fixture worker (chosen by `--task fixture:MODE`),
+/// session files under `sessions`, model `fixture-model` and an unused
+/// loopback base URL; stdin closed. Callers add the task and other flags.
+pub fn fixture_cli(sessions: &Path) -> std::process::Command {
+    let mut c = std::process::Command::new(binary("subagent"));
+    c.arg("run")
+        .arg("--worker")
+        .arg(FIXTURE)
+        .arg("--sessions-dir")
+        .arg(sessions)
+        .args([
+            "--model",
+            "fixture-model",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+        ])
+        .stdin(std::process::Stdio::null());
+    c
+}
+
 /// The result object validates against `schemas/result.schema.json`.
 pub fn assert_valid_result(json: &Value) {
     let errors: Vec<String> = schema("result.schema.json")
