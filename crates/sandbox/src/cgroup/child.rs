@@ -247,11 +247,7 @@ impl ChildCgroup {
                 memory,
                 pids,
                 freezer,
-            } => [Some(memory), Some(pids), freezer.as_ref()]
-                .into_iter()
-                .flatten()
-                .cloned()
-                .collect(),
+            } => v1_dirs(memory, pids, freezer.as_ref()),
             Layout::V2 { dir } => vec![dir.clone()],
         }
     }
@@ -368,6 +364,14 @@ impl CgroupSetup {
     }
 }
 
+/// The directories of a v1 cgroup: one per hierarchy (the freezer only
+/// where the machine mounts one).
+fn v1_dirs(memory: &Path, pids: &Path, freezer: Option<&PathBuf>) -> Vec<PathBuf> {
+    let mut dirs = vec![memory.to_owned(), pids.to_owned()];
+    dirs.extend(freezer.cloned());
+    dirs
+}
+
 /// Removes `subagent-<pid>-<n>` cgroups whose creator is gone: a supervisor
 /// that crashed (or exited while a child was being torn down) cannot remove
 /// its own. Only empty cgroups can be removed, so a live tree is never hit.
@@ -377,11 +381,7 @@ fn sweep_stale(kind: &CgroupKind) {
             memory,
             pids,
             freezer,
-        } => [Some(memory), Some(pids), freezer.as_ref()]
-            .into_iter()
-            .flatten()
-            .cloned()
-            .collect(),
+        } => v1_dirs(memory, pids, freezer.as_ref()),
         CgroupKind::V2 { dir } => vec![dir.clone()],
     };
     for parent in parents {
