@@ -151,6 +151,7 @@ fn a_run_with_a_project_agents_file_records_its_prompt_as_the_system_message() {
     let out = project.run("team-review", &sessions);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_children_reaped(&json);
     let file = json["details"]["results"][0]["sessionFile"]
         .as_str()
         .unwrap();

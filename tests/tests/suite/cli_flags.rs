@@ -63,7 +63,9 @@ fn succeeded(out: &Output) -> Value {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).unwrap()
+    let result = serde_json::from_slice(&out.stdout).unwrap();
+    assert_children_reaped(&result);
+    result
 }
 
 fn session_file(result: &Value) -> String {

@@ -134,6 +134,7 @@ fn leaks(needle: &str, stdout: &str, dir: &Path) -> Vec<String> {
 /// The printed result's JSON and the run's session lines.
 fn result_and_session(stdout: &str) -> (Value, Vec<Value>) {
     let json: Value = serde_json::from_str(stdout).unwrap();
+    assert_children_reaped(&json);
     let session = json["details"]["results"][0]["sessionFile"]
         .as_str()
         .unwrap()
@@ -216,6 +217,7 @@ fn the_task_echoed_in_the_result_is_masked() {
     let dir = tempfile::tempdir().unwrap();
     let out = run(dir.path(), &task_with_every_secret(), &[]);
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_children_reaped(&json);
     let echoed = json["details"]["results"][0]["task"].as_str().unwrap();
     let leaked: Vec<&str> = SECRETS
         .iter()

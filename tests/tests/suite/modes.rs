@@ -18,12 +18,14 @@ fn cli(dir: &Path) -> Command {
 }
 
 fn result_of(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+    let result = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "stdout is not a result object ({e}); stderr:\n{}",
             String::from_utf8_lossy(&out.stderr)
         )
-    })
+    });
+    assert_children_reaped(&result);
+    result
 }
 
 fn session_files(result: &Value) -> Vec<PathBuf> {

@@ -18,6 +18,7 @@ fn run_fixture(dir: &Path, task: &str, extra: &[&str]) -> PathBuf {
         .output()
         .unwrap();
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_children_reaped(&json);
     PathBuf::from(
         json["details"]["results"][0]["sessionFile"]
             .as_str()

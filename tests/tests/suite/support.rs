@@ -311,6 +311,20 @@ pub fn fixture_cli(sessions: &Path) -> std::process::Command {
     c
 }
 
+/// Every child named in a CLI result left a valid session file ending in a
+/// lifecycle line, and its worker is gone from the process table.
+pub fn assert_children_reaped(result: &Value) {
+    for child in result["details"]["results"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        if let Some(file) = child["sessionFile"].as_str() {
+            assert_reaped(&check_session_file(Path::new(file)));
+        }
+    }
+}
+
 /// The result object validates against `schemas/result.schema.json`.
 pub fn assert_valid_result(json: &Value) {
     let errors: Vec<String> = schema("result.schema.json")
