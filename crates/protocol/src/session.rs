@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::limits::Limits;
 use crate::message::LogLevel;
 use crate::result::Mode;
+use crate::task_spec::OutputMode;
 use crate::usage::Usage;
 
 /// Version written in the `session` header line.
@@ -98,6 +99,24 @@ pub struct SessionHeader {
     /// The parent's session file, when there is one.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub parent_session: Option<String>,
+    /// The tools the worker was given, so `sessions replay` can offer the
+    /// same ones. Like every field below it, optional and absent from files
+    /// written before it (read as `None`): new optional fields do not bump
+    /// [`SESSION_FORMAT_VERSION`].
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub tools: Option<Vec<String>>,
+    /// The output schema the run had to satisfy, when it had one.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub output_schema: Option<serde_json::Value>,
+    /// How structured output was obtained (present with `outputSchema`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub output_mode: Option<OutputMode>,
+    /// Model turns the child was allowed.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub max_turns: Option<u32>,
+    /// Dollars the child was allowed, when capped.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub max_cost: Option<f64>,
 }
 
 /// Which protections a sandboxed child got.

@@ -49,6 +49,11 @@ fn header() -> SessionHeader {
         },
         tool_sandbox: None,
         parent_session: Some("parent.jsonl".into()),
+        tools: Some(vec!["bash_read".into(), "bash_find".into()]),
+        output_schema: Some(json!({"type": "object"})),
+        output_mode: Some(subagent_protocol::OutputMode::ReportBack),
+        max_turns: Some(10),
+        max_cost: Some(0.5),
     }
 }
 

@@ -26,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 use super::assemble::{self, ChildRun};
 use super::config::{CAPTURE_KEEP, SupervisorConfig, tools_for_depth};
 use super::context::RunContext;
+use super::progress::ProgressEvent;
 use super::request::{RunRequest, new_run_id};
 use super::watch::{Watched, watch_worker};
 use crate::agents::AgentDefinition;
@@ -84,10 +85,19 @@ pub(super) async fn run_child(
     };
     ctx.writer = Some(writer);
     ctx.session_created = true;
+    tracing::debug!(run_id = %run_id, file = %ctx.paths.session_file.display(), "session file created");
 
     let run = spawn_and_watch(&mut ctx, spec, cancel).await;
     let result = assemble::assemble_blocking(ctx.assembly(), run).await;
     ctx.finish(&result).await;
+    ctx.progress(|| ProgressEvent::Ended {
+        run_id,
+        status: result
+            .details
+            .error
+            .as_ref()
+            .map_or_else(|| "ok".to_owned(), |e| e.code.to_string()),
+    });
     result
 }
 
@@ -114,6 +124,14 @@ pub(super) async fn spawn_and_watch(
             .parent_session
             .as_ref()
             .map(|p| p.display().to_string()),
+        tools: Some(spec.tools.clone()),
+        output_schema: spec
+            .output_schema_json
+            .as_deref()
+            .and_then(|schema| serde_json::from_str(schema).ok()),
+        output_mode: spec.output_schema_json.as_ref().map(|_| spec.output_mode),
+        max_turns: Some(spec.budget.max_turns),
+        max_cost: spec.budget.max_cost,
     };
 
     let (ours, theirs) = match StdUnixStream::pair() {
@@ -124,6 +142,7 @@ pub(super) async fn spawn_and_watch(
     let child = match subagent_sandbox::spawn(sandbox_spec).await {
         Ok(child) => child,
         Err(e) => {
+            tracing::warn!(run_id = %ctx.run_id, error = %e, "worker not started");
             let header = SessionHeader {
                 sandbox: assemble::refused_status(&e).unwrap_or_default(),
                 ..header
@@ -134,6 +153,12 @@ pub(super) async fn spawn_and_watch(
         }
     };
     ctx.pid = Some(child.pid());
+    tracing::debug!(run_id = %ctx.run_id, pid = child.pid(), agent = %ctx.request.agent, "worker spawned");
+    ctx.progress(|| ProgressEvent::Started {
+        run_id: ctx.run_id.clone(),
+        agent: ctx.request.agent.clone(),
+        model: ctx.request.provider.model.clone(),
+    });
     let sandbox_status = child.status().clone();
     ctx.write(SessionEntry::Session(SessionHeader {
         sandbox: sandbox_status.clone(),
@@ -162,6 +187,7 @@ pub(super) async fn spawn_and_watch(
         .await;
 
     let watched = watch_worker(ctx, ours, spec, child, cancel).await;
+    tracing::debug!(run_id = %ctx.run_id, termination = ?watched.exit.termination, "worker exited and its tree is gone");
     record_exit(ctx, &watched).await;
     ChildRun {
         outcome: watched.outcome,

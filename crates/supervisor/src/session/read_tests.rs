@@ -32,6 +32,11 @@ fn header(run_id: &str, agent: &str) -> SessionEntry {
         sandbox: SandboxStatus::default(),
         tool_sandbox: None,
         parent_session: None,
+        tools: None,
+        output_schema: None,
+        output_mode: None,
+        max_turns: None,
+        max_cost: None,
     })
 }
 
