@@ -39,6 +39,12 @@ impl Drop for Server {
 /// Runs the demo.
 pub fn run(task: &str, policy: deps::Policy) -> Result<()> {
     let root = crate::paths::repo_root();
+    eprintln!(
+        "xtask demo: setting up first. On a fresh machine this installs what is missing \
+         and builds llama-server once (about 20-30 minutes on 2 cores; cached in {}); \
+         later runs start at once.",
+        crate::paths::cache_root()?.display()
+    );
     let model = local_model::ensure(policy)?;
     cmd::run(cmd::cargo().current_dir(&root).args([
         "build",
@@ -48,6 +54,7 @@ pub fn run(task: &str, policy: deps::Policy) -> Result<()> {
         "subagent-worker",
         "--bins",
     ]))?;
+    let target = target_dir(&root)?;
     let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
     let child = Command::new(&model.server)
         .arg("-m")
@@ -63,12 +70,14 @@ pub fn run(task: &str, policy: deps::Policy) -> Result<()> {
     wait_healthy(&mut server, port)?;
 
     let demo = Demo {
-        subagent: root.join("target/debug/subagent"),
-        sessions: sessions_dir(&root)?,
+        subagent: target.join("debug/subagent"),
+        sessions: target.join("demo-sessions"),
         base_url: format!("http://127.0.0.1:{port}/v1"),
-        scratch: root.join("target/demo-scratch"),
+        scratch: target.join("demo-scratch"),
     };
-    std::fs::create_dir_all(&demo.scratch)?;
+    for dir in [&demo.sessions, &demo.scratch] {
+        std::fs::create_dir_all(dir).with_context(|| format!("create {}", dir.display()))?;
+    }
 
     heading("1/4  a question, answered by the local model (SmolLM2-135M)");
     let first = demo.run(&["--task", task, "--max-tokens", "96"])?;
@@ -155,7 +164,7 @@ impl Demo {
             .arg("--json")
             .args(extra)
             .stdin(Stdio::null());
-        println!("$ {}", cmd::describe(&run));
+        println!("$ {}", shell_line(&run));
         run.output()
             .with_context(|| format!("run {}", self.subagent.display()))
     }
@@ -174,6 +183,28 @@ impl Demo {
             .stderr(Stdio::null())
             .status()
             .is_ok_and(|s| s.success())
+    }
+}
+
+/// The command as a line a reader can paste into a shell: arguments with
+/// blanks or shell characters in single quotes.
+fn shell_line(command: &Command) -> String {
+    std::iter::once(command.get_program())
+        .chain(command.get_args())
+        .map(|arg| shell_quote(&arg.to_string_lossy()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn shell_quote(arg: &str) -> String {
+    let plain = !arg.is_empty()
+        && arg
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=,@+%".contains(c));
+    if plain {
+        arg.to_owned()
+    } else {
+        format!("'{}'", arg.replace('\'', r"'\''"))
     }
 }
 
@@ -204,10 +235,22 @@ fn text_of(result: &serde_json::Value) -> String {
         .to_owned()
 }
 
-fn sessions_dir(root: &Path) -> Result<PathBuf> {
-    let dir = root.join("target/demo-sessions");
-    std::fs::create_dir_all(&dir)?;
-    Ok(dir)
+/// Cargo's target directory, where `cargo build` put the binaries: not
+/// always `<root>/target`, since `CARGO_TARGET_DIR` or `build.target-dir`
+/// move it, and only cargo knows which applies.
+fn target_dir(root: &Path) -> Result<PathBuf> {
+    let metadata = cmd::stdout_of(cmd::cargo().current_dir(root).args([
+        "metadata",
+        "--format-version",
+        "1",
+        "--no-deps",
+    ]))?;
+    let metadata: serde_json::Value =
+        serde_json::from_str(&metadata).context("`cargo metadata` printed no JSON")?;
+    metadata["target_directory"]
+        .as_str()
+        .map(PathBuf::from)
+        .context("`cargo metadata` names no target_directory")
 }
 
 fn wait_healthy(server: &mut Server, port: u16) -> Result<()> {
@@ -240,3 +283,7 @@ fn health_ok(port: u16) -> bool {
     let _ = s.read_to_string(&mut buf);
     buf.starts_with("HTTP/1.1 200")
 }
+
+#[cfg(test)]
+#[path = "demo_tests.rs"]
+mod tests;
