@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use subagent_sandbox::SandboxPolicy;
 
+use super::progress::ProgressSink;
 use super::request::WorkerCommand;
 use super::tool_subset::SUBAGENT_TOOL;
 use crate::agents::AgentCatalog;
@@ -57,6 +58,9 @@ pub struct SupervisorConfig {
     pub requested_by: String,
     /// The agents it knows.
     pub catalog: AgentCatalog,
+    /// Told of every child's turns, tools and usage as they happen; `None`
+    /// (the default) tells no one.
+    pub progress: Option<ProgressSink>,
 }
 
 impl SupervisorConfig {
@@ -71,6 +75,7 @@ impl SupervisorConfig {
             sandbox_policy: SandboxPolicy::BestEffort,
             requested_by: default_requested_by(),
             catalog: AgentCatalog::builtin(),
+            progress: None,
         }
     }
 }

@@ -22,6 +22,7 @@ use subagent_protocol::session::{
 
 use super::assemble;
 use super::config::SupervisorConfig;
+use super::progress::ProgressEvent;
 use super::request::RunRequest;
 use crate::sanitize::Sanitizer;
 use crate::session::{SessionPaths, SessionWriter, append_to_parent, append_to_parent_blocking};
@@ -117,6 +118,13 @@ impl RunContext<'_> {
         .await;
     }
 
+    /// Tells the config's progress sink, if any; `event` is built only then.
+    pub(super) fn progress(&self, event: impl FnOnce() -> ProgressEvent) {
+        if let Some(sink) = &self.config.progress {
+            sink.emit(&event());
+        }
+    }
+
     pub(super) async fn limit(
         &self,
         limit: LimitKind,
@@ -124,6 +132,7 @@ impl RunContext<'_> {
         action: LimitAction,
         detail: Option<String>,
     ) {
+        tracing::info!(run_id = %self.run_id, ?limit, value, ?action, detail = detail.as_deref().unwrap_or(""), "limit hit");
         self.write(SessionEntry::Limit(LimitLine {
             limit,
             value,

@@ -10,6 +10,7 @@ mod config;
 mod context;
 mod link;
 mod modes;
+mod progress;
 mod record;
 mod request;
 mod supervisor;
@@ -18,5 +19,6 @@ mod watch;
 
 pub use config::{CANCEL_WINDOW, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_PER_CALL, SupervisorConfig};
 pub use modes::{PREVIOUS_PLACEHOLDER, check_concurrency, substitute_previous};
+pub use progress::{ProgressEvent, ProgressSink};
 pub use request::{RunRequest, WorkerCommand};
 pub use supervisor::{GateDecision, SpawnGate, Supervisor};

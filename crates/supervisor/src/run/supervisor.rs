@@ -77,7 +77,11 @@ impl Supervisor {
     pub async fn run(&self, request: RunRequest, cancel: CancellationToken) -> SubagentResult {
         let agent = match self.admit(&request) {
             Ok(agent) => agent,
-            Err(refusal) => return *refusal,
+            Err(refusal) => {
+                let code = refusal.details.error.as_ref().map(|e| e.code);
+                tracing::info!(agent = %request.agent, ?code, "run refused before any process started");
+                return *refusal;
+            }
         };
         // Concurrency: refuse rather than queue; batch callers queue themselves.
         let Ok(permit) = self.slots.clone().try_acquire_owned() else {

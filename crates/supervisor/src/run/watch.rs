@@ -16,7 +16,9 @@ use std::time::Duration;
 
 use subagent_protocol::message::LogLevel;
 use subagent_protocol::session::{LimitAction, LimitKind};
-use subagent_protocol::{FromWorker, Hello, Outcome, PROTOCOL_VERSION, TaskSpec, ToWorker};
+use subagent_protocol::{
+    FromWorker, Hello, Outcome, PROTOCOL_VERSION, TaskSpec, ToWorker, WorkerEvent,
+};
 use subagent_sandbox::{ChildExit, KillHandle, KillReason, SandboxedChild};
 use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
@@ -25,6 +27,7 @@ use super::assemble::SupervisorCause;
 use super::config::{CANCEL_WINDOW, EXIT_AFTER_DONE, HELLO_TIMEOUT};
 use super::context::RunContext;
 use super::link::{Inbound, Link};
+use super::progress::ProgressEvent;
 use super::record::EventRecord;
 
 /// What watching the worker produced.
@@ -267,6 +270,7 @@ impl<'c, 'a> Watch<'c, 'a> {
     }
 
     fn on_hello_timeout(&mut self) {
+        tracing::warn!(run_id = %self.ctx.run_id, "no Hello from the worker in time; terminating it");
         self.cause = Some(SupervisorCause::Protocol(format!(
             "the worker sent no Hello within {} ms of starting",
             HELLO_TIMEOUT.as_millis()
@@ -285,6 +289,7 @@ impl<'c, 'a> Watch<'c, 'a> {
             _ => KillReason::Other("worker did not exit after Done".into()),
         };
         let grace = self.ctx.request.limits.kill_grace_ms;
+        tracing::warn!(run_id = %self.ctx.run_id, ?reason, grace_ms = grace, "worker still running: SIGTERM to its group, SIGKILL after the grace");
         self.ctx
             .limit(
                 LimitKind::KillGrace,
@@ -352,7 +357,17 @@ impl<'c, 'a> Watch<'c, 'a> {
             FromWorker::Hello(_) => self.violation("the worker sent Hello twice"),
             _ if !self.hello_seen => self.violation("the worker sent a message before Hello"),
             FromWorker::Event(event) => {
+                let run_id = &self.ctx.run_id;
+                let shown = ProgressEvent::of_worker_event(run_id, &event);
+                let usage = matches!(event, WorkerEvent::Usage { .. });
                 let (line, progress) = self.record.observe(event, &self.ctx.sanitizer);
+                if let Some(shown) = shown {
+                    self.ctx.progress(|| shown);
+                }
+                if usage {
+                    self.ctx
+                        .progress(|| ProgressEvent::usage(run_id, &self.record.usage));
+                }
                 if progress {
                     self.idle_deadline = Instant::now() + self.idle;
                 }
@@ -404,6 +419,7 @@ impl<'c, 'a> Watch<'c, 'a> {
     /// worker is killed at once.
     fn violation(&mut self, what: &str) {
         if self.cause.is_none() {
+            tracing::warn!(run_id = %self.ctx.run_id, what, "protocol violation; killing the worker");
             self.cause = Some(SupervisorCause::Protocol(what.to_owned()));
             self.killer
                 .kill_now(KillReason::Other("protocol violation".into()));

@@ -1,0 +1,146 @@
+//! Live progress of running children, for a caller that shows it as it
+//! happens (the CLI's status line): which agent started, which turn it is
+//! on, which tool runs, tokens and cost so far, and how it ended.
+//!
+//! The supervisor calls the [`ProgressSink`] inline as a child's events
+//! arrive, so a sink must return at once: it must never block, wait on I/O
+//! or take a lock that something slow holds, or it would hold off the
+//! child's timeouts. It sees no more than session files do: names, counts
+//! and costs, never task text, tool arguments or output.
+
+use std::fmt;
+use std::sync::Arc;
+
+use subagent_protocol::{Usage, WorkerEvent};
+
+/// One step of a running child, as a status display needs it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProgressEvent {
+    /// The worker was spawned.
+    Started {
+        /// The child's run id.
+        run_id: String,
+        /// The agent it runs.
+        agent: String,
+        /// The model it asks.
+        model: String,
+    },
+    /// A model turn (one request) began.
+    Turn {
+        /// The child's run id.
+        run_id: String,
+        /// 1-based turn number.
+        turn: u32,
+    },
+    /// The model called a tool; it runs now.
+    ToolStarted {
+        /// The child's run id.
+        run_id: String,
+        /// The tool's name.
+        name: String,
+    },
+    /// A tool call finished.
+    ToolFinished {
+        /// The child's run id.
+        run_id: String,
+        /// The tool's name.
+        name: String,
+        /// True when the tool failed or was refused.
+        is_error: bool,
+    },
+    /// Tokens and cost of the run so far (all turns summed).
+    Usage {
+        /// The child's run id.
+        run_id: String,
+        /// Prompt tokens, cached ones included.
+        input_tokens: u64,
+        /// Completion tokens.
+        output_tokens: u64,
+        /// US dollars; 0 for unknown or local models.
+        cost: f64,
+    },
+    /// The child is over and its tree is gone.
+    Ended {
+        /// The child's run id.
+        run_id: String,
+        /// `ok`, or the error code of the result (`TIMEOUT`, ...).
+        status: String,
+    },
+}
+
+impl ProgressEvent {
+    /// The event a worker event becomes, if it is one a status display
+    /// shows. Usage is not mapped here: the display wants the run's total,
+    /// which the caller keeps (see [`Self::usage`]).
+    pub fn of_worker_event(run_id: &str, event: &WorkerEvent) -> Option<Self> {
+        let run_id = run_id.to_owned();
+        match event {
+            WorkerEvent::TurnStart { turn } => Some(Self::Turn {
+                run_id,
+                turn: *turn,
+            }),
+            WorkerEvent::ToolCall { name, .. } => Some(Self::ToolStarted {
+                run_id,
+                name: name.clone(),
+            }),
+            WorkerEvent::ToolResult { name, is_error, .. } => Some(Self::ToolFinished {
+                run_id,
+                name: name.clone(),
+                is_error: *is_error,
+            }),
+            _ => None,
+        }
+    }
+
+    /// The run's usage so far as an event.
+    pub fn usage(run_id: &str, total: &Usage) -> Self {
+        Self::Usage {
+            run_id: run_id.to_owned(),
+            input_tokens: total
+                .input
+                .saturating_add(total.cache_read)
+                .saturating_add(total.cache_write),
+            output_tokens: total.output,
+            cost: total.cost,
+        }
+    }
+
+    /// The run this event belongs to.
+    pub fn run_id(&self) -> &str {
+        match self {
+            Self::Started { run_id, .. }
+            | Self::Turn { run_id, .. }
+            | Self::ToolStarted { run_id, .. }
+            | Self::ToolFinished { run_id, .. }
+            | Self::Usage { run_id, .. }
+            | Self::Ended { run_id, .. } => run_id,
+        }
+    }
+}
+
+/// Where progress goes: a cheap, non-blocking callback (see the module doc).
+/// Cloning shares the callback.
+#[derive(Clone)]
+pub struct ProgressSink(Arc<dyn Fn(&ProgressEvent) + Send + Sync>);
+
+impl ProgressSink {
+    /// A sink calling `f` for every event.
+    pub fn new(f: impl Fn(&ProgressEvent) + Send + Sync + 'static) -> Self {
+        Self(Arc::new(f))
+    }
+
+    /// Hands `event` to the callback.
+    pub fn emit(&self, event: &ProgressEvent) {
+        (self.0)(event);
+    }
+}
+
+impl fmt::Debug for ProgressSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ProgressSink(..)")
+    }
+}
+
+#[cfg(test)]
+#[path = "progress_tests.rs"]
+mod tests;

@@ -1,0 +1,94 @@
+use std::sync::Mutex;
+
+use pretty_assertions::assert_eq;
+use subagent_protocol::message::LogLevel;
+
+use super::*;
+
+#[test]
+fn turns_and_tools_become_progress_and_text_does_not() {
+    let events = [
+        WorkerEvent::TurnStart { turn: 2 },
+        WorkerEvent::ToolCall {
+            turn: 2,
+            call_id: "c1".into(),
+            name: "bash_read".into(),
+            arguments_json: r#"{"path":"secret.txt"}"#.into(),
+        },
+        WorkerEvent::ToolResult {
+            call_id: "c1".into(),
+            name: "bash_read".into(),
+            output: "file contents".into(),
+            is_error: true,
+        },
+        WorkerEvent::TextDelta {
+            text: "hello".into(),
+        },
+        WorkerEvent::Log {
+            level: LogLevel::Info,
+            message: "m".into(),
+        },
+    ];
+    let mapped: Vec<_> = events
+        .iter()
+        .map(|e| ProgressEvent::of_worker_event("r1", e))
+        .collect();
+    assert_eq!(
+        mapped,
+        vec![
+            Some(ProgressEvent::Turn {
+                run_id: "r1".into(),
+                turn: 2
+            }),
+            Some(ProgressEvent::ToolStarted {
+                run_id: "r1".into(),
+                name: "bash_read".into()
+            }),
+            Some(ProgressEvent::ToolFinished {
+                run_id: "r1".into(),
+                name: "bash_read".into(),
+                is_error: true
+            }),
+            None,
+            None,
+        ]
+    );
+}
+
+#[test]
+fn usage_counts_cached_prompt_tokens_as_input() {
+    let total = Usage {
+        input: 100,
+        output: 7,
+        cache_read: 20,
+        cache_write: 3,
+        cost: 0.25,
+        turns: 2,
+    };
+    assert_eq!(
+        ProgressEvent::usage("r1", &total),
+        ProgressEvent::Usage {
+            run_id: "r1".into(),
+            input_tokens: 123,
+            output_tokens: 7,
+            cost: 0.25
+        }
+    );
+}
+
+#[test]
+fn a_sink_hands_every_event_to_its_callback_and_debug_hides_it() {
+    let seen = std::sync::Arc::new(Mutex::new(Vec::new()));
+    let into = std::sync::Arc::clone(&seen);
+    let sink = ProgressSink::new(move |e| into.lock().unwrap().push(e.run_id().to_owned()));
+    sink.clone().emit(&ProgressEvent::Ended {
+        run_id: "a".into(),
+        status: "ok".into(),
+    });
+    sink.emit(&ProgressEvent::Turn {
+        run_id: "b".into(),
+        turn: 1,
+    });
+    assert_eq!(*seen.lock().unwrap(), vec!["a".to_owned(), "b".to_owned()]);
+    assert_eq!(format!("{sink:?}"), "ProgressSink(..)");
+}
