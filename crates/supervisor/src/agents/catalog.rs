@@ -10,6 +10,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use crate::config::LimitSet;
 use subagent_protocol::tool_names::{
     BASH_FIND, BASH_READ, BASH_RIPGREP, BUILTIN_TOOLS, PYTHON_EXECUTE, READ_ONLY_TOOLS,
 };
@@ -35,8 +36,18 @@ impl fmt::Display for AgentSource {
     }
 }
 
+/// An agent's output schema, as its file gives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AgentOutputSchema {
+    /// Written in the frontmatter, here as JSON text.
+    Inline(String),
+    /// A JSON file, resolved against the agent file's directory; read when
+    /// the agent runs, so a missing file fails only that agent's runs.
+    File(PathBuf),
+}
+
 /// One agent definition.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct AgentDefinition {
     /// Name the parent asks for.
     pub name: String,
@@ -49,14 +60,17 @@ pub struct AgentDefinition {
     pub tools: Vec<String>,
     /// Where it was defined.
     pub source: AgentSource,
-    /// `model` from its file. Shown, not yet applied: `--model` is required.
+    /// `model` from its file: the run's model unless `--model` is given.
     pub model: Option<String>,
-    /// `provider` from its file. Shown, not yet applied.
+    /// `provider` from its file (a configured provider's name or a kind):
+    /// the run's provider unless `--provider` is given.
     pub provider: Option<String>,
-    /// `maxTurns` from its file. Shown, not yet applied (`--max-turns`).
-    pub max_turns: Option<u32>,
-    /// `timeout` from its file, as written. Shown, not yet applied (`--timeout`).
-    pub timeout: Option<String>,
+    /// Limits from its file (`timeout`, `maxTurns`, `memory`, ...): above
+    /// the config files, below the run's flags.
+    pub limits: LimitSet,
+    /// `outputSchema` from its file: the run's schema unless
+    /// `--output-schema` is given.
+    pub output_schema: Option<AgentOutputSchema>,
     /// `disabled: true`: running it is refused with SUBAGENT_DISABLED.
     pub disabled: bool,
     /// What was dropped while reading its file (Claude Code tools with no
@@ -65,7 +79,7 @@ pub struct AgentDefinition {
 }
 
 /// The agents a supervisor knows.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AgentCatalog {
     agents: Vec<AgentDefinition>,
 }

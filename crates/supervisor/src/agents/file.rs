@@ -8,8 +8,10 @@
 //! tools: bash_read, bash_ripgrep     # or a YAML list
 //! model: gpt-4o-mini                 # optional
 //! provider: openai-chat              # optional
-//! maxTurns: 12                       # optional
-//! timeout: 10m                       # optional
+//! maxTurns: 12                       # optional; limits as `subagent run`'s
+//! timeout: 10m                       #   flags in camelCase: idleTimeout,
+//! memory: 1G                         #   maxCost, pids, toolTimeout, ...
+//! outputSchema: answer.schema.json   # optional: a path, or inline YAML
 //! disabled: false                    # optional
 //! ---
 //! The body is the system prompt.
@@ -34,7 +36,8 @@ use std::path::{Path, PathBuf};
 use serde_yaml_ng::{Mapping, Value};
 use subagent_protocol::tool_names::{BASH_FIND, BASH_READ, BASH_RIPGREP, BUILTIN_TOOLS};
 
-use super::catalog::{AgentDefinition, AgentSource};
+use super::catalog::{AgentDefinition, AgentOutputSchema, AgentSource};
+use crate::config::{LimitKey, LimitSet, RawLimit};
 
 /// Which tool vocabulary an agent file is written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,6 +56,10 @@ pub const CLAUDE_TOOL_MAP: &[(&str, &str)] = &[
     ("Grep", BASH_RIPGREP),
     ("Glob", BASH_FIND),
 ];
+
+/// Claude Code's model aliases: they name its own model choice, so here
+/// they are dropped with a warning and the run's model is used.
+pub const CLAUDE_MODEL_ALIASES: &[&str] = &["inherit", "sonnet", "opus", "haiku"];
 
 /// Why an agent file cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -169,35 +176,61 @@ pub fn parse_agent_file(
             AgentFileFlavor::ClaudeCode => map_claude_tools(&listed, &mut warnings),
         },
     };
-    let max_turns = match map.get("maxTurns") {
-        None | Some(Value::Null) => None,
-        Some(Value::Number(n)) => match n.as_u64().and_then(|n| u32::try_from(n).ok()) {
-            Some(turns) if turns >= 1 => Some(turns),
-            _ => {
+    let mut limits = LimitSet::default();
+    for key in LimitKey::ALL {
+        let field = key.agent_key();
+        let raw = match map.get(field) {
+            None | Some(Value::Null) => continue,
+            Some(Value::String(s)) => RawLimit::Text(s),
+            Some(Value::Number(n)) => match (n.as_i64(), n.as_f64()) {
+                (Some(i), _) => RawLimit::Integer(i),
+                (None, Some(x)) => RawLimit::Float(x),
+                (None, None) => RawLimit::Text("?"),
+            },
+            Some(_) => {
                 return Err(fields.error(
-                    "maxTurns",
-                    format!("`{n}` is not a number of turns (a whole number, 1 or more)"),
+                    field,
+                    "expected a number or a value with units such as `15m` or `512M`".into(),
                 ));
             }
-        },
-        Some(_) => {
-            return Err(fields.error(
-                "maxTurns",
-                "expected a whole number of turns, e.g. `maxTurns: 12`".into(),
-            ));
-        }
-    };
-    let timeout = match map.get("timeout") {
+        };
+        let value = key
+            .parse(raw)
+            .map_err(|message| fields.error(field, message))?;
+        limits.set(key, value);
+    }
+    let output_schema = match map.get("outputSchema") {
         None | Some(Value::Null) => None,
-        Some(Value::Number(n)) => Some(n.to_string()),
-        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::String(file)) if !file.trim().is_empty() => {
+            let dir = path.parent().unwrap_or_else(|| Path::new("."));
+            Some(AgentOutputSchema::File(dir.join(file.trim())))
+        }
+        Some(schema @ Value::Mapping(_)) => {
+            let json = serde_json::to_string(schema).map_err(|e| {
+                fields.error(
+                    "outputSchema",
+                    format!(
+                        "cannot be written as JSON ({e}); use plain YAML maps, lists and scalars"
+                    ),
+                )
+            })?;
+            Some(AgentOutputSchema::Inline(json))
+        }
         Some(_) => {
             return Err(fields.error(
-                "timeout",
-                "expected a duration such as `90s`, `15m` or a number of seconds".into(),
+                "outputSchema",
+                "expected a JSON Schema written as YAML, or the path of a .json file next to the agent file".into(),
             ));
         }
     };
+    let mut model = fields.string("model")?;
+    if flavor == AgentFileFlavor::ClaudeCode {
+        if let Some(alias) = model.take_if(|m| CLAUDE_MODEL_ALIASES.contains(&m.as_str())) {
+            warnings.push(format!(
+                "model `{alias}` is a Claude Code alias with no meaning here; the run's model is used"
+            ));
+        }
+    }
     let disabled = match map.get("disabled") {
         None | Some(Value::Null) => false,
         Some(Value::Bool(b)) => *b,
@@ -209,10 +242,10 @@ pub fn parse_agent_file(
         system_prompt: body.trim().to_owned(),
         tools,
         source: AgentSource::File(path.to_owned()),
-        model: fields.string("model")?,
+        model,
         provider: fields.string("provider")?,
-        max_turns,
-        timeout,
+        limits,
+        output_schema,
         disabled,
         warnings,
     })

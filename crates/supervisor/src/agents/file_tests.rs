@@ -3,7 +3,8 @@ use std::path::Path;
 use pretty_assertions::assert_eq;
 use subagent_protocol::tool_names::BUILTIN_TOOLS;
 
-use super::catalog::{AgentDefinition, AgentSource};
+use super::catalog::{AgentDefinition, AgentOutputSchema, AgentSource};
+use crate::config::{LimitKey, LimitSet, LimitValue};
 use super::file::{AgentFileError, AgentFileFlavor, parse_agent_file};
 
 fn parse(text: &str) -> Result<AgentDefinition, AgentFileError> {
@@ -18,7 +19,8 @@ fn claude(text: &str) -> AgentDefinition {
 fn agents_file_fields_are_read_and_the_body_is_the_prompt() {
     let agent = parse(
         "---\nname: review\ndescription: Reviews.\ntools: bash_read, bash_ripgrep\n\
-         model: gpt-4o-mini\nprovider: openai-chat\nmaxTurns: 12\ntimeout: 10m\ncolor: blue\n---\n\
+         model: gpt-4o-mini\nprovider: openai-chat\nmaxTurns: 12\ntimeout: 10m\nidleTimeout: 45\n\
+         memory: 1G\nmaxCost: 0.25\ncolor: blue\n---\n\
          You review code.\n\nReport path:line.\n",
     )
     .unwrap();
@@ -32,8 +34,16 @@ fn agents_file_fields_are_read_and_the_body_is_the_prompt() {
             source: AgentSource::File("a/review.md".into()),
             model: Some("gpt-4o-mini".into()),
             provider: Some("openai-chat".into()),
-            max_turns: Some(12),
-            timeout: Some("10m".into()),
+            limits: {
+                let mut set = LimitSet::default();
+                set.set(LimitKey::MaxTurns, LimitValue::Count(12));
+                set.set(LimitKey::Timeout, LimitValue::Ms(600_000));
+                set.set(LimitKey::IdleTimeout, LimitValue::Ms(45_000));
+                set.set(LimitKey::Memory, LimitValue::Bytes(1 << 30));
+                set.set(LimitKey::MaxCost, LimitValue::Dollars(0.25));
+                set
+            },
+            output_schema: None,
             disabled: false,
             warnings: Vec::new(),
         }
@@ -138,4 +148,50 @@ fn claude_code_agents_without_tools_get_the_mapped_read_only_ones() {
     let agent = claude("---\nname: c\ndescription: d\n---\np");
     assert_eq!(agent.tools, ["bash_read", "bash_ripgrep", "bash_find"]);
     assert!(agent.warnings.is_empty());
+}
+
+#[test]
+fn bad_agent_limits_name_the_file_line_and_field() {
+    let err = parse("---\nname: x\nmaxTurns: 12\nmemory: lots\n---\np").unwrap_err();
+    let text = err.to_string();
+    assert!(
+        matches!(err, AgentFileError::Field { line: 4, field: "memory", .. }),
+        "{text}"
+    );
+    assert!(text.starts_with("a/review.md:4:") && text.contains("512M"), "{text}");
+    let err = parse("---\nname: x\ntoolPids: [1]\n---\np").unwrap_err();
+    assert!(
+        matches!(err, AgentFileError::Field { line: 3, field: "toolPids", .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn output_schema_is_inline_yaml_or_a_path_next_to_the_file() {
+    let inline = parse(
+        "---\nname: x\noutputSchema:\n  type: object\n  required: [answer]\n  properties:\n    answer: {type: string}\n---\np",
+    )
+    .unwrap();
+    let Some(AgentOutputSchema::Inline(json)) = inline.output_schema else {
+        panic!("expected an inline schema, got {:?}", inline.output_schema);
+    };
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(value["required"][0], "answer");
+    assert_eq!(value["properties"]["answer"]["type"], "string");
+    let file = parse("---\nname: x\noutputSchema: schemas/a.json\n---\np").unwrap();
+    assert_eq!(
+        file.output_schema,
+        Some(AgentOutputSchema::File("a/schemas/a.json".into()))
+    );
+    let err = parse("---\nname: x\noutputSchema: 3\n---\np").unwrap_err();
+    assert!(matches!(err, AgentFileError::Field { field: "outputSchema", .. }), "{err}");
+}
+
+#[test]
+fn claude_code_model_aliases_are_dropped_with_a_warning() {
+    let agent = claude("---\nname: c\nmodel: sonnet\n---\np");
+    assert_eq!(agent.model, None);
+    assert!(agent.warnings.iter().any(|w| w.contains("sonnet")), "{:?}", agent.warnings);
+    let agent = claude("---\nname: c\nmodel: gpt-4o\n---\np");
+    assert_eq!(agent.model.as_deref(), Some("gpt-4o"));
 }

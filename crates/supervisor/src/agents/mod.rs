@@ -12,7 +12,7 @@ mod discover_tests;
 #[cfg(test)]
 mod file_tests;
 
-pub use catalog::{AgentCatalog, AgentDefinition, AgentSource};
+pub use catalog::{AgentCatalog, AgentDefinition, AgentOutputSchema, AgentSource};
 pub use discover::{
     DiscoverError, agent_dirs, default_user_agents_dir, discover_catalog, user_agents_dir,
 };

@@ -5,16 +5,16 @@
 //! `subagent run` and these listings cannot disagree. Warnings from agent
 //! files (Claude Code tools dropped) go to stderr each time.
 //!
-//! Of an agent file's fields, `subagent run` uses name, description, tools,
-//! the prompt and `disabled` so far; `model`, `provider`, `maxTurns` and
-//! `timeout` are read and shown here but the run's flags still decide them.
+//! `subagent run` applies every field of an agent file: its model,
+//! provider, limits and output schema sit below the run's flags and above
+//! the config files (`subagent_supervisor::config::resolve_run`).
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use serde_json::json;
 use subagent_supervisor::agents::{
-    AgentCatalog, AgentDefinition, default_user_agents_dir, discover_catalog,
+    AgentCatalog, AgentDefinition, AgentOutputSchema, default_user_agents_dir, discover_catalog,
 };
 use subagent_supervisor::exit_codes;
 
@@ -31,12 +31,18 @@ use crate::console;
     name: reviewer\n  \
     description: Reviews code and reports issues with file:line.\n  \
     tools: bash_read, bash_ripgrep, bash_find\n  \
+    model: gpt-4o-mini                  # or leave it to --model / config\n  \
+    provider: local                     # a [providers.NAME] of config.toml, or a kind\n  \
+    maxTurns: 12                        # limits as run's flags, camelCase:\n  \
+    timeout: 10m                        #   idleTimeout, memory, pids, maxCost, ...\n  \
+    outputSchema: review.schema.json    # or the schema inline as YAML\n  \
     disabled: false\n  \
     ---\n  \
     You are a careful reviewer...\n\n\
     Claude Code tools map as Read -> bash_read, Grep -> bash_ripgrep, Glob -> bash_find;\n\
-    others (Bash included) are dropped with a warning. model, provider, maxTurns and\n\
-    timeout are shown but not applied yet: pass --model, --max-turns, --timeout.\n\n\
+    others (Bash included) are dropped with a warning, and so are Claude Code's model\n\
+    aliases (sonnet, opus, haiku, inherit). A run's flags override the file's fields;\n\
+    the file's override config.toml.\n\n\
     EXAMPLES:\n  \
     subagent agents ls\n  \
     subagent agents ls --workspace ./project --json\n  \
@@ -141,11 +147,28 @@ fn agent_json(agent: &AgentDefinition) -> serde_json::Value {
         "tools": agent.tools,
         "model": agent.model,
         "provider": agent.provider,
-        "maxTurns": agent.max_turns,
-        "timeout": agent.timeout,
+        "limits": limits_json(agent),
+        "outputSchema": schema_text(agent),
         "disabled": agent.disabled,
         "warnings": agent.warnings,
         "systemPrompt": agent.system_prompt,
+    })
+}
+
+/// The limits the agent's file sets, keyed as the file writes them.
+fn limits_json(agent: &AgentDefinition) -> serde_json::Value {
+    let map: serde_json::Map<String, serde_json::Value> = agent
+        .limits
+        .iter()
+        .map(|(key, value)| (key.agent_key().to_owned(), value.to_string().into()))
+        .collect();
+    serde_json::Value::Object(map)
+}
+
+fn schema_text(agent: &AgentDefinition) -> Option<String> {
+    agent.output_schema.as_ref().map(|schema| match schema {
+        AgentOutputSchema::Inline(json) => json.clone(),
+        AgentOutputSchema::File(path) => path.display().to_string(),
     })
 }
 
@@ -207,17 +230,24 @@ fn table(agents: &[AgentDefinition]) -> String {
 fn details(agent: &AgentDefinition) -> String {
     let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
     let mut text = format!(
-        "name: {}\ndescription: {}\nsource: {}\ntools: {}\nmodel: {}\nprovider: {}\nmaxTurns: {}\ntimeout: {}\ndisabled: {}\n",
+        "name: {}\ndescription: {}\nsource: {}\ntools: {}\nmodel: {}\nprovider: {}\nlimits: {}\noutputSchema: {}\ndisabled: {}\n",
         agent.name,
         agent.description,
         agent.source,
         tools_text(agent),
         opt(&agent.model),
         opt(&agent.provider),
-        agent
-            .max_turns
-            .map_or_else(|| "-".to_owned(), |n| n.to_string()),
-        opt(&agent.timeout),
+        if agent.limits.is_empty() {
+            "-".to_owned()
+        } else {
+            agent
+                .limits
+                .iter()
+                .map(|(key, value)| format!("{}={value}", key.agent_key()))
+                .collect::<Vec<_>>()
+                .join(" ")
+        },
+        opt(&schema_text(agent)),
         agent.disabled,
     );
     for warning in &agent.warnings {

@@ -5,6 +5,7 @@
 //! and writes to the terminal only through [`crate::console`].
 
 mod agents;
+mod config;
 mod doctor;
 mod run;
 mod sessions;
@@ -76,6 +77,9 @@ enum Command {
     Sessions(sessions::SessionsArgs),
     /// List agents and where each is defined (agent files, built-ins).
     Agents(agents::AgentsArgs),
+    /// Show the merged configuration and where each value came from, or
+    /// where the config files are.
+    Config(config::ConfigArgs),
 }
 
 /// Parses arguments, runs, prints; returns the exit code.
@@ -114,6 +118,13 @@ pub fn main() -> i32 {
             }
         },
         Command::Agents(args) => match agents::run(args) {
+            Ok(code) => code,
+            Err(e) => {
+                console::err(&format!("{e:#}"));
+                exit_codes::INVALID_INPUT
+            }
+        },
+        Command::Config(args) => match config::run(args) {
             Ok(code) => code,
             Err(e) => {
                 console::err(&format!("{e:#}"));

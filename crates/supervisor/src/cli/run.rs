@@ -5,37 +5,24 @@
 #[path = "run_modes.rs"]
 mod modes;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use clap::ValueEnum;
 use subagent_protocol::result::SubagentResult;
-use subagent_protocol::{ApiKey, Budget, Limits, OutputMode, ProviderKind, ProviderSpec};
+use subagent_protocol::{OutputMode, ProviderSpec};
 use subagent_sandbox::SandboxPolicy;
+use subagent_supervisor::agents::{AgentDefinition, AgentOutputSchema};
+use subagent_supervisor::config::{
+    LimitKey, LimitSet, LimitValue, RawLimit, RunOverrides, default_user_config_path, load_config,
+    resolve_run,
+};
 use subagent_supervisor::exit_codes;
 use subagent_supervisor::session::default_sessions_dir;
-use subagent_supervisor::units::{self, ByteSize, Timespan};
 use subagent_supervisor::{RunRequest, Supervisor, SupervisorConfig, WorkerCommand};
 use tokio_util::sync::CancellationToken;
 
 use crate::console;
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum ProviderArg {
-    OpenaiChat,
-    OpenaiResponses,
-    Anthropic,
-}
-
-impl From<ProviderArg> for ProviderKind {
-    fn from(p: ProviderArg) -> Self {
-        match p {
-            ProviderArg::OpenaiChat => ProviderKind::OpenaiChat,
-            ProviderArg::OpenaiResponses => ProviderKind::OpenaiResponses,
-            ProviderArg::Anthropic => ProviderKind::Anthropic,
-        }
-    }
-}
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum OutputModeArg {
@@ -88,23 +75,29 @@ pub(super) struct RunArgs {
     /// Agent name: from `.subagent/agents/*.md` (or `.claude/agents`) up from the
     /// workspace, then the user's agents dir, then the built-ins (general,
     /// explorer, researcher, reviewer, implementer); `subagent agents ls` lists them.
-    #[arg(long, default_value = "general")]
-    agent: String,
-    /// API dialect of the model endpoint.
-    #[arg(long, value_enum, default_value = "openai-chat")]
-    provider: ProviderArg,
-    /// Base URL of the API. Default: $OPENAI_BASE_URL (openai-chat,
-    /// openai-responses) or $ANTHROPIC_BASE_URL (anthropic) when set, else
-    /// the provider's public endpoint. An anthropic URL may leave out `/v1`.
+    /// Default: `default_agent` of config.toml, else general.
+    #[arg(long, value_name = "NAME")]
+    agent: Option<String>,
+    /// The provider: a `[providers.NAME]` of config.toml, or an API dialect
+    /// (openai-chat, openai-responses, anthropic). Default: the agent file's
+    /// `provider`, else config's `default_provider`, else openai-chat.
+    #[arg(long, value_name = "NAME|KIND")]
+    provider: Option<String>,
+    /// Base URL of the API. Default: the configured provider's `base_url`,
+    /// else $OPENAI_BASE_URL (openai-chat, openai-responses) or
+    /// $ANTHROPIC_BASE_URL (anthropic) when set, else the public endpoint.
+    /// An anthropic URL may leave out `/v1`.
     #[arg(long, value_name = "URL")]
     base_url: Option<String>,
-    /// Model id as the provider names it.
-    #[arg(long)]
-    model: String,
-    /// Name of the environment variable holding the API key. Default:
-    /// OPENAI_API_KEY (openai-chat, openai-responses) or ANTHROPIC_API_KEY
-    /// (anthropic) when set, else no key. The key itself never appears on
-    /// the command line, in results or in session files.
+    /// Model id as the provider names it. Default: the agent file's `model`,
+    /// else the configured provider's `model`; one of them must say.
+    #[arg(long, value_name = "ID")]
+    model: Option<String>,
+    /// Name of the environment variable holding the API key. Default: the
+    /// configured provider's `api_key_env`, else OPENAI_API_KEY (openai-chat,
+    /// openai-responses) or ANTHROPIC_API_KEY (anthropic) when set, else no
+    /// key. The key itself never appears on the command line, in results or
+    /// in session files.
     #[arg(long, value_name = "VAR")]
     api_key_env: Option<String>,
     /// JSON Schema file the final output must satisfy (structured output).
@@ -113,59 +106,51 @@ pub(super) struct RunArgs {
     /// How structured output is obtained.
     #[arg(long, value_enum, default_value = "report-back")]
     output_mode: OutputModeArg,
-    /// Model turns allowed.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..),
-        default_value_t = Budget::default().max_turns)]
-    max_turns: u32,
+    /// Model turns allowed (default 50). Like every limit below, a flag
+    /// overrides the agent file, which overrides config.toml's `[limits]`.
+    #[arg(long, value_name = "N", value_parser = limit_parser(LimitKey::MaxTurns))]
+    max_turns: Option<LimitValue>,
     /// Dollars allowed (default unlimited).
-    #[arg(long, value_name = "USD", value_parser = parse_cost)]
-    max_cost: Option<f64>,
+    #[arg(long, value_name = "USD", value_parser = limit_parser(LimitKey::MaxCost))]
+    max_cost: Option<LimitValue>,
     /// Deepest nesting of subagents: 1 lets this run's subagent work alone,
-    /// 2 lets it start subagents of its own.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..),
-        default_value_t = default_max_depth())]
-    max_depth: u32,
-    /// Wall-clock limit of the whole run (90s, 15m, 1h; a plain number is seconds).
-    #[arg(long, value_name = "DURATION", value_parser = units::parse_duration,
-        default_value_t = Timespan { ms: Limits::default().wall_timeout_ms })]
-    timeout: Timespan,
-    /// Time without model or tool progress before the run is stopped (a
-    /// plain number is seconds).
-    #[arg(long, value_name = "DURATION", value_parser = units::parse_duration,
-        default_value_t = Timespan { ms: Limits::default().idle_timeout_ms })]
-    idle_timeout: Timespan,
-    /// Memory of the worker including swap, a cgroup cap (K, M or G; 1024-based).
-    #[arg(long, value_name = "SIZE", value_parser = units::parse_size,
-        default_value_t = ByteSize(Limits::default().memory_bytes))]
-    memory: ByteSize,
-    /// Processes and threads of the worker (cgroup cap).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..),
-        default_value_t = Limits::default().pids)]
-    pids: u64,
-    /// Worker stdout kept before the run is killed.
-    #[arg(long, value_name = "SIZE", value_parser = units::parse_size,
-        default_value_t = ByteSize(Limits::default().stdout_bytes))]
-    stdout_limit: ByteSize,
-    /// Worker stderr kept before the run is killed.
-    #[arg(long, value_name = "SIZE", value_parser = units::parse_size,
-        default_value_t = ByteSize(Limits::default().stderr_bytes))]
-    stderr_limit: ByteSize,
-    /// Bytes of text returned to the caller before it is truncated.
-    #[arg(long, value_name = "SIZE", value_parser = units::parse_size,
-        default_value_t = ByteSize(Limits::default().returned_text_bytes))]
-    return_limit: ByteSize,
-    /// Wall-clock limit of one tool call that names none.
-    #[arg(long, value_name = "DURATION", value_parser = units::parse_duration,
-        default_value_t = Timespan { ms: Limits::default().tool_timeout_ms })]
-    tool_timeout: Timespan,
-    /// Memory of one tool process tree including swap.
-    #[arg(long, value_name = "SIZE", value_parser = units::parse_size,
-        default_value_t = ByteSize(Limits::default().tool_memory_bytes))]
-    tool_memory: ByteSize,
-    /// Processes and threads of one tool process tree.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..),
-        default_value_t = Limits::default().tool_pids)]
-    tool_pids: u64,
+    /// 2 lets it start subagents of its own (default 1).
+    #[arg(long, value_name = "N", value_parser = limit_parser(LimitKey::MaxDepth))]
+    max_depth: Option<LimitValue>,
+    /// Wall-clock limit of the whole run: 90s, 15m, 1h; a plain number is
+    /// seconds (default 15m).
+    #[arg(long, value_name = "DURATION", value_parser = limit_parser(LimitKey::Timeout))]
+    timeout: Option<LimitValue>,
+    /// Time without model or tool progress before the run is stopped
+    /// (default 3m).
+    #[arg(long, value_name = "DURATION", value_parser = limit_parser(LimitKey::IdleTimeout))]
+    idle_timeout: Option<LimitValue>,
+    /// Memory of the worker including swap, a cgroup cap: K, M or G,
+    /// 1024-based (default 2G).
+    #[arg(long, value_name = "SIZE", value_parser = limit_parser(LimitKey::Memory))]
+    memory: Option<LimitValue>,
+    /// Processes and threads of the worker, a cgroup cap (default 256).
+    #[arg(long, value_name = "N", value_parser = limit_parser(LimitKey::Pids))]
+    pids: Option<LimitValue>,
+    /// Worker stdout kept before the run is killed (default 8M).
+    #[arg(long, value_name = "SIZE", value_parser = limit_parser(LimitKey::StdoutLimit))]
+    stdout_limit: Option<LimitValue>,
+    /// Worker stderr kept before the run is killed (default 1M).
+    #[arg(long, value_name = "SIZE", value_parser = limit_parser(LimitKey::StderrLimit))]
+    stderr_limit: Option<LimitValue>,
+    /// Bytes of text returned to the caller before it is truncated
+    /// (default 200K).
+    #[arg(long, value_name = "SIZE", value_parser = limit_parser(LimitKey::ReturnLimit))]
+    return_limit: Option<LimitValue>,
+    /// Wall-clock limit of one tool call that names none (default 60s).
+    #[arg(long, value_name = "DURATION", value_parser = limit_parser(LimitKey::ToolTimeout))]
+    tool_timeout: Option<LimitValue>,
+    /// Memory of one tool process tree including swap (default 1G).
+    #[arg(long, value_name = "SIZE", value_parser = limit_parser(LimitKey::ToolMemory))]
+    tool_memory: Option<LimitValue>,
+    /// Processes and threads of one tool process tree (default 64).
+    #[arg(long, value_name = "N", value_parser = limit_parser(LimitKey::ToolPids))]
+    tool_pids: Option<LimitValue>,
     /// Sampling temperature.
     #[arg(long)]
     temperature: Option<f32>,
@@ -212,62 +197,68 @@ pub(super) struct RunArgs {
     json: bool,
 }
 
-/// Where a provider's key and endpoint come from when no flag names them:
-/// the variables the provider's own SDKs read, so a shell set up for them
-/// needs no configuration here.
-struct ProviderEnv {
-    api_key_var: &'static str,
-    base_url_var: &'static str,
-    public_base_url: &'static str,
+/// A clap parser for one limit flag: the same reader as config files and
+/// agent files, so `--memory 2G` and `memory = "2G"` mean the same.
+fn limit_parser(key: LimitKey) -> impl Fn(&str) -> Result<LimitValue, String> + Clone {
+    move |value| key.parse(RawLimit::Text(value))
 }
 
-fn provider_env(kind: ProviderKind) -> ProviderEnv {
-    match kind {
-        ProviderKind::OpenaiChat | ProviderKind::OpenaiResponses => ProviderEnv {
-            api_key_var: "OPENAI_API_KEY",
-            base_url_var: "OPENAI_BASE_URL",
-            public_base_url: "https://api.openai.com/v1",
-        },
-        ProviderKind::Anthropic => ProviderEnv {
-            api_key_var: "ANTHROPIC_API_KEY",
-            base_url_var: "ANTHROPIC_BASE_URL",
-            public_base_url: "https://api.anthropic.com/v1",
-        },
+impl RunArgs {
+    /// The limit flags that were given.
+    fn limit_flags(&self) -> LimitSet {
+        let mut set = LimitSet::default();
+        for (key, value) in [
+            (LimitKey::MaxTurns, self.max_turns),
+            (LimitKey::MaxCost, self.max_cost),
+            (LimitKey::MaxDepth, self.max_depth),
+            (LimitKey::Timeout, self.timeout),
+            (LimitKey::IdleTimeout, self.idle_timeout),
+            (LimitKey::Memory, self.memory),
+            (LimitKey::Pids, self.pids),
+            (LimitKey::StdoutLimit, self.stdout_limit),
+            (LimitKey::StderrLimit, self.stderr_limit),
+            (LimitKey::ReturnLimit, self.return_limit),
+            (LimitKey::ToolTimeout, self.tool_timeout),
+            (LimitKey::ToolMemory, self.tool_memory),
+            (LimitKey::ToolPids, self.tool_pids),
+        ] {
+            if let Some(value) = value {
+                set.set(key, value);
+            }
+        }
+        set
     }
 }
 
 /// A variable's value, or `None` when it is unset, empty or not UTF-8 (an
 /// exported-but-empty variable means "not configured" to the SDKs too).
-fn env_value(var: &str) -> Option<String> {
+pub(super) fn env_value(var: &str) -> Option<String> {
     std::env::var(var).ok().filter(|v| !v.is_empty())
 }
 
-/// The API key: from `--api-key-env` (which must be set), else from the
-/// provider's usual variable when set, else none.
-fn api_key(flag: Option<&str>, env: &ProviderEnv) -> Result<Option<ApiKey>> {
-    match flag {
-        Some(var) => {
-            let value = std::env::var(var).with_context(|| {
-                format!("--api-key-env {var}: the environment variable {var} is not set; export it or name another variable")
-            })?;
-            Ok(Some(ApiKey::new(value)))
-        }
-        None => Ok(env_value(env.api_key_var).map(ApiKey::new)),
+/// The output schema's text: `--output-schema`, else the agent file's.
+fn output_schema_text(
+    flag: Option<&Path>,
+    agent: Option<&AgentDefinition>,
+) -> Result<Option<String>> {
+    if let Some(path) = flag {
+        return std::fs::read_to_string(path)
+            .map(Some)
+            .with_context(|| format!("--output-schema {}: cannot read the file", path.display()));
     }
-}
-
-/// `--max-depth`'s default: the library's own, so the CLI cannot drift from it.
-fn default_max_depth() -> u32 {
-    RunRequest::new("", "", ProviderSpec::new(ProviderKind::OpenaiChat, "", "")).max_depth
-}
-
-/// `--max-cost`: dollars, a finite number not below zero.
-fn parse_cost(value: &str) -> Result<f64, String> {
-    match value.trim().parse::<f64>() {
-        Ok(usd) if usd.is_finite() && usd >= 0.0 => Ok(usd),
-        _ => Err(format!(
-            "`{value}` is not an amount of dollars; use a number such as 0.50 or 2"
-        )),
+    match agent.and_then(|a| a.output_schema.as_ref().map(|s| (a, s))) {
+        None => Ok(None),
+        Some((_, AgentOutputSchema::Inline(json))) => Ok(Some(json.clone())),
+        Some((agent, AgentOutputSchema::File(path))) => std::fs::read_to_string(path)
+            .map(Some)
+            .with_context(|| {
+                format!(
+                    "agent {} ({}): outputSchema {}: cannot read the file; fix the path (it is relative to the agent file) or pass --output-schema",
+                    agent.name,
+                    agent.source,
+                    path.display()
+                )
+            }),
     }
 }
 
@@ -280,15 +271,6 @@ pub(super) fn run(args: RunArgs) -> Result<i32> {
         concurrency: args.concurrency,
         max_concurrent: subagent_supervisor::run::DEFAULT_MAX_CONCURRENT,
     })?;
-    let kind = ProviderKind::from(args.provider);
-    let env = provider_env(kind);
-    let api_key = api_key(args.api_key_env.as_deref(), &env)?;
-    let output_schema_json = match &args.output_schema {
-        Some(path) => Some(std::fs::read_to_string(path).with_context(|| {
-            format!("--output-schema {}: cannot read the file", path.display())
-        })?),
-        None => None,
-    };
     let sessions_dir = match args.sessions_dir.clone().or_else(default_sessions_dir) {
         Some(dir) => dir,
         None => bail!("no sessions dir: set SUBAGENT_HOME or HOME, or pass --sessions-dir"),
@@ -305,46 +287,36 @@ pub(super) fn run(args: RunArgs) -> Result<i32> {
         Some(dir) => dir.clone(),
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
-    let limits = Limits {
-        wall_timeout_ms: args.timeout.ms,
-        idle_timeout_ms: args.idle_timeout.ms,
-        memory_bytes: args.memory.0,
-        pids: args.pids,
-        stdout_bytes: args.stdout_limit.0,
-        stderr_bytes: args.stderr_limit.0,
-        returned_text_bytes: args.return_limit.0,
-        tool_timeout_ms: args.tool_timeout.ms,
-        tool_memory_bytes: args.tool_memory.0,
-        tool_pids: args.tool_pids,
-        ..Limits::default()
-    };
-    let provider = ProviderSpec {
-        kind,
-        base_url: args
-            .base_url
-            .clone()
-            .or_else(|| env_value(env.base_url_var))
-            .unwrap_or_else(|| env.public_base_url.to_owned()),
+    // Agent files near the workspace and the user's come before the built-ins.
+    let catalog = super::agents::load_catalog(&workspace_dir)?;
+    let config = load_config(&workspace_dir, default_user_config_path().as_deref())?;
+    let overrides = RunOverrides {
+        agent: args.agent.clone(),
+        provider: args.provider.clone(),
+        base_url: args.base_url.clone(),
         model: args.model.clone(),
-        api_key,
+        api_key_env: args.api_key_env.clone(),
+        limits: args.limit_flags(),
+    };
+    let resolved = resolve_run(&overrides, &config, &catalog, &env_value)?;
+    let output_schema_json =
+        output_schema_text(args.output_schema.as_deref(), catalog.get(&resolved.agent))?;
+    let provider = ProviderSpec {
         temperature: args.temperature,
         max_tokens: args.max_tokens,
         reasoning: args.reasoning,
-        price: None,
+        ..resolved.provider
     };
     // The task is filled in per child by `modes::execute`.
-    let mut request = RunRequest::new(args.agent.clone(), String::new(), provider);
+    let mut request = RunRequest::new(resolved.agent.clone(), String::new(), provider);
     request.output_schema_json = output_schema_json;
     request.output_mode = match args.output_mode {
         OutputModeArg::ReportBack => OutputMode::ReportBack,
         OutputModeArg::Native => OutputMode::Native,
     };
-    request.budget = Budget {
-        max_turns: args.max_turns,
-        max_cost: args.max_cost,
-    };
-    request.limits = limits;
-    request.max_depth = args.max_depth;
+    request.budget = resolved.budget;
+    request.limits = resolved.limits;
+    request.max_depth = resolved.max_depth;
     request.workspace_dir = workspace_dir;
     request.parent_session = args.parent_session.clone();
     // Names are checked by the supervisor's admission, not here, so library
@@ -353,8 +325,8 @@ pub(super) fn run(args: RunArgs) -> Result<i32> {
     request.allow_network = args.allow_network;
 
     let mut config = SupervisorConfig::new(worker, sessions_dir);
-    // Agent files near the workspace and the user's come before the built-ins.
-    config.catalog = super::agents::load_catalog(&request.workspace_dir)?;
+    config.catalog = catalog;
+    config.subagents_disabled = resolved.subagents_disabled;
     if args.require_sandbox {
         config.sandbox_policy = SandboxPolicy::RequireAll;
     }
@@ -401,7 +373,7 @@ fn parse_tool_list(value: &str) -> Vec<String> {
 }
 
 /// Resolves on SIGINT or SIGTERM; false if signals cannot be watched.
-async fn wait_for_interrupt() -> bool {
+pub(super) async fn wait_for_interrupt() -> bool {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut int), Ok(mut term)) = (
         signal(SignalKind::interrupt()),

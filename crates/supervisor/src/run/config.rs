@@ -58,6 +58,9 @@ pub struct SupervisorConfig {
     pub requested_by: String,
     /// The agents it knows.
     pub catalog: AgentCatalog,
+    /// `Some(why)`: subagents are switched off (by config); every run is
+    /// refused with SUBAGENTS_DISABLED and this reason.
+    pub subagents_disabled: Option<String>,
     /// Told of every child's turns, tools and usage as they happen; `None`
     /// (the default) tells no one.
     pub progress: Option<ProgressSink>,
@@ -75,6 +78,7 @@ impl SupervisorConfig {
             sandbox_policy: SandboxPolicy::BestEffort,
             requested_by: default_requested_by(),
             catalog: AgentCatalog::builtin(),
+            subagents_disabled: None,
             progress: None,
         }
     }

@@ -99,7 +99,7 @@ impl RunRequest {
             workspace_dir: PathBuf::from("."),
             allow_network: false,
             caller_depth: 0,
-            max_depth: 1,
+            max_depth: crate::config::DEFAULT_MAX_DEPTH,
             parent_session: None,
             mode: Mode::Single,
         }

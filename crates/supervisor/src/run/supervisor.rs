@@ -154,6 +154,9 @@ impl Supervisor {
                 "missing required parameter: task (the text the subagent should work on)".into(),
             );
         }
+        if let Some(reason) = &self.config.subagents_disabled {
+            return refuse(ErrorCode::SubagentsDisabled, reason.clone());
+        }
         let Some(agent) = self.config.catalog.get(&request.agent) else {
             return refuse(
                 ErrorCode::UnknownAgent,

@@ -1,0 +1,179 @@
+//! `subagent config show|path`: the merged configuration with where each
+//! value came from (secrets masked), and where the config files are.
+//! Reading and merging live in `subagent_supervisor::config`.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use serde_json::json;
+use subagent_supervisor::config::{
+    default_user_config_path, describe_config, find_project_config, load_config,
+    project_config_home,
+};
+use subagent_supervisor::exit_codes;
+
+use super::run::env_value;
+use crate::console;
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "FILES (a project value overrides the user's; a flag overrides both):\n  \
+    user     $XDG_CONFIG_HOME/subagent/config.toml (default ~/.config/subagent/config.toml)\n  \
+    project  .subagent/config.toml in the workspace or a parent, up to the repository root\n\n\
+    EXAMPLE config.toml:\n  \
+    default_provider = \"local\"\n  \
+    default_agent = \"general\"\n\n  \
+    [providers.local]\n  \
+    kind = \"openai-chat\"              # openai-chat, openai-responses, anthropic\n  \
+    base_url = \"http://127.0.0.1:8080/v1\"\n  \
+    model = \"smollm2\"\n  \
+    api_key_env = \"LOCAL_API_KEY\"     # the variable's name; keys never go in the file\n  \
+    price = { input = 0.15, output = 0.60 }   # $ per million tokens\n\n  \
+    [limits]                          # the names of `subagent run`'s limit flags\n  \
+    timeout = \"15m\"\n  \
+    memory = \"1G\"\n  \
+    max_turns = 30\n\n  \
+    [subagents]\n  \
+    enabled = true                    # false refuses every run (SUBAGENTS_DISABLED)\n\n\
+    Without any file, OPENAI_API_KEY / OPENAI_BASE_URL and ANTHROPIC_API_KEY /\n\
+    ANTHROPIC_BASE_URL are used as the SDKs use them.\n\n\
+    EXAMPLES:\n  \
+    subagent config path\n  \
+    subagent config show\n  \
+    subagent config show --workspace ./project --json"
+)]
+pub(super) struct ConfigArgs {
+    #[command(subcommand)]
+    command: ConfigCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum ConfigCommand {
+    /// Print every setting with its value and where it came from (default,
+    /// user config, project config, environment); keys are masked.
+    #[command(after_help = "EXAMPLES:\n  \
+        subagent config show\n  \
+        subagent config show --workspace ./project --json")]
+    Show {
+        /// Directory whose project config to read (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
+        /// One JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print where the user and project config files are (or would be).
+    #[command(after_help = "EXAMPLES:\n  \
+        subagent config path\n  \
+        $EDITOR \"$(subagent config path --project)\"")]
+    Path {
+        /// Directory whose project config to find (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
+        /// Print only the user file's path.
+        #[arg(long, conflicts_with = "project")]
+        user: bool,
+        /// Print only the project file's path (where it is, else where it would go).
+        #[arg(long)]
+        project: bool,
+    },
+}
+
+fn workspace_or_cwd(workspace: Option<PathBuf>) -> Result<PathBuf> {
+    match workspace {
+        Some(dir) => Ok(dir),
+        None => std::env::current_dir().context("cannot read the current directory"),
+    }
+}
+
+pub(super) fn run(args: ConfigArgs) -> Result<i32> {
+    match args.command {
+        ConfigCommand::Show { workspace, json } => {
+            let workspace = workspace_or_cwd(workspace)?;
+            let user_path = default_user_config_path();
+            let config = load_config(&workspace, user_path.as_deref())?;
+            let values = describe_config(&config, &env_value);
+            let files: Vec<(&str, String)> = [
+                (
+                    "user",
+                    config.user.as_ref().map(|l| l.path.clone()).or(user_path),
+                ),
+                ("project", config.project.as_ref().map(|l| l.path.clone())),
+            ]
+            .into_iter()
+            .map(|(which, path)| {
+                let state = match (&path, which) {
+                    (Some(p), "user") if config.user.is_some() => p.display().to_string(),
+                    (Some(p), "project") if config.project.is_some() => p.display().to_string(),
+                    (Some(p), _) => format!("{} (not found)", p.display()),
+                    (None, _) => "none found".to_owned(),
+                };
+                (which, state)
+            })
+            .collect();
+            if json {
+                let report = json!({
+                    "files": files.iter().map(|(w, s)| json!({"scope": w, "file": s})).collect::<Vec<_>>(),
+                    "values": values.iter().map(|v| json!({
+                        "key": v.key, "value": v.value, "source": v.origin.to_string(),
+                    })).collect::<Vec<_>>(),
+                });
+                console::out(&serde_json::to_string_pretty(&report)?)?;
+            } else {
+                let mut text = String::new();
+                for (which, state) in &files {
+                    text.push_str(&format!("# {which:<7} {state}\n"));
+                }
+                let width = values
+                    .iter()
+                    .map(|v| v.key.len() + v.value.chars().count() + 3)
+                    .max()
+                    .unwrap_or(0);
+                for v in &values {
+                    let pair = format!("{} = {}", v.key, v.value);
+                    text.push_str(&format!("{pair:<width$}  # {}\n", v.origin));
+                }
+                console::out(text.trim_end())?;
+            }
+            Ok(exit_codes::OK)
+        }
+        ConfigCommand::Path {
+            workspace,
+            user,
+            project,
+        } => {
+            let workspace = workspace_or_cwd(workspace)?;
+            let user_path = default_user_config_path();
+            let project_path = find_project_config(&workspace);
+            let project_state = match &project_path {
+                Some(p) => (p.clone(), true),
+                None => (project_config_home(&workspace), false),
+            };
+            if user {
+                match &user_path {
+                    Some(p) => console::out(&p.display().to_string())?,
+                    None => {
+                        console::err("no user config path: set HOME or XDG_CONFIG_HOME");
+                        return Ok(exit_codes::INVALID_INPUT);
+                    }
+                }
+            } else if project {
+                console::out(&project_state.0.display().to_string())?;
+            } else {
+                let exists = |found: bool| if found { "" } else { " (not found)" };
+                match &user_path {
+                    Some(p) => {
+                        console::out(&format!("user     {}{}", p.display(), exists(p.is_file())))?
+                    }
+                    None => console::out("user     none (set HOME or XDG_CONFIG_HOME)")?,
+                }
+                console::out(&format!(
+                    "project  {}{}",
+                    project_state.0.display(),
+                    exists(project_state.1)
+                ))?;
+            }
+            Ok(exit_codes::OK)
+        }
+    }
+}

@@ -1,0 +1,268 @@
+//! One `config.toml`: parsed and checked, every error naming the file, the
+//! line and the key.
+//!
+//! ```toml
+//! default_provider = "local"        # a [providers.NAME] below, or a kind
+//! default_agent = "general"
+//!
+//! [subagents]
+//! enabled = true                    # false: every run is SUBAGENTS_DISABLED
+//!
+//! [providers.local]
+//! kind = "openai-chat"              # openai-chat, openai-responses, anthropic
+//! base_url = "http://127.0.0.1:8080/v1"
+//! model = "smollm2"
+//! api_key_env = "LOCAL_API_KEY"     # the variable's name, never the key
+//! price = { input = 0.15, output = 0.60 }   # dollars per million tokens
+//!
+//! [limits]                          # the `subagent run` flags' names
+//! timeout = "15m"
+//! memory = "1G"
+//! max_turns = 30
+//! ```
+//!
+//! Unknown keys are errors (a typo would otherwise be silently ignored),
+//! and so is an API key written into the file: keys stay in the
+//! environment. This module never reads the disk: the caller passes the text.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use subagent_protocol::ProviderKind;
+use subagent_protocol::usage::ModelPrice;
+
+use super::limits::{LimitKey, LimitSet, RawLimit};
+
+/// Why a config file cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigFileError {
+    /// The file exists but cannot be read.
+    #[error("read config file {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Not TOML, or a key that is unknown or of the wrong type.
+    #[error("{}:{line}: {message}", path.display())]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// Line, 1-based.
+        line: usize,
+        /// What is wrong and what is accepted.
+        message: String,
+    },
+}
+
+/// A named provider: `[providers.NAME]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProviderEntry {
+    /// The API dialect.
+    pub kind: ProviderKind,
+    /// Base URL; `None` uses the kind's variable or public endpoint.
+    pub base_url: Option<String>,
+    /// Default model for this provider.
+    pub model: Option<String>,
+    /// Name of the variable holding the key.
+    pub api_key_env: Option<String>,
+    /// Price override, dollars per million tokens.
+    pub price: Option<ModelPrice>,
+}
+
+/// One parsed config file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ConfigFile {
+    /// Provider used when neither the flag nor the agent names one.
+    pub default_provider: Option<String>,
+    /// Agent used when `--agent` is not given.
+    pub default_agent: Option<String>,
+    /// `[subagents] enabled`.
+    pub subagents_enabled: Option<bool>,
+    /// `[providers.NAME]`.
+    pub providers: BTreeMap<String, ProviderEntry>,
+    /// `[limits]`.
+    pub limits: LimitSet,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    default_provider: Option<String>,
+    default_agent: Option<String>,
+    subagents: Option<RawSubagents>,
+    #[serde(default)]
+    providers: BTreeMap<String, RawProvider>,
+    #[serde(default)]
+    limits: BTreeMap<String, toml::Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSubagents {
+    enabled: Option<bool>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProvider {
+    kind: String,
+    base_url: Option<String>,
+    model: Option<String>,
+    api_key_env: Option<String>,
+    /// Present only to refuse it with a message that says what to do.
+    api_key: Option<toml::Value>,
+    price: Option<RawPrice>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPrice {
+    input: f64,
+    output: f64,
+    #[serde(default)]
+    cache_read: f64,
+    #[serde(default)]
+    cache_write: f64,
+}
+
+/// Parses `text`, the contents of `path`.
+pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigFileError> {
+    let invalid = |line: usize, message: String| ConfigFileError::Invalid {
+        path: path.to_owned(),
+        line,
+        message,
+    };
+    let raw: RawConfig = toml::from_str(text).map_err(|e| {
+        let line = e.span().map_or(1, |span| line_at(text, span.start));
+        invalid(line, e.message().trim().to_owned())
+    })?;
+    let mut providers = BTreeMap::new();
+    for (name, entry) in raw.providers {
+        let header = line_of(text, &format!("[providers.{name}]"));
+        if entry.api_key.is_some() {
+            return Err(invalid(
+                line_of_key_after(text, "api_key", header),
+                format!(
+                    "providers.{name}.api_key: keys do not belong in config files; export the key \
+                     in an environment variable and name it with `api_key_env = \"VAR\"`"
+                ),
+            ));
+        }
+        let kind = entry.kind.parse::<ProviderKind>().map_err(|_| {
+            invalid(
+                line_of_key_after(text, "kind", header),
+                format!(
+                    "providers.{name}.kind: `{}` is not a provider kind; use openai-chat, \
+                     openai-responses or anthropic",
+                    entry.kind
+                ),
+            )
+        })?;
+        if let Some(var) = &entry.api_key_env {
+            if var.is_empty() || var.contains('=') || var.chars().any(char::is_whitespace) {
+                return Err(invalid(
+                    line_of_key_after(text, "api_key_env", header),
+                    format!(
+                        "providers.{name}.api_key_env: `{var}` is not a variable name (e.g. OPENAI_API_KEY)"
+                    ),
+                ));
+            }
+        }
+        let price = match entry.price {
+            None => None,
+            Some(p) => {
+                let all = [p.input, p.output, p.cache_read, p.cache_write];
+                if all.iter().any(|x| !x.is_finite() || *x < 0.0) {
+                    return Err(invalid(
+                        line_of_key_after(text, "price", header),
+                        format!(
+                            "providers.{name}.price: prices are dollars per million tokens, 0 or more"
+                        ),
+                    ));
+                }
+                Some(ModelPrice {
+                    input: p.input,
+                    output: p.output,
+                    cache_read: p.cache_read,
+                    cache_write: p.cache_write,
+                })
+            }
+        };
+        providers.insert(
+            name,
+            ProviderEntry {
+                kind,
+                base_url: entry.base_url.filter(|u| !u.trim().is_empty()),
+                model: entry.model.filter(|m| !m.trim().is_empty()),
+                api_key_env: entry.api_key_env,
+                price,
+            },
+        );
+    }
+    let mut limits = LimitSet::default();
+    let limits_header = line_of(text, "[limits]");
+    for (name, value) in raw.limits {
+        let line = line_of_key_after(text, &name, limits_header);
+        let Some(key) = LimitKey::from_config_key(&name) else {
+            return Err(invalid(
+                line,
+                format!(
+                    "limits.{name}: unknown limit; the limits are {}",
+                    LimitKey::ALL.map(LimitKey::config_key).join(", ")
+                ),
+            ));
+        };
+        let raw = match &value {
+            toml::Value::String(s) => RawLimit::Text(s),
+            toml::Value::Integer(n) => RawLimit::Integer(*n),
+            toml::Value::Float(x) => RawLimit::Float(*x),
+            _ => {
+                return Err(invalid(
+                    line,
+                    format!("limits.{name}: expected a number or a string such as \"15m\""),
+                ));
+            }
+        };
+        let parsed = key
+            .parse(raw)
+            .map_err(|message| invalid(line, format!("limits.{name}: {message}")))?;
+        limits.set(key, parsed);
+    }
+    Ok(ConfigFile {
+        default_provider: raw.default_provider,
+        default_agent: raw.default_agent,
+        subagents_enabled: raw.subagents.and_then(|s| s.enabled),
+        providers,
+        limits,
+    })
+}
+
+/// The 1-based line holding byte `offset`.
+fn line_at(text: &str, offset: usize) -> usize {
+    text.get(..offset)
+        .map_or(1, |head| head.matches('\n').count() + 1)
+}
+
+/// The 1-based line whose trimmed text starts with `start`; 1 when none.
+fn line_of(text: &str, start: &str) -> usize {
+    text.lines()
+        .position(|line| line.trim_start().starts_with(start))
+        .map_or(1, |i| i + 1)
+}
+
+/// The first line at or after `from` (1-based) that sets `key`; `from`
+/// when none does (the key came from an inline table, say).
+fn line_of_key_after(text: &str, key: &str, from: usize) -> usize {
+    text.lines()
+        .enumerate()
+        .skip(from.saturating_sub(1))
+        .find(|(_, line)| {
+            line.trim_start()
+                .strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        })
+        .map_or(from, |(i, _)| i + 1)
+}

@@ -1,0 +1,142 @@
+use std::path::Path;
+
+use pretty_assertions::assert_eq;
+use subagent_protocol::ProviderKind;
+
+use super::file::{ConfigFileError, parse_config};
+use super::limits::{LimitKey, LimitValue};
+
+fn parse(text: &str) -> Result<super::file::ConfigFile, ConfigFileError> {
+    parse_config(Path::new("proj/.subagent/config.toml"), text)
+}
+
+/// The message of an `Invalid` error with its line.
+fn invalid(text: &str) -> (usize, String) {
+    match parse(text) {
+        Err(ConfigFileError::Invalid { line, message, .. }) => (line, message),
+        other => panic!("expected Invalid, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_full_file_is_read() {
+    let config = parse(
+        r#"
+default_provider = "local"
+default_agent = "reviewer"
+
+[subagents]
+enabled = false
+
+[providers.local]
+kind = "openai-chat"
+base_url = "http://127.0.0.1:8080/v1"
+model = "smollm2"
+api_key_env = "LOCAL_KEY"
+price = { input = 0.15, output = 0.6 }
+
+[limits]
+timeout = "15m"
+memory = "1G"
+max_turns = 30
+max_cost = 0.5
+"#,
+    )
+    .unwrap();
+    assert_eq!(config.default_provider.as_deref(), Some("local"));
+    assert_eq!(config.default_agent.as_deref(), Some("reviewer"));
+    assert_eq!(config.subagents_enabled, Some(false));
+    let local = &config.providers["local"];
+    assert_eq!(local.kind, ProviderKind::OpenaiChat);
+    assert_eq!(local.base_url.as_deref(), Some("http://127.0.0.1:8080/v1"));
+    assert_eq!(local.model.as_deref(), Some("smollm2"));
+    assert_eq!(local.api_key_env.as_deref(), Some("LOCAL_KEY"));
+    let price = local.price.unwrap();
+    assert_eq!(
+        (price.input, price.output, price.cache_read),
+        (0.15, 0.6, 0.0)
+    );
+    assert_eq!(
+        config.limits.get(LimitKey::Timeout),
+        Some(LimitValue::Ms(900_000))
+    );
+    assert_eq!(
+        config.limits.get(LimitKey::Memory),
+        Some(LimitValue::Bytes(1 << 30))
+    );
+    assert_eq!(
+        config.limits.get(LimitKey::MaxTurns),
+        Some(LimitValue::Count(30))
+    );
+    assert_eq!(
+        config.limits.get(LimitKey::MaxCost),
+        Some(LimitValue::Dollars(0.5))
+    );
+    assert_eq!(config.limits.get(LimitKey::Pids), None);
+}
+
+#[test]
+fn an_empty_file_sets_nothing() {
+    assert_eq!(parse("").unwrap(), super::file::ConfigFile::default());
+}
+
+#[test]
+fn a_typo_names_the_line_and_the_key() {
+    let (line, message) = invalid("default_agent = \"general\"\ndefault_provder = \"x\"\n");
+    assert_eq!(line, 2);
+    assert!(message.contains("default_provder"), "{message}");
+}
+
+#[test]
+fn a_bad_limit_names_the_line_and_what_is_accepted() {
+    let (line, message) = invalid("[limits]\ntimeout = \"15m\"\nmemory = \"lots\"\n");
+    assert_eq!(line, 3);
+    assert!(
+        message.contains("limits.memory") && message.contains("512M"),
+        "{message}"
+    );
+    let (line, message) = invalid("[limits]\n\nmemroy = \"1G\"\n");
+    assert_eq!(line, 3);
+    assert!(
+        message.contains("unknown limit") && message.contains("tool_memory"),
+        "{message}"
+    );
+}
+
+#[test]
+fn an_unknown_provider_kind_is_refused_with_the_kinds() {
+    let (line, message) = invalid("[providers.x]\nmodel = \"m\"\nkind = \"openai\"\n");
+    assert_eq!(line, 3);
+    assert!(
+        message.contains("openai-chat, openai-responses or anthropic"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_key_written_into_the_file_is_refused_and_never_echoed() {
+    let (line, message) = invalid(
+        "[providers.x]\nkind = \"anthropic\"\napi_key = \"sk-ant-abcdefghijklmnopqrstuvwxyz\"\n",
+    );
+    assert_eq!(line, 3);
+    assert!(message.contains("api_key_env"), "{message}");
+    assert!(!message.contains("sk-ant-"), "{message}");
+}
+
+#[test]
+fn not_toml_names_the_line() {
+    let (line, _) = invalid("default_agent = \"a\"\n\n[limits\n");
+    assert_eq!(line, 3);
+    let error = parse("x = [").unwrap_err().to_string();
+    assert!(
+        error.starts_with("proj/.subagent/config.toml:1: "),
+        "{error}"
+    );
+}
+
+#[test]
+fn negative_prices_are_refused() {
+    let (_, message) =
+        invalid("[providers.x]\nkind = \"openai-chat\"\nprice = { input = -1, output = 1 }\n");
+    assert!(message.contains("0 or more"), "{message}");
+}

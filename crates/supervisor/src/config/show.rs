@@ -1,0 +1,122 @@
+//! What `subagent config show` prints: every setting the config files and
+//! the provider variables give, with where each came from, secrets masked.
+//!
+//! Keys are never shown: a key variable is reported as set (`***`) or not
+//! set, and credentials inside a base URL are masked. Flags and agent files
+//! are not part of it: they belong to one run, not to the configuration.
+
+use subagent_protocol::ProviderKind;
+
+use super::load::LoadedConfig;
+use super::resolve::{
+    DEFAULT_AGENT, EnvLookup, Origin, Sourced, kind_defaults, layer_origin, resolve_limits,
+    sourced, subagents_switch,
+};
+
+/// The merged configuration: each setting with its value and origin.
+pub fn describe_config(config: &LoadedConfig, env: EnvLookup<'_>) -> Vec<Sourced> {
+    let mut out = Vec::new();
+    let highest = |get: &dyn Fn(&super::file::ConfigFile) -> Option<String>| {
+        config
+            .layers()
+            .rev()
+            .find_map(|l| get(&l.file).map(|v| (v, layer_origin(config, &l.path))))
+    };
+    let (agent, origin) = highest(&|f| f.default_agent.clone())
+        .unwrap_or_else(|| (DEFAULT_AGENT.to_owned(), Origin::Default));
+    out.push(sourced("default_agent", &agent, origin));
+    let (provider, origin) = highest(&|f| f.default_provider.clone()).unwrap_or_else(|| {
+        (
+            ProviderKind::OpenaiChat.as_str().to_owned(),
+            Origin::Default,
+        )
+    });
+    out.push(sourced("default_provider", &provider, origin));
+    let (enabled, origin) = subagents_switch(config).unwrap_or((true, Origin::Default));
+    out.push(sourced("subagents.enabled", &enabled.to_string(), origin));
+
+    // Each name once, from the highest file that defines it.
+    let mut names: Vec<&String> = config
+        .layers()
+        .flat_map(|l| l.file.providers.keys())
+        .collect();
+    names.sort();
+    names.dedup();
+    for name in names {
+        let Some((entry, origin)) = config.layers().rev().find_map(|l| {
+            l.file
+                .providers
+                .get(name)
+                .map(|e| (e, layer_origin(config, &l.path)))
+        }) else {
+            continue;
+        };
+        let key = |field: &str| format!("providers.{name}.{field}");
+        out.push(sourced(&key("kind"), entry.kind.as_str(), origin.clone()));
+        if let Some(url) = &entry.base_url {
+            out.push(sourced(
+                &key("base_url"),
+                &subagent_redact::mask_patterns(url),
+                origin.clone(),
+            ));
+        }
+        if let Some(model) = &entry.model {
+            out.push(sourced(&key("model"), model, origin.clone()));
+        }
+        if let Some(var) = &entry.api_key_env {
+            out.push(sourced(
+                &key("api_key_env"),
+                &key_state(var, env),
+                origin.clone(),
+            ));
+        }
+        if let Some(price) = &entry.price {
+            out.push(sourced(
+                &key("price"),
+                &format!(
+                    "input {} output {} cache_read {} cache_write {} ($/Mtok)",
+                    price.input, price.output, price.cache_read, price.cache_write
+                ),
+                origin.clone(),
+            ));
+        }
+    }
+
+    let layers: Vec<_> = config
+        .layers()
+        .map(|l| (&l.file.limits, layer_origin(config, &l.path)))
+        .collect();
+    let (_, _, _, limits) = resolve_limits(&layers);
+    out.extend(limits);
+
+    for kind in [ProviderKind::OpenaiChat, ProviderKind::Anthropic] {
+        let defaults = kind_defaults(kind);
+        let url = env(defaults.base_url_var).map_or_else(
+            || format!("not set (default {})", defaults.public_base_url),
+            |u| subagent_redact::mask_patterns(&u).into_owned(),
+        );
+        out.push(sourced(
+            &format!("env.{}", defaults.base_url_var),
+            &url,
+            Origin::Env(defaults.base_url_var.into()),
+        ));
+        let key = match env(defaults.api_key_var) {
+            Some(_) => "set: ***",
+            None => "not set",
+        };
+        out.push(sourced(
+            &format!("env.{}", defaults.api_key_var),
+            key,
+            Origin::Env(defaults.api_key_var.into()),
+        ));
+    }
+    out
+}
+
+/// `VAR (set: ***)` or `VAR (not set)`: never the key.
+fn key_state(var: &str, env: EnvLookup<'_>) -> String {
+    match env(var) {
+        Some(_) => format!("{var} (set: ***)"),
+        None => format!("{var} (not set)"),
+    }
+}
