@@ -45,6 +45,12 @@ impl SessionLine {
 }
 
 /// The kinds of line.
+// The header is the big one; there is one per file, and lines are made and
+// written one at a time (readers box them), so a Box would buy nothing.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one header per file; lines are not held in bulk unboxed"
+)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum SessionEntry {
