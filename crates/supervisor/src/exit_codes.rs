@@ -22,6 +22,10 @@ pub const SANDBOX_UNAVAILABLE: i32 = 6;
 /// `subagent doctor` found something missing (each missing probe is
 /// printed with its fix); distinct from 6 because nothing was refused.
 pub const DOCTOR_MISSING: i32 = 7;
+/// `subagent sessions replay` found the replay differs from the recording
+/// (the first difference is printed); distinct from 1 because the replay
+/// itself may have succeeded.
+pub const REPLAY_DIVERGED: i32 = 8;
 /// Cancelled (SIGINT / SIGTERM to the supervisor): 128 + SIGINT by convention.
 pub const CANCELLED: i32 = 130;
 

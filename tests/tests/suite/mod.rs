@@ -12,6 +12,7 @@ mod masking;
 mod model_faults;
 mod modes;
 mod sessions_cmd;
+mod sessions_replay;
 
 mod supervisor_admission;
 mod supervisor_faults;

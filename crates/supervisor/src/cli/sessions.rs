@@ -20,6 +20,9 @@ use subagent_supervisor::units::parse_age;
 
 use crate::console;
 
+#[path = "sessions_replay.rs"]
+mod replay;
+
 /// How often `tail -f` looks for new lines: quick enough to feel live,
 /// rare enough to cost nothing.
 const TAIL_POLL: Duration = Duration::from_millis(200);
@@ -68,6 +71,11 @@ enum SessionsCommand {
         subagent sessions gc --older-than 30d\n\n\
         The age is the start time in each file's header line, not the file's mtime.")]
     Gc(GcArgs),
+    /// Run a recorded session again without a model: the recorded model
+    /// turns are served back, the tools run again, and the first
+    /// difference from the recording is reported.
+    #[command(after_help = replay::AFTER_HELP)]
+    Replay(replay::ReplayArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -130,6 +138,7 @@ pub(super) fn run(args: SessionsArgs) -> Result<i32> {
         SessionsCommand::Show(a) => show(&dir, &a.run, style),
         SessionsCommand::Tail(a) => tail(&dir, &a.run, a.follow, style),
         SessionsCommand::Gc(a) => gc(&dir, a),
+        SessionsCommand::Replay(a) => replay::run(&dir, a),
     }
 }
 

@@ -1,12 +1,13 @@
 //! Session files: where they live, the one writer that appends to them,
 //! and reading them back for people.
 //!
-//! Declares and re-exports only; see [`paths`], [`writer`], [`read`] and
-//! [`format`].
+//! Declares and re-exports only; see [`paths`], [`writer`], [`read`],
+//! [`format`] and [`replay`].
 
 pub mod format;
 pub mod paths;
 pub mod read;
+pub mod replay;
 pub mod writer;
 
 pub use paths::{SessionPaths, default_sessions_dir};

@@ -1,0 +1,129 @@
+//! `subagent sessions replay`: flags in, one replay run, the report out.
+//! The replay itself (provider, run, comparison) lives in
+//! `subagent_supervisor::session::replay`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use subagent_supervisor::exit_codes;
+use subagent_supervisor::session::read::find_session;
+use subagent_supervisor::session::replay::{ReplayReport, read_recording, replay, replay_warnings};
+use subagent_supervisor::{Supervisor, SupervisorConfig, WorkerCommand};
+use tokio_util::sync::CancellationToken;
+
+use crate::console;
+
+/// The long help's examples and exit status.
+pub(super) const AFTER_HELP: &str = "EXAMPLES:\n  \
+    # a run failed in CI: make it again offline, with the model's recorded turns\n  \
+    subagent sessions replay 3f9c2a\n\n  \
+    # the workspace moved: replay against a checkout somewhere else\n  \
+    subagent sessions replay 3f9c2a --workspace ./project\n\n  \
+    # machine-readable report\n  \
+    subagent sessions replay ./3f9c2a1b-general.jsonl --json\n\n\
+    No model is called: a loopback server on 127.0.0.1 answers each model request \
+    with the next recorded assistant turn (text, tool calls, usage, stop reason), \
+    speaking openai-chat whatever provider the run used. The tools really run again, \
+    with the recorded agent, task, limits, budget, tools and output schema, and the \
+    replay writes its own session file. The first difference in tool calls, tool \
+    results, turn count or outcome is printed, recorded beside replayed.\n\n\
+    OUTPUT:\n  replay matches: 3 turns, 2 tool calls, completed\n  \
+    replay diverged at turn 2 (tool_result)\n    recorded: bash_read (ok): ...\n    \
+    replayed: bash_read (ok): ...\n\n\
+    EXIT STATUS:\n  0 the replay matches, 8 it diverged, 2 the file cannot be replayed";
+
+#[derive(Debug, clap::Args)]
+pub(super) struct ReplayArgs {
+    /// A run id (or unique prefix) under the sessions dir, or a session file.
+    #[arg(value_name = "RUN_ID|FILE")]
+    run: String,
+    /// Directory the replay works in (default: the recorded run's).
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+    /// Worker binary (default: subagent-worker next to this binary, or $SUBAGENT_WORKER).
+    #[arg(long, value_name = "FILE")]
+    worker: Option<PathBuf>,
+    /// Print the report as JSON: {matches, turns, toolCalls, divergence?, sessionFile}.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Replays one run; the replay's session file goes to `sessions_dir` too.
+pub(super) fn run(sessions_dir: &Path, args: ReplayArgs) -> Result<i32> {
+    let path = find_session(sessions_dir, &args.run)?;
+    let recording = read_recording(&path)?;
+    for warning in replay_warnings(&recording) {
+        console::err(&format!("warning: {warning}"));
+    }
+    let worker = match args.worker {
+        Some(program) => WorkerCommand {
+            program,
+            args: Vec::new(),
+        },
+        None => WorkerCommand::default_for_current_exe()
+            .context("cannot locate subagent-worker; pass --worker or set SUBAGENT_WORKER")?,
+    };
+    let workspace = args
+        .workspace
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(&recording.header.cwd));
+    let mut config = SupervisorConfig::new(worker, sessions_dir.to_owned());
+    config.catalog = crate::cli::agents::load_catalog(&workspace)?;
+    if let Err(e) = subagent_sandbox::become_subreaper() {
+        console::err(&format!(
+            "warning: cannot become a child subreaper ({e}); orphaned grandchildren may be missed"
+        ));
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let report = runtime.block_on(async {
+        let supervisor = Supervisor::new(config);
+        let cancel = CancellationToken::new();
+        let on_signal = cancel.clone();
+        tokio::spawn(async move {
+            if crate::cli::run::wait_for_interrupt().await {
+                on_signal.cancel();
+            }
+        });
+        replay(&supervisor, &recording, Some(workspace), cancel).await
+    })?;
+    print_report(&report, args.json)?;
+    Ok(if report.matches {
+        exit_codes::OK
+    } else {
+        exit_codes::REPLAY_DIVERGED
+    })
+}
+
+fn print_report(report: &ReplayReport, json: bool) -> Result<()> {
+    if json {
+        console::out(&serde_json::to_string_pretty(report)?)?;
+        return Ok(());
+    }
+    match &report.divergence {
+        None => console::out(&format!(
+            "replay matches: {} turns, {} tool calls, {}",
+            report.turns, report.tool_calls, report.status
+        ))?,
+        Some(d) => {
+            console::out(&format!(
+                "replay diverged at turn {} ({})\n  recorded: {}\n  replayed: {}",
+                d.turn,
+                d.kind.as_str(),
+                one_line(&d.recorded),
+                one_line(&d.replayed)
+            ))?;
+        }
+    }
+    console::err(&format!("session file: {}", report.session_file));
+    Ok(())
+}
+
+/// An excerpt on one line: tool output is often several, and the two sides
+/// read best one under the other. `--json` keeps them as they are.
+fn one_line(text: &str) -> String {
+    text.replace('\n', "\\n").replace('\t', "\\t")
+}

@@ -1,0 +1,88 @@
+use std::path::PathBuf;
+
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use subagent_protocol::session::{SandboxStatus, SessionHeader};
+use subagent_protocol::{Limits, OutputMode, ProviderKind};
+
+use super::*;
+
+fn recording(tools: Option<Vec<String>>) -> Recording {
+    Recording {
+        header: SessionHeader {
+            version: 1,
+            run_id: "r".into(),
+            agent: "explorer".into(),
+            task: "find the config".into(),
+            model: "claude-x".into(),
+            provider: "anthropic".into(),
+            cwd: "recorded-ws".into(),
+            depth: 1,
+            limits: Limits {
+                wall_timeout_ms: 12_345,
+                ..Limits::default()
+            },
+            sandbox: SandboxStatus::default(),
+            tool_sandbox: None,
+            parent_session: None,
+            tools,
+            output_schema: Some(json!({"type": "object"})),
+            output_mode: Some(OutputMode::Native),
+            max_turns: Some(4),
+            max_cost: Some(0.25),
+        },
+        turns: vec![],
+        status: None,
+        summary: None,
+        skipped: vec!["line 9: torn (12 bytes, no newline)".into()],
+    }
+}
+
+#[test]
+fn the_request_is_the_recorded_one_over_openai_chat() {
+    let rec = recording(Some(vec!["bash_find".into()]));
+    let req = replay_request(&rec, "http://127.0.0.1:1/v1".into(), None);
+    assert_eq!(req.provider.kind, ProviderKind::OpenaiChat);
+    assert_eq!(req.provider.base_url, "http://127.0.0.1:1/v1");
+    assert_eq!(req.provider.model, "claude-x");
+    assert!(req.provider.api_key.is_none());
+    assert_eq!(
+        (req.agent.as_str(), req.task.as_str()),
+        ("explorer", "find the config")
+    );
+    assert_eq!(req.tools, Some(vec!["bash_find".to_owned()]));
+    assert_eq!(
+        req.output_schema_json.as_deref(),
+        Some(r#"{"type":"object"}"#)
+    );
+    assert_eq!(req.output_mode, OutputMode::Native);
+    assert_eq!((req.budget.max_turns, req.budget.max_cost), (4, Some(0.25)));
+    assert_eq!(req.limits.wall_timeout_ms, 12_345);
+    assert_eq!(req.workspace_dir, PathBuf::from("recorded-ws"));
+}
+
+#[test]
+fn the_workspace_flag_overrides_the_recorded_cwd() {
+    let rec = recording(Some(vec![]));
+    let req = replay_request(&rec, String::new(), Some(PathBuf::from("elsewhere")));
+    assert_eq!(req.workspace_dir, PathBuf::from("elsewhere"));
+    assert_eq!(req.tools, Some(vec![]), "an empty list stays: no tools");
+}
+
+#[test]
+fn an_old_recording_without_tools_gets_the_agents_tools_and_a_warning() {
+    let rec = recording(None);
+    assert_eq!(replay_request(&rec, String::new(), None).tools, None);
+    let warnings = replay_warnings(&rec);
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(warnings[0].contains("torn"), "{warnings:?}");
+    assert!(
+        warnings[1].contains("does not list its tools"),
+        "{warnings:?}"
+    );
+    assert!(
+        replay_warnings(&recording(Some(vec![])))
+            .iter()
+            .all(|w| !w.contains("tools"))
+    );
+}
