@@ -13,6 +13,7 @@ mod model_faults;
 mod modes;
 mod sessions_cmd;
 mod sessions_replay;
+mod status_line;
 
 mod supervisor_admission;
 mod supervisor_faults;

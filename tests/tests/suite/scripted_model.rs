@@ -9,6 +9,10 @@
 //! the worker does not retry. The server owns its runtime, so synchronous
 //! tests can use it while they wait on a child process, and it stops by
 //! itself: when dropped, and in any case after [`SERVER_LIFETIME`].
+//!
+//! [`ScriptedModel::start_held`] holds every reply until the test calls
+//! [`ScriptedModel::release`], so a test can look at a run in flight (its
+//! status line) at a point it chooses, without sleeping.
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -18,6 +22,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
 
 /// Longest the server lives: beyond any run of these tests (their
 /// subagents get 60 s), short enough that a hung test frees the port soon.
@@ -37,6 +42,8 @@ struct Script {
 pub struct ScriptedModel {
     addr: SocketAddr,
     script: Arc<Mutex<Script>>,
+    /// With [`Self::start_held`]: one permit per reply the test released.
+    gate: Option<Arc<Semaphore>>,
     runtime: Option<tokio::runtime::Runtime>,
 }
 
@@ -44,6 +51,23 @@ impl ScriptedModel {
     /// Serves `replies` (SSE bodies, see [`tool_call_turn`] and
     /// [`text_turn`]) in order, one per request.
     pub fn start(replies: Vec<Vec<u8>>) -> Self {
+        Self::serve(replies, None)
+    }
+
+    /// Like [`Self::start`], but each reply waits until [`Self::release`]
+    /// lets it go (one call, one reply); the request is recorded on arrival.
+    pub fn start_held(replies: Vec<Vec<u8>>) -> Self {
+        Self::serve(replies, Some(Arc::new(Semaphore::new(0))))
+    }
+
+    /// Lets the next held reply go (with [`Self::start_held`]).
+    pub fn release(&self) {
+        if let Some(gate) = &self.gate {
+            gate.add_permits(1);
+        }
+    }
+
+    fn serve(replies: Vec<Vec<u8>>, gate: Option<Arc<Semaphore>>) -> Self {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
@@ -56,12 +80,14 @@ impl ScriptedModel {
             requests: Vec::new(),
         }));
         let shared = Arc::clone(&script);
+        let held = gate.clone();
         runtime.spawn(async move {
-            let _ = tokio::time::timeout(SERVER_LIFETIME, accept_all(listener, shared)).await;
+            let _ = tokio::time::timeout(SERVER_LIFETIME, accept_all(listener, shared, held)).await;
         });
         Self {
             addr,
             script,
+            gate,
             runtime: Some(runtime),
         }
     }
@@ -91,16 +117,20 @@ impl Drop for ScriptedModel {
     }
 }
 
-async fn accept_all(listener: TcpListener, script: Arc<Mutex<Script>>) {
+async fn accept_all(
+    listener: TcpListener,
+    script: Arc<Mutex<Script>>,
+    gate: Option<Arc<Semaphore>>,
+) {
     loop {
         let Ok((socket, _)) = listener.accept().await else {
             return;
         };
-        tokio::spawn(answer(socket, Arc::clone(&script)));
+        tokio::spawn(answer(socket, Arc::clone(&script), gate.clone()));
     }
 }
 
-async fn answer(mut socket: TcpStream, script: Arc<Mutex<Script>>) {
+async fn answer(mut socket: TcpStream, script: Arc<Mutex<Script>>, gate: Option<Arc<Semaphore>>) {
     let Some((path, body)) = read_request(&mut socket).await else {
         return;
     };
@@ -113,6 +143,12 @@ async fn answer(mut socket: TcpStream, script: Arc<Mutex<Script>>) {
     } else {
         None
     };
+    if let (Some(gate), Some(_)) = (&gate, &reply) {
+        // One permit per released reply, used up here.
+        if let Ok(permit) = gate.acquire().await {
+            permit.forget();
+        }
+    }
     let _ = match reply {
         Some(sse) => send_stream(&mut socket, &sse).await,
         None => {

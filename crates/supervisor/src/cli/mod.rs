@@ -9,6 +9,7 @@ mod config;
 mod doctor;
 mod run;
 mod sessions;
+mod status;
 
 use clap::{Parser, Subcommand};
 use subagent_supervisor::exit_codes;
@@ -84,6 +85,7 @@ enum Command {
 
 /// Parses arguments, runs, prints; returns the exit code.
 pub fn main() -> i32 {
+    status::init_logs();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

@@ -195,6 +195,10 @@ pub(super) struct RunArgs {
     /// Print the whole result object as JSON instead of the text.
     #[arg(long)]
     json: bool,
+    /// No status line and no `session file:` lines on stderr; the answer
+    /// (or --json's object) and any error are printed as usual.
+    #[arg(long, short = 'q')]
+    quiet: bool,
 }
 
 /// A clap parser for one limit flag: the same reader as config files and
@@ -335,6 +339,8 @@ pub(super) fn run(args: RunArgs) -> Result<i32> {
             "warning: cannot become a child subreaper ({e}); orphaned grandchildren may be missed"
         ));
     }
+    let status = super::status::StatusLine::start(args.quiet);
+    config.progress = status.sink();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -351,7 +357,8 @@ pub(super) fn run(args: RunArgs) -> Result<i32> {
         });
         modes::execute(&supervisor, plan, request, cancel).await
     });
-    print_result(&result, args.json)?;
+    status.finish();
+    print_result(&result, args.json, args.quiet)?;
     Ok(exit_codes::for_error(
         result.details.error.as_ref().map(|e| e.code),
     ))
@@ -387,7 +394,7 @@ pub(super) async fn wait_for_interrupt() -> bool {
     }
 }
 
-fn print_result(result: &SubagentResult, json: bool) -> Result<()> {
+fn print_result(result: &SubagentResult, json: bool, quiet: bool) -> Result<()> {
     if json {
         console::out(&serde_json::to_string_pretty(result)?)?;
         return Ok(());
@@ -405,6 +412,7 @@ fn print_result(result: &SubagentResult, json: bool) -> Result<()> {
         .results
         .iter()
         .filter_map(|r| r.session_file.as_ref())
+        .filter(|_| !quiet)
     {
         console::err(&format!("session file: {file}"));
     }

@@ -1,0 +1,289 @@
+//! What `subagent run` shows on stderr while it runs: the live status line
+//! (one spinner line per running child: agent, turn, tool, tokens, cost,
+//! elapsed) and the operator's logs (`tracing`, filtered by `RUST_LOG`).
+//!
+//! The status line exists only when stderr is a terminal and `--quiet` is
+//! off: piped, it writes nothing at all, not even an escape code. It is
+//! cleared before the result is printed, so the answer lands on a clean
+//! screen. Nothing here writes to stdout, which carries only the answer.
+//!
+//! The supervisor calls the progress sink inline in a child's watch loop,
+//! so the sink only queues the event on a channel; a thread of its own
+//! draws, and a stalled terminal can hold up only that thread.
+
+use std::collections::HashMap;
+use std::io::{IsTerminal, Write};
+use std::sync::Mutex;
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
+use subagent_supervisor::run::{ProgressEvent, ProgressSink};
+
+/// How often the spinner turns and the elapsed time is redrawn (100 ms):
+/// smooth to the eye, cheap for the terminal.
+const TICK: Duration = Duration::from_millis(100);
+
+/// The log filter when `RUST_LOG` is unset: warnings and errors only, so a
+/// normal run's stderr stays the result's own lines.
+const DEFAULT_LOG_FILTER: &str = "warn";
+
+/// The bars on screen now, for log lines to be printed above them rather
+/// than through them. `None` when there is no status line.
+static ACTIVE_BARS: Mutex<Option<MultiProgress>> = Mutex::new(None);
+
+/// Sends `tracing` events to stderr, filtered by `RUST_LOG` (default
+/// `warn`; e.g. `RUST_LOG=subagent_supervisor=debug`). Never to stdout.
+pub(super) fn init_logs() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER));
+    // A second init (there is none in the binary) would keep the first one.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_writer(|| LogLine(Vec::new()))
+        .try_init();
+}
+
+/// One formatted log line, written to stderr in one piece when dropped,
+/// above the status line when one is showing.
+struct LogLine(Vec<u8>);
+
+impl Write for LogLine {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for LogLine {
+    fn drop(&mut self) {
+        let write = || {
+            // A stderr nobody reads is ignored: there is nowhere to say so.
+            let _ = std::io::stderr().lock().write_all(&self.0);
+        };
+        let bars = ACTIVE_BARS.lock().ok().and_then(|b| b.clone());
+        match bars {
+            Some(bars) => bars.suspend(write),
+            None => write(),
+        }
+    }
+}
+
+/// The status line of one `subagent run`: `None` inside when hidden. The
+/// drawer gets `Some(event)` per event and `None` to clear and stop.
+pub(super) struct StatusLine {
+    drawing: Option<(Sender<Option<ProgressEvent>>, JoinHandle<()>)>,
+}
+
+impl StatusLine {
+    /// A status line on stderr when it is a terminal and `quiet` is off;
+    /// otherwise one that shows nothing.
+    pub(super) fn start(quiet: bool) -> Self {
+        if quiet || !std::io::stderr().is_terminal() {
+            return Self { drawing: None };
+        }
+        let (events, inbox) = channel();
+        let drawer = std::thread::Builder::new()
+            .name("status-line".into())
+            .spawn(move || draw(&inbox));
+        // Without its thread the run simply has no status line.
+        Self {
+            drawing: drawer.ok().map(|handle| (events, handle)),
+        }
+    }
+
+    /// The sink for `SupervisorConfig::progress`; `None` when hidden.
+    pub(super) fn sink(&self) -> Option<ProgressSink> {
+        let (events, _) = self.drawing.as_ref()?;
+        let events = events.clone();
+        Some(ProgressSink::new(move |event| {
+            // The drawer gone (after `finish`) is no error: nothing to show.
+            let _ = events.send(Some(event.clone()));
+        }))
+    }
+
+    /// Clears every line and waits until the screen is clean, so what is
+    /// printed next starts on a line of its own.
+    pub(super) fn finish(self) {
+        if let Some((events, drawer)) = self.drawing {
+            // A stop message rather than the senders' drop: a sink may still
+            // be held somewhere (a config clone), and the drawer must end.
+            let _ = events.send(None);
+            let _ = drawer.join();
+        }
+    }
+}
+
+/// The drawing thread: one bar per running child, until told to stop (or
+/// every sender is gone); then the screen is cleared.
+fn draw(inbox: &Receiver<Option<ProgressEvent>>) {
+    let bars = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
+    if let Ok(mut active) = ACTIVE_BARS.lock() {
+        *active = Some(bars.clone());
+    }
+    let mut running: HashMap<String, (ProgressBar, RunStatus)> = HashMap::new();
+    for event in inbox.iter().map_while(|event| event) {
+        match event {
+            ProgressEvent::Started { run_id, agent, .. } => {
+                let bar = bars.add(ProgressBar::new_spinner().with_style(style()));
+                let status = RunStatus::new(agent);
+                bar.set_message(status.line());
+                bar.enable_steady_tick(TICK);
+                running.insert(run_id, (bar, status));
+            }
+            ProgressEvent::Ended { run_id, .. } => {
+                if let Some((bar, _)) = running.remove(&run_id) {
+                    bar.finish_and_clear();
+                    bars.remove(&bar);
+                }
+            }
+            event => {
+                if let Some((bar, status)) = running.get_mut(event.run_id()) {
+                    status.apply(event);
+                    bar.set_message(status.line());
+                }
+            }
+        }
+    }
+    for (_, (bar, _)) in running {
+        bar.finish_and_clear();
+    }
+    let _ = bars.clear();
+    if let Ok(mut active) = ACTIVE_BARS.lock() {
+        *active = None;
+    }
+}
+
+fn style() -> ProgressStyle {
+    ProgressStyle::with_template("{spinner} {msg} · {elapsed_short}")
+        .unwrap_or_else(|_| ProgressStyle::default_spinner())
+        .with_key(
+            "elapsed_short",
+            |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = w.write_str(&elapsed(state.elapsed()));
+            },
+        )
+}
+
+/// What the status line knows of one child.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct RunStatus {
+    agent: String,
+    /// 0 until the first turn starts.
+    turn: u32,
+    tool: Option<Tool>,
+    tokens: u64,
+    cost: f64,
+}
+
+/// The tool running now, or the last one and how it went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Tool {
+    Running(String),
+    Done(String),
+    Failed(String),
+}
+
+impl RunStatus {
+    pub(super) fn new(agent: String) -> Self {
+        Self {
+            agent,
+            turn: 0,
+            tool: None,
+            tokens: 0,
+            cost: 0.0,
+        }
+    }
+
+    /// Takes in one event of this child.
+    pub(super) fn apply(&mut self, event: ProgressEvent) {
+        match event {
+            ProgressEvent::Turn { turn, .. } => self.turn = turn,
+            ProgressEvent::ToolStarted { name, .. } => self.tool = Some(Tool::Running(name)),
+            ProgressEvent::ToolFinished { name, is_error, .. } => {
+                self.tool = Some(if is_error {
+                    Tool::Failed(name)
+                } else {
+                    Tool::Done(name)
+                });
+            }
+            ProgressEvent::Usage {
+                input_tokens,
+                output_tokens,
+                cost,
+                ..
+            } => {
+                self.tokens = input_tokens.saturating_add(output_tokens);
+                self.cost = cost;
+            }
+            ProgressEvent::Started { .. } | ProgressEvent::Ended { .. } => {}
+        }
+    }
+
+    /// `general · turn 2 · bash_read · 1,234 tok · $0.0012` (the spinner
+    /// and the elapsed time are added when drawn). The cost is left out
+    /// while it is 0: that is what unknown and local models report.
+    pub(super) fn line(&self) -> String {
+        let mut parts = vec![self.agent.clone()];
+        parts.push(match self.turn {
+            0 => "starting".to_owned(),
+            n => format!("turn {n}"),
+        });
+        match &self.tool {
+            Some(Tool::Running(name)) => parts.push(name.clone()),
+            Some(Tool::Done(name)) => parts.push(format!("{name} done")),
+            Some(Tool::Failed(name)) => parts.push(format!("{name} failed")),
+            None => {}
+        }
+        parts.push(format!("{} tok", thousands(self.tokens)));
+        if self.cost > 0.0 {
+            parts.push(dollars(self.cost));
+        }
+        parts.join(" · ")
+    }
+}
+
+/// `1234567` as `1,234,567`.
+pub(super) fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Dollars: four decimals under a dollar (a turn of a small model costs
+/// fractions of a cent), two from there on.
+pub(super) fn dollars(cost: f64) -> String {
+    if cost < 1.0 {
+        format!("${cost:.4}")
+    } else {
+        format!("${cost:.2}")
+    }
+}
+
+/// `3.4s`, `2m05s`, `1h02m`: short enough for a status line.
+pub(super) fn elapsed(d: Duration) -> String {
+    let secs = d.as_secs();
+    if secs < 60 {
+        format!("{}.{}s", secs, d.subsec_millis() / 100)
+    } else if secs < 3600 {
+        format!("{}m{:02}s", secs / 60, secs % 60)
+    } else {
+        format!("{}h{:02}m", secs / 3600, (secs % 3600) / 60)
+    }
+}
+
+#[cfg(test)]
+#[path = "status_tests.rs"]
+mod tests;
