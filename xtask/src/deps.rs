@@ -4,8 +4,9 @@
 //! System packages are installed with apt-get only as root, and only when
 //! `CI` is set, `--install-deps` was given, or for `cargo xtask demo` (which
 //! says so in its help and takes `--no-install-deps`): a developer's machine
-//! is never changed behind their back by any other task. Otherwise a missing tool is an error that names
-//! the package to install.
+//! is never changed behind their back by any other task. Otherwise a missing
+//! tool is an error that names the package to install and the command that
+//! lets xtask install it.
 
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,6 +19,9 @@ use crate::cmd;
 #[derive(Debug, Clone, Copy)]
 pub struct Policy {
     may_install: bool,
+    /// How the user lets xtask install, in the words of the command they
+    /// ran: the demo installs by default, the other tasks take a flag.
+    how_to_allow: &'static str,
 }
 
 impl Policy {
@@ -27,16 +31,16 @@ impl Policy {
         let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
         Self {
             may_install: install_deps || ci,
+            how_to_allow: "rerun as root with --install-deps",
         }
     }
-}
 
-impl Policy {
     /// The demo is the one command a newcomer runs on a fresh machine: it
     /// installs what is missing (as root) unless told not to.
     pub fn for_demo(no_install_deps: bool) -> Self {
         Self {
             may_install: !no_install_deps,
+            how_to_allow: "rerun as root without --no-install-deps",
         }
     }
 }
@@ -121,13 +125,9 @@ pub fn ensure(tools: &[Tool], policy: Policy) -> Result<()> {
     }
     let packages: Vec<&str> = missing.iter().map(|t| t.package).collect();
     let names: Vec<&str> = missing.iter().map(|t| t.name).collect();
-    if !policy.may_install || !is_root() {
-        bail!(
-            "missing {}: install it with `apt-get install {}` (or rerun as root with \
-             --install-deps to let xtask install it)",
-            names.join(", "),
-            packages.join(" ")
-        );
+    let root = is_root();
+    if !policy.may_install || !root {
+        bail!("{}", missing_message(&names, &packages, policy, root));
     }
     for tool in &missing {
         eprintln!(
@@ -145,6 +145,25 @@ pub fn ensure(tools: &[Tool], policy: Policy) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Why xtask stops instead of installing, and the two ways on: install the
+/// packages by hand, or let xtask do it.
+fn missing_message(names: &[&str], packages: &[&str], policy: Policy, root: bool) -> String {
+    let names = names.join(", ");
+    let packages = packages.join(" ");
+    if policy.may_install && !root {
+        format!(
+            "missing {names}, and xtask installs system packages only as root: run \
+             `sudo apt-get install -y {packages}`, then rerun"
+        )
+    } else {
+        format!(
+            "missing {names}: install with `apt-get install -y {packages}`, or {} to let \
+             xtask install it",
+            policy.how_to_allow
+        )
+    }
 }
 
 /// Makes sure `cargo nextest` works, installing it from crates.io if needed.
@@ -170,3 +189,7 @@ pub fn ensure_nextest() -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "deps_tests.rs"]
+mod tests;
