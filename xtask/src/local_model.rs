@@ -4,13 +4,15 @@
 //!
 //! Both are pinned, downloaded with pip (the only registry client needed),
 //! and kept in versioned cache entries outside the repository (see
-//! [`crate::cache`]): the first run builds for about 7-10 minutes on 2 cores,
+//! [`crate::cache`]): the first run builds for about 20-30 minutes on 2 cores,
 //! later runs only print the paths. It never downloads anything else and
 //! never serves on an address other than 127.0.0.1.
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
@@ -42,6 +44,10 @@ const CMAKE_FLAGS: &[&str] = &[
     "-DLLAMA_BUILD_EXAMPLES=OFF",
     "-DCMAKE_BUILD_TYPE=Release",
 ];
+
+/// How often the llama.cpp build says how far it got: its output goes to a
+/// log, and a step that prints nothing for 20 minutes looks hung.
+const PROGRESS_EVERY: Duration = Duration::from_secs(60);
 
 /// Default port of `serve`.
 pub const DEFAULT_PORT: u16 = 8080;
@@ -190,7 +196,10 @@ fn build_server(entry: &Path) -> Result<()> {
     let work = entry.join("work");
     std::fs::create_dir_all(&work).with_context(|| format!("create {}", work.display()))?;
     let log = entry.join("build.log");
-    eprintln!("xtask: building llama-server {LLAMA_VERSION} (about 7-10 minutes on 2 cores)");
+    eprintln!(
+        "xtask: building llama-server {LLAMA_VERSION} once (about 20-30 minutes on 2 cores; \
+         progress every minute)"
+    );
     let sdist = pip_download(LLAMA_SDIST, LLAMA_VERSION, Dist::Sdist, &work)?;
     cmd::run(
         Command::new("tar")
@@ -218,15 +227,17 @@ fn build_server(entry: &Path) -> Result<()> {
             .args(CMAKE_FLAGS),
         &log,
     )?;
-    cmd::run_logged(
-        Command::new("cmake").arg("--build").arg(&build).args([
-            "--target",
-            "llama-server",
-            "-j",
-            BUILD_JOBS,
-        ]),
-        &log,
-    )?;
+    with_progress(&log, || {
+        cmd::run_logged(
+            Command::new("cmake").arg("--build").arg(&build).args([
+                "--target",
+                "llama-server",
+                "-j",
+                BUILD_JOBS,
+            ]),
+            &log,
+        )
+    })?;
     let bin = entry.join("bin");
     std::fs::create_dir_all(&bin).with_context(|| format!("create {}", bin.display()))?;
     let built = build.join("bin/llama-server");
@@ -243,6 +254,44 @@ fn build_server(entry: &Path) -> Result<()> {
         .context("the freshly built llama-server does not start")?;
     std::fs::remove_dir_all(&work).with_context(|| format!("remove {}", work.display()))?;
     Ok(())
+}
+
+/// Runs `build` while a thread prints, every [`PROGRESS_EVERY`], the
+/// percentage the build last wrote to `log`.
+fn with_progress(log: &Path, build: impl FnOnce() -> Result<()>) -> Result<()> {
+    let started = Instant::now();
+    let (done, finished) = mpsc::channel::<()>();
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            let mut shown = None;
+            while matches!(
+                finished.recv_timeout(PROGRESS_EVERY),
+                Err(RecvTimeoutError::Timeout)
+            ) {
+                let percent = std::fs::read_to_string(log)
+                    .ok()
+                    .and_then(|text| build_percent(&text));
+                if let Some(percent) = percent.filter(|p| Some(*p) != shown) {
+                    eprintln!(
+                        "xtask: llama-server build {percent}% after {} min",
+                        started.elapsed().as_secs() / 60
+                    );
+                    shown = Some(percent);
+                }
+            }
+        });
+        let result = build();
+        drop(done);
+        result
+    })
+}
+
+/// The last `[ NN%]` progress mark of a CMake-generated Makefile build.
+fn build_percent(log: &str) -> Option<u8> {
+    log.lines().rev().find_map(|line| {
+        let (number, _) = line.trim_start().strip_prefix('[')?.split_once("%]")?;
+        number.trim().parse().ok()
+    })
 }
 
 /// Python snippet that copies one member out of a zip without extracting
@@ -275,3 +324,7 @@ fn fetch_model(entry: &Path) -> Result<()> {
     std::fs::remove_dir_all(&work).with_context(|| format!("remove {}", work.display()))?;
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "local_model_tests.rs"]
+mod tests;
