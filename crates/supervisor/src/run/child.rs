@@ -85,7 +85,11 @@ pub(super) async fn run_child(
     };
     ctx.writer = Some(writer);
     ctx.session_created = true;
-    tracing::debug!(run_id = %run_id, file = %ctx.paths.session_file.display(), "session file created");
+    tracing::debug!(
+        run_id = %run_id,
+        file = %ctx.paths.session_file.display(),
+        "session file created"
+    );
 
     let run = spawn_and_watch(&mut ctx, spec, cancel).await;
     let result = assemble::assemble_blocking(ctx.assembly(), run).await;
@@ -153,7 +157,12 @@ pub(super) async fn spawn_and_watch(
         }
     };
     ctx.pid = Some(child.pid());
-    tracing::debug!(run_id = %ctx.run_id, pid = child.pid(), agent = %ctx.request.agent, "worker spawned");
+    tracing::debug!(
+        run_id = %ctx.run_id,
+        pid = child.pid(),
+        agent = %ctx.request.agent,
+        "worker spawned"
+    );
     ctx.progress(|| ProgressEvent::Started {
         run_id: ctx.run_id.clone(),
         agent: ctx.request.agent.clone(),
@@ -187,7 +196,11 @@ pub(super) async fn spawn_and_watch(
         .await;
 
     let watched = watch_worker(ctx, ours, spec, child, cancel).await;
-    tracing::debug!(run_id = %ctx.run_id, termination = ?watched.exit.termination, "worker exited and its tree is gone");
+    tracing::debug!(
+        run_id = %ctx.run_id,
+        termination = ?watched.exit.termination,
+        "worker exited and its tree is gone"
+    );
     record_exit(ctx, &watched).await;
     ChildRun {
         outcome: watched.outcome,

@@ -132,7 +132,14 @@ impl RunContext<'_> {
         action: LimitAction,
         detail: Option<String>,
     ) {
-        tracing::info!(run_id = %self.run_id, ?limit, value, ?action, detail = detail.as_deref().unwrap_or(""), "limit hit");
+        tracing::info!(
+            run_id = %self.run_id,
+            ?limit,
+            value,
+            ?action,
+            detail = detail.as_deref().unwrap_or(""),
+            "limit hit"
+        );
         self.write(SessionEntry::Limit(LimitLine {
             limit,
             value,

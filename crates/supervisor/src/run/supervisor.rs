@@ -79,7 +79,11 @@ impl Supervisor {
             Ok(agent) => agent,
             Err(refusal) => {
                 let code = refusal.details.error.as_ref().map(|e| e.code);
-                tracing::info!(agent = %request.agent, ?code, "run refused before any process started");
+                tracing::info!(
+                    agent = %request.agent,
+                    ?code,
+                    "run refused before any process started"
+                );
                 return *refusal;
             }
         };

@@ -270,7 +270,10 @@ impl<'c, 'a> Watch<'c, 'a> {
     }
 
     fn on_hello_timeout(&mut self) {
-        tracing::warn!(run_id = %self.ctx.run_id, "no Hello from the worker in time; terminating it");
+        tracing::warn!(
+            run_id = %self.ctx.run_id,
+            "no Hello from the worker in time; terminating it"
+        );
         self.cause = Some(SupervisorCause::Protocol(format!(
             "the worker sent no Hello within {} ms of starting",
             HELLO_TIMEOUT.as_millis()
@@ -289,7 +292,12 @@ impl<'c, 'a> Watch<'c, 'a> {
             _ => KillReason::Other("worker did not exit after Done".into()),
         };
         let grace = self.ctx.request.limits.kill_grace_ms;
-        tracing::warn!(run_id = %self.ctx.run_id, ?reason, grace_ms = grace, "worker still running: SIGTERM to its group, SIGKILL after the grace");
+        tracing::warn!(
+            run_id = %self.ctx.run_id,
+            ?reason,
+            grace_ms = grace,
+            "worker still running: SIGTERM to its group, SIGKILL after the grace"
+        );
         self.ctx
             .limit(
                 LimitKind::KillGrace,
@@ -419,7 +427,11 @@ impl<'c, 'a> Watch<'c, 'a> {
     /// worker is killed at once.
     fn violation(&mut self, what: &str) {
         if self.cause.is_none() {
-            tracing::warn!(run_id = %self.ctx.run_id, what, "protocol violation; killing the worker");
+            tracing::warn!(
+                run_id = %self.ctx.run_id,
+                what,
+                "protocol violation; killing the worker"
+            );
             self.cause = Some(SupervisorCause::Protocol(what.to_owned()));
             self.killer
                 .kill_now(KillReason::Other("protocol violation".into()));
