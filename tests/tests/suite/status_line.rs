@@ -285,7 +285,10 @@ fn status_line_shows_agent_turn_tool_and_elapsed_in_a_terminal_and_is_gone_after
     let first = tmux.wait_for("the status line at turn 1", Tmux::screen, |s| {
         status_line(s, "turn 1").is_some()
     });
-    assert_eq!(model.requests().len(), 1, "turn 1 is held:\n{first}");
+    assert!(
+        first.contains("0 tok"),
+        "no usage before the held reply:\n{first}"
+    );
     model.release();
     let second = tmux.wait_for("the status line naming bash_read", Tmux::screen, |s| {
         status_line(s, "turn 2").is_some_and(|l| l.contains("bash_read"))
@@ -307,6 +310,14 @@ fn status_line_shows_agent_turn_tool_and_elapsed_in_a_terminal_and_is_gone_after
         "the answer has a line of its own:\n{done}"
     );
     assert!(second.contains("bash_read"), "{second}");
+    // The record saw the line drawn: what the quiet test's absence means.
+    let written = tmux.wait_for("the run's end in the record", Tmux::recorded, |s| {
+        s.contains("exit:0")
+    });
+    assert!(
+        written.contains("turn 1") && written.contains("\x1b["),
+        "{written}"
+    );
 
     tmux.kill();
     support::assert_nothing_runs_in(dir.path());
