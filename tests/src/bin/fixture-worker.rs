@@ -144,6 +144,46 @@ fn succeed(io: &mut Io, spec: &TaskSpec) {
     );
 }
 
+/// Done with a JSON report of what the worker was given.
+fn echo_spec(io: &mut Io, spec: &TaskSpec) {
+    let key = api_key(spec);
+    let env_has_key = !key.is_empty() && std::env::vars().any(|(_, v)| v.contains(&key));
+    let report = serde_json::json!({
+        "tools": spec.tools,
+        "depth": spec.depth,
+        "maxDepth": spec.max_depth,
+        "maxTurns": spec.budget.max_turns,
+        "maxCost": spec.budget.max_cost,
+        "provider": spec.provider.kind.as_str(),
+        "baseUrl": spec.provider.base_url,
+        "model": spec.provider.model,
+        "hasKey": !key.is_empty(),
+        "price": spec.provider.price.map(|p| [p.input, p.output]),
+        "outputSchema": spec.output_schema_json,
+        "envNames": std::env::vars().map(|(k, _)| k).collect::<Vec<_>>(),
+        "envHasKey": env_has_key,
+        "cwd": std::env::current_dir().unwrap(),
+    });
+    io.done(&report.to_string(), StopReason::Completed, None);
+}
+
+/// Done with a structured output `{"capital":"Paris"}`.
+fn structured(io: &mut Io) {
+    io.send(FromWorker::Done(Box::new(Outcome {
+        final_text: r#"{"capital":"Paris"}"#.into(),
+        structured_output_json: Some(r#"{"capital":"Paris"}"#.into()),
+        usage: Usage {
+            input: 3,
+            output: 4,
+            turns: 1,
+            ..Usage::default()
+        },
+        stop_reason: StopReason::ReportBack,
+        error: None,
+        model: "fixture-model".into(),
+    })));
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     // Without arguments (as started by the `subagent` CLI's --worker), the
@@ -187,6 +227,8 @@ fn main() {
                     StopReason::Error,
                     Some((ErrorCode::SubagentFailed, "fixture failed on purpose")),
                 ),
+                "echo-spec" => echo_spec(&mut io, &spec),
+                "structured" => structured(&mut io),
                 _ => succeed(&mut io, &spec),
             }
         }
@@ -196,40 +238,11 @@ fn main() {
         }
         "echo-spec" => {
             let spec = io.handshake();
-            let key = api_key(&spec);
-            let env_has_key = !key.is_empty() && std::env::vars().any(|(_, v)| v.contains(&key));
-            let report = serde_json::json!({
-                "tools": spec.tools,
-                "depth": spec.depth,
-                "maxDepth": spec.max_depth,
-                "maxTurns": spec.budget.max_turns,
-                "maxCost": spec.budget.max_cost,
-                "provider": spec.provider.kind.as_str(),
-                "baseUrl": spec.provider.base_url,
-                "model": spec.provider.model,
-                "hasKey": !key.is_empty(),
-                "price": spec.provider.price.map(|p| [p.input, p.output]),
-                "envNames": std::env::vars().map(|(k, _)| k).collect::<Vec<_>>(),
-                "envHasKey": env_has_key,
-                "cwd": std::env::current_dir().unwrap(),
-            });
-            io.done(&report.to_string(), StopReason::Completed, None);
+            echo_spec(&mut io, &spec);
         }
         "structured" => {
             io.handshake();
-            io.send(FromWorker::Done(Box::new(Outcome {
-                final_text: r#"{"capital":"Paris"}"#.into(),
-                structured_output_json: Some(r#"{"capital":"Paris"}"#.into()),
-                usage: Usage {
-                    input: 3,
-                    output: 4,
-                    turns: 1,
-                    ..Usage::default()
-                },
-                stop_reason: StopReason::ReportBack,
-                error: None,
-                model: "fixture-model".into(),
-            })));
+            structured(&mut io);
         }
         "budget" => {
             io.handshake();

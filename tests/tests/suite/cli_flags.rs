@@ -144,7 +144,11 @@ fn a_bad_value_exits_2_and_says_what_is_accepted() {
             "soon",
             "`soon` is not a duration; use seconds or a number with ms, s, m or h (e.g. 90s, 15m, 1h)",
         ),
-        ("--pids", "0", "0 is not in 1.."),
+        (
+            "--pids",
+            "0",
+            "`0` is not a count; use a whole number, 1 or more",
+        ),
         ("--max-cost", "lots", "`lots` is not an amount of dollars"),
     ] {
         let dir = tempfile::tempdir().unwrap();

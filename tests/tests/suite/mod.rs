@@ -6,6 +6,7 @@ pub mod support;
 mod agents_cmd;
 mod cli;
 mod cli_flags;
+mod config_cmd;
 mod doctor;
 mod e2e_llama;
 mod masking;

@@ -4,8 +4,8 @@ use pretty_assertions::assert_eq;
 use subagent_protocol::tool_names::BUILTIN_TOOLS;
 
 use super::catalog::{AgentDefinition, AgentOutputSchema, AgentSource};
-use crate::config::{LimitKey, LimitSet, LimitValue};
 use super::file::{AgentFileError, AgentFileFlavor, parse_agent_file};
+use crate::config::{LimitKey, LimitSet, LimitValue};
 
 fn parse(text: &str) -> Result<AgentDefinition, AgentFileError> {
     parse_agent_file(Path::new("a/review.md"), text, AgentFileFlavor::Subagent)
@@ -155,13 +155,30 @@ fn bad_agent_limits_name_the_file_line_and_field() {
     let err = parse("---\nname: x\nmaxTurns: 12\nmemory: lots\n---\np").unwrap_err();
     let text = err.to_string();
     assert!(
-        matches!(err, AgentFileError::Field { line: 4, field: "memory", .. }),
+        matches!(
+            err,
+            AgentFileError::Field {
+                line: 4,
+                field: "memory",
+                ..
+            }
+        ),
         "{text}"
     );
-    assert!(text.starts_with("a/review.md:4:") && text.contains("512M"), "{text}");
+    assert!(
+        text.starts_with("a/review.md:4:") && text.contains("512M"),
+        "{text}"
+    );
     let err = parse("---\nname: x\ntoolPids: [1]\n---\np").unwrap_err();
     assert!(
-        matches!(err, AgentFileError::Field { line: 3, field: "toolPids", .. }),
+        matches!(
+            err,
+            AgentFileError::Field {
+                line: 3,
+                field: "toolPids",
+                ..
+            }
+        ),
         "{err}"
     );
 }
@@ -184,14 +201,27 @@ fn output_schema_is_inline_yaml_or_a_path_next_to_the_file() {
         Some(AgentOutputSchema::File("a/schemas/a.json".into()))
     );
     let err = parse("---\nname: x\noutputSchema: 3\n---\np").unwrap_err();
-    assert!(matches!(err, AgentFileError::Field { field: "outputSchema", .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            AgentFileError::Field {
+                field: "outputSchema",
+                ..
+            }
+        ),
+        "{err}"
+    );
 }
 
 #[test]
 fn claude_code_model_aliases_are_dropped_with_a_warning() {
     let agent = claude("---\nname: c\nmodel: sonnet\n---\np");
     assert_eq!(agent.model, None);
-    assert!(agent.warnings.iter().any(|w| w.contains("sonnet")), "{:?}", agent.warnings);
+    assert!(
+        agent.warnings.iter().any(|w| w.contains("sonnet")),
+        "{:?}",
+        agent.warnings
+    );
     let agent = claude("---\nname: c\nmodel: gpt-4o\n---\np");
     assert_eq!(agent.model.as_deref(), Some("gpt-4o"));
 }

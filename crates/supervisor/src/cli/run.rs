@@ -10,12 +10,12 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use clap::ValueEnum;
 use subagent_protocol::result::SubagentResult;
-use subagent_protocol::{OutputMode, ProviderSpec};
+use subagent_protocol::{Budget, Limits, OutputMode, ProviderSpec};
 use subagent_sandbox::SandboxPolicy;
 use subagent_supervisor::agents::{AgentDefinition, AgentOutputSchema};
 use subagent_supervisor::config::{
-    LimitKey, LimitSet, LimitValue, RawLimit, RunOverrides, default_user_config_path, load_config,
-    resolve_run,
+    DEFAULT_MAX_DEPTH, LimitKey, LimitSet, LimitValue, RawLimit, RunOverrides,
+    default_user_config_path, load_config, resolve_run,
 };
 use subagent_supervisor::exit_codes;
 use subagent_supervisor::session::default_sessions_dir;
@@ -106,50 +106,44 @@ pub(super) struct RunArgs {
     /// How structured output is obtained.
     #[arg(long, value_enum, default_value = "report-back")]
     output_mode: OutputModeArg,
-    /// Model turns allowed (default 50). Like every limit below, a flag
-    /// overrides the agent file, which overrides config.toml's `[limits]`.
-    #[arg(long, value_name = "N", value_parser = limit_parser(LimitKey::MaxTurns))]
+    #[arg(long, value_name = "N", value_parser = limit_parser(LimitKey::MaxTurns),
+        help = limit_help(LimitKey::MaxTurns, "Model turns allowed. Like every limit below, a flag overrides the agent file, which overrides config.toml's `[limits]`."))]
     max_turns: Option<LimitValue>,
-    /// Dollars allowed (default unlimited).
-    #[arg(long, value_name = "USD", value_parser = limit_parser(LimitKey::MaxCost))]
+    #[arg(long, value_name = "USD", value_parser = limit_parser(LimitKey::MaxCost),
+        help = limit_help(LimitKey::MaxCost, "Dollars allowed."))]
     max_cost: Option<LimitValue>,
-    /// Deepest nesting of subagents: 1 lets this run's subagent work alone,
-    /// 2 lets it start subagents of its own (default 1).
-    #[arg(long, value_name = "N", value_parser = limit_parser(LimitKey::MaxDepth))]
+    #[arg(long, value_name = "N", value_parser = limit_parser(LimitKey::MaxDepth),
+        help = limit_help(LimitKey::MaxDepth, "Deepest nesting of subagents: 1 lets this run's subagent work alone, 2 lets it start subagents of its own."))]
     max_depth: Option<LimitValue>,
-    /// Wall-clock limit of the whole run: 90s, 15m, 1h; a plain number is
-    /// seconds (default 15m).
-    #[arg(long, value_name = "DURATION", value_parser = limit_parser(LimitKey::Timeout))]
+    #[arg(long, value_name = "DURATION", value_parser = limit_parser(LimitKey::Timeout),
+        help = limit_help(LimitKey::Timeout, "Wall-clock limit of the whole run: 90s, 15m, 1h; a plain number is seconds."))]
     timeout: Option<LimitValue>,
-    /// Time without model or tool progress before the run is stopped
-    /// (default 3m).
-    #[arg(long, value_name = "DURATION", value_parser = limit_parser(LimitKey::IdleTimeout))]
+    #[arg(long, value_name = "DURATION", value_parser = limit_parser(LimitKey::IdleTimeout),
+        help = limit_help(LimitKey::IdleTimeout, "Time without model or tool progress before the run is stopped."))]
     idle_timeout: Option<LimitValue>,
-    /// Memory of the worker including swap, a cgroup cap: K, M or G,
-    /// 1024-based (default 2G).
-    #[arg(long, value_name = "SIZE", value_parser = limit_parser(LimitKey::Memory))]
+    #[arg(long, value_name = "SIZE", value_parser = limit_parser(LimitKey::Memory),
+        help = limit_help(LimitKey::Memory, "Memory of the worker including swap, a cgroup cap: K, M or G, 1024-based."))]
     memory: Option<LimitValue>,
-    /// Processes and threads of the worker, a cgroup cap (default 256).
-    #[arg(long, value_name = "N", value_parser = limit_parser(LimitKey::Pids))]
+    #[arg(long, value_name = "N", value_parser = limit_parser(LimitKey::Pids),
+        help = limit_help(LimitKey::Pids, "Processes and threads of the worker, a cgroup cap."))]
     pids: Option<LimitValue>,
-    /// Worker stdout kept before the run is killed (default 8M).
-    #[arg(long, value_name = "SIZE", value_parser = limit_parser(LimitKey::StdoutLimit))]
+    #[arg(long, value_name = "SIZE", value_parser = limit_parser(LimitKey::StdoutLimit),
+        help = limit_help(LimitKey::StdoutLimit, "Worker stdout kept before the run is killed."))]
     stdout_limit: Option<LimitValue>,
-    /// Worker stderr kept before the run is killed (default 1M).
-    #[arg(long, value_name = "SIZE", value_parser = limit_parser(LimitKey::StderrLimit))]
+    #[arg(long, value_name = "SIZE", value_parser = limit_parser(LimitKey::StderrLimit),
+        help = limit_help(LimitKey::StderrLimit, "Worker stderr kept before the run is killed."))]
     stderr_limit: Option<LimitValue>,
-    /// Bytes of text returned to the caller before it is truncated
-    /// (default 200K).
-    #[arg(long, value_name = "SIZE", value_parser = limit_parser(LimitKey::ReturnLimit))]
+    #[arg(long, value_name = "SIZE", value_parser = limit_parser(LimitKey::ReturnLimit),
+        help = limit_help(LimitKey::ReturnLimit, "Bytes of text returned to the caller before it is truncated."))]
     return_limit: Option<LimitValue>,
-    /// Wall-clock limit of one tool call that names none (default 60s).
-    #[arg(long, value_name = "DURATION", value_parser = limit_parser(LimitKey::ToolTimeout))]
+    #[arg(long, value_name = "DURATION", value_parser = limit_parser(LimitKey::ToolTimeout),
+        help = limit_help(LimitKey::ToolTimeout, "Wall-clock limit of one tool call that names none."))]
     tool_timeout: Option<LimitValue>,
-    /// Memory of one tool process tree including swap (default 1G).
-    #[arg(long, value_name = "SIZE", value_parser = limit_parser(LimitKey::ToolMemory))]
+    #[arg(long, value_name = "SIZE", value_parser = limit_parser(LimitKey::ToolMemory),
+        help = limit_help(LimitKey::ToolMemory, "Memory of one tool process tree including swap."))]
     tool_memory: Option<LimitValue>,
-    /// Processes and threads of one tool process tree (default 64).
-    #[arg(long, value_name = "N", value_parser = limit_parser(LimitKey::ToolPids))]
+    #[arg(long, value_name = "N", value_parser = limit_parser(LimitKey::ToolPids),
+        help = limit_help(LimitKey::ToolPids, "Processes and threads of one tool process tree."))]
     tool_pids: Option<LimitValue>,
     /// Sampling temperature.
     #[arg(long)]
@@ -205,6 +199,16 @@ pub(super) struct RunArgs {
 /// agent files, so `--memory 2G` and `memory = "2G"` mean the same.
 fn limit_parser(key: LimitKey) -> impl Fn(&str) -> Result<LimitValue, String> + Clone {
     move |value| key.parse(RawLimit::Text(value))
+}
+
+/// A limit flag's help: `text` and the default the run gets when neither
+/// the flag, the agent file nor config sets it, read from the library's
+/// defaults so the help cannot drift from them.
+fn limit_help(key: LimitKey, text: &str) -> String {
+    let default = key
+        .value_in(&Limits::default(), &Budget::default(), DEFAULT_MAX_DEPTH)
+        .map_or_else(|| "unlimited".to_owned(), |v| v.to_string());
+    format!("{text} [default: {default}]")
 }
 
 impl RunArgs {

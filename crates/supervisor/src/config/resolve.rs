@@ -105,7 +105,7 @@ pub enum ResolveError {
     NoModel,
     /// A variable named for the key is not set.
     #[error(
-        "the API key variable {var} (named by {origin}) is not set; export it, or name another \
+        "the API key variable named by {origin}: {var} is not set; export it, or name another \
          variable with --api-key-env"
     )]
     KeyVariableUnset {
