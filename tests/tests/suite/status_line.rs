@@ -467,3 +467,61 @@ fn rust_log_debug_puts_supervisor_events_on_stderr_and_leaves_stdout_the_json() 
     assert!(!stderr.contains("worker spawned"), "{stderr}");
     support::assert_nothing_runs_in(dir.path());
 }
+
+#[tokio::test]
+async fn supervisor_reports_a_childs_progress_in_order_from_start_to_end() {
+    use std::sync::{Arc, Mutex};
+    use subagent_supervisor::Supervisor;
+    use subagent_supervisor::run::{ProgressEvent, ProgressSink};
+
+    let fx = support::Fixture::new("success");
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let into = Arc::clone(&seen);
+    let mut config = fx.config();
+    config.progress = Some(ProgressSink::new(move |e| {
+        into.lock().unwrap().push(e.clone())
+    }));
+    let out = fx
+        .run_with(
+            Supervisor::new(config),
+            fx.request(),
+            tokio_util::sync::CancellationToken::new(),
+        )
+        .await;
+    assert_eq!(out.code(), None, "{}", out.json);
+    let run_id = out.json["details"]["runId"].as_str().unwrap().to_owned();
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(
+        seen,
+        vec![
+            ProgressEvent::Started {
+                run_id: run_id.clone(),
+                agent: "general".into(),
+                model: "fixture-model".into(),
+            },
+            ProgressEvent::Turn {
+                run_id: run_id.clone(),
+                turn: 1,
+            },
+            ProgressEvent::ToolStarted {
+                run_id: run_id.clone(),
+                name: "bash_read".into(),
+            },
+            ProgressEvent::ToolFinished {
+                run_id: run_id.clone(),
+                name: "bash_read".into(),
+                is_error: false,
+            },
+            ProgressEvent::Usage {
+                run_id: run_id.clone(),
+                input_tokens: 10,
+                output_tokens: 5,
+                cost: 0.0,
+            },
+            ProgressEvent::Ended {
+                run_id,
+                status: "ok".into(),
+            },
+        ]
+    );
+}
