@@ -255,3 +255,35 @@ fn a_recording_cut_short_diverges_where_it_ends() {
     assert_reaped(&replayed);
     assert_eq!(replayed.last().unwrap()["status"], "failed");
 }
+
+#[test]
+fn an_old_recording_without_tools_replays_with_the_agents_tools_and_a_warning() {
+    let rec = record();
+    // As an older writer left it: a header without `tools`.
+    let text = std::fs::read_to_string(&rec.file).unwrap();
+    let mut lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    lines[0].as_object_mut().unwrap().remove("tools");
+    let copies = tempfile::tempdir().unwrap();
+    let old = copies.path().join("old.jsonl");
+    let old_text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&old, old_text).unwrap();
+
+    let out = replay(&rec, old.to_str().unwrap(), &["--json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    assert!(
+        stderr.contains("warning: the recording does not list its tools"),
+        "{stderr}"
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["matches"], true, "{report:#}");
+    let replayed = check_session_file(Path::new(report["sessionFile"].as_str().unwrap()));
+    assert_reaped(&replayed);
+    // `general`'s own list, which is more than the run was given.
+    let offered = replayed[0]["tools"].as_array().unwrap();
+    assert!(offered.len() > 2, "{offered:?}");
+    assert!(offered.contains(&json!("bash_read")) && offered.contains(&json!("bash_find")));
+}

@@ -30,7 +30,7 @@ pub(super) const AFTER_HELP: &str = "EXAMPLES:\n  \
     OUTPUT:\n  replay matches: 3 turns, 2 tool calls, completed\n  \
     replay diverged at turn 2 (tool_result)\n    recorded: bash_read (ok): ...\n    \
     replayed: bash_read (ok): ...\n\n\
-    EXIT STATUS:\n  0 the replay matches, 8 it diverged, 2 the file cannot be replayed";
+    EXIT STATUS:\n  0 the replay matches, 8 it diverged, 2 the file cannot be replayed,\n  130 interrupted";
 
 #[derive(Debug, clap::Args)]
 pub(super) struct ReplayArgs {
@@ -79,18 +79,23 @@ pub(super) fn run(sessions_dir: &Path, args: ReplayArgs) -> Result<i32> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    let cancel = CancellationToken::new();
     let report = runtime.block_on(async {
         let supervisor = Supervisor::new(config);
-        let cancel = CancellationToken::new();
         let on_signal = cancel.clone();
         tokio::spawn(async move {
             if crate::cli::run::wait_for_interrupt().await {
                 on_signal.cancel();
             }
         });
-        replay(&supervisor, &recording, Some(workspace), cancel).await
+        replay(&supervisor, &recording, Some(workspace), cancel.clone()).await
     })?;
     print_report(&report, args.json)?;
+    // An interrupted replay differs from its recording for that reason
+    // alone; the caller learns it was interrupted, as from `run`.
+    if cancel.is_cancelled() {
+        return Ok(exit_codes::CANCELLED);
+    }
     Ok(if report.matches {
         exit_codes::OK
     } else {
