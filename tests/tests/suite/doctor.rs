@@ -11,12 +11,18 @@ use subagent_supervisor::exit_codes;
 
 use super::support::*;
 
+/// `subagent doctor` in `dir`, with its home there too (no real config read).
 fn doctor(dir: &Path, args: &[&str]) -> Output {
     Command::new(binary("subagent"))
         .arg("doctor")
         .arg("--sessions-dir")
         .arg(dir.join("sessions"))
         .args(args)
+        .current_dir(dir)
+        .env("HOME", dir.join("home"))
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("ANTHROPIC_BASE_URL")
         .stdin(Stdio::null())
         .output()
         .unwrap()
@@ -210,4 +216,103 @@ fn doctor_reaches_a_model_endpoint_and_finds_the_model_listed() {
     let model = probe(&report, "model");
     assert_eq!(model["ok"], true, "{model}");
     assert_eq!(model["detail"], "m is listed");
+}
+
+#[test]
+fn doctor_probes_every_configured_provider_and_names_the_file_to_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let up = format!("http://{}/v1", listener.local_addr().unwrap());
+    let closed = {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let server = serve_one_model_list(listener);
+    std::fs::create_dir_all(dir.path().join(".git")).unwrap();
+    std::fs::create_dir_all(dir.path().join(".subagent")).unwrap();
+    let config = dir.path().join(".subagent/config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[providers.up]\nkind = \"openai-chat\"\nbase_url = \"{up}\"\nmodel = \"m\"\n\n\
+             [providers.down]\nkind = \"anthropic\"\nbase_url = \"http://127.0.0.1:{closed}\"\n"
+        ),
+    )
+    .unwrap();
+    let out = doctor(dir.path(), &["--json"]);
+    let request = server.join().unwrap();
+    assert!(request.starts_with("GET /v1/models "), "{request}");
+    let report = report(&out);
+    let config_probe = probe(&report, "config");
+    assert_eq!(config_probe["ok"], true, "{config_probe}");
+    assert!(
+        config_probe["detail"]
+            .as_str()
+            .unwrap()
+            .contains(".subagent/config.toml")
+    );
+    let probes = report["probes"].as_array().unwrap();
+    let named = |name: &str| -> Vec<&serde_json::Value> {
+        probes.iter().filter(|p| p["name"] == name).collect()
+    };
+    let up_probes = named("provider up");
+    assert!(
+        !up_probes.is_empty() && up_probes.iter().all(|p| p["ok"] == true),
+        "{report}"
+    );
+    assert!(
+        up_probes.iter().any(|p| p["detail"] == "m is listed"),
+        "{report}"
+    );
+    let down = named("provider down");
+    assert_eq!(down.len(), 1, "{report}");
+    assert_eq!(down[0]["ok"], false);
+    assert!(
+        down[0]["detail"].as_str().unwrap().contains("unreachable"),
+        "{report}"
+    );
+    let fix = down[0]["fix"].as_str().unwrap();
+    assert!(
+        fix.contains("[providers.down]") && fix.contains(&config.display().to_string()),
+        "{fix}"
+    );
+    assert_eq!(out.status.code(), Some(exit_codes::DOCTOR_MISSING));
+}
+
+#[test]
+fn doctor_reports_a_malformed_config_or_agent_file_with_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".git")).unwrap();
+    std::fs::create_dir_all(dir.path().join(".subagent/agents")).unwrap();
+    std::fs::write(
+        dir.path().join(".subagent/config.toml"),
+        "[limits]\nmemroy = \"1G\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join(".subagent/agents/x.md"),
+        "---\nname: x\nmaxTurns: many\n---\np",
+    )
+    .unwrap();
+    let out = doctor(dir.path(), &["--json"]);
+    let report = report(&out);
+    let config = probe(&report, "config");
+    assert_eq!(config["ok"], false);
+    assert!(
+        config["detail"]
+            .as_str()
+            .unwrap()
+            .contains("config.toml:2: limits.memroy"),
+        "{config}"
+    );
+    let agents = probe(&report, "agents");
+    assert_eq!(agents["ok"], false);
+    assert!(
+        agents["detail"]
+            .as_str()
+            .unwrap()
+            .contains("x.md:3: agent file field `maxTurns`"),
+        "{agents}"
+    );
+    assert_eq!(out.status.code(), Some(exit_codes::DOCTOR_MISSING));
 }

@@ -3,9 +3,13 @@
 
 use std::path::PathBuf;
 
+use std::path::Path;
+
 use anyhow::{Context, Result};
 use subagent_protocol::ProviderKind;
 use subagent_supervisor::WorkerCommand;
+use subagent_supervisor::agents::{default_user_agents_dir, discover_catalog};
+use subagent_supervisor::config::{default_user_config_path, kind_defaults, load_config};
 use subagent_supervisor::doctor::{self, Probe, Report};
 use subagent_supervisor::exit_codes;
 use subagent_supervisor::session::default_sessions_dir;
@@ -35,6 +39,10 @@ pub(super) struct DoctorArgs {
     /// Model id that the endpoint's model list must contain.
     #[arg(long, requires = "base_url")]
     model: Option<String>,
+    /// Directory whose config files and agent files to check (default: the
+    /// current directory).
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
 }
 
 /// Runs every probe, prints them, and returns 0 when all are ok, else
@@ -51,6 +59,11 @@ pub(super) fn run(args: DoctorArgs) -> Result<i32> {
         .worker
         .or_else(|| WorkerCommand::default_for_current_exe().map(|w| w.program));
     probes.push(doctor::worker_probe(worker.as_deref()));
+    let workspace = match args.workspace {
+        Some(dir) => dir,
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    probes.extend(config_probes(&workspace));
     if let Some(base_url) = &args.base_url {
         probes.extend(doctor::endpoint_probes(
             base_url,
@@ -72,4 +85,85 @@ pub(super) fn run(args: DoctorArgs) -> Result<i32> {
     } else {
         exit_codes::DOCTOR_MISSING
     })
+}
+
+/// The config files and agent files a run in `workspace` would read, and
+/// every configured provider: reachable, and serving its model when it
+/// names one. A provider nobody configured is not probed (pass --base-url).
+fn config_probes(workspace: &Path) -> Vec<Probe> {
+    let mut probes = Vec::new();
+    let config = match load_config(workspace, default_user_config_path().as_deref()) {
+        Ok(config) => {
+            let files: Vec<String> = config
+                .layers()
+                .map(|l| l.path.display().to_string())
+                .collect();
+            probes.push(Probe::ok(
+                "config",
+                if files.is_empty() {
+                    "no config file; flags and OPENAI_*/ANTHROPIC_* variables are used".to_owned()
+                } else {
+                    files.join(", ")
+                },
+            ));
+            Some(config)
+        }
+        Err(e) => {
+            probes.push(Probe::missing(
+                "config",
+                e.to_string(),
+                "fix the file at the line named (`subagent config --help` shows the format)",
+            ));
+            None
+        }
+    };
+    match discover_catalog(workspace, default_user_agents_dir().as_deref()) {
+        Ok(catalog) => probes.push(Probe::ok(
+            "agents",
+            format!(
+                "{} agents ({})",
+                catalog.agents().len(),
+                catalog.names().join(", ")
+            ),
+        )),
+        Err(e) => probes.push(Probe::missing(
+            "agents",
+            e.to_string(),
+            "fix the agent file at the line named (`subagent agents --help` shows the format)",
+        )),
+    }
+    let Some(config) = config else {
+        return probes;
+    };
+    // Each name once, as a run would see it: the project's entry wins.
+    let mut seen = Vec::new();
+    for layer in config.layers().rev() {
+        for (name, entry) in &layer.file.providers {
+            if seen.contains(name) {
+                continue;
+            }
+            seen.push(name.clone());
+            let defaults = kind_defaults(entry.kind);
+            let base_url = entry
+                .base_url
+                .clone()
+                .or_else(|| super::run::env_value(defaults.base_url_var))
+                .unwrap_or_else(|| defaults.public_base_url.to_owned());
+            let fix = format!(
+                "start the server, or correct base_url/model of [providers.{name}] in {}",
+                layer.path.display()
+            );
+            for mut probe in
+                doctor::endpoint_probes(&base_url, entry.kind.as_str(), entry.model.as_deref())
+            {
+                probe.name = format!("provider {name}");
+                probe.detail = subagent_redact::mask_patterns(&probe.detail).into_owned();
+                if !probe.ok {
+                    probe.fix = Some(fix.clone());
+                }
+                probes.push(probe);
+            }
+        }
+    }
+    probes
 }

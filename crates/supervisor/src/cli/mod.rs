@@ -67,7 +67,8 @@ enum Command {
     Run(run::RunArgs),
     /// Check what this machine can enforce and reach, one line per probe.
     #[command(after_help = "EXAMPLES:\n  \
-        # sandbox layers, cgroup caps, python3, sessions dir, worker binary\n  \
+        # sandbox layers, cgroup caps, python3, sessions dir, worker binary, config and\n  \
+        # agent files, and every provider of config.toml (reachable, model listed)\n  \
         subagent doctor\n\n  \
         # also a local llama-server and whether it serves the model\n  \
         subagent doctor --base-url http://127.0.0.1:8080/v1 --model smollm2 --json\n\n\
