@@ -89,6 +89,11 @@ impl Supervisor {
         };
         // Concurrency: refuse rather than queue; batch callers queue themselves.
         let Ok(permit) = self.slots.clone().try_acquire_owned() else {
+            tracing::info!(
+                agent = %request.agent,
+                running = self.running(),
+                "run refused: the concurrency limit is reached"
+            );
             return SubagentResult::refusal(
                 ErrorCode::InvalidInput,
                 format!(
@@ -101,6 +106,7 @@ impl Supervisor {
         if let Some(max) = self.config.max_spawns {
             let prior = self.spawned.fetch_add(1, Ordering::SeqCst);
             if prior >= max {
+                tracing::info!(agent = %request.agent, max, "run refused: the spawn cap is reached");
                 return SubagentResult::refusal(
                     ErrorCode::SubagentSpawnDenied,
                     format!(
