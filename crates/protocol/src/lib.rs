@@ -36,10 +36,16 @@ pub mod usage;
 pub use error_code::ErrorCode;
 pub use frame::{FrameError, FrameReader, FrameWriter, MaxPayload};
 pub use limits::Limits;
-pub use message::{FromWorker, Hello, Outcome, StopReason, ToWorker, WorkerEvent};
-pub use task_spec::{ApiKey, Budget, OutputMode, ProviderKind, ProviderSpec, TaskSpec};
+pub use message::{
+    FromWorker, Hello, Outcome, SpawnRequest, StopReason, SubagentReply, ToWorker, WorkerEvent,
+};
+pub use task_spec::{
+    ApiKey, Budget, OutputMode, ProviderKind, ProviderSpec, SearchBackend, SearchKind, TaskSpec,
+    WebSettings,
+};
 pub use usage::Usage;
 
 /// Version of the worker protocol. Bumped whenever a wire type changes shape;
 /// the supervisor refuses a worker whose `Hello` announces another version.
-pub const PROTOCOL_VERSION: u32 = 2;
+/// 3: `TaskSpec::web`, `FromWorker::SpawnSubagent`, `ToWorker::SubagentResult`.
+pub const PROTOCOL_VERSION: u32 = 3;

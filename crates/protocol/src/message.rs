@@ -22,6 +22,9 @@ pub enum ToWorker {
     },
     /// Liveness probe; answered with `Pong`.
     Ping,
+    /// How a subagent the worker asked for with
+    /// [`FromWorker::SpawnSubagent`] ended (protocol 3).
+    SubagentResult(Box<SubagentReply>),
 }
 
 /// Worker -> supervisor.
@@ -35,6 +38,44 @@ pub enum FromWorker {
     Pong,
     /// The last frame: how the run ended. Sent exactly once.
     Done(Box<Outcome>),
+    /// The model called the `subagent` tool: the supervisor, the only
+    /// process that starts workers, admits and runs the grandchild and
+    /// answers with [`ToWorker::SubagentResult`] of the same `call_id`
+    /// (protocol 3).
+    SpawnSubagent(Box<SpawnRequest>),
+}
+
+/// A worker's request for a nested subagent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpawnRequest {
+    /// The tool call this answers; echoed in the reply.
+    pub call_id: String,
+    /// Agent name for the grandchild.
+    pub agent: String,
+    /// Its task.
+    pub task: String,
+    /// JSON Schema (as JSON text) its output must satisfy, if any.
+    pub output_schema_json: Option<String>,
+    /// Turns the caller offers it (at most what the caller has left).
+    pub max_turns: Option<u32>,
+    /// Dollars the caller offers it (at most what the caller has left).
+    pub max_cost: Option<f64>,
+}
+
+/// The supervisor's answer to a [`SpawnRequest`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SubagentReply {
+    /// The request's `call_id`.
+    pub call_id: String,
+    /// True when the grandchild was refused or failed.
+    pub is_error: bool,
+    /// What the tool shows the model: the grandchild's text or structured
+    /// output (JSON text), or why it failed.
+    pub output: String,
+    /// What the grandchild spent; the caller adds it to its own budget.
+    pub usage: Usage,
+    /// Why it failed, when it did.
+    pub error_code: Option<ErrorCode>,
 }
 
 /// The worker's handshake.

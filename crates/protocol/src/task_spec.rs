@@ -46,6 +46,40 @@ pub struct TaskSpec {
     pub depth: u32,
     /// Deepest level allowed to exist; a child at this depth gets no subagent tool.
     pub max_depth: u32,
+    /// Settings of the web tools (protocol 3).
+    pub web: WebSettings,
+}
+
+/// Settings of `search_web` and `scrape_webpage`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WebSettings {
+    /// Where `search_web` searches; `None`: it answers with an error naming
+    /// the setting to add.
+    pub search: Option<SearchBackend>,
+    /// Let `scrape_webpage` fetch loopback, private, link-local and other
+    /// non-public addresses. Off by default (SSRF defence).
+    pub allow_private_networks: bool,
+}
+
+/// A search API.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchBackend {
+    /// Which API.
+    pub kind: SearchKind,
+    /// Its base URL (a SearXNG instance; Brave's API endpoint).
+    pub url: String,
+    /// Its key, when it needs one (Brave), sent like the model's key.
+    pub api_key: Option<ApiKey>,
+}
+
+/// The search APIs `search_web` speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchKind {
+    /// A SearXNG instance's JSON API (`/search?format=json`).
+    Searxng,
+    /// The Brave Search API (`/res/v1/web/search`).
+    Brave,
 }
 
 /// The model endpoint and its settings.

@@ -116,6 +116,8 @@ where
             Ok(Some(ToWorker::Ping)) => {
                 tx.send(FromWorker::Pong);
             }
+            // Nothing was asked for before Start: nothing to deliver.
+            Ok(Some(ToWorker::SubagentResult(_))) => {}
             Ok(Some(ToWorker::Cancel { reason })) => {
                 tx.send(FromWorker::Done(Box::new(cancelled_before_start(&reason))));
                 return finish(writer, &mut gone_rx).await;
@@ -245,6 +247,15 @@ async fn read_frames(
                 events.log(
                     LogLevel::Warn,
                     "ignored a second Start: a worker runs one task",
+                );
+            }
+            Ok(Some(ToWorker::SubagentResult(reply))) => {
+                events.log(
+                    LogLevel::Warn,
+                    format!(
+                        "ignored a subagent result for call {} that nothing waits for",
+                        reply.call_id
+                    ),
                 );
             }
             Ok(None) => {

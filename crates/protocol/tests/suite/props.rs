@@ -10,7 +10,8 @@ use subagent_protocol::message::{LogLevel, OutcomeError};
 use subagent_protocol::usage::ModelPrice;
 use subagent_protocol::{
     ApiKey, Budget, ErrorCode, FrameReader, FromWorker, Hello, Limits, MaxPayload, Outcome,
-    OutputMode, ProviderKind, ProviderSpec, StopReason, TaskSpec, ToWorker, Usage, WorkerEvent,
+    OutputMode, ProviderKind, ProviderSpec, SearchBackend, SearchKind, SpawnRequest, StopReason,
+    SubagentReply, TaskSpec, ToWorker, Usage, WebSettings, WorkerEvent,
 };
 
 /// A small cap keeps arbitrary headers from allocating up to 16 MiB per case.
@@ -161,6 +162,7 @@ fn task_spec() -> impl Strategy<Value = TaskSpec> {
         limits(),
         (text(), any::<u32>(), any::<u32>()),
         (any::<bool>(), any::<bool>()),
+        web_settings(),
     )
         .prop_map(
             |(
@@ -173,6 +175,7 @@ fn task_spec() -> impl Strategy<Value = TaskSpec> {
                 limits,
                 (workspace_dir, depth, max_depth),
                 (allow_network, require_sandbox),
+                web,
             )| TaskSpec {
                 run_id,
                 agent,
@@ -192,6 +195,7 @@ fn task_spec() -> impl Strategy<Value = TaskSpec> {
                 require_sandbox,
                 depth,
                 max_depth,
+                web,
             },
         )
 }
@@ -201,7 +205,42 @@ fn to_worker() -> impl Strategy<Value = ToWorker> {
         task_spec().prop_map(|spec| ToWorker::Start(Box::new(spec))),
         text().prop_map(|reason| ToWorker::Cancel { reason }),
         Just(ToWorker::Ping),
+        (
+            text(),
+            any::<bool>(),
+            text(),
+            usage(),
+            option::of(prop::sample::select(ErrorCode::ALL.to_vec())),
+        )
+            .prop_map(|(call_id, is_error, output, usage, error_code)| {
+                ToWorker::SubagentResult(Box::new(SubagentReply {
+                    call_id,
+                    is_error,
+                    output,
+                    usage,
+                    error_code,
+                }))
+            }),
     ]
+}
+
+fn web_settings() -> impl Strategy<Value = WebSettings> {
+    (
+        option::of((
+            prop::sample::select(vec![SearchKind::Searxng, SearchKind::Brave]),
+            text(),
+            option::of(text()),
+        )),
+        any::<bool>(),
+    )
+        .prop_map(|(search, allow_private_networks)| WebSettings {
+            search: search.map(|(kind, url, key)| SearchBackend {
+                kind,
+                url,
+                api_key: key.map(ApiKey::new),
+            }),
+            allow_private_networks,
+        })
 }
 
 fn log_level() -> impl Strategy<Value = LogLevel> {
@@ -289,6 +328,24 @@ fn from_worker() -> impl Strategy<Value = FromWorker> {
         worker_event().prop_map(FromWorker::Event),
         Just(FromWorker::Pong),
         outcome().prop_map(|o| FromWorker::Done(Box::new(o))),
+        (
+            (text(), text(), text()),
+            option::of(text()),
+            option::of(any::<u32>()),
+            option::of(finite()),
+        )
+            .prop_map(
+                |((call_id, agent, task), output_schema_json, max_turns, max_cost)| {
+                    FromWorker::SpawnSubagent(Box::new(SpawnRequest {
+                        call_id,
+                        agent,
+                        task,
+                        output_schema_json,
+                        max_turns,
+                        max_cost,
+                    }))
+                }
+            ),
     ]
 }
 

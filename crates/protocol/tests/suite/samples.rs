@@ -8,7 +8,8 @@ use subagent_protocol::message::{LogLevel, OutcomeError};
 use subagent_protocol::usage::ModelPrice;
 use subagent_protocol::{
     ApiKey, Budget, ErrorCode, FromWorker, Hello, Limits, Outcome, OutputMode, ProviderKind,
-    ProviderSpec, StopReason, TaskSpec, ToWorker, Usage, WorkerEvent,
+    ProviderSpec, SearchBackend, SearchKind, SpawnRequest, StopReason, SubagentReply, TaskSpec,
+    ToWorker, Usage, WebSettings, WorkerEvent,
 };
 
 /// A task spec with every optional field set and every limit distinct from
@@ -74,6 +75,14 @@ pub fn full_task_spec() -> TaskSpec {
         require_sandbox: true,
         depth: 1,
         max_depth: 2,
+        web: WebSettings {
+            search: Some(SearchBackend {
+                kind: SearchKind::Brave,
+                url: "http://127.0.0.1:8888".into(),
+                api_key: Some(ApiKey::new("brave-test-key-0123")),
+            }),
+            allow_private_networks: true,
+        },
     }
 }
 
@@ -104,6 +113,7 @@ pub fn minimal_task_spec() -> TaskSpec {
         require_sandbox: false,
         depth: 1,
         max_depth: 1,
+        web: WebSettings::default(),
     }
 }
 
@@ -136,6 +146,16 @@ pub fn to_worker() -> Vec<(&'static str, ToWorker)> {
             },
         ),
         ("to_worker_ping", ToWorker::Ping),
+        (
+            "to_worker_subagent_result",
+            ToWorker::SubagentResult(Box::new(SubagentReply {
+                call_id: "call_07".into(),
+                is_error: true,
+                output: "SUBAGENT_SPAWN_DENIED: budget".into(),
+                usage: usage(),
+                error_code: Some(ErrorCode::SubagentSpawnDenied),
+            })),
+        ),
     ]
 }
 
@@ -277,6 +297,17 @@ pub fn from_worker() -> Vec<(&'static str, FromWorker)> {
                 model: "smollm2-135m-instruct".into(),
             })),
         ),
+        (
+            "from_worker_spawn_subagent",
+            FromWorker::SpawnSubagent(Box::new(SpawnRequest {
+                call_id: "call_07".into(),
+                agent: "explorer".into(),
+                task: "Find the config parser.".into(),
+                output_schema_json: Some(r#"{"type":"object"}"#.into()),
+                max_turns: Some(5),
+                max_cost: Some(0.25),
+            })),
+        ),
     ]
 }
 
@@ -287,9 +318,10 @@ fn to_worker_variant(m: &ToWorker) -> usize {
         ToWorker::Start(_) => 0,
         ToWorker::Cancel { .. } => 1,
         ToWorker::Ping => 2,
+        ToWorker::SubagentResult(_) => 3,
     }
 }
-const TO_WORKER_VARIANTS: usize = 3;
+const TO_WORKER_VARIANTS: usize = 4;
 
 /// Variant index of a [`FromWorker`], counting each [`WorkerEvent`] and each
 /// `Done` shape (success, structured, error) separately.
@@ -312,9 +344,10 @@ fn from_worker_variant(m: &FromWorker) -> usize {
             (None, Some(_)) => 11,
             (Some(_), _) => 12,
         },
+        FromWorker::SpawnSubagent(_) => 13,
     }
 }
-const FROM_WORKER_VARIANTS: usize = 13;
+const FROM_WORKER_VARIANTS: usize = 14;
 
 #[test]
 fn variant_coverage() {

@@ -403,6 +403,7 @@ fn task_spec(
         require_sandbox: policy == SandboxPolicy::RequireAll,
         depth: child_depth,
         max_depth: request.max_depth,
+        web: request.web.clone(),
     }
 }
 

@@ -200,6 +200,7 @@ async fn write_frames<W: AsyncWrite + Unpin>(
             ToWorker::Start(_) => "Start",
             ToWorker::Cancel { .. } => "Cancel",
             ToWorker::Ping => "Ping",
+            ToWorker::SubagentResult(_) => "SubagentResult",
         };
         if let Err(error) = writer.write(&message).await {
             let _ = inbound.send(Inbound::WriteFailed { what, error }).await;

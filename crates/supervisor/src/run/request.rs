@@ -7,7 +7,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use subagent_protocol::result::Mode;
-use subagent_protocol::{Budget, Limits, OutputMode, ProviderSpec};
+use subagent_protocol::{Budget, Limits, OutputMode, ProviderSpec, WebSettings};
 
 /// How to start a worker process.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,6 +72,8 @@ pub struct RunRequest {
     pub parent_session: Option<PathBuf>,
     /// single, parallel or chain (for lifecycle lines).
     pub mode: Mode,
+    /// Settings of the web tools (search backend, private networks).
+    pub web: WebSettings,
 }
 
 impl RunRequest {
@@ -102,6 +104,7 @@ impl RunRequest {
             max_depth: crate::config::DEFAULT_MAX_DEPTH,
             parent_session: None,
             mode: Mode::Single,
+            web: WebSettings::default(),
         }
     }
 }

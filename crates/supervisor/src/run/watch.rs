@@ -17,7 +17,8 @@ use std::time::Duration;
 use subagent_protocol::message::LogLevel;
 use subagent_protocol::session::{LimitAction, LimitKind};
 use subagent_protocol::{
-    FromWorker, Hello, Outcome, PROTOCOL_VERSION, TaskSpec, ToWorker, WorkerEvent,
+    ErrorCode, FromWorker, Hello, Outcome, PROTOCOL_VERSION, SubagentReply, TaskSpec, ToWorker,
+    Usage, WorkerEvent,
 };
 use subagent_sandbox::{ChildExit, KillHandle, KillReason, SandboxedChild};
 use tokio::time::{Instant, sleep_until};
@@ -386,6 +387,19 @@ impl<'c, 'a> Watch<'c, 'a> {
                 }
             }
             FromWorker::Pong => {}
+            FromWorker::SpawnSubagent(request) => {
+                // Nested subagents are not run yet: the model reads the
+                // refusal as its tool's error and carries on.
+                let reply = SubagentReply {
+                    call_id: request.call_id,
+                    is_error: true,
+                    output: "SUBAGENT_SPAWN_DENIED: this supervisor does not run nested subagents"
+                        .into(),
+                    usage: Usage::default(),
+                    error_code: Some(ErrorCode::SubagentSpawnDenied),
+                };
+                let _ = self.link.send(ToWorker::SubagentResult(Box::new(reply)));
+            }
             FromWorker::Done(outcome) => {
                 if self.outcome.is_none() {
                     self.outcome = Some(*outcome);

@@ -226,6 +226,7 @@ pub fn spec() -> TaskSpec {
         require_sandbox: false,
         depth: 1,
         max_depth: 1,
+        web: Default::default(),
     }
 }
 
