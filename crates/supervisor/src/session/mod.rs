@@ -2,9 +2,10 @@
 //! and reading them back for people.
 //!
 //! Declares and re-exports only; see [`paths`], [`writer`], [`read`],
-//! [`format`] and [`replay`].
+//! [`format`], [`html`] and [`replay`].
 
 pub mod format;
+pub mod html;
 pub mod paths;
 pub mod read;
 pub mod replay;
