@@ -20,6 +20,9 @@ use subagent_supervisor::units::parse_age;
 
 use crate::console;
 
+#[path = "sessions_export.rs"]
+mod export;
+
 #[path = "sessions_replay.rs"]
 mod replay;
 
@@ -76,6 +79,10 @@ enum SessionsCommand {
     /// difference from the recording is reported.
     #[command(after_help = replay::AFTER_HELP)]
     Replay(replay::ReplayArgs),
+    /// Write one run as a single self-contained HTML page: header, usage
+    /// chart, the timeline of turns, tool calls, limit hits and the ending.
+    #[command(after_help = export::EXPORT_HELP)]
+    Export(export::ExportArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -138,6 +145,7 @@ pub(super) fn run(args: SessionsArgs) -> Result<i32> {
         SessionsCommand::Show(a) => show(&dir, &a.run, style),
         SessionsCommand::Tail(a) => tail(&dir, &a.run, a.follow, style),
         SessionsCommand::Gc(a) => gc(&dir, a),
+        SessionsCommand::Export(a) => export::run(&dir, a),
         SessionsCommand::Replay(a) => replay::run(&dir, a),
     }
 }
