@@ -228,7 +228,7 @@ impl RunContext<'_> {
             let closed = w.close_with(line);
             self.closing = None;
             if let Err(e) = closed.await {
-                eprintln!("subagent: session file incomplete: {e}");
+                tracing::error!(run_id = %self.run_id, error = %e, "session file incomplete");
             }
         }
     }
@@ -254,7 +254,7 @@ impl Drop for RunContext<'_> {
             }
         };
         if let Err(e) = writer.finish_blocking(line) {
-            eprintln!("subagent: session file incomplete: {e}");
+            tracing::error!(run_id = %self.run_id, error = %e, "session file incomplete");
         }
     }
 }
