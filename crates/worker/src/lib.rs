@@ -5,6 +5,8 @@
 //!   output, tool calls;
 //! - [`provider`]: the streaming LLM clients behind one trait;
 //! - [`protocol_io`]: the fd-3 handshake, frame reader and writer;
+//! - [`subagent_calls`]: `subagent` tool calls sent to the supervisor and
+//!   their replies routed back;
 //! - [`exit_code`]: how the process ends.
 //!
 //! The worker never prints to stdout (a captured pipe) and never reads its
@@ -19,3 +21,4 @@ pub mod harden;
 pub mod outbox;
 pub mod protocol_io;
 pub mod provider;
+pub mod subagent_calls;

@@ -11,10 +11,11 @@ use std::process::ExitCode;
 
 use subagent_protocol::{ErrorCode, Outcome, TaskSpec};
 use subagent_tools::ToolRegistry;
-use subagent_worker::agent::{EventSink, TaskEnv, run_task};
+use subagent_worker::agent::{EventSink, TaskEnv, run_task_with_subagents};
 use subagent_worker::exit_code;
 use subagent_worker::protocol_io::{self, ServeError};
 use subagent_worker::provider::{ProviderConfig, price_for_spec, provider_for};
+use subagent_worker::subagent_calls::SubagentCalls;
 use tokio_util::sync::CancellationToken;
 
 fn main() -> ExitCode {
@@ -56,7 +57,12 @@ fn main() -> ExitCode {
     })
 }
 
-async fn run(spec: Box<TaskSpec>, events: EventSink, cancel: CancellationToken) -> Outcome {
+async fn run(
+    spec: Box<TaskSpec>,
+    events: EventSink,
+    subagents: SubagentCalls,
+    cancel: CancellationToken,
+) -> Outcome {
     let config = ProviderConfig {
         cancel: Some(cancel.clone()),
         ..ProviderConfig::default()
@@ -72,7 +78,7 @@ async fn run(spec: Box<TaskSpec>, events: EventSink, cancel: CancellationToken) 
         events,
         cancel,
     };
-    run_task(&spec, provider, env).await
+    run_task_with_subagents(&spec, provider, env, Some(subagents)).await
 }
 
 fn provider_setup_failed(spec: &TaskSpec, error: &str) -> Outcome {

@@ -2,7 +2,8 @@
 //! reader, and the rule that a vanished supervisor stops the worker.
 //!
 //! [`serve`] sends `Hello`, waits for `Start`, runs the task while a reader
-//! task answers `Ping` and turns `Cancel` into a cancellation, and sends
+//! task answers `Ping`, turns `Cancel` into a cancellation and hands each
+//! `SubagentResult` to the `subagent` call waiting for it, and sends
 //! exactly one `Done`. All frames go through one writer task fed by a
 //! channel, so frames never interleave. End of stream or a broken frame on
 //! the socket returns [`ServeError::SupervisorGone`] at once, without waiting
@@ -28,6 +29,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::EventSink;
 use crate::outbox::{OutboxReceiver, OutboxSender, outbox};
+use crate::subagent_calls::SubagentCalls;
 
 /// Environment variable naming the protocol socket's fd.
 pub const PROTOCOL_FD_ENV: &str = "SUBAGENT_PROTOCOL_FD";
@@ -88,11 +90,12 @@ pub fn open_protocol_socket(fd: RawFd) -> io::Result<UnixStream> {
 /// Runs the protocol on `stream`: `Hello`, `Start`, the task via `run`,
 /// `Done`.
 ///
-/// `run` gets the spec, the event sink and the cancellation token; it must
-/// return promptly once the token is cancelled.
+/// `run` gets the spec, the event sink, the handle through which the
+/// `subagent` tool asks for nested subagents, and the cancellation token;
+/// it must return promptly once the token is cancelled.
 pub async fn serve<F, Fut>(stream: UnixStream, run: F) -> Result<(), ServeError>
 where
-    F: FnOnce(Box<TaskSpec>, EventSink, CancellationToken) -> Fut,
+    F: FnOnce(Box<TaskSpec>, EventSink, SubagentCalls, CancellationToken) -> Fut,
     Fut: Future<Output = Outcome>,
 {
     let (read_half, write_half) = stream.into_split();
@@ -133,15 +136,17 @@ where
 
     let cancel = CancellationToken::new();
     let events = EventSink::new(tx.clone());
+    let subagents = SubagentCalls::new(tx.clone());
     let reader_task = tokio::spawn(read_frames(
         reader,
         tx.clone(),
         events.clone(),
+        subagents.clone(),
         cancel.clone(),
         gone_tx,
     ));
     let outcome = tokio::select! {
-        outcome = run(spec, events, cancel) => outcome,
+        outcome = run(spec, events, subagents, cancel) => outcome,
         Some(reason) = gone_rx.recv() => {
             reader_task.abort();
             return Err(ServeError::SupervisorGone(reason));
@@ -225,12 +230,14 @@ fn replacement(frame: FromWorker, error: &str) -> FromWorker {
     }
 }
 
-/// The reader task: `Cancel` cancels, `Ping` gets `Pong`, anything broken
-/// means the supervisor is gone.
+/// The reader task: `Cancel` cancels, `Ping` gets `Pong`, a subagent's
+/// result goes to the call waiting for it, anything broken means the
+/// supervisor is gone.
 async fn read_frames(
     mut reader: AsyncFrameReader<OwnedReadHalf>,
     tx: OutboxSender,
     events: EventSink,
+    subagents: SubagentCalls,
     cancel: CancellationToken,
     gone_tx: mpsc::UnboundedSender<String>,
 ) {
@@ -250,13 +257,15 @@ async fn read_frames(
                 );
             }
             Ok(Some(ToWorker::SubagentResult(reply))) => {
-                events.log(
-                    LogLevel::Warn,
-                    format!(
-                        "ignored a subagent result for call {} that nothing waits for",
-                        reply.call_id
-                    ),
-                );
+                if let Err(reply) = subagents.deliver(*reply) {
+                    events.log(
+                        LogLevel::Warn,
+                        format!(
+                            "ignored a subagent result for call {} that nothing waits for",
+                            reply.call_id
+                        ),
+                    );
+                }
             }
             Ok(None) => {
                 let _ = gone_tx.send("end of stream on the protocol socket".to_owned());

@@ -49,7 +49,14 @@ impl BudgetTracker {
         self.cost += cost;
     }
 
-    /// Model turns used so far.
+    /// Records what a nested subagent spent: a parent cannot overspend
+    /// through its children, so their turns and cost count as its own.
+    pub fn record_nested(&mut self, turns: u32, cost: f64) {
+        self.turns = self.turns.saturating_add(turns);
+        self.cost += cost;
+    }
+
+    /// Model turns used so far (nested subagents' included).
     pub fn turns_used(&self) -> u32 {
         self.turns
     }

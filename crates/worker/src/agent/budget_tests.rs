@@ -92,3 +92,16 @@ fn messages_name_the_budget_its_value_and_how_to_raise_it() {
     );
     assert!(cost.contains("Raise max_cost"), "{cost}");
 }
+
+#[test]
+fn a_nested_subagents_turns_and_cost_count_against_the_parent() {
+    let mut b = BudgetTracker::new(Budget {
+        max_turns: 5,
+        max_cost: Some(1.0),
+    });
+    b.record_turn(0.1);
+    b.record_nested(4, 0.2);
+    assert_eq!(b.turns_used(), 5);
+    assert!((b.cost_spent() - 0.3).abs() < 1e-9);
+    assert_eq!(b.exhausted(), Some(BudgetExhausted::Turns { max_turns: 5 }));
+}

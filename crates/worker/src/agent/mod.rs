@@ -13,10 +13,12 @@ mod budget;
 mod events;
 mod run;
 mod structured;
+mod subagent_tool;
 mod tool_calls;
 
 pub use budget::{BudgetExhausted, BudgetTracker};
 pub use events::EventSink;
-pub use run::{TaskEnv, run_task};
+pub use run::{TaskEnv, run_task, run_task_with_subagents};
 pub use structured::MAX_INVALID_REPORT_BACK_CALLS;
+pub use subagent_tool::SUBAGENT_TOOL_NAME;
 pub use tool_calls::MAX_TOOL_CALLS_PER_TURN;

@@ -11,17 +11,19 @@ use std::path::PathBuf;
 use subagent_protocol::message::{LogLevel, OutcomeError};
 use subagent_protocol::usage::ModelPrice;
 use subagent_protocol::{ErrorCode, Outcome, StopReason, TaskSpec, Usage, WorkerEvent};
-use subagent_tools::{REPORT_BACK_TOOL_NAME, ToolContext, ToolRegistry};
+use subagent_tools::{REPORT_BACK_TOOL_NAME, ToolContext, ToolRegistry, cap_output};
 use tokio_util::sync::CancellationToken;
 
 use super::budget::{BudgetExhausted, BudgetTracker};
 use super::events::EventSink;
 use super::structured::{OutputContract, StopVerdict};
+use super::subagent_tool::{self, SUBAGENT_TOOL_NAME};
 use super::tool_calls::{MAX_TOOL_CALLS_PER_TURN, available_list, over_the_turn_limit, run_call};
 use crate::provider::{
     ChatMessage, ChatRequest, Provider, ProviderError, StreamDelta, ToolCallRequest,
     ToolDefinition, TurnResponse,
 };
+use crate::subagent_calls::SubagentCalls;
 
 /// What a run needs besides its spec and its provider.
 #[derive(Debug)]
@@ -44,6 +46,18 @@ pub struct TaskEnv {
 /// `spec.tools` is ignored: it is offered exactly when a schema is given in
 /// report-back mode.
 pub async fn run_task(spec: &TaskSpec, provider: Box<dyn Provider>, env: TaskEnv) -> Outcome {
+    run_task_with_subagents(spec, provider, env, None).await
+}
+
+/// [`run_task`] with the `subagent` tool: offered when `spec.tools` names
+/// it and `subagents` can reach the supervisor (without them the name is
+/// dropped, as the depth limit would).
+pub async fn run_task_with_subagents(
+    spec: &TaskSpec,
+    provider: Box<dyn Provider>,
+    env: TaskEnv,
+    subagents: Option<SubagentCalls>,
+) -> Outcome {
     let contract = match OutputContract::for_spec(spec) {
         Ok(contract) => contract,
         Err(e) => return invalid_input(spec, format!("{e}; fix the schema and call again")),
@@ -51,9 +65,10 @@ pub async fn run_task(spec: &TaskSpec, provider: Box<dyn Provider>, env: TaskEnv
     let wanted: Vec<String> = spec
         .tools
         .iter()
-        .filter(|name| *name != REPORT_BACK_TOOL_NAME)
+        .filter(|name| *name != REPORT_BACK_TOOL_NAME && *name != SUBAGENT_TOOL_NAME)
         .cloned()
         .collect();
+    let subagents = subagents.filter(|_| spec.tools.iter().any(|t| t == SUBAGENT_TOOL_NAME));
     let tools = match env.tools.subset(&wanted) {
         Ok(tools) => tools,
         Err(e) => {
@@ -63,7 +78,7 @@ pub async fn run_task(spec: &TaskSpec, provider: Box<dyn Provider>, env: TaskEnv
             );
         }
     };
-    AgentLoop::new(spec, provider, tools, contract, env)
+    AgentLoop::new(spec, provider, tools, contract, env, subagents)
         .run()
         .await
 }
@@ -86,6 +101,8 @@ struct AgentLoop<'s> {
     provider: Box<dyn Provider>,
     request: ChatRequest,
     tools: ToolRegistry,
+    /// Set when the `subagent` tool is offered.
+    subagents: Option<SubagentCalls>,
     available: String,
     tool_ctx: ToolContext,
     contract: OutputContract,
@@ -107,6 +124,7 @@ impl<'s> AgentLoop<'s> {
         tools: ToolRegistry,
         contract: OutputContract,
         env: TaskEnv,
+        subagents: Option<SubagentCalls>,
     ) -> Self {
         let mut definitions: Vec<ToolDefinition> = tools
             .iter()
@@ -116,6 +134,9 @@ impl<'s> AgentLoop<'s> {
                 parameters: tool.parameters(),
             })
             .collect();
+        if subagents.is_some() {
+            definitions.push(subagent_tool::definition());
+        }
         definitions.extend(contract.tool_definition());
         let names: Vec<String> = definitions.iter().map(|d| d.name.clone()).collect();
         let system_prompt = match contract.system_prompt_line() {
@@ -135,13 +156,15 @@ impl<'s> AgentLoop<'s> {
                 native_schema: contract.native_schema(),
             },
             tools,
+            subagents,
             available: available_list(&names),
             tool_ctx: ToolContext::from_limits(
                 PathBuf::from(&spec.workspace_dir),
                 limits,
                 spec.allow_network,
                 spec.require_sandbox,
-            ),
+            )
+            .with_web(&spec.web),
             contract,
             budget: BudgetTracker::new(spec.budget),
             usage: Usage::default(),
@@ -325,6 +348,12 @@ impl<'s> AgentLoop<'s> {
                     let answer = state.check(&call.arguments_json);
                     (answer.output, answer.is_error)
                 }
+                _ if call.name == SUBAGENT_TOOL_NAME && self.subagents.is_some() => {
+                    match self.run_subagent(&call).await {
+                        Some(answer) => answer,
+                        None => return Step::End(self.cancelled_outcome()),
+                    }
+                }
                 _ => match run_call(
                     &self.tools,
                     &self.available,
@@ -375,6 +404,25 @@ impl<'s> AgentLoop<'s> {
             ));
         }
         Step::Continue
+    }
+
+    /// One `subagent` call: the supervisor runs the grandchild; what it
+    /// spent counts against this run's budget. `None` when cancelled.
+    async fn run_subagent(&mut self, call: &ToolCallRequest) -> Option<(String, bool)> {
+        let calls = self.subagents.as_ref()?;
+        let answer = subagent_tool::run(
+            calls,
+            &call.id,
+            &call.arguments_json,
+            subagent_tool::reply_deadline(&self.spec.limits),
+            &self.cancel,
+        )
+        .await?;
+        self.budget
+            .record_nested(answer.usage.turns, answer.usage.cost);
+        let caps = self.tool_ctx.output_caps;
+        let output = cap_output(&answer.output, caps.max_bytes, caps.max_lines).text;
+        Some((output, answer.is_error))
     }
 
     fn budget_outcome(&self, exhausted: BudgetExhausted) -> Outcome {
