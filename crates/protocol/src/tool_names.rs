@@ -14,8 +14,23 @@ pub const BASH_READ: &str = "bash_read";
 /// Python code run in a sandboxed tool process.
 pub const PYTHON_EXECUTE: &str = "python_execute";
 
+/// A web search through the operator's configured search API.
+pub const SEARCH_WEB: &str = "search_web";
+/// One web page as Markdown or text, public addresses only by default.
+pub const SCRAPE_WEBPAGE: &str = "scrape_webpage";
+
 /// Every tool the worker's registry offers, in name order.
-pub const BUILTIN_TOOLS: &[&str] = &[BASH_FIND, BASH_READ, BASH_RIPGREP, PYTHON_EXECUTE];
+pub const BUILTIN_TOOLS: &[&str] = &[
+    BASH_FIND,
+    BASH_READ,
+    BASH_RIPGREP,
+    PYTHON_EXECUTE,
+    SCRAPE_WEBPAGE,
+    SEARCH_WEB,
+];
 
 /// The tools that only read the workspace.
 pub const READ_ONLY_TOOLS: &[&str] = &[BASH_FIND, BASH_READ, BASH_RIPGREP];
+
+/// The tools that read the web (and never the workspace), in name order.
+pub const WEB_TOOLS: &[&str] = &[SCRAPE_WEBPAGE, SEARCH_WEB];

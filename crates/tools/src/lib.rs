@@ -16,6 +16,9 @@
 //!   [`BashRead`] (`bash_read`, numbered lines or a directory listing).
 //!   Every path they are given goes through [`Workspace`], which refuses
 //!   anything outside the workspace root.
+//! - The web tools: [`SearchWeb`] (`search_web`, a configured SearXNG or
+//!   Brave API) and [`ScrapeWebpage`] (`scrape_webpage`, one page as
+//!   Markdown, behind the SSRF policy [`AddressPolicy`]).
 //!
 //! This crate never talks to the supervisor and never decides when a task
 //! ends: it runs one call and says what happened. It must not print to stdout
@@ -37,6 +40,7 @@ pub use subagent_report_back as report_back;
 pub mod ripgrep;
 pub mod run;
 pub mod tool;
+pub mod web;
 pub mod workspace;
 
 #[cfg(test)]
@@ -55,4 +59,5 @@ pub use report_back::{
 pub use ripgrep::BashRipgrep;
 pub use run::{ToolCallOutput, run_tool};
 pub use tool::{OutputCaps, ProcessPolicy, Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
+pub use web::{AddressPolicy, PageFormat, ScrapeWebpage, SearchWeb, WebContext};
 pub use workspace::{Workspace, WorkspaceError};

@@ -14,6 +14,7 @@ use crate::read::BashRead;
 use crate::report_back::REPORT_BACK_TOOL_NAME;
 use crate::ripgrep::BashRipgrep;
 use crate::tool::Tool;
+use crate::web::{ScrapeWebpage, SearchWeb};
 
 /// Named tools, kept in name order so listings are stable.
 #[derive(Clone, Default)]
@@ -71,13 +72,16 @@ impl ToolRegistry {
 
     /// The tools this build ships, exactly
     /// [`subagent_protocol::tool_names::BUILTIN_TOOLS`]: the file tools
-    /// (`bash_find`, `bash_ripgrep`, `bash_read`) and `python_execute`.
+    /// (`bash_find`, `bash_ripgrep`, `bash_read`), `python_execute` and the
+    /// web tools (`search_web`, `scrape_webpage`).
     pub fn builtin() -> Self {
-        let tools: [Arc<dyn Tool>; 4] = [
+        let tools: [Arc<dyn Tool>; 6] = [
             Arc::new(BashFind),
             Arc::new(BashRipgrep),
             Arc::new(BashRead),
             Arc::new(PythonExecute),
+            Arc::new(SearchWeb),
+            Arc::new(ScrapeWebpage),
         ];
         let tools = tools
             .into_iter()

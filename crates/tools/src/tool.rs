@@ -10,7 +10,9 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::time::Duration;
 
-use subagent_protocol::Limits;
+use subagent_protocol::{Limits, WebSettings};
+
+use crate::web::WebContext;
 
 /// The future a [`Tool::call`] returns.
 pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<ToolOutput, ToolError>> + Send + 'a>>;
@@ -63,6 +65,8 @@ pub struct ToolContext {
     pub output_caps: OutputCaps,
     /// Limits and sandbox policy of tool processes.
     pub process: ProcessPolicy,
+    /// Search backend and address policy of the web tools.
+    pub web: WebContext,
 }
 
 impl ToolContext {
@@ -96,7 +100,15 @@ impl ToolContext {
                 allow_network,
                 require_sandbox,
             },
+            web: WebContext::default(),
         }
+    }
+
+    /// This context with the web tools set up as `web` says (without it:
+    /// no search backend, public addresses only).
+    pub fn with_web(mut self, web: &WebSettings) -> Self {
+        self.web = WebContext::from_settings(web);
+        self
     }
 }
 

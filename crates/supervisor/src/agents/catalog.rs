@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use crate::config::LimitSet;
 use subagent_protocol::tool_names::{
     BASH_FIND, BASH_READ, BASH_RIPGREP, BUILTIN_TOOLS, PYTHON_EXECUTE, READ_ONLY_TOOLS,
+    SCRAPE_WEBPAGE, SEARCH_WEB,
 };
 
 /// Where a definition came from: shown by `subagent agents ls` and named
@@ -122,9 +123,10 @@ impl AgentCatalog {
                     "Answers a question from sources and cites them.",
                     "You are a research subagent. Answer the question and say where each fact came from. \
                      Your tools: bash_find lists files by glob, bash_ripgrep searches file contents, \
-                     bash_read reads a file with line numbers. Paths are relative to the workspace; \
-                     cite a file as path:line.",
-                    READ_ONLY_TOOLS,
+                     bash_read reads a file with line numbers, search_web searches the web, \
+                     scrape_webpage reads one web page. Paths are relative to the workspace; \
+                     cite a file as path:line and a web page by its URL.",
+                    &[BASH_FIND, BASH_RIPGREP, BASH_READ, SEARCH_WEB, SCRAPE_WEBPAGE],
                 ),
                 def(
                     "reviewer",
@@ -142,7 +144,8 @@ impl AgentCatalog {
                      then report which files you changed and how. \
                      Your tools: bash_find lists files by glob, bash_ripgrep searches file contents, \
                      bash_read reads a file with line numbers, python_execute runs Python in a sandbox \
-                     with the workspace writable (use it to edit files and to run checks). \
+                     with the workspace writable (use it to edit files and to run checks), \
+                     search_web searches the web, scrape_webpage reads one web page. \
                      Paths are relative to the workspace.",
                     BUILTIN_TOOLS,
                 ),

@@ -35,8 +35,9 @@ enum OutputModeArg {
 /// The long help of `--tools`: every built-in tool and what it does. The
 /// CLI test checks that it names each of `tool_names::BUILTIN_TOOLS`.
 const TOOLS_HELP: &str = "Tools the subagent may call, comma-separated, e.g. \
-    `--tools bash_find,bash_read`. Default: the agent's own list (general, implementer: \
-    all four; explorer, researcher, reviewer: the three read-only file tools). `--tools ''` or \
+    `--tools bash_find,bash_read`. Default: the agent's own list (implementer: all of them; \
+    general: the file tools and python_execute; explorer, reviewer: the three read-only file \
+    tools; researcher: those and the web tools). `--tools ''` or \
     `--tools none` runs without tools. An unknown name fails before anything starts \
     (exit 2).
 
@@ -48,6 +49,10 @@ Built-in tools (paths are relative to --workspace and confined to it):
   python_execute  run Python code in a sandboxed tool process (workspace writable,
                   private tmp, no network unless --allow-network, time, memory and
                   process caps)
+  search_web      web search through the configured API ([search] in config.toml:
+                  a SearXNG instance or Brave)
+  scrape_webpage  one web page as Markdown or text; loopback, private, link-local
+                  and metadata addresses refused unless --allow-private-networks
 
 Tool output shown to the model is capped (head and tail kept, with a marker). \
 report_back is not chosen here: it is added by --output-schema.";

@@ -131,7 +131,10 @@ fn every_builtin_agent_lists_only_known_tools_and_mentions_them() {
         names(&["bash_find", "bash_read", "bash_ripgrep", "python_execute"])
     );
     assert_eq!(sorted("explorer"), names(READ_ONLY_TOOLS));
-    assert_eq!(sorted("researcher"), names(READ_ONLY_TOOLS));
+    assert_eq!(
+        sorted("researcher"),
+        names(&["bash_find", "bash_read", "bash_ripgrep", "scrape_webpage", "search_web"])
+    );
 }
 
 mod admission {

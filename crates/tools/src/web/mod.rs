@@ -1,0 +1,22 @@
+//! The web tools: `search_web` (a configured search API) and
+//! `scrape_webpage` (one page, read under the SSRF policy of [`ssrf`]).
+//!
+//! Both run in the worker, which has network for the model. Their output
+//! goes through the same caps as every tool's.
+
+pub mod context;
+pub mod decode;
+pub mod fetch;
+pub mod markdown;
+pub mod scrape;
+pub mod search;
+pub mod ssrf;
+
+#[cfg(test)]
+mod test_server;
+
+pub use context::WebContext;
+pub use markdown::PageFormat;
+pub use scrape::ScrapeWebpage;
+pub use search::SearchWeb;
+pub use ssrf::{AddressPolicy, RefusedAddress};
