@@ -13,7 +13,7 @@ use subagent_protocol::result::{
     ContentItem, Details, ErrorInfo, Mode, SingleResult, SubagentResult, TerminationInfo,
 };
 use subagent_protocol::session::SandboxStatus;
-use subagent_protocol::{ErrorCode, Limits, Outcome, StopReason};
+use subagent_protocol::{ErrorCode, Limits, Outcome, StopReason, Usage};
 use subagent_sandbox::{ChildExit, RawExit, SpawnError, Termination};
 
 use super::record::EventRecord;
@@ -51,6 +51,9 @@ pub(super) struct ChildRun {
     pub sandbox: Option<SandboxStatus>,
     /// Set when no worker ran at all.
     pub setup_error: Option<(ErrorCode, String)>,
+    /// What the nested subagents this child started spent; added to its
+    /// own usage.
+    pub nested_usage: Usage,
 }
 
 impl ChildRun {
@@ -133,6 +136,7 @@ pub(super) fn assemble(a: &Assembly, run: ChildRun) -> SubagentResult {
         Some(o) => o.usage,
         None => run.record.usage,
     };
+    single.usage.add(&run.nested_usage);
     single.sandbox = run.sandbox.clone();
     if !run.record.display_items.is_empty() {
         single.display_items = Some(run.record.display_items.clone());

@@ -10,6 +10,7 @@
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream as StdUnixStream;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use subagent_protocol::frame::encode_frame;
@@ -26,20 +27,25 @@ use tokio_util::sync::CancellationToken;
 use super::assemble::{self, ChildRun};
 use super::config::{CAPTURE_KEEP, SupervisorConfig, tools_for_depth};
 use super::context::RunContext;
+use super::nested::SpawnTree;
 use super::progress::ProgressEvent;
 use super::request::{RunRequest, new_run_id};
+use super::supervisor::Supervisor;
 use super::watch::{Watched, watch_worker};
 use crate::agents::AgentDefinition;
 use crate::sanitize::Sanitizer;
 use crate::session::{SessionPaths, SessionWriter, SessionWriterError};
 
-/// Runs one admitted request to its result.
+/// Runs one admitted request to its result; `tree` is the spawn tree its
+/// nested subagents count against.
 pub(super) async fn run_child(
-    config: &SupervisorConfig,
+    supervisor: &Supervisor,
     request: RunRequest,
     agent: AgentDefinition,
     cancel: CancellationToken,
+    tree: Arc<SpawnTree>,
 ) -> SubagentResult {
+    let config = &supervisor.config;
     let started_wall = SystemTime::now();
     let started_at = subagent_protocol::time::rfc3339_ms(started_wall);
     let started = Instant::now();
@@ -62,6 +68,8 @@ pub(super) async fn run_child(
 
     let mut ctx = RunContext {
         config,
+        supervisor,
+        tree,
         request: &request,
         run_id: run_id.clone(),
         started_at,
@@ -209,6 +217,7 @@ pub(super) async fn spawn_and_watch(
         exit: Some(watched.exit),
         sandbox: Some(sandbox_status),
         setup_error: None,
+        nested_usage: watched.nested_usage,
     }
 }
 

@@ -22,6 +22,11 @@ pub const DEFAULT_MAX_CONCURRENT: usize = 16;
 /// Subagents one parallel call may ask for, by default.
 pub const DEFAULT_MAX_PER_CALL: usize = 4;
 
+/// Nested subagents one root run may start in all, its whole tree
+/// counted, by default (64): deep enough for real delegation, small enough
+/// that a model spawning in a loop is stopped long before it costs much.
+pub const DEFAULT_MAX_TREE_SPAWNS: u32 = 64;
+
 /// How long a fresh worker may take to say `Hello` (10 s): a worker that
 /// cannot start its runtime in that time is broken, not slow.
 pub(super) const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
@@ -52,6 +57,9 @@ pub struct SupervisorConfig {
     pub max_per_call: usize,
     /// Children this supervisor may start in total; `None` is unlimited.
     pub max_spawns: Option<u32>,
+    /// Nested subagents one root run may start, its whole tree counted
+    /// (default [`DEFAULT_MAX_TREE_SPAWNS`]).
+    pub max_tree_spawns: u32,
     /// Whether missing protections refuse the run.
     pub sandbox_policy: SandboxPolicy,
     /// Recorded as `requestedBy` in lifecycle lines.
@@ -75,6 +83,7 @@ impl SupervisorConfig {
             max_concurrent: DEFAULT_MAX_CONCURRENT,
             max_per_call: DEFAULT_MAX_PER_CALL,
             max_spawns: None,
+            max_tree_spawns: DEFAULT_MAX_TREE_SPAWNS,
             sandbox_policy: SandboxPolicy::BestEffort,
             requested_by: default_requested_by(),
             catalog: AgentCatalog::builtin(),

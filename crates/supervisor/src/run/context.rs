@@ -10,6 +10,7 @@
 //! and the parent's, with a terminal lifecycle line, written before the drop
 //! returns.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use subagent_protocol::Usage;
@@ -22,8 +23,10 @@ use subagent_protocol::session::{
 
 use super::assemble;
 use super::config::SupervisorConfig;
+use super::nested::SpawnTree;
 use super::progress::ProgressEvent;
 use super::request::RunRequest;
+use super::supervisor::Supervisor;
 use crate::sanitize::Sanitizer;
 use crate::session::{SessionPaths, SessionWriter, append_to_parent, append_to_parent_blocking};
 
@@ -34,6 +37,10 @@ const DROPPED_SUMMARY: &str =
 /// Everything about the run that the steps below share.
 pub(super) struct RunContext<'a> {
     pub(super) config: &'a SupervisorConfig,
+    /// Runs the nested subagents this run asks for.
+    pub(super) supervisor: &'a Supervisor,
+    /// The spawn tree of this run's root.
+    pub(super) tree: Arc<SpawnTree>,
     pub(super) request: &'a RunRequest,
     pub(super) run_id: String,
     pub(super) started_at: String,

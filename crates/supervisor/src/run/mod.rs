@@ -1,6 +1,7 @@
 //! Running subagents: admission (agent, tool subset, depth, gate,
 //! concurrency, spawn cap), one child's life (spawn, handshake, events,
-//! timeouts, escalation), and the result assembled from it.
+//! timeouts, escalation), the nested subagents it asks for (budget
+//! reservation, the tree's spawn cap), and the result assembled from it.
 //!
 //! Declares and re-exports only.
 
@@ -10,9 +11,11 @@ mod config;
 mod context;
 mod link;
 mod modes;
+mod nested;
 mod progress;
 mod record;
 mod request;
+mod reservation;
 mod supervisor;
 mod tool_subset;
 mod watch;

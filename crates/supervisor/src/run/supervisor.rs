@@ -4,6 +4,14 @@
 //! any process starts and comes back as a result object with the matching
 //! error code, never as a panic or a Rust error: the parent always gets the
 //! documented shape.
+//!
+//! Nested subagents (a worker's `subagent` tool) come in through
+//! [`Supervisor::run_nested`] and pass the same admission. They do not take
+//! one of the `max_concurrent` slots: their parent holds one while it waits
+//! for them, so sharing the slots would let a full supervisor refuse every
+//! grandchild (or, were slots waited for, deadlock). They take one of as
+//! many nested slots instead, never waited for either, and count against
+//! their tree's spawn cap.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -14,6 +22,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::config::SupervisorConfig;
+use super::nested::SpawnTree;
 use super::request::RunRequest;
 use super::tool_subset::{SubsetOrigin, check_tool_subset};
 
@@ -36,6 +45,8 @@ pub trait SpawnGate: Send + Sync {
 pub struct Supervisor {
     pub(super) config: SupervisorConfig,
     slots: Arc<Semaphore>,
+    /// Nested subagents running at once, as many as `slots`.
+    nested_slots: Arc<Semaphore>,
     gate: Option<Arc<dyn SpawnGate>>,
     spawned: AtomicU32,
 }
@@ -53,9 +64,11 @@ impl Supervisor {
     /// A supervisor with no spawn gate.
     pub fn new(config: SupervisorConfig) -> Self {
         let slots = Arc::new(Semaphore::new(config.max_concurrent));
+        let nested_slots = Arc::new(Semaphore::new(config.max_concurrent));
         Self {
             config,
             slots,
+            nested_slots,
             gate: None,
             spawned: AtomicU32::new(0),
         }
@@ -75,6 +88,28 @@ impl Supervisor {
     /// Runs one subagent to completion (or refusal) and returns the result
     /// object. `cancel` aborts it: Cancel frame, then the group is killed.
     pub async fn run(&self, request: RunRequest, cancel: CancellationToken) -> SubagentResult {
+        self.run_in_tree(request, cancel, None).await
+    }
+
+    /// Runs a nested subagent of the tree `tree` (see the module doc for
+    /// its slots); called from its parent's watch, which drives it.
+    pub(super) async fn run_nested(
+        &self,
+        request: RunRequest,
+        cancel: CancellationToken,
+        tree: Arc<SpawnTree>,
+    ) -> SubagentResult {
+        self.run_in_tree(request, cancel, Some(tree)).await
+    }
+
+    /// A root run (`tree: None`, it starts a tree of its own) or a nested
+    /// one: admission, a slot, the spawn caps, then the child.
+    async fn run_in_tree(
+        &self,
+        request: RunRequest,
+        cancel: CancellationToken,
+        tree: Option<Arc<SpawnTree>>,
+    ) -> SubagentResult {
         let agent = match self.admit(&request) {
             Ok(agent) => agent,
             Err(refusal) => {
@@ -88,7 +123,21 @@ impl Supervisor {
             }
         };
         // Concurrency: refuse rather than queue; batch callers queue themselves.
-        let Ok(permit) = self.slots.clone().try_acquire_owned() else {
+        let slots = match &tree {
+            Some(_) => &self.nested_slots,
+            None => &self.slots,
+        };
+        let Ok(permit) = slots.clone().try_acquire_owned() else {
+            if tree.is_some() {
+                return SubagentResult::refusal(
+                    ErrorCode::SubagentSpawnDenied,
+                    format!(
+                        "{} nested subagents are running and the limit is {}; wait for one to finish or do the work directly",
+                        self.config.max_concurrent - self.nested_slots.available_permits(),
+                        self.config.max_concurrent
+                    ),
+                );
+            }
             tracing::info!(
                 agent = %request.agent,
                 running = self.running(),
@@ -117,7 +166,22 @@ impl Supervisor {
         } else {
             self.spawned.fetch_add(1, Ordering::SeqCst);
         }
-        let result = super::child::run_child(&self.config, request, agent, cancel).await;
+        let tree = match tree {
+            Some(tree) => {
+                if let Err(cap) = tree.take_one() {
+                    tracing::info!(agent = %request.agent, cap, "nested run refused: the tree's spawn cap is reached");
+                    return SubagentResult::refusal(
+                        ErrorCode::SubagentSpawnDenied,
+                        format!(
+                            "spawn cap reached: {cap} nested subagents were already started under this run; do the work directly"
+                        ),
+                    );
+                }
+                tree
+            }
+            None => SpawnTree::new(self.config.max_tree_spawns),
+        };
+        let result = super::child::run_child(self, request, agent, cancel, tree).await;
         drop(permit);
         result
     }

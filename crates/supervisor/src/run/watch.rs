@@ -10,15 +10,24 @@
 //!
 //! It decides *why* the supervisor intervened ([`SupervisorCause`]); turning
 //! that into a result is [`super::assemble`]'s job.
+//!
+//! Nested subagents the worker asks for are admitted here (depth, budget
+//! reservation) and run as futures this loop drives beside the worker,
+//! never detached: their cancellation token is a child of the run's, fired
+//! as soon as the parent stops running for any reason, and the loop ends
+//! only once every one of them has ended.
 
 use std::os::unix::net::UnixStream as StdUnixStream;
 use std::time::Duration;
 
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
+
 use subagent_protocol::message::LogLevel;
 use subagent_protocol::session::{LimitAction, LimitKind};
 use subagent_protocol::{
-    ErrorCode, FromWorker, Hello, Outcome, PROTOCOL_VERSION, SubagentReply, TaskSpec, ToWorker,
-    Usage, WorkerEvent,
+    ErrorCode, FromWorker, Hello, Outcome, PROTOCOL_VERSION, SpawnRequest, SubagentReply, TaskSpec,
+    ToWorker, Usage, WorkerEvent,
 };
 use subagent_sandbox::{ChildExit, KillHandle, KillReason, SandboxedChild};
 use tokio::time::{Instant, sleep_until};
@@ -28,8 +37,10 @@ use super::assemble::SupervisorCause;
 use super::config::{CANCEL_WINDOW, EXIT_AFTER_DONE, HELLO_TIMEOUT};
 use super::context::RunContext;
 use super::link::{Inbound, Link};
+use super::nested::{self, NestedDone, NestedRun};
 use super::progress::ProgressEvent;
 use super::record::EventRecord;
+use super::reservation::{Asked, BudgetShare};
 
 /// What watching the worker produced.
 pub(super) struct Watched {
@@ -37,6 +48,8 @@ pub(super) struct Watched {
     pub(super) record: EventRecord,
     pub(super) cause: Option<SupervisorCause>,
     pub(super) exit: ChildExit,
+    /// What the nested subagents it started spent.
+    pub(super) nested_usage: Usage,
 }
 
 /// Everything the loop waits for.
@@ -49,6 +62,8 @@ enum Event {
     Inbound(Option<Inbound>),
     /// The worker's tree is dead and reaped.
     Exit(ChildExit),
+    /// A nested subagent ended.
+    Nested(NestedDone),
 }
 
 /// The deadlines of a run; at most one is next.
@@ -84,6 +99,15 @@ struct Watch<'c, 'a> {
     record: EventRecord,
     cause: Option<SupervisorCause>,
     exit: Option<ChildExit>,
+    /// The budget the worker shares with its nested subagents.
+    share: BudgetShare,
+    /// Cancels every nested subagent of this run (a child of the run's
+    /// own token).
+    subtree: CancellationToken,
+    /// Nested runs admitted by the last handler, for the loop to drive.
+    starting: Vec<NestedRun<'a>>,
+    /// Nested runs not yet ended.
+    nested_running: usize,
 }
 
 pub(super) async fn watch_worker(
@@ -113,15 +137,19 @@ pub(super) async fn watch_worker(
                     "cannot use the worker socket: {e}"
                 ))),
                 exit: wait.await,
+                nested_usage: Usage::default(),
             };
         }
     };
     let (read, write) = stream.into_split();
     let (link, mut inbox) = Link::start(read, write, ctx.request.limits.protocol_bytes);
-    let mut watch = Watch::new(ctx, link, killer, spec);
+    let subtree = cancel.child_token();
+    let mut watch = Watch::new(ctx, link, killer, spec, subtree.clone());
+    let mut nested: FuturesUnordered<NestedRun<'_>> = FuturesUnordered::new();
 
-    // Ends when the worker's tree is gone and every frame it sent has been
-    // read. `biased`: a cancel or a deadline is seen before more frames.
+    // Ends when the worker's tree is gone, every frame it sent has been
+    // read and every nested run has ended. `biased`: a cancel or a deadline
+    // is seen before more frames.
     loop {
         let timer = watch.next_timer();
         let event = tokio::select! {
@@ -132,17 +160,30 @@ pub(super) async fn watch_worker(
             }
             inbound = inbox.recv(), if watch.frames_open => Event::Inbound(inbound),
             exit = &mut wait, if watch.exit.is_none() => Event::Exit(exit),
+            Some(done) = nested.next(), if !nested.is_empty() => Event::Nested(done),
         };
         watch.handle(event).await;
-        if let Some(exit) = watch.take_exit_if_over() {
+        nested.extend(watch.starting.drain(..));
+        if !watch.parent_running() {
+            // Nobody will read a nested result any more: the subtree goes.
+            subtree.cancel();
+        }
+        if let Some(exit) = watch.take_exit_if_over(nested.is_empty()) {
             return watch.into_watched(exit);
         }
     }
 }
 
 impl<'c, 'a> Watch<'c, 'a> {
-    fn new(ctx: &'c RunContext<'a>, link: Link, killer: KillHandle, spec: TaskSpec) -> Self {
+    fn new(
+        ctx: &'c RunContext<'a>,
+        link: Link,
+        killer: KillHandle,
+        spec: TaskSpec,
+        subtree: CancellationToken,
+    ) -> Self {
         let limits = &ctx.request.limits;
+        let share = BudgetShare::new(spec.budget);
         let now = Instant::now();
         let wall = Duration::from_millis(limits.wall_timeout_ms);
         let idle = Duration::from_millis(limits.idle_timeout_ms);
@@ -163,15 +204,26 @@ impl<'c, 'a> Watch<'c, 'a> {
             record: EventRecord::default(),
             cause: None,
             exit: None,
+            share,
+            subtree,
+            starting: Vec::new(),
+            nested_running: 0,
         }
     }
 
-    /// The exit, once the tree is gone and every frame has been read.
-    fn take_exit_if_over(&mut self) -> Option<ChildExit> {
-        if self.frames_open {
+    /// The exit, once the tree is gone, every frame has been read and no
+    /// nested run is left.
+    fn take_exit_if_over(&mut self, nested_over: bool) -> Option<ChildExit> {
+        if self.frames_open || !nested_over {
             return None;
         }
         self.exit.take()
+    }
+
+    /// Whether the worker may still use a nested result: no `Done`, no
+    /// intervention, alive and reading.
+    fn parent_running(&self) -> bool {
+        self.cause.is_none() && self.outcome.is_none() && self.exit.is_none() && self.frames_open
     }
 
     fn into_watched(self, exit: ChildExit) -> Watched {
@@ -180,6 +232,7 @@ impl<'c, 'a> Watch<'c, 'a> {
             record: self.record,
             cause: self.cause,
             exit,
+            nested_usage: self.share.nested_spent(),
         }
     }
 
@@ -197,6 +250,9 @@ impl<'c, 'a> Watch<'c, 'a> {
             return None;
         }
         let running = self.cause.is_none() && self.outcome.is_none();
+        // A worker waiting on a nested subagent is quiet by design; the
+        // subagent has idle and wall timeouts of its own.
+        let waiting_on_nested = self.nested_running > 0;
         let quiet = if self.hello_seen {
             (self.idle_deadline, Timer::Idle)
         } else {
@@ -204,7 +260,7 @@ impl<'c, 'a> Watch<'c, 'a> {
         };
         [
             running.then_some((self.wall_deadline, Timer::Wall)),
-            running.then_some(quiet),
+            (running && !waiting_on_nested).then_some(quiet),
             self.escalate_at.map(|at| (at, Timer::Escalate)),
         ]
         .into_iter()
@@ -221,6 +277,7 @@ impl<'c, 'a> Watch<'c, 'a> {
             Event::Timer(Timer::Escalate) => self.on_escalate().await,
             Event::Inbound(inbound) => self.on_inbound(inbound).await,
             Event::Exit(exit) => self.exit = Some(exit),
+            Event::Nested(done) => self.on_nested_done(done),
         }
     }
 
@@ -387,19 +444,7 @@ impl<'c, 'a> Watch<'c, 'a> {
                 }
             }
             FromWorker::Pong => {}
-            FromWorker::SpawnSubagent(request) => {
-                // Nested subagents are not run yet: the model reads the
-                // refusal as its tool's error and carries on.
-                let reply = SubagentReply {
-                    call_id: request.call_id,
-                    is_error: true,
-                    output: "SUBAGENT_SPAWN_DENIED: this supervisor does not run nested subagents"
-                        .into(),
-                    usage: Usage::default(),
-                    error_code: Some(ErrorCode::SubagentSpawnDenied),
-                };
-                let _ = self.link.send(ToWorker::SubagentResult(Box::new(reply)));
-            }
+            FromWorker::SpawnSubagent(request) => self.on_spawn(*request).await,
             FromWorker::Done(outcome) => {
                 if self.outcome.is_none() {
                     self.outcome = Some(*outcome);
@@ -435,6 +480,87 @@ impl<'c, 'a> Watch<'c, 'a> {
                     .await;
             }
         }
+    }
+
+    /// The worker asks for a nested subagent: depth and budget are checked
+    /// here, before anything starts; the rest of admission is the
+    /// supervisor's normal path, run by the future queued for the loop.
+    async fn on_spawn(&mut self, spawn: SpawnRequest) {
+        let call_id = spawn.call_id.clone();
+        if !self.parent_running() {
+            let reply = nested::refused(
+                call_id,
+                ErrorCode::SubagentCancelled,
+                "the calling subagent is being stopped".into(),
+            );
+            self.reply(reply);
+            return;
+        }
+        if let Err(message) = nested::check_depth(self.ctx.request) {
+            self.refuse_spawn(nested::refused(
+                call_id,
+                ErrorCode::SubagentDepthExceeded,
+                message,
+            ))
+            .await;
+            return;
+        }
+        let asked = Asked {
+            max_turns: spawn.max_turns,
+            max_cost: spawn.max_cost,
+        };
+        match self.share.reserve(&self.record.usage, asked) {
+            Err(why) => {
+                self.refuse_spawn(nested::unaffordable(call_id, why)).await;
+            }
+            Ok((reservation, budget)) => {
+                let request = nested::grandchild_request(self.ctx, &spawn, budget);
+                tracing::debug!(
+                    run_id = %self.ctx.run_id,
+                    agent = %request.agent,
+                    max_turns = budget.max_turns,
+                    "nested subagent admitted with its budget reserved"
+                );
+                self.nested_running += 1;
+                self.starting.push(nested::start(
+                    self.ctx.supervisor,
+                    self.ctx.tree.clone(),
+                    request,
+                    call_id,
+                    reservation,
+                    self.subtree.child_token(),
+                ));
+            }
+        }
+    }
+
+    /// A spawn refused before anything started: a log line in the session
+    /// file, and the refusal as the tool's result.
+    async fn refuse_spawn(&mut self, reply: SubagentReply) {
+        tracing::info!(run_id = %self.ctx.run_id, output = %reply.output, "nested subagent refused");
+        self.ctx
+            .log(
+                LogLevel::Warn,
+                format!("subagent call {} refused: {}", reply.call_id, reply.output),
+            )
+            .await;
+        self.reply(reply);
+    }
+
+    /// A nested run ended: its reservation is settled and its result goes
+    /// to the worker if the worker can still use it.
+    fn on_nested_done(&mut self, done: NestedDone) {
+        self.share.settle(done.reservation, &done.reply.usage);
+        self.nested_running = self.nested_running.saturating_sub(1);
+        self.idle_deadline = Instant::now() + self.idle;
+        if self.parent_running() {
+            self.reply(done.reply);
+        }
+    }
+
+    fn reply(&self, reply: SubagentReply) {
+        // A worker that stopped reading is handled by the timeouts.
+        let _ = self.link.send(ToWorker::SubagentResult(Box::new(reply)));
     }
 
     /// A broken rule of the protocol: the first one is the cause, and the
