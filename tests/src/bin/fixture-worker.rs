@@ -16,7 +16,8 @@ use std::time::Duration;
 use subagent_protocol::frame::{FrameReader, FrameWriter, MaxPayload};
 use subagent_protocol::message::OutcomeError;
 use subagent_protocol::{
-    ErrorCode, FromWorker, Hello, Outcome, StopReason, TaskSpec, ToWorker, Usage, WorkerEvent,
+    ErrorCode, FromWorker, Hello, Outcome, SpawnRequest, StopReason, TaskSpec, ToWorker, Usage,
+    WorkerEvent,
 };
 
 struct Io {
@@ -167,6 +168,33 @@ fn echo_spec(io: &mut Io, spec: &TaskSpec) {
     io.done(&report.to_string(), StopReason::Completed, None);
 }
 
+/// Asks the supervisor for a nested subagent whether or not the `subagent`
+/// tool was offered (a buggy or hostile worker), and reports the reply:
+/// `code|is_error|output`.
+fn spawn_subagent(io: &mut Io) {
+    io.send(FromWorker::SpawnSubagent(Box::new(SpawnRequest {
+        call_id: "fixture-call".into(),
+        agent: "general".into(),
+        task: "fixture:success".into(),
+        output_schema_json: None,
+        max_turns: None,
+        max_cost: None,
+    })));
+    let reply = loop {
+        match io.reader.read::<ToWorker>().unwrap() {
+            Some(ToWorker::SubagentResult(reply)) => break reply,
+            Some(ToWorker::Ping) => io.send(FromWorker::Pong),
+            other => panic!("expected SubagentResult, got {other:?}"),
+        }
+    };
+    let code = reply.error_code.map_or("none", |c| c.as_str());
+    let text = format!(
+        "{code}|{}|{}|{}",
+        reply.is_error, reply.call_id, reply.output
+    );
+    io.done(&text, StopReason::Completed, None);
+}
+
 /// Done with a structured output `{"capital":"Paris"}`.
 fn structured(io: &mut Io) {
     io.send(FromWorker::Done(Box::new(Outcome {
@@ -229,6 +257,7 @@ fn main() {
                 ),
                 "echo-spec" => echo_spec(&mut io, &spec),
                 "structured" => structured(&mut io),
+                "spawn-subagent" => spawn_subagent(&mut io),
                 _ => succeed(&mut io, &spec),
             }
         }

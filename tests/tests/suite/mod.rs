@@ -12,6 +12,7 @@ mod e2e_llama;
 mod masking;
 mod model_faults;
 mod modes;
+mod nested_e2e;
 mod sessions_cmd;
 mod sessions_html;
 mod sessions_replay;

@@ -12,11 +12,13 @@
 //!
 //! [`ScriptedModel::start_held`] holds every reply until the test calls
 //! [`ScriptedModel::release`], so a test can look at a run in flight (its
-//! status line) at a point it chooses, without sleeping.
+//! status line) at a point it chooses, without sleeping;
+//! [`ScriptedModel::wait_for_requests`] waits until a number of requests
+//! has arrived (a nested subagent's first turn, say).
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -42,6 +44,8 @@ struct Script {
 pub struct ScriptedModel {
     addr: SocketAddr,
     script: Arc<Mutex<Script>>,
+    /// Notified whenever a request is recorded.
+    arrived: Arc<Condvar>,
     /// With [`Self::start_held`]: one permit per reply the test released.
     gate: Option<Arc<Semaphore>>,
     runtime: Option<tokio::runtime::Runtime>,
@@ -81,12 +85,17 @@ impl ScriptedModel {
         }));
         let shared = Arc::clone(&script);
         let held = gate.clone();
+        let arrived = Arc::new(Condvar::new());
+        let notify = Arc::clone(&arrived);
         runtime.spawn(async move {
-            let _ = tokio::time::timeout(SERVER_LIFETIME, accept_all(listener, shared, held)).await;
+            let _ =
+                tokio::time::timeout(SERVER_LIFETIME, accept_all(listener, shared, held, notify))
+                    .await;
         });
         Self {
             addr,
             script,
+            arrived,
             gate,
             runtime: Some(runtime),
         }
@@ -100,6 +109,17 @@ impl ScriptedModel {
     /// Every request body received so far, in order.
     pub fn requests(&self) -> Vec<Value> {
         self.script.lock().unwrap().requests.clone()
+    }
+
+    /// Waits until at least `n` requests have arrived; false when `timeout`
+    /// passed first.
+    pub fn wait_for_requests(&self, n: usize, timeout: Duration) -> bool {
+        let script = self.script.lock().unwrap();
+        let (script, _) = self
+            .arrived
+            .wait_timeout_while(script, timeout, |s| s.requests.len() < n)
+            .unwrap();
+        script.requests.len() >= n
     }
 
     /// Replies not yet served.
@@ -121,16 +141,27 @@ async fn accept_all(
     listener: TcpListener,
     script: Arc<Mutex<Script>>,
     gate: Option<Arc<Semaphore>>,
+    arrived: Arc<Condvar>,
 ) {
     loop {
         let Ok((socket, _)) = listener.accept().await else {
             return;
         };
-        tokio::spawn(answer(socket, Arc::clone(&script), gate.clone()));
+        tokio::spawn(answer(
+            socket,
+            Arc::clone(&script),
+            gate.clone(),
+            Arc::clone(&arrived),
+        ));
     }
 }
 
-async fn answer(mut socket: TcpStream, script: Arc<Mutex<Script>>, gate: Option<Arc<Semaphore>>) {
+async fn answer(
+    mut socket: TcpStream,
+    script: Arc<Mutex<Script>>,
+    gate: Option<Arc<Semaphore>>,
+    arrived: Arc<Condvar>,
+) {
     let Some((path, body)) = read_request(&mut socket).await else {
         return;
     };
@@ -139,6 +170,7 @@ async fn answer(mut socket: TcpStream, script: Arc<Mutex<Script>>, gate: Option<
         script
             .requests
             .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
+        arrived.notify_all();
         script.replies.pop_front()
     } else {
         None
