@@ -53,6 +53,10 @@ Built-in tools (paths are relative to --workspace and confined to it):
                   a SearXNG instance or Brave)
   scrape_webpage  one web page as Markdown or text; loopback, private, link-local
                   and metadata addresses refused unless --allow-private-networks
+  subagent        delegate a task to another agent, which this supervisor runs
+                  with its own session file; offered only below --max-depth (so
+                  with --max-depth 2 or more), and its turns and cost come out
+                  of this run's budget
 
 Tool output shown to the model is capped (head and tail kept, with a marker). \
 report_back is not chosen here: it is added by --output-schema.";
