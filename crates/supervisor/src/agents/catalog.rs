@@ -126,7 +126,13 @@ impl AgentCatalog {
                      bash_read reads a file with line numbers, search_web searches the web, \
                      scrape_webpage reads one web page. Paths are relative to the workspace; \
                      cite a file as path:line and a web page by its URL.",
-                    &[BASH_FIND, BASH_RIPGREP, BASH_READ, SEARCH_WEB, SCRAPE_WEBPAGE],
+                    &[
+                        BASH_FIND,
+                        BASH_RIPGREP,
+                        BASH_READ,
+                        SEARCH_WEB,
+                        SCRAPE_WEBPAGE,
+                    ],
                 ),
                 def(
                     "reviewer",

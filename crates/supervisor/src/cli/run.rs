@@ -192,6 +192,11 @@ pub(super) struct RunArgs {
     /// apply every layer, instead of running with less protection.
     #[arg(long)]
     require_sandbox: bool,
+    /// Let scrape_webpage fetch loopback, private, link-local and cloud metadata
+    /// addresses (refused by default: SSRF defence). Same as `[web]
+    /// allow_private_networks = true` in config.toml.
+    #[arg(long)]
+    allow_private_networks: bool,
     /// Worker binary (default: subagent-worker next to this binary, or $SUBAGENT_WORKER).
     #[arg(long, value_name = "FILE")]
     worker: Option<PathBuf>,
@@ -314,6 +319,7 @@ pub(super) fn run(args: RunArgs) -> Result<i32> {
         model: args.model.clone(),
         api_key_env: args.api_key_env.clone(),
         limits: args.limit_flags(),
+        allow_private_networks: args.allow_private_networks,
     };
     let resolved = resolve_run(&overrides, &config, &catalog, &env_value)?;
     let output_schema_json =
@@ -340,6 +346,7 @@ pub(super) fn run(args: RunArgs) -> Result<i32> {
     // callers and the CLI get the same refusal.
     request.tools = args.tools.as_deref().map(parse_tool_list);
     request.allow_network = args.allow_network;
+    request.web = resolved.web;
 
     let mut config = SupervisorConfig::new(worker, sessions_dir);
     config.catalog = catalog;

@@ -19,6 +19,14 @@
 //! timeout = "15m"
 //! memory = "1G"
 //! max_turns = 30
+//!
+//! [search]                          # the search_web tool's API
+//! backend = "searxng"               # searxng, brave
+//! url = "http://127.0.0.1:8888"     # brave: default https://api.search.brave.com
+//! api_key_env = "BRAVE_API_KEY"     # brave only; the variable's name
+//!
+//! [web]
+//! allow_private_networks = false    # true: scrape_webpage may fetch LAN/loopback
 //! ```
 //!
 //! Unknown keys are errors (a typo would otherwise be silently ignored),
@@ -29,8 +37,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-use subagent_protocol::ProviderKind;
 use subagent_protocol::usage::ModelPrice;
+use subagent_protocol::{ProviderKind, SearchKind};
 
 use super::limits::{LimitKey, LimitSet, RawLimit};
 
@@ -72,6 +80,23 @@ pub struct ProviderEntry {
     pub price: Option<ModelPrice>,
 }
 
+/// The search API: `[search]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchEntry {
+    /// Which API.
+    pub kind: SearchKind,
+    /// Its base URL.
+    pub url: String,
+    /// Name of the variable holding its key (Brave).
+    pub api_key_env: Option<String>,
+}
+
+/// Brave's API endpoint, used when `[search]` names brave without a `url`.
+pub const BRAVE_DEFAULT_URL: &str = "https://api.search.brave.com";
+
+/// The variable read for Brave's key when `[search]` names none.
+pub const BRAVE_DEFAULT_KEY_VAR: &str = "BRAVE_API_KEY";
+
 /// One parsed config file.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ConfigFile {
@@ -85,6 +110,10 @@ pub struct ConfigFile {
     pub providers: BTreeMap<String, ProviderEntry>,
     /// `[limits]`.
     pub limits: LimitSet,
+    /// `[search]`.
+    pub search: Option<SearchEntry>,
+    /// `[web] allow_private_networks`.
+    pub web_allow_private_networks: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -97,6 +126,24 @@ struct RawConfig {
     providers: BTreeMap<String, RawProvider>,
     #[serde(default)]
     limits: BTreeMap<String, toml::Value>,
+    search: Option<RawSearch>,
+    web: Option<RawWeb>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSearch {
+    backend: String,
+    url: Option<String>,
+    api_key_env: Option<String>,
+    /// Present only to refuse it with a message that says what to do.
+    api_key: Option<toml::Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWeb {
+    allow_private_networks: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -162,7 +209,7 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigFileErr
             )
         })?;
         if let Some(var) = &entry.api_key_env {
-            if var.is_empty() || var.contains('=') || var.chars().any(char::is_whitespace) {
+            if !is_variable_name(var) {
                 return Err(invalid(
                     line_of_key_after(text, "api_key_env", header),
                     format!(
@@ -231,13 +278,74 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigFileErr
             .map_err(|message| invalid(line, format!("limits.{name}: {message}")))?;
         limits.set(key, parsed);
     }
+    let search = match raw.search {
+        None => None,
+        Some(search) => Some(parse_search(search, text).map_err(|(line, m)| invalid(line, m))?),
+    };
     Ok(ConfigFile {
         default_provider: raw.default_provider,
         default_agent: raw.default_agent,
         subagents_enabled: raw.subagents.and_then(|s| s.enabled),
         providers,
         limits,
+        search,
+        web_allow_private_networks: raw.web.and_then(|w| w.allow_private_networks),
     })
+}
+
+/// `[search]` checked: a known backend, a URL where one is needed, a
+/// variable name (never a key).
+fn parse_search(raw: RawSearch, text: &str) -> Result<SearchEntry, (usize, String)> {
+    let header = line_of(text, "[search]");
+    let at = |key: &str| line_of_key_after(text, key, header);
+    if raw.api_key.is_some() {
+        return Err((
+            at("api_key"),
+            "search.api_key: keys do not belong in config files; export the key in an \
+             environment variable and name it with `api_key_env = \"VAR\"`"
+                .to_owned(),
+        ));
+    }
+    let kind = match raw.backend.as_str() {
+        "searxng" => SearchKind::Searxng,
+        "brave" => SearchKind::Brave,
+        other => {
+            return Err((
+                at("backend"),
+                format!("search.backend: `{other}` is not a search backend; use searxng or brave"),
+            ));
+        }
+    };
+    let url = match (raw.url.filter(|u| !u.trim().is_empty()), kind) {
+        (Some(url), _) => url,
+        (None, SearchKind::Brave) => BRAVE_DEFAULT_URL.to_owned(),
+        (None, SearchKind::Searxng) => {
+            return Err((
+                header,
+                "search.url: a searxng backend needs the instance's URL, e.g. \
+                 `url = \"http://127.0.0.1:8888\"`"
+                    .to_owned(),
+            ));
+        }
+    };
+    if let Some(var) = &raw.api_key_env {
+        if !is_variable_name(var) {
+            return Err((
+                at("api_key_env"),
+                format!("search.api_key_env: `{var}` is not a variable name (e.g. BRAVE_API_KEY)"),
+            ));
+        }
+    }
+    Ok(SearchEntry {
+        kind,
+        url,
+        api_key_env: raw.api_key_env,
+    })
+}
+
+/// True when `var` can name an environment variable.
+fn is_variable_name(var: &str) -> bool {
+    !(var.is_empty() || var.contains('=') || var.chars().any(char::is_whitespace))
 }
 
 /// The 1-based line holding byte `offset`.

@@ -10,6 +10,7 @@ mod limits;
 mod load;
 mod resolve;
 mod show;
+mod web;
 
 #[cfg(test)]
 #[path = "file_tests.rs"]
@@ -21,7 +22,10 @@ mod limits_tests;
 #[path = "resolve_tests.rs"]
 mod resolve_tests;
 
-pub use file::{ConfigFile, ConfigFileError, ProviderEntry, parse_config};
+pub use file::{
+    BRAVE_DEFAULT_KEY_VAR, BRAVE_DEFAULT_URL, ConfigFile, ConfigFileError, ProviderEntry,
+    SearchEntry, parse_config,
+};
 pub use limits::{LimitKey, LimitSet, LimitUnit, LimitValue, RawLimit};
 pub use load::{
     ConfigLayer, LoadedConfig, PROJECT_CONFIG, default_user_config_path, find_project_config,

@@ -18,7 +18,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 use subagent_protocol::usage::ModelPrice;
-use subagent_protocol::{ApiKey, Budget, Limits, ProviderKind, ProviderSpec};
+use subagent_protocol::{ApiKey, Budget, Limits, ProviderKind, ProviderSpec, WebSettings};
 
 use super::file::ProviderEntry;
 use super::limits::{LimitKey, LimitSet, LimitValue};
@@ -77,6 +77,8 @@ pub struct RunOverrides {
     pub api_key_env: Option<String>,
     /// The limit flags that were given.
     pub limits: LimitSet,
+    /// `--allow-private-networks` was given.
+    pub allow_private_networks: bool,
 }
 
 /// Why a run's settings cannot be put together.
@@ -114,6 +116,17 @@ pub enum ResolveError {
         /// Who named it.
         origin: Origin,
     },
+    /// The search backend's key variable is not set.
+    #[error(
+        "the search API key variable {var} (for [search] in {origin}) is not set; export it, \
+         or name another variable with `api_key_env` in [search]"
+    )]
+    SearchKeyUnset {
+        /// The variable.
+        var: String,
+        /// The config file whose `[search]` needs it.
+        origin: Origin,
+    },
 }
 
 /// One setting's value as shown to an operator, and where it came from.
@@ -142,6 +155,8 @@ pub struct ResolvedRun {
     pub max_depth: u32,
     /// `Some(why)` when config switches subagents off.
     pub subagents_disabled: Option<String>,
+    /// The web tools' search backend and address policy.
+    pub web: WebSettings,
     /// Each setting with its origin, for `config show` and diagnostics.
     pub sources: Vec<Sourced>,
 }
@@ -299,6 +314,8 @@ pub fn resolve_run(
         })
     });
 
+    let web = super::web::resolve_web(config, flags.allow_private_networks, env, &mut sources)?;
+
     Ok(ResolvedRun {
         agent: agent_name,
         provider: ProviderSpec {
@@ -315,6 +332,7 @@ pub fn resolve_run(
         budget,
         max_depth,
         subagents_disabled,
+        web,
         sources,
     })
 }

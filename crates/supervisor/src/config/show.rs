@@ -12,6 +12,7 @@ use super::resolve::{
     DEFAULT_AGENT, EnvLookup, Origin, Sourced, kind_defaults, layer_origin, resolve_limits,
     sourced, subagents_switch,
 };
+use super::web::{key_variable, kind_name, private_networks_switch, search_entry};
 
 /// The merged configuration: each setting with its value and origin.
 pub fn describe_config(config: &LoadedConfig, env: EnvLookup<'_>) -> Vec<Sourced> {
@@ -88,6 +89,31 @@ pub fn describe_config(config: &LoadedConfig, env: EnvLookup<'_>) -> Vec<Sourced
         .collect();
     let (_, _, _, limits) = resolve_limits(&layers);
     out.extend(limits);
+
+    match search_entry(config) {
+        None => out.push(sourced("search", "none", Origin::Default)),
+        Some((entry, origin)) => {
+            out.push(sourced(
+                "search.backend",
+                kind_name(entry.kind),
+                origin.clone(),
+            ));
+            out.push(sourced(
+                "search.url",
+                &subagent_redact::mask_patterns(&entry.url),
+                origin.clone(),
+            ));
+            if let Some(var) = key_variable(entry) {
+                out.push(sourced("search.api_key_env", &key_state(&var, env), origin));
+            }
+        }
+    }
+    let (allow, origin) = private_networks_switch(config).unwrap_or((false, Origin::Default));
+    out.push(sourced(
+        "web.allow_private_networks",
+        &allow.to_string(),
+        origin,
+    ));
 
     for kind in [ProviderKind::OpenaiChat, ProviderKind::Anthropic] {
         let defaults = kind_defaults(kind);

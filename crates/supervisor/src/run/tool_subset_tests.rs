@@ -47,7 +47,8 @@ fn unknown_names_are_listed_once_in_order_with_every_known_tool() {
     assert_eq!(
         err.to_string(),
         "unknown tools `nope`, `rm_rf` in the requested tools; known tools: \
-         `bash_find`, `bash_read`, `bash_ripgrep`, `python_execute`, `subagent`"
+         `bash_find`, `bash_read`, `bash_ripgrep`, `python_execute`, `scrape_webpage`, \
+         `search_web`, `subagent`"
     );
 }
 
@@ -133,7 +134,13 @@ fn every_builtin_agent_lists_only_known_tools_and_mentions_them() {
     assert_eq!(sorted("explorer"), names(READ_ONLY_TOOLS));
     assert_eq!(
         sorted("researcher"),
-        names(&["bash_find", "bash_read", "bash_ripgrep", "scrape_webpage", "search_web"])
+        names(&[
+            "bash_find",
+            "bash_read",
+            "bash_ripgrep",
+            "scrape_webpage",
+            "search_web"
+        ])
     );
 }
 
