@@ -24,3 +24,4 @@ mod supervisor_limits;
 mod supervisor_success;
 mod supervisor_watch;
 mod tools_e2e;
+mod web_tools_e2e;

@@ -1,0 +1,276 @@
+//! Web tools end to end: the real `subagent` CLI, supervisor and worker; a
+//! scripted model ([`super::scripted_model`]) calls `search_web` against a
+//! loopback SearXNG-format server named in the project's config.toml, then
+//! `scrape_webpage` on the page the search found. Asserts the session file's
+//! calls and results, that the SSRF defence refuses the loopback page
+//! without `--allow-private-networks` (the page server never sees a
+//! request), and that no process of the run survives it. Nothing leaves
+//! 127.0.0.1.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use super::scripted_model::{ScriptedModel, offered_tools, text_turn, tool_call_turn};
+use super::support::*;
+
+const PAGE: &str = "<!doctype html><html><head><title>Otter facts</title></head><body>\
+<article><h1>Otter facts</h1><p>Sea otters hold hands while they sleep so that they do not \
+drift apart; a group floating together is called a raft.</p>\
+<p>See the <a href=\"/more\">longer guide</a> for every species.</p></article></body></html>";
+
+/// A loopback HTTP server on a thread: `/search?...` answers SearXNG JSON
+/// whose one result is this server's `/page`, `/page` answers [`PAGE`].
+/// Every request's target is recorded.
+struct WebServer {
+    port: u16,
+    targets: Arc<Mutex<Vec<String>>>,
+}
+
+impl WebServer {
+    fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let targets = Arc::new(Mutex::new(Vec::new()));
+        let recorded = Arc::clone(&targets);
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                serve(stream, port, &recorded);
+            }
+        });
+        Self { port, targets }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    fn targets(&self) -> Vec<String> {
+        self.targets.lock().unwrap().clone()
+    }
+}
+
+fn serve(stream: TcpStream, port: u16, recorded: &Mutex<Vec<String>>) {
+    let mut reader = BufReader::new(&stream);
+    let mut request_line = String::new();
+    if reader.read_line(&mut request_line).is_err() {
+        return;
+    }
+    // Headers up to the blank line; GETs have no body.
+    let mut line = String::new();
+    while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+        line.clear();
+    }
+    let target = request_line.split(' ').nth(1).unwrap_or("").to_owned();
+    recorded.lock().unwrap().push(target.clone());
+    let (content_type, body) = if target.starts_with("/search?") {
+        let answer = json!({"query": "otters", "results": [{
+            "title": "Otter facts",
+            "url": format!("http://127.0.0.1:{port}/page"),
+            "content": "Why sea otters hold hands."
+        }]});
+        ("application/json", answer.to_string())
+    } else {
+        ("text/html; charset=utf-8", PAGE.to_owned())
+    };
+    let mut stream = &stream;
+    let _ = write!(
+        stream,
+        "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    );
+}
+
+/// A workspace that is its own repository root, with a project config
+/// pointing `[search]` at `server`; a home with no user config.
+struct Project {
+    workspace: tempfile::TempDir,
+    home: tempfile::TempDir,
+}
+
+impl Project {
+    fn new(server: &WebServer) -> Self {
+        let workspace = tempfile::tempdir().unwrap();
+        std::fs::create_dir(workspace.path().join(".git")).unwrap();
+        std::fs::create_dir(workspace.path().join(".subagent")).unwrap();
+        std::fs::write(
+            workspace.path().join(".subagent/config.toml"),
+            format!(
+                "[search]\nbackend = \"searxng\"\nurl = \"{}\"\n",
+                server.url("")
+            ),
+        )
+        .unwrap();
+        Self {
+            workspace,
+            home: tempfile::tempdir().unwrap(),
+        }
+    }
+}
+
+fn run_cli(model: &ScriptedModel, project: &Project, sessions: &Path, extra: &[&str]) -> Output {
+    let out = Command::new(binary("subagent"))
+        .arg("run")
+        .args(["--provider", "openai-chat", "--model", "scripted"])
+        .arg("--base-url")
+        .arg(model.base_url())
+        .arg("--workspace")
+        .arg(project.workspace.path())
+        .arg("--sessions-dir")
+        .arg(sessions)
+        .args(["--timeout", "60", "--json"])
+        .args(["--task", "Find out why otters hold hands."])
+        .args(["--tools", "search_web,scrape_webpage"])
+        .args(extra)
+        .env("HOME", project.home.path())
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("SUBAGENT_WORKER")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_nothing_runs_in(project.workspace.path());
+    out
+}
+
+/// Exit 0, a valid result, a valid session file whose worker was reaped;
+/// returns the session lines.
+fn checked(out: &Output) -> Vec<Value> {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    let json: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is no JSON result ({e}); stderr: {stderr}"));
+    assert_valid_result(&json);
+    assert_children_reaped(&json);
+    let file = json["details"]["results"][0]["sessionFile"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no session file in {json:#}"));
+    let lines = check_session_file(Path::new(file));
+    assert_reaped(&lines);
+    lines
+}
+
+/// `(callId, name, isError, output)` of each tool_result line.
+fn tool_results(lines: &[Value]) -> Vec<(String, String, bool, String)> {
+    lines
+        .iter()
+        .filter(|l| l["type"] == "tool_result")
+        .map(|l| {
+            (
+                l["callId"].as_str().unwrap().to_owned(),
+                l["name"].as_str().unwrap().to_owned(),
+                l["isError"].as_bool().unwrap(),
+                l["output"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn script(server: &WebServer) -> ScriptedModel {
+    ScriptedModel::start(vec![
+        tool_call_turn(
+            "call_search",
+            "search_web",
+            &json!({"query": "otters hands"}),
+        ),
+        tool_call_turn(
+            "call_scrape",
+            "scrape_webpage",
+            &json!({"url": server.url("/page")}),
+        ),
+        text_turn("They hold hands so they do not drift apart."),
+    ])
+}
+
+#[test]
+fn search_and_scrape_through_the_real_cli_with_private_networks_allowed() {
+    let server = WebServer::start();
+    let project = Project::new(&server);
+    let sessions = tempfile::tempdir().unwrap();
+    let model = script(&server);
+    let out = run_cli(
+        &model,
+        &project,
+        sessions.path(),
+        &["--allow-private-networks"],
+    );
+    let lines = checked(&out);
+    assert_eq!(model.replies_left(), 0);
+    let requests = model.requests();
+    assert_eq!(
+        offered_tools(&requests[0]),
+        ["scrape_webpage", "search_web"]
+    );
+
+    let calls: Vec<(&str, &str)> = lines
+        .iter()
+        .filter(|l| l["type"] == "tool_call")
+        .map(|l| (l["callId"].as_str().unwrap(), l["name"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            ("call_search", "search_web"),
+            ("call_scrape", "scrape_webpage")
+        ]
+    );
+    let results = tool_results(&lines);
+    assert_eq!(results.len(), 2, "{results:#?}");
+    let (_, _, search_error, search) = &results[0];
+    assert!(!search_error, "{search}");
+    assert_eq!(
+        search,
+        &format!(
+            "1. Otter facts\n   {}\n   Why sea otters hold hands.\n",
+            server.url("/page")
+        )
+    );
+    let (_, _, scrape_error, page) = &results[1];
+    assert!(!scrape_error, "{page}");
+    assert!(
+        page.starts_with(&format!("URL: {}", server.url("/page"))),
+        "{page}"
+    );
+    assert!(page.contains("Sea otters hold hands"), "{page}");
+    assert!(
+        page.contains(&format!("[longer guide]({})", server.url("/more"))),
+        "links are kept as Markdown links: {page}"
+    );
+    let targets = server.targets();
+    assert_eq!(targets.len(), 2, "{targets:?}");
+    assert_eq!(targets[0], "/search?q=otters+hands&format=json");
+    assert_eq!(targets[1], "/page");
+}
+
+#[test]
+fn without_the_flag_the_loopback_page_is_refused_and_never_asked_for() {
+    let server = WebServer::start();
+    let project = Project::new(&server);
+    let sessions = tempfile::tempdir().unwrap();
+    let model = script(&server);
+    let out = run_cli(&model, &project, sessions.path(), &[]);
+    let lines = checked(&out);
+    let results = tool_results(&lines);
+    assert_eq!(results.len(), 2, "{results:#?}");
+    // The search backend is operator configuration: loopback is fine there.
+    assert!(!results[0].2, "{}", results[0].3);
+    let (_, name, is_error, output) = &results[1];
+    assert_eq!(name, "scrape_webpage");
+    assert!(is_error, "{output}");
+    assert!(
+        output.contains("refusing to connect to 127.0.0.1 (loopback)"),
+        "{output}"
+    );
+    let targets = server.targets();
+    assert_eq!(
+        targets.len(),
+        1,
+        "only the search reached the server: {targets:?}"
+    );
+    assert!(targets[0].starts_with("/search?"), "{targets:?}");
+}
