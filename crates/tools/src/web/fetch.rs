@@ -1,10 +1,10 @@
 //! One page fetched under the SSRF policy: resolve, check, connect to the
-//! checked address, follow redirects by hand, stop at the byte cap.
+//! checked addresses, follow redirects by hand, stop at the byte cap.
 //!
 //! reqwest's own redirect following and DNS resolution are both off for
 //! this: each hop's host is resolved here, every address it resolves to is
-//! checked ([`AddressPolicy`]), and the client is built to connect to the
-//! address that was checked (`resolve_to_addrs`), so a DNS answer that
+//! checked ([`AddressPolicy`]), and the client is built to connect only to
+//! the addresses that were checked (`resolve_to_addrs`), so a DNS answer that
 //! changes between check and connect (rebinding) cannot move the
 //! connection. Proxies are off too: a proxy would make the connection, and
 //! the check would be about the wrong host. Every redirect is a new hop and
@@ -226,7 +226,7 @@ async fn send_pinned(
     policy: &AddressPolicy,
     limits: FetchLimits,
 ) -> Result<reqwest::Response, FetchError> {
-    let socket = checked_socket(url, policy).await?;
+    let sockets = checked_sockets(url, policy).await?;
     let request_failed = |e: reqwest::Error| FetchError::Request {
         url: url.to_string(),
         reason: describe(&e),
@@ -237,9 +237,10 @@ async fn send_pinned(
         .connect_timeout(limits.connect_timeout)
         .user_agent(USER_AGENT);
     if let Some(host) = url.domain() {
-        // The port of a pinned address is ignored by reqwest: it connects to
-        // the URL's port, the one `socket` was resolved and checked with.
-        client = client.resolve_to_addrs(host, &[socket]);
+        // Only the checked addresses: reqwest does no lookup of its own for
+        // this host. It connects to the URL's port, the one they were
+        // resolved and checked with.
+        client = client.resolve_to_addrs(host, &sockets);
     }
     let client = client.build().map_err(request_failed)?;
     client
@@ -256,11 +257,10 @@ const USER_AGENT: &str = concat!("subagent-scrape/", env!("CARGO_PKG_VERSION"));
 const ACCEPT_VALUE: &str =
     "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.8,text/*;q=0.7";
 
-/// The address to connect to for `url`: the first one its host resolves
-/// to, once every address it resolves to has passed `policy` (a host with
-/// one private address among public ones is refused: which one a client
-/// picks is not ours to guess).
-async fn checked_socket(url: &Url, policy: &AddressPolicy) -> Result<SocketAddr, FetchError> {
+/// The addresses to connect to for `url`: every one its host resolves to,
+/// once each has passed `policy` (a host with one private address among
+/// public ones is refused: which one a client tries is not ours to guess).
+async fn checked_sockets(url: &Url, policy: &AddressPolicy) -> Result<Vec<SocketAddr>, FetchError> {
     let port = url.port_or_known_default().unwrap_or(80);
     let host = url.host_str().unwrap_or("");
     // An IPv6 literal's host string keeps its brackets.
@@ -269,6 +269,12 @@ async fn checked_socket(url: &Url, policy: &AddressPolicy) -> Result<SocketAddr,
         Ok(ip) => vec![SocketAddr::new(ip, port)],
         Err(_) => resolve(host, port).await?,
     };
+    if addresses.is_empty() {
+        return Err(FetchError::Resolve {
+            host: host.to_owned(),
+            reason: "no addresses".to_owned(),
+        });
+    }
     for socket in &addresses {
         policy
             .check(*socket)
@@ -277,13 +283,7 @@ async fn checked_socket(url: &Url, policy: &AddressPolicy) -> Result<SocketAddr,
                 refused,
             })?;
     }
-    addresses
-        .first()
-        .copied()
-        .ok_or_else(|| FetchError::Resolve {
-            host: host.to_owned(),
-            reason: "no addresses".to_owned(),
-        })
+    Ok(addresses)
 }
 
 async fn resolve(host: &str, port: u16) -> Result<Vec<SocketAddr>, FetchError> {
