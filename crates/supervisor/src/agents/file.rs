@@ -34,7 +34,9 @@
 use std::path::{Path, PathBuf};
 
 use serde_yaml_ng::{Mapping, Value};
-use subagent_protocol::tool_names::{BASH_FIND, BASH_READ, BASH_RIPGREP, BUILTIN_TOOLS};
+use subagent_protocol::tool_names::{
+    BASH_FIND, BASH_READ, BASH_RIPGREP, BUILTIN_TOOLS, SCRAPE_WEBPAGE, SEARCH_WEB,
+};
 
 use super::catalog::{AgentDefinition, AgentOutputSchema, AgentSource};
 use crate::config::{LimitKey, LimitSet, RawLimit};
@@ -49,12 +51,15 @@ pub enum AgentFileFlavor {
 }
 
 /// Claude Code tool -> the tool here that does the same, read-only.
-/// Everything else (Bash, Edit, Write, WebFetch, ...) has no equivalent and
-/// is dropped with a warning.
+/// Everything else (Bash, Edit, Write, ...) has no equivalent and is
+/// dropped with a warning. WebFetch answers a prompt about a page where
+/// scrape_webpage returns the page, which the agent's own model then reads.
 pub const CLAUDE_TOOL_MAP: &[(&str, &str)] = &[
     ("Read", BASH_READ),
     ("Grep", BASH_RIPGREP),
     ("Glob", BASH_FIND),
+    ("WebSearch", SEARCH_WEB),
+    ("WebFetch", SCRAPE_WEBPAGE),
 ];
 
 /// Claude Code's model aliases: they name its own model choice, so here

@@ -127,8 +127,19 @@ fn agents_file_without_frontmatter_is_refused() {
 
 #[test]
 fn claude_code_agents_tools_are_mapped_and_the_rest_dropped_with_warnings() {
-    let agent = claude("---\nname: c\ntools: Read, Grep, Glob, Bash(git:*), Edit\n---\np");
-    assert_eq!(agent.tools, ["bash_read", "bash_ripgrep", "bash_find"]);
+    let agent = claude(
+        "---\nname: c\ntools: Read, Grep, Glob, Bash(git:*), Edit, WebFetch, WebSearch\n---\np",
+    );
+    assert_eq!(
+        agent.tools,
+        [
+            "bash_read",
+            "bash_ripgrep",
+            "bash_find",
+            "scrape_webpage",
+            "search_web"
+        ]
+    );
     assert_eq!(agent.warnings.len(), 2, "{:?}", agent.warnings);
     assert!(
         agent.warnings[0].contains("`Bash(git:*)` dropped"),
@@ -146,7 +157,16 @@ fn claude_code_agents_tools_are_mapped_and_the_rest_dropped_with_warnings() {
 #[test]
 fn claude_code_agents_without_tools_get_the_mapped_read_only_ones() {
     let agent = claude("---\nname: c\ndescription: d\n---\np");
-    assert_eq!(agent.tools, ["bash_read", "bash_ripgrep", "bash_find"]);
+    assert_eq!(
+        agent.tools,
+        [
+            "bash_read",
+            "bash_ripgrep",
+            "bash_find",
+            "search_web",
+            "scrape_webpage"
+        ]
+    );
     assert!(agent.warnings.is_empty());
 }
 

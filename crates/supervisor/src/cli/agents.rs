@@ -39,7 +39,8 @@ use crate::console;
     disabled: false\n  \
     ---\n  \
     You are a careful reviewer...\n\n\
-    Claude Code tools map as Read -> bash_read, Grep -> bash_ripgrep, Glob -> bash_find;\n\
+    Claude Code tools map as Read -> bash_read, Grep -> bash_ripgrep, Glob -> bash_find,\n\
+    WebSearch -> search_web, WebFetch -> scrape_webpage;\n\
     others (Bash included) are dropped with a warning, and so are Claude Code's model\n\
     aliases (sonnet, opus, haiku, inherit). A run's flags override the file's fields;\n\
     the file's override config.toml.\n\n\
