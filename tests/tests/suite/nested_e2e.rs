@@ -361,3 +361,74 @@ fn interrupting_the_root_while_a_grandchild_runs_ends_every_descendant() {
     assert_reaped(&grandchild_lines);
     assert_eq!(model.requests().len(), 2, "nothing ran after the interrupt");
 }
+
+#[test]
+fn the_roots_wall_timeout_while_a_grandchild_runs_ends_every_descendant() {
+    let workspace = tempfile::tempdir().unwrap();
+    let sessions = tempfile::tempdir().unwrap();
+    let model = ScriptedModel::start_held(vec![
+        tool_call_turn(
+            "call_sub",
+            "subagent",
+            &json!({"agent": "general", "task": "Take your time."}),
+        ),
+        text_turn("never sent"),
+    ]);
+    let root = cli(
+        &model,
+        workspace.path(),
+        sessions.path(),
+        &[
+            "--task",
+            "Delegate and wait.",
+            "--max-depth",
+            "2",
+            "--tools",
+            "subagent",
+            "--timeout",
+            "3",
+        ],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    model.release();
+    assert!(
+        model.wait_for_requests(2, Duration::from_secs(30)),
+        "the grandchild never called the model"
+    );
+    // The grandchild's reply stays held: only the root's timeout ends it.
+    let out = root.wait_with_output().unwrap();
+    assert_nothing_runs_in(workspace.path());
+    let json = result_of(&out, 3);
+    assert_eq!(json["details"]["error"]["code"], "SUBAGENT_TIMEOUT");
+    assert_children_reaped(&json);
+    let root_file = session_file_of(&json);
+    let lines = check_session_file(&root_file);
+    let nested = nested_lifecycle(&lines, &root_file);
+    let events: Vec<&str> = nested
+        .iter()
+        .map(|l| l["eventType"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        events,
+        vec!["subagent:start", "subagent:aborted"],
+        "the grandchild was cancelled with its parent, not left to time out"
+    );
+    assert_reaped(&check_session_file(Path::new(
+        nested[0]["sessionFile"].as_str().unwrap(),
+    )));
+}
+
+#[test]
+fn run_help_offers_the_subagent_tool_and_the_depth_flag() {
+    let out = Command::new(binary("subagent"))
+        .args(["run", "--help"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).unwrap();
+    assert!(help.contains("\n  subagent "), "{help}");
+    assert!(help.contains("--max-depth"), "{help}");
+}
