@@ -115,6 +115,19 @@ impl Project {
 }
 
 fn run_cli(model: &ScriptedModel, project: &Project, sessions: &Path, extra: &[&str]) -> Output {
+    let mut args = vec!["--tools", "search_web,scrape_webpage"];
+    args.extend_from_slice(extra);
+    run_cli_with(model, project, sessions, &args)
+}
+
+/// `subagent run` on the scripted model in `project`, with `args` (which
+/// name the tools).
+fn run_cli_with(
+    model: &ScriptedModel,
+    project: &Project,
+    sessions: &Path,
+    args: &[&str],
+) -> Output {
     let out = Command::new(binary("subagent"))
         .arg("run")
         .args(["--provider", "openai-chat", "--model", "scripted"])
@@ -126,8 +139,7 @@ fn run_cli(model: &ScriptedModel, project: &Project, sessions: &Path, extra: &[&
         .arg(sessions)
         .args(["--timeout", "60", "--json"])
         .args(["--task", "Find out why otters hold hands."])
-        .args(["--tools", "search_web,scrape_webpage"])
-        .args(extra)
+        .args(args)
         .env("HOME", project.home.path())
         .env_remove("XDG_CONFIG_HOME")
         .env_remove("SUBAGENT_WORKER")
@@ -273,4 +285,99 @@ fn without_the_flag_the_loopback_page_is_refused_and_never_asked_for() {
         "only the search reached the server: {targets:?}"
     );
     assert!(targets[0].starts_with("/search?"), "{targets:?}");
+}
+
+/// The whole picture: `--tools search_web,scrape_webpage,subagent
+/// --max-depth 2`. The root delegates to a researcher, which searches and
+/// scrapes the loopback web and answers; its answer is the root's tool
+/// result. Requests reach the scripted model strictly in turn (the root
+/// waits on its subagent), so one script serves both.
+#[test]
+fn a_subagent_uses_the_web_tools_for_its_parent_at_depth_two() {
+    let server = WebServer::start();
+    let project = Project::new(&server);
+    let sessions = tempfile::tempdir().unwrap();
+    let model = ScriptedModel::start(vec![
+        tool_call_turn(
+            "call_delegate",
+            "subagent",
+            &json!({"agent": "researcher", "task": "Why do otters hold hands? Search the web."}),
+        ),
+        tool_call_turn(
+            "call_search",
+            "search_web",
+            &json!({"query": "otters hands"}),
+        ),
+        tool_call_turn(
+            "call_scrape",
+            "scrape_webpage",
+            &json!({"url": server.url("/page")}),
+        ),
+        text_turn("Otters hold hands so that they do not drift apart."),
+        text_turn("My researcher says: otters hold hands so that they do not drift apart."),
+    ]);
+    let out = run_cli_with(
+        &model,
+        &project,
+        sessions.path(),
+        &[
+            "--tools",
+            "search_web,scrape_webpage,subagent",
+            "--max-depth",
+            "2",
+            "--allow-private-networks",
+        ],
+    );
+    let root_lines = checked(&out);
+    assert_eq!(model.replies_left(), 0);
+    let requests = model.requests();
+    assert_eq!(requests.len(), 5);
+    assert_eq!(
+        offered_tools(&requests[0]),
+        ["scrape_webpage", "search_web", "subagent"]
+    );
+    // The researcher at depth 2 = the limit: its own tools, no subagent tool.
+    let grandchild_tools = offered_tools(&requests[1]);
+    assert!(
+        grandchild_tools.contains(&"search_web".to_owned()),
+        "{grandchild_tools:?}"
+    );
+    assert!(
+        !grandchild_tools.contains(&"subagent".to_owned()),
+        "{grandchild_tools:?}"
+    );
+
+    let root_results = tool_results(&root_lines);
+    assert_eq!(root_results.len(), 1, "{root_results:#?}");
+    let (call, name, is_error, output) = &root_results[0];
+    assert_eq!(
+        (call.as_str(), name.as_str(), *is_error),
+        ("call_delegate", "subagent", false)
+    );
+    assert!(output.contains("do not drift apart"), "{output}");
+
+    // The researcher's own file, named by its lifecycle lines in the root's.
+    let grandchild_file = root_lines
+        .iter()
+        .filter(|l| l["type"] == "agent_event" && l["agentName"] == "researcher")
+        .find_map(|l| l["sessionFile"].as_str())
+        .unwrap_or_else(|| panic!("no researcher lifecycle line in the root's file"))
+        .to_owned();
+    let grandchild_lines = check_session_file(Path::new(&grandchild_file));
+    assert_reaped(&grandchild_lines);
+    assert_eq!(grandchild_lines[0]["depth"], 2);
+    let results = tool_results(&grandchild_lines);
+    let names: Vec<(&str, bool)> = results.iter().map(|r| (r.1.as_str(), r.2)).collect();
+    assert_eq!(
+        names,
+        [("search_web", false), ("scrape_webpage", false)],
+        "{results:#?}"
+    );
+    assert!(
+        results[1].3.contains("Sea otters hold hands"),
+        "{}",
+        results[1].3
+    );
+    let targets = server.targets();
+    assert_eq!(targets, ["/search?q=otters+hands&format=json", "/page"]);
 }
