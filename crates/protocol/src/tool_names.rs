@@ -19,6 +19,10 @@ pub const SEARCH_WEB: &str = "search_web";
 /// One web page as Markdown or text, public addresses only by default.
 pub const SCRAPE_WEBPAGE: &str = "scrape_webpage";
 
+/// The nested-subagent tool: offered below the depth limit, run by the
+/// supervisor (the worker only asks), so not part of [`BUILTIN_TOOLS`].
+pub const SUBAGENT: &str = "subagent";
+
 /// Every tool the worker's registry offers, in name order.
 pub const BUILTIN_TOOLS: &[&str] = &[
     BASH_FIND,

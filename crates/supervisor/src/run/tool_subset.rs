@@ -21,7 +21,7 @@ use subagent_protocol::tool_names::BUILTIN_TOOLS;
 use subagent_report_back::REPORT_BACK_TOOL_NAME;
 
 /// The tool name through which a child could spawn its own subagents.
-pub(super) const SUBAGENT_TOOL: &str = "subagent";
+pub(super) const SUBAGENT_TOOL: &str = subagent_protocol::tool_names::SUBAGENT;
 
 /// Every name a subset may use, in the order the refusal lists them.
 fn known_tools() -> impl Iterator<Item = &'static str> {

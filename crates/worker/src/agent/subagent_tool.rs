@@ -20,7 +20,7 @@ use crate::provider::ToolDefinition;
 use crate::subagent_calls::SubagentCalls;
 
 /// The tool's name, as `--tools` and agent files spell it.
-pub const SUBAGENT_TOOL_NAME: &str = "subagent";
+pub const SUBAGENT_TOOL_NAME: &str = subagent_protocol::tool_names::SUBAGENT;
 
 /// Added to the grandchild's own wall timeout for the longest wait on a
 /// reply (30 s): the supervisor answers after the grandchild's timeout, its
