@@ -12,7 +12,7 @@ use subagent_supervisor::config::{
 };
 use subagent_supervisor::exit_codes;
 
-use super::run::env_value;
+use super::run_flags::env_value;
 use crate::console;
 
 #[derive(Debug, clap::Args)]

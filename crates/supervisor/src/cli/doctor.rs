@@ -147,7 +147,7 @@ fn config_probes(workspace: &Path) -> Vec<Probe> {
             let base_url = entry
                 .base_url
                 .clone()
-                .or_else(|| super::run::env_value(defaults.base_url_var))
+                .or_else(|| super::run_flags::env_value(defaults.base_url_var))
                 .unwrap_or_else(|| defaults.public_base_url.to_owned());
             let fix = format!(
                 "start the server, or correct base_url/model of [providers.{name}] in {}",

@@ -8,6 +8,7 @@ mod agents;
 mod config;
 mod doctor;
 mod run;
+mod run_flags;
 mod sessions;
 mod status;
 
