@@ -43,22 +43,15 @@ pub enum DiscoverError {
     },
 }
 
-/// The user's agents dir: `$XDG_CONFIG_HOME/subagent/agents` when that is
-/// set and absolute, else `$HOME/.config/subagent/agents`; `None` without
+/// The user's agents dir: `agents` in the user's config dir
+/// ([`crate::config::user_config_dir`]: `$XDG_CONFIG_HOME/subagent` when
+/// that is set and absolute, else `$HOME/.config/subagent`); `None` without
 /// either. Pure: the caller passes the variables.
 pub fn user_agents_dir(
     xdg_config_home: Option<OsString>,
     home: Option<OsString>,
 ) -> Option<PathBuf> {
-    let xdg = xdg_config_home
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute());
-    let config = xdg.or_else(|| {
-        home.map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-            .map(|h| h.join(".config"))
-    })?;
-    Some(config.join("subagent").join("agents"))
+    crate::config::user_config_dir(xdg_config_home, home).map(|dir| dir.join("agents"))
 }
 
 /// [`user_agents_dir`] from this process's environment.

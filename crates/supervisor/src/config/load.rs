@@ -42,9 +42,10 @@ impl LoadedConfig {
     }
 }
 
-/// The user's config file: `$XDG_CONFIG_HOME/subagent/config.toml` when that
-/// is set and absolute, else `$HOME/.config/subagent/config.toml`.
-pub fn user_config_path(
+/// The user's config dir: `$XDG_CONFIG_HOME/subagent` when that is set
+/// and absolute, else `$HOME/.config/subagent`; it holds `config.toml` and
+/// the user's `agents/`.
+pub fn user_config_dir(
     xdg_config_home: Option<OsString>,
     home: Option<OsString>,
 ) -> Option<PathBuf> {
@@ -56,7 +57,15 @@ pub fn user_config_path(
             .filter(|p| p.is_absolute())
             .map(|h| h.join(".config"))
     })?;
-    Some(config.join("subagent").join("config.toml"))
+    Some(config.join("subagent"))
+}
+
+/// The user's config file: `config.toml` in [`user_config_dir`].
+pub fn user_config_path(
+    xdg_config_home: Option<OsString>,
+    home: Option<OsString>,
+) -> Option<PathBuf> {
+    user_config_dir(xdg_config_home, home).map(|dir| dir.join("config.toml"))
 }
 
 /// [`user_config_path`] from this process's environment.

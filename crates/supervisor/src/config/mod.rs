@@ -29,7 +29,7 @@ pub use file::{
 pub use limits::{LimitKey, LimitSet, LimitUnit, LimitValue, RawLimit};
 pub use load::{
     ConfigLayer, LoadedConfig, PROJECT_CONFIG, default_user_config_path, find_project_config,
-    load_config, project_config_home, user_config_path,
+    load_config, project_config_home, user_config_dir, user_config_path,
 };
 pub use resolve::{
     DEFAULT_AGENT, DEFAULT_MAX_DEPTH, EnvLookup, KindDefaults, Origin, ResolveError, ResolvedRun,
