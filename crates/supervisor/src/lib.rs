@@ -13,6 +13,7 @@
 #![forbid(unsafe_code)]
 
 pub mod agents;
+pub mod batch;
 pub mod config;
 pub mod doctor;
 pub mod exit_codes;

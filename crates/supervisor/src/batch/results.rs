@@ -1,0 +1,263 @@
+//! The results file: one JSON line per finished task, appended and fsynced
+//! as each task ends, so a supervisor killed at any moment loses no
+//! finished result; and the resume set read back from it.
+//!
+//! A line is written with one `write_all` and then `sync_data`, so after a
+//! crash the file is every finished line plus at most one torn line at the
+//! end (no trailing newline). Reading drops that torn tail from the file
+//! before appending, so the next line does not glue onto it, and its task
+//! runs again. A complete line that is not a JSON object with an `id` is
+//! refused with its line number: that file was edited by hand, and guessing
+//! would run tasks twice or never.
+//!
+//! Only lines are read back for their `id`; the other fields are for the
+//! caller, so adding a field never breaks resuming an older file.
+
+use std::collections::HashSet;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use subagent_protocol::result::{ContentItem, SubagentResult};
+use subagent_protocol::{ErrorCode, Usage};
+
+use crate::exit_codes;
+
+/// How a task ended, as the summary counts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskStatus {
+    /// It succeeded.
+    Ok,
+    /// It failed (any error but a timeout).
+    Failed,
+    /// Its wall or idle timeout fired.
+    Timeout,
+}
+
+/// One line of the results file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResultLine {
+    /// The task's id.
+    pub id: String,
+    /// ok, failed or timeout.
+    pub status: TaskStatus,
+    /// What `subagent run` would have exited with for this task.
+    pub exit_code: i32,
+    /// The result's error code, when it failed.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub error_code: Option<ErrorCode>,
+    /// The result's error message, when it failed.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub error: Option<String>,
+    /// The agent that ran.
+    pub agent: String,
+    /// The model that answered, when one did.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub model: Option<String>,
+    /// The answer's text (sanitized, as the result object carries it).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub output: Option<String>,
+    /// The structured output, when the task had an output schema.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub structured_output: Option<serde_json::Value>,
+    /// Tokens, cost and turns.
+    pub usage: Usage,
+    /// Wall time of the task in this batch, ms.
+    pub duration_ms: u64,
+    /// The task's session file, when a worker started.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub session_file: Option<String>,
+}
+
+impl ResultLine {
+    /// The line for task `id` from its result object.
+    pub fn from_result(id: &str, agent: &str, result: &SubagentResult, duration_ms: u64) -> Self {
+        let code = result.details.error.as_ref().map(|e| e.code);
+        let child = result.details.results.first();
+        let content_text = result.content.iter().find_map(|item| {
+            let ContentItem::Text { text } = item;
+            (!text.is_empty()).then(|| text.clone())
+        });
+        Self {
+            id: id.to_owned(),
+            status: match code {
+                None => TaskStatus::Ok,
+                Some(ErrorCode::SubagentTimeout) => TaskStatus::Timeout,
+                Some(_) => TaskStatus::Failed,
+            },
+            exit_code: exit_codes::for_error(code),
+            error_code: code,
+            error: result.details.error.as_ref().map(|e| e.message.clone()),
+            agent: child.map_or_else(|| agent.to_owned(), |c| c.agent.clone()),
+            model: child.and_then(|c| c.model.clone()),
+            output: child.and_then(|c| c.output.clone()).or(content_text),
+            structured_output: child.and_then(|c| c.structured_output.clone()),
+            usage: child.map(|c| c.usage).unwrap_or_default(),
+            duration_ms,
+            session_file: child.and_then(|c| c.session_file.clone()),
+        }
+    }
+}
+
+/// Why the results file cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ResultsError {
+    /// Reading, truncating, opening or syncing it failed.
+    #[error("results file {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A complete line is not a result line.
+    #[error(
+        "results file {path}, line {line}: not a result line ({message}); \
+         remove or fix the line, every line must be a JSON object with an `id`"
+    )]
+    BadLine {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// What the parser said.
+        message: String,
+    },
+}
+
+/// A results file as read: its complete lines and whether a torn tail
+/// followed them.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Scan {
+    /// Each complete line's id and its bytes (without the newline), in order.
+    pub lines: Vec<(String, Vec<u8>)>,
+    /// Bytes up to and including the last newline.
+    pub valid_len: u64,
+    /// True when bytes without a newline followed (a write cut short).
+    pub torn_tail: bool,
+}
+
+/// Just the id of a line; other fields are not read back.
+#[derive(Deserialize)]
+struct IdOnly {
+    id: String,
+}
+
+/// Reads the lines of `bytes`; `path` is for messages only.
+pub fn scan(path: &Path, bytes: &[u8]) -> Result<Scan, ResultsError> {
+    let mut scan = Scan::default();
+    let complete_len = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    scan.valid_len = complete_len as u64;
+    scan.torn_tail = complete_len < bytes.len();
+    for (index, line) in bytes[..complete_len].split(|b| *b == b'\n').enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let parsed: IdOnly = serde_json::from_slice(line).map_err(|e| ResultsError::BadLine {
+            path: path.to_owned(),
+            line: index + 1,
+            message: e.to_string(),
+        })?;
+        scan.lines.push((parsed.id, line.to_vec()));
+    }
+    Ok(scan)
+}
+
+/// Reads `path` (a missing file reads as empty).
+pub fn read_scan(path: &Path) -> Result<Scan, ResultsError> {
+    match std::fs::read(path) {
+        Ok(bytes) => scan(path, &bytes),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Scan::default()),
+        Err(source) => Err(ResultsError::Io {
+            path: path.to_owned(),
+            source,
+        }),
+    }
+}
+
+/// What an existing results file says is done.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ResultsFile {
+    /// Ids with a complete line: not run again.
+    pub done: HashSet<String>,
+    /// A torn last line was dropped (its task runs again).
+    pub dropped_torn_tail: bool,
+}
+
+impl ResultsFile {
+    /// Reads `path`, drops a torn tail from it, and opens it for appending
+    /// (created when missing).
+    pub fn open(path: &Path) -> Result<(Self, ResultsWriter), ResultsError> {
+        let io = |source| ResultsError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let scan = read_scan(path)?;
+        let existed = path.exists();
+        if scan.torn_tail {
+            let file = OpenOptions::new().write(true).open(path).map_err(io)?;
+            file.set_len(scan.valid_len).map_err(io)?;
+            file.sync_all().map_err(io)?;
+        }
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(io)?;
+        if !existed {
+            // The new file's directory entry must survive a crash too.
+            sync_parent_dir(path).map_err(io)?;
+        }
+        let done = scan.lines.into_iter().map(|(id, _)| id).collect();
+        Ok((
+            Self {
+                done,
+                dropped_torn_tail: scan.torn_tail,
+            },
+            ResultsWriter {
+                path: path.to_owned(),
+                file,
+            },
+        ))
+    }
+}
+
+fn sync_parent_dir(path: &Path) -> std::io::Result<()> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    File::open(parent)?.sync_all()
+}
+
+/// Appends result lines durably.
+#[derive(Debug)]
+pub struct ResultsWriter {
+    path: PathBuf,
+    file: File,
+}
+
+impl ResultsWriter {
+    /// Appends `line` with one write and syncs it to disk before returning.
+    pub fn append(&mut self, line: &ResultLine) -> Result<(), ResultsError> {
+        let mut bytes = serde_json::to_vec(line).map_err(|e| ResultsError::Io {
+            path: self.path.clone(),
+            source: e.into(),
+        })?;
+        bytes.push(b'\n');
+        self.file
+            .write_all(&bytes)
+            .and_then(|()| self.file.sync_data())
+            .map_err(|source| ResultsError::Io {
+                path: self.path.clone(),
+                source,
+            })
+    }
+}
+
+#[cfg(test)]
+#[path = "results_tests.rs"]
+mod tests;

@@ -1,0 +1,108 @@
+use pretty_assertions::assert_eq;
+use subagent_protocol::result::{Details, ErrorInfo, Mode, SingleResult};
+
+use super::*;
+
+fn single(error: Option<ErrorCode>) -> SubagentResult {
+    SubagentResult {
+        content: vec![ContentItem::Text {
+            text: "answer".into(),
+        }],
+        details: Details {
+            mode: Mode::Single,
+            run_id: Some("abcd1234".into()),
+            results: vec![SingleResult {
+                agent: "general".into(),
+                task: "t".into(),
+                exit_code: 0,
+                usage: Usage {
+                    input: 10,
+                    output: 5,
+                    ..Usage::default()
+                },
+                error: None,
+                session_file: Some("s.jsonl".into()),
+                output: Some("full answer".into()),
+                structured_output: None,
+                display_items: None,
+                model: Some("m".into()),
+                duration_ms: Some(7),
+                stop_reason: None,
+                truncated: None,
+                termination: None,
+                sandbox: None,
+            }],
+            error: error.map(|code| ErrorInfo {
+                code,
+                message: "it broke".into(),
+            }),
+        },
+    }
+}
+
+#[test]
+fn a_line_carries_status_exit_code_output_and_session_file() {
+    let ok = ResultLine::from_result("a", "general", &single(None), 12);
+    assert_eq!(ok.status, TaskStatus::Ok);
+    assert_eq!(ok.exit_code, 0);
+    assert_eq!(ok.output.as_deref(), Some("full answer"));
+    assert_eq!(ok.session_file.as_deref(), Some("s.jsonl"));
+    assert_eq!(ok.duration_ms, 12);
+    let json = serde_json::to_value(&ok).unwrap();
+    assert_eq!(json["usage"]["input"], 10);
+    assert!(json.get("errorCode").is_none());
+
+    let late =
+        ResultLine::from_result("b", "general", &single(Some(ErrorCode::SubagentTimeout)), 1);
+    assert_eq!((late.status, late.exit_code), (TaskStatus::Timeout, 3));
+    let json = serde_json::to_value(&late).unwrap();
+    assert_eq!(json["errorCode"], "SUBAGENT_TIMEOUT");
+    assert_eq!(json["error"], "it broke");
+
+    let bad = ResultLine::from_result("c", "general", &single(Some(ErrorCode::SubagentFailed)), 1);
+    assert_eq!((bad.status, bad.exit_code), (TaskStatus::Failed, 1));
+}
+
+#[test]
+fn a_torn_last_line_is_not_done_and_is_cut_before_appending() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.jsonl");
+    std::fs::write(&path, "{\"id\":\"a\"}\n{\"id\":\"b\"}\n{\"id\":\"c\",\"sta").unwrap();
+    let (file, mut writer) = ResultsFile::open(&path).unwrap();
+    assert!(file.dropped_torn_tail);
+    let mut done: Vec<&str> = file.done.iter().map(String::as_str).collect();
+    done.sort_unstable();
+    assert_eq!(done, vec!["a", "b"]);
+    writer
+        .append(&ResultLine::from_result("c", "general", &single(None), 1))
+        .unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let ids: Vec<String> = text
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(ids, vec!["a", "b", "c"]);
+}
+
+#[test]
+fn a_missing_file_is_created_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("new.jsonl");
+    let (file, _writer) = ResultsFile::open(&path).unwrap();
+    assert!(file.done.is_empty() && !file.dropped_torn_tail);
+    assert!(path.exists());
+}
+
+#[test]
+fn a_bad_complete_line_is_refused_with_its_number() {
+    let err = scan(Path::new("r.jsonl"), b"{\"id\":\"a\"}\nnot json\n").unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("r.jsonl, line 2"), "{text}");
+    let err = scan(Path::new("r.jsonl"), b"{\"status\":\"ok\"}\n").unwrap_err();
+    assert!(err.to_string().contains("line 1"), "{err}");
+}

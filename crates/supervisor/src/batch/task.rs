@@ -1,0 +1,189 @@
+//! The tasks file: one JSON object per line (`id`, `task`, and optional
+//! `agent`, `provider`, `model`, `limits`, `outputSchema`), read whole and
+//! checked before anything runs.
+//!
+//! Every problem (a line that is not JSON, a missing `task`, an unknown key
+//! or limit, a duplicate id) is collected with its 1-based line number and
+//! the file is refused as a whole: a batch never starts half-valid, so each
+//! shard of a scaled-out batch sees the same verdict. Blank lines are
+//! skipped. It never reads the disk itself; the caller hands it the text.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::config::{LimitKey, LimitSet, RawLimit};
+
+/// One task of the file, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskLine {
+    /// 1-based line number in the tasks file.
+    pub line: usize,
+    /// The task's id, unique in the file.
+    pub id: String,
+    /// The task text.
+    pub task: String,
+    /// Agent name; `None` takes the batch's default.
+    pub agent: Option<String>,
+    /// Provider name or kind; `None` takes the batch's default.
+    pub provider: Option<String>,
+    /// Model id; `None` takes the batch's default.
+    pub model: Option<String>,
+    /// Limits for this task only, over the batch's flags.
+    pub limits: LimitSet,
+    /// The output schema as JSON text, when the line has one.
+    pub output_schema_json: Option<String>,
+}
+
+/// One line as written; unknown keys are refused so a typo (`modle`) is
+/// not silently run with the default.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RawTask {
+    id: String,
+    task: String,
+    #[serde(default)]
+    agent: Option<String>,
+    #[serde(default)]
+    provider: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    limits: Option<serde_json::Map<String, Value>>,
+    #[serde(default)]
+    output_schema: Option<Value>,
+}
+
+/// A problem on one line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineProblem {
+    /// 1-based line number.
+    pub line: usize,
+    /// What is wrong and how to fix it.
+    pub message: String,
+}
+
+/// The tasks file is refused: every problem found, in line order.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct TaskFileError {
+    /// The problems (at least one).
+    pub problems: Vec<LineProblem>,
+}
+
+impl fmt::Display for TaskFileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the tasks file has {} bad line(s); nothing was run:",
+            self.problems.len()
+        )?;
+        for p in &self.problems {
+            write!(f, "\n  line {}: {}", p.line, p.message)?;
+        }
+        Ok(())
+    }
+}
+
+/// Reads every task of `text`, or every problem of it.
+pub fn parse_tasks(text: &str) -> Result<Vec<TaskLine>, TaskFileError> {
+    let mut tasks = Vec::new();
+    let mut problems = Vec::new();
+    let mut first_line_of: HashMap<String, usize> = HashMap::new();
+    for (index, raw) in text.lines().enumerate() {
+        let line = index + 1;
+        if raw.trim().is_empty() {
+            continue;
+        }
+        match parse_line(line, raw) {
+            Ok(task) => match first_line_of.get(&task.id) {
+                Some(first) => problems.push(LineProblem {
+                    line,
+                    message: format!(
+                        "duplicate id `{}` (first on line {first}); ids must be unique",
+                        task.id
+                    ),
+                }),
+                None => {
+                    first_line_of.insert(task.id.clone(), line);
+                    tasks.push(task);
+                }
+            },
+            Err(message) => problems.push(LineProblem { line, message }),
+        }
+    }
+    if problems.is_empty() {
+        Ok(tasks)
+    } else {
+        Err(TaskFileError { problems })
+    }
+}
+
+fn parse_line(line: usize, raw: &str) -> Result<TaskLine, String> {
+    let task: RawTask = serde_json::from_str(raw).map_err(|e| {
+        format!("{e}; a task line is a JSON object like {{\"id\": \"t1\", \"task\": \"...\"}}")
+    })?;
+    if task.id.trim().is_empty() {
+        return Err("`id` is empty; give every task a unique, non-empty id".to_owned());
+    }
+    if task.task.trim().is_empty() {
+        return Err(format!("task `{}`: `task` is empty", task.id));
+    }
+    let limits = parse_limits(task.limits.unwrap_or_default())
+        .map_err(|m| format!("task `{}`: {m}", task.id))?;
+    let output_schema_json = match task.output_schema {
+        None => None,
+        Some(schema @ Value::Object(_)) => Some(schema.to_string()),
+        Some(_) => {
+            return Err(format!(
+                "task `{}`: `outputSchema` must be a JSON Schema object, inline",
+                task.id
+            ));
+        }
+    };
+    Ok(TaskLine {
+        line,
+        id: task.id,
+        task: task.task,
+        agent: task.agent,
+        provider: task.provider,
+        model: task.model,
+        limits,
+        output_schema_json,
+    })
+}
+
+/// `limits` uses config.toml's `[limits]` keys and values (`"15m"`, `64`).
+fn parse_limits(map: serde_json::Map<String, Value>) -> Result<LimitSet, String> {
+    let mut set = LimitSet::default();
+    for (name, value) in map {
+        let Some(key) = LimitKey::from_config_key(&name) else {
+            let known: Vec<&str> = LimitKey::ALL.iter().map(|k| k.config_key()).collect();
+            return Err(format!(
+                "unknown limit `{name}`; known: {}",
+                known.join(", ")
+            ));
+        };
+        let raw = match &value {
+            Value::String(text) => RawLimit::Text(text),
+            Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+                (Some(i), _) => RawLimit::Integer(i),
+                (None, Some(x)) => RawLimit::Float(x),
+                (None, None) => return Err(format!("limit `{name}`: `{n}` is out of range")),
+            },
+            other => {
+                return Err(format!(
+                    "limit `{name}`: `{other}` is neither text nor a number"
+                ));
+            }
+        };
+        let parsed = key.parse(raw).map_err(|m| format!("limit `{name}`: {m}"))?;
+        set.set(key, parsed);
+    }
+    Ok(set)
+}
+
+#[cfg(test)]
+#[path = "task_tests.rs"]
+mod tests;
