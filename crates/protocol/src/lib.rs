@@ -48,4 +48,5 @@ pub use usage::Usage;
 /// Version of the worker protocol. Bumped whenever a wire type changes shape;
 /// the supervisor refuses a worker whose `Hello` announces another version.
 /// 3: `TaskSpec::web`, `FromWorker::SpawnSubagent`, `ToWorker::SubagentResult`.
-pub const PROTOCOL_VERSION: u32 = 3;
+/// 4: `ProviderKind::VertexaiAnthropic`.
+pub const PROTOCOL_VERSION: u32 = 4;

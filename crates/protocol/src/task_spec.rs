@@ -121,7 +121,7 @@ impl ProviderSpec {
     }
 }
 
-/// The three API dialects the worker speaks.
+/// The API dialects the worker speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ProviderKind {
@@ -131,14 +131,22 @@ pub enum ProviderKind {
     OpenaiResponses,
     /// Anthropic Messages API.
     Anthropic,
+    /// Claude on Google Vertex AI (protocol 4): the Anthropic Messages body
+    /// without `model`, with `anthropic_version: vertex-2023-10-16`, posted to
+    /// `{base_url}/publishers/anthropic/models/{model}:streamRawPredict`
+    /// where `base_url` is the location URL
+    /// `https://{region}-aiplatform.googleapis.com/v1/projects/{project}/locations/{region}`;
+    /// the key is an OAuth bearer token.
+    VertexaiAnthropic,
 }
 
 impl ProviderKind {
     /// Every kind.
-    pub const ALL: [ProviderKind; 3] = [
+    pub const ALL: [ProviderKind; 4] = [
         ProviderKind::OpenaiChat,
         ProviderKind::OpenaiResponses,
         ProviderKind::Anthropic,
+        ProviderKind::VertexaiAnthropic,
     ];
 
     /// The name used on the command line and in config.
@@ -147,6 +155,7 @@ impl ProviderKind {
             ProviderKind::OpenaiChat => "openai-chat",
             ProviderKind::OpenaiResponses => "openai-responses",
             ProviderKind::Anthropic => "anthropic",
+            ProviderKind::VertexaiAnthropic => "vertexai-anthropic",
         }
     }
 }
@@ -159,7 +168,9 @@ impl fmt::Display for ProviderKind {
 
 /// An unknown provider name.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("unknown provider {0:?}: expected openai-chat, openai-responses or anthropic")]
+#[error(
+    "unknown provider {0:?}: expected openai-chat, openai-responses, anthropic or vertexai-anthropic"
+)]
 pub struct UnknownProvider(pub String);
 
 impl FromStr for ProviderKind {

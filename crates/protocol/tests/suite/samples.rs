@@ -117,6 +117,18 @@ pub fn minimal_task_spec() -> TaskSpec {
     }
 }
 
+/// A minimal task spec for Claude on Vertex AI (protocol 4).
+pub fn vertex_task_spec() -> TaskSpec {
+    let mut spec = minimal_task_spec();
+    spec.provider = ProviderSpec::new(
+        ProviderKind::VertexaiAnthropic,
+        "https://europe-west1-aiplatform.googleapis.com/v1/projects/p-1/locations/europe-west1",
+        "claude-sonnet-4@20250514",
+    );
+    spec.provider.api_key = Some(ApiKey::new("ya29.token"));
+    spec
+}
+
 fn usage() -> Usage {
     Usage {
         input: 1_234,
@@ -138,6 +150,10 @@ pub fn to_worker() -> Vec<(&'static str, ToWorker)> {
         (
             "to_worker_start_minimal",
             ToWorker::Start(Box::new(minimal_task_spec())),
+        ),
+        (
+            "to_worker_start_vertex",
+            ToWorker::Start(Box::new(vertex_task_spec())),
         ),
         (
             "to_worker_cancel",

@@ -203,7 +203,7 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigFileErr
                 line_of_key_after(text, "kind", header),
                 format!(
                     "providers.{name}.kind: `{}` is not a provider kind; use openai-chat, \
-                     openai-responses or anthropic",
+                     openai-responses, anthropic or vertexai-anthropic",
                     entry.kind
                 ),
             )

@@ -87,7 +87,7 @@ pub enum ResolveError {
     /// A provider name that is neither configured nor a kind.
     #[error(
         "provider `{name}` (from {origin}) is not configured and is not a provider kind; \
-         configured: {configured}; kinds: openai-chat, openai-responses, anthropic \
+         configured: {configured}; kinds: openai-chat, openai-responses, anthropic, vertexai-anthropic \
          (`subagent config show` lists the configuration)"
     )]
     UnknownProvider {
@@ -185,7 +185,25 @@ pub fn kind_defaults(kind: ProviderKind) -> KindDefaults {
             base_url_var: "ANTHROPIC_BASE_URL",
             public_base_url: "https://api.anthropic.com/v1",
         },
+        // The location URL is built from the Anthropic Vertex SDK's
+        // CLOUD_ML_REGION and ANTHROPIC_VERTEX_PROJECT_ID (vertex_location_url);
+        // the key is an access token (`gcloud auth print-access-token`).
+        ProviderKind::VertexaiAnthropic => KindDefaults {
+            api_key_var: "GOOGLE_OAUTH_ACCESS_TOKEN",
+            base_url_var: "ANTHROPIC_VERTEX_BASE_URL",
+            public_base_url: "",
+        },
     }
+}
+
+/// The public Vertex AI location URL from the Anthropic Vertex SDK's
+/// variables, when both are set.
+fn vertex_location_url(env: EnvLookup<'_>) -> Option<String> {
+    let region = env("CLOUD_ML_REGION")?;
+    let project = env("ANTHROPIC_VERTEX_PROJECT_ID")?;
+    Some(format!(
+        "https://{region}-aiplatform.googleapis.com/v1/projects/{project}/locations/{region}"
+    ))
 }
 
 /// A variable's value; unset and empty are the same (as for the SDKs).
@@ -241,6 +259,11 @@ pub fn resolve_run(
         (url, origin)
     } else if let Some(url) = env(defaults.base_url_var) {
         (url, Origin::Env(defaults.base_url_var.into()))
+    } else if let Some(url) = (chosen.kind == ProviderKind::VertexaiAnthropic)
+        .then(|| vertex_location_url(env))
+        .flatten()
+    {
+        (url, Origin::Env("CLOUD_ML_REGION".into()))
     } else {
         (defaults.public_base_url.to_owned(), Origin::Default)
     };

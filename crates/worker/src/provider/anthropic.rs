@@ -13,12 +13,15 @@
 //! thinking blocks of a turn that called tools must be sent back unchanged
 //! with that turn; the provider keeps them, keyed by the turn's first tool
 //! call id, since the provider-neutral conversation has no place for them.
+//!
+//! The same client serves `vertexai-anthropic`: [`super::vertex`] changes its
+//! URL, key header and body.
 
 use std::collections::{BTreeMap, HashMap};
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Value, json};
-use subagent_protocol::{ProviderSpec, Usage};
+use subagent_protocol::{ProviderKind, ProviderSpec, Usage};
 
 use super::http::HttpClient;
 use super::retry::{Retries, RetryNotice, RetryPolicy};
@@ -26,6 +29,7 @@ use super::sse::SseEvent;
 use super::stream_turn::{
     Progress, TurnDecoder, decode_event, endpoint, stream_turn, temperature_json, text_of,
 };
+use super::vertex;
 use super::{
     ChatMessage, ChatRequest, Provider, ProviderError, StreamDelta, ToolCallRequest, TurnFuture,
     TurnResponse,
@@ -62,7 +66,11 @@ impl Anthropic {
         retry: RetryPolicy,
         thinking_budget: u32,
     ) -> Result<Self, ProviderError> {
-        let url = messages_url(&spec.base_url)?;
+        let url = if spec.kind == ProviderKind::VertexaiAnthropic {
+            vertex::stream_url(&spec.base_url, &spec.model)?
+        } else {
+            messages_url(&spec.base_url)?
+        };
         Ok(Self {
             spec,
             http,
@@ -74,6 +82,9 @@ impl Anthropic {
     }
 
     fn headers(&self) -> Result<HeaderMap, ProviderError> {
+        if self.spec.kind == ProviderKind::VertexaiAnthropic {
+            return vertex::headers(&self.http);
+        }
         let mut headers = HeaderMap::new();
         headers.insert(
             HeaderName::from_static("anthropic-version"),
@@ -100,6 +111,11 @@ impl Provider for Anthropic {
                 self.thinking_budget,
                 &self.thinking_by_call,
             )?;
+            let body = if self.spec.kind == ProviderKind::VertexaiAnthropic {
+                vertex::into_vertex_body(body)
+            } else {
+                body
+            };
             let (response, thinking) = stream_turn(
                 &self.http,
                 &mut self.retries,

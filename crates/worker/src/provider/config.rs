@@ -79,7 +79,7 @@ pub fn provider_for(
             config.retry,
             config.responses_continuation,
         )?),
-        ProviderKind::Anthropic => Box::new(Anthropic::new(
+        ProviderKind::Anthropic | ProviderKind::VertexaiAnthropic => Box::new(Anthropic::new(
             spec,
             http,
             config.retry,

@@ -21,6 +21,7 @@ pub mod pricing;
 pub mod retry;
 pub mod sse;
 mod stream_turn;
+pub mod vertex;
 
 pub use config::{
     DEFAULT_IDLE_TIMEOUT, DEFAULT_THINKING_BUDGET_TOKENS, ProviderConfig, provider_for,
