@@ -17,6 +17,7 @@ pub mod batch;
 pub mod config;
 pub mod doctor;
 pub mod exit_codes;
+pub mod jobs;
 pub mod run;
 pub mod sanitize;
 pub mod session;

@@ -1,0 +1,236 @@
+//! The lifecycle lines of jobs, and the recovery of runs a dead server left
+//! without an ending.
+//!
+//! In: job facts and results, or the text of a parent session file. Out:
+//! [`SessionLine`]s (the same `agent_event` shape the supervisor writes for
+//! each child) and appends of `interrupted` endings. The decisions (which
+//! starts have no end, what an interrupted line says) are pure functions,
+//! tested without files; only [`mark_interrupted`] touches the disk.
+//!
+//! It never removes or rewrites a line: recovery only appends.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use subagent_protocol::Usage;
+use subagent_protocol::result::{ContentItem, SubagentResult};
+use subagent_protocol::session::{
+    AgentEvent, LifecycleEvent, LifecycleMode, LifecycleStatus, SessionEntry, SessionLine,
+};
+
+use crate::session::append_to_parent_blocking;
+use crate::session::read::{ReadItem, parse_session, parse_timestamp};
+
+/// How the summary of an `interrupted` ending begins. The line itself is a
+/// `subagent:aborted` with status `aborted` (the session-line schema has no
+/// `interrupted` status, and readers that predate it must still see an
+/// ending); this prefix is what tells it apart from a cancel.
+pub const INTERRUPTED_SUMMARY_PREFIX: &str = "interrupted:";
+
+/// The rest of an interrupted ending's summary.
+const INTERRUPTED_SUMMARY: &str = "interrupted: the server running it stopped (killed or crashed) before it ended; marked when the next server started";
+
+/// Characters of a result's text kept in an ending's summary.
+const SUMMARY_CHARS: usize = 200;
+
+/// A run a previous server left without an ending, now marked interrupted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InterruptedRun {
+    /// The start line as the previous server wrote it.
+    pub start: AgentEvent,
+    /// The `interrupted` ending appended for it.
+    pub ending: SessionLine,
+    /// The parent file it was found in.
+    pub parent_file: PathBuf,
+}
+
+/// The start line of a job (`subagent:start`, no ending fields).
+pub fn job_start_line(
+    job_id: &str,
+    requested_by: &str,
+    agent: &str,
+    mode: LifecycleMode,
+    model: &str,
+    started_at: &str,
+) -> SessionLine {
+    SessionLine::now(SessionEntry::AgentEvent(AgentEvent {
+        event_type: LifecycleEvent::Start,
+        job_id: job_id.to_owned(),
+        requested_by: requested_by.to_owned(),
+        agent_name: agent.to_owned(),
+        mode,
+        pid: None,
+        started_at: started_at.to_owned(),
+        completed_at: None,
+        duration_ms: None,
+        model: model.to_owned(),
+        usage: None,
+        status: None,
+        summary: None,
+        session_file: None,
+    }))
+}
+
+/// The ending of the job whose start line is `start`, from its result:
+/// `subagent:aborted` when it was cancelled, `subagent:error` when it
+/// failed, else `subagent:complete`; usage summed over its children; the
+/// first child's session file.
+pub fn job_end_line(start: &AgentEvent, result: &SubagentResult, duration_ms: u64) -> SessionLine {
+    let cancelled = result
+        .details
+        .error
+        .as_ref()
+        .is_some_and(|e| e.code == subagent_protocol::ErrorCode::SubagentCancelled);
+    let (event_type, status) = if cancelled {
+        (LifecycleEvent::Aborted, LifecycleStatus::Aborted)
+    } else if result.details.error.is_some() {
+        (LifecycleEvent::Error, LifecycleStatus::Failed)
+    } else {
+        (LifecycleEvent::Complete, LifecycleStatus::Completed)
+    };
+    let mut usage = Usage::default();
+    for child in &result.details.results {
+        usage.add(&child.usage);
+    }
+    let first = result.details.results.first();
+    let summary = match &result.details.error {
+        Some(error) => format!("{}: {}", error.code, error.message),
+        None => result
+            .content
+            .iter()
+            .map(|ContentItem::Text { text }| text.as_str())
+            .find(|t| !t.trim().is_empty())
+            .unwrap_or("")
+            .to_owned(),
+    };
+    SessionLine::now(SessionEntry::AgentEvent(AgentEvent {
+        event_type,
+        completed_at: Some(subagent_protocol::time::now_rfc3339_ms()),
+        duration_ms: Some(duration_ms),
+        model: first
+            .and_then(|c| c.model.clone())
+            .unwrap_or_else(|| start.model.clone()),
+        usage: Some(usage),
+        status: Some(status),
+        summary: Some(shorten(&summary)),
+        session_file: first.and_then(|c| c.session_file.clone()),
+        ..start.clone()
+    }))
+}
+
+fn shorten(text: &str) -> String {
+    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    subagent_protocol::text::shorten_chars(first, SUMMARY_CHARS, "…").into_owned()
+}
+
+/// True when `line` is an `interrupted` ending written by recovery.
+pub fn is_interrupted_line(line: &AgentEvent) -> bool {
+    line.event_type == LifecycleEvent::Aborted
+        && line
+            .summary
+            .as_deref()
+            .is_some_and(|s| s.starts_with(INTERRUPTED_SUMMARY_PREFIX))
+}
+
+/// The start lines of `items` (one file's lines) that no later line ends,
+/// in file order. A start whose job id appears again in an ending line is
+/// over, whoever wrote the ending.
+pub fn unterminated_starts(items: &[ReadItem]) -> Vec<AgentEvent> {
+    let mut open: Vec<AgentEvent> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut ended: Vec<bool> = Vec::new();
+    for item in items {
+        let ReadItem::Line(line) = item else { continue };
+        let SessionEntry::AgentEvent(event) = &line.entry else {
+            continue;
+        };
+        match event.event_type {
+            LifecycleEvent::Start => {
+                index.insert(event.job_id.clone(), open.len());
+                open.push(event.clone());
+                ended.push(false);
+            }
+            _ => {
+                if let Some(&i) = index.get(&event.job_id) {
+                    ended[i] = true;
+                }
+            }
+        }
+    }
+    open.into_iter()
+        .zip(ended)
+        .filter_map(|(start, ended)| (!ended).then_some(start))
+        .collect()
+}
+
+/// The `interrupted` ending of `start`, stamped now.
+pub fn interrupted_line(start: &AgentEvent, now: SystemTime) -> SessionLine {
+    let duration_ms = parse_timestamp(&start.started_at)
+        .and_then(|t| now.duration_since(t).ok())
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    SessionLine {
+        entry: SessionEntry::AgentEvent(AgentEvent {
+            event_type: LifecycleEvent::Aborted,
+            completed_at: Some(subagent_protocol::time::rfc3339_ms(now)),
+            duration_ms,
+            usage: None,
+            status: Some(LifecycleStatus::Aborted),
+            summary: Some(INTERRUPTED_SUMMARY.to_owned()),
+            ..start.clone()
+        }),
+        timestamp: subagent_protocol::time::rfc3339_ms(now),
+    }
+}
+
+/// Appends an `interrupted` ending to `parent` for every start in it that
+/// has no ending, and to the child's own session file when the start names
+/// one that also has no ending. Returns the runs marked. The caller makes
+/// sure no live server still writes `parent` (see [`super::Jobs`]'s lock).
+pub fn mark_interrupted(parent: &Path) -> std::io::Result<Vec<InterruptedRun>> {
+    let text = match std::fs::read_to_string(parent) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let now = SystemTime::now();
+    let mut marked = Vec::new();
+    let open = unterminated_starts(&parse_session(&text));
+    if !open.is_empty() && !text.is_empty() && !text.ends_with('\n') {
+        // A line torn by the kill: end it, so the endings start a line of their own.
+        let mut file = std::fs::OpenOptions::new().append(true).open(parent)?;
+        std::io::Write::write_all(&mut file, b"\n")?;
+    }
+    for start in open {
+        let ending = interrupted_line(&start, now);
+        append_to_parent_blocking(parent, &ending).map_err(std::io::Error::other)?;
+        if let Some(child) = start.session_file.as_deref().map(Path::new) {
+            mark_child(child, &start, &ending);
+        }
+        marked.push(InterruptedRun {
+            start,
+            ending,
+            parent_file: parent.to_owned(),
+        });
+    }
+    Ok(marked)
+}
+
+/// The child's own file gets the ending too when it has none: a failure
+/// here is logged, not fatal, since the parent file already holds it.
+fn mark_child(child: &Path, start: &AgentEvent, ending: &SessionLine) {
+    let Ok(text) = std::fs::read_to_string(child) else {
+        return;
+    };
+    let open = unterminated_starts(&parse_session(&text));
+    if !open.iter().any(|s| s.job_id == start.job_id) {
+        return;
+    }
+    if let Err(e) = append_to_parent_blocking(child, ending) {
+        tracing::warn!(file = %child.display(), error = %e, "could not mark the child's session file interrupted");
+    }
+}
+
+#[cfg(test)]
+#[path = "lifecycle_tests.rs"]
+mod tests;

@@ -1,0 +1,112 @@
+use std::time::{Duration, SystemTime};
+
+use pretty_assertions::assert_eq;
+use subagent_protocol::session::{AgentEvent, LifecycleEvent, LifecycleMode, LifecycleStatus};
+
+use super::*;
+
+fn start(job: &str, session_file: Option<&str>) -> AgentEvent {
+    let SessionEntry::AgentEvent(mut event) = job_start_line(
+        job,
+        "tester",
+        "general",
+        LifecycleMode::Single,
+        "smollm2",
+        "2026-01-02T03:04:05.000Z",
+    )
+    .entry
+    else {
+        panic!("a start line is an agent_event");
+    };
+    event.session_file = session_file.map(str::to_owned);
+    event
+}
+
+fn line(event: AgentEvent) -> String {
+    let mut text =
+        serde_json::to_string(&SessionLine::now(SessionEntry::AgentEvent(event))).unwrap();
+    text.push('\n');
+    text
+}
+
+#[test]
+fn a_start_without_an_ending_is_open_and_one_with_an_ending_is_not() {
+    let ended = AgentEvent {
+        event_type: LifecycleEvent::Complete,
+        status: Some(LifecycleStatus::Completed),
+        ..start("aaaa0001", None)
+    };
+    let text = [
+        line(start("aaaa0001", None)),
+        line(start("bbbb0002", None)),
+        line(ended),
+    ]
+    .concat();
+    let open: Vec<String> = unterminated_starts(&parse_session(&text))
+        .into_iter()
+        .map(|s| s.job_id)
+        .collect();
+    assert_eq!(open, vec!["bbbb0002".to_owned()]);
+}
+
+#[test]
+fn an_interrupted_ending_is_an_aborted_line_that_says_interrupted() {
+    let start = start("cccc0003", Some("child.jsonl"));
+    let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_767_323_045 + 10);
+    let SessionEntry::AgentEvent(ending) = interrupted_line(&start, now).entry else {
+        panic!("an ending is an agent_event");
+    };
+    assert_eq!(ending.event_type, LifecycleEvent::Aborted);
+    assert_eq!(ending.status, Some(LifecycleStatus::Aborted));
+    assert_eq!(ending.job_id, "cccc0003");
+    assert_eq!(ending.session_file.as_deref(), Some("child.jsonl"));
+    assert_eq!(ending.duration_ms, Some(10_000));
+    assert!(is_interrupted_line(&ending));
+    let cancelled = AgentEvent {
+        summary: Some("cancelled by the caller".into()),
+        ..ending
+    };
+    assert!(!is_interrupted_line(&cancelled));
+}
+
+#[test]
+fn marking_appends_endings_to_the_parent_and_the_child_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let parent = dir.path().join("serve.jsonl");
+    let child = dir.path().join("child.jsonl");
+    let child_name = child.display().to_string();
+    std::fs::write(&child, line(start("dddd0004", Some(&child_name)))).unwrap();
+    // The parent's last line was torn by the kill.
+    std::fs::write(
+        &parent,
+        format!(
+            "{}{{\"type\":\"agent_ev",
+            line(start("dddd0004", Some(&child_name)))
+        ),
+    )
+    .unwrap();
+
+    let marked = mark_interrupted(&parent).unwrap();
+    assert_eq!(marked.len(), 1);
+    assert_eq!(marked[0].start.job_id, "dddd0004");
+    for file in [&parent, &child] {
+        let items = parse_session(&std::fs::read_to_string(file).unwrap());
+        assert!(unterminated_starts(&items).is_empty(), "{}", file.display());
+        let last = items.iter().rev().find_map(|i| match i {
+            ReadItem::Line(l) => match &l.entry {
+                SessionEntry::AgentEvent(e) => Some(e.clone()),
+                _ => None,
+            },
+            _ => None,
+        });
+        assert!(
+            last.is_some_and(|e| is_interrupted_line(&e)),
+            "{}",
+            file.display()
+        );
+    }
+    assert!(
+        mark_interrupted(&parent).unwrap().is_empty(),
+        "marked twice"
+    );
+}

@@ -1,0 +1,57 @@
+use pretty_assertions::assert_eq;
+
+use super::*;
+
+fn usage(run_id: &str, input: u64, output: u64, cost: f64) -> ProgressEvent {
+    ProgressEvent::Usage {
+        run_id: run_id.into(),
+        input_tokens: input,
+        output_tokens: output,
+        cost,
+    }
+}
+
+#[test]
+fn usage_and_turns_are_the_latest_per_child_summed_over_children() {
+    let mut s = Streaming::default();
+    let turn = |run_id: &str, turn| ProgressEvent::Turn {
+        run_id: run_id.into(),
+        turn,
+    };
+    for event in [
+        turn("a", 1),
+        usage("a", 10, 2, 0.5),
+        turn("a", 2),
+        usage("a", 30, 5, 1.0),
+        turn("b", 1),
+        usage("b", 7, 1, 0.25),
+    ] {
+        assert!(s.observe(&event));
+    }
+    assert_eq!(s.turn_count, 3);
+    assert_eq!(
+        s.usage,
+        StreamingUsage {
+            input_tokens: 37,
+            output_tokens: 6,
+            cost: 1.25
+        }
+    );
+}
+
+#[test]
+fn tool_calls_become_display_items_up_to_the_cap() {
+    let mut s = Streaming::default();
+    let call = ProgressEvent::ToolStarted {
+        run_id: "a".into(),
+        name: "bash_read".into(),
+    };
+    for _ in 0..MAX_DISPLAY_ITEMS {
+        assert!(s.observe(&call));
+    }
+    assert!(!s.observe(&call), "past the cap nothing changes");
+    assert_eq!(s.display_items.len(), MAX_DISPLAY_ITEMS);
+    let json = serde_json::to_value(&s).unwrap();
+    assert_eq!(json["displayItems"][0]["name"], "bash_read");
+    assert!(json.get("turnCount").is_some());
+}
