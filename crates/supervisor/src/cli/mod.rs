@@ -5,10 +5,12 @@
 //! and writes to the terminal only through [`crate::console`].
 
 mod agents;
+mod batch;
 mod config;
 mod doctor;
 mod run;
 mod run_flags;
+mod serve_mcp;
 mod sessions;
 mod status;
 
@@ -66,6 +68,19 @@ enum Command {
         --parallel: 0 when every task succeeded, else the code of the first failing task (in task order)\n  \
         --chain: the code of the failing step; later steps are not run")]
     Run(run::RunArgs),
+    /// Run a JSONL file of tasks, resumably, N at a time, optionally one shard of it.
+    #[command(after_help = "EXAMPLES:\n  \
+        # tasks.jsonl: {\"id\": \"q1\", \"task\": \"Name three primes\"} one per line\n  \
+        subagent batch tasks.jsonl -j 4 --results results.jsonl \\\n      \
+        --model smollm2 --base-url http://127.0.0.1:8080/v1\n\n  \
+        # run it again to resume: ids already in results.jsonl are skipped\n\n  \
+        # shard 1 of 3 (Kubernetes Indexed Job: --shard auto --shards 3)\n  \
+        subagent batch tasks.jsonl --shard 1/3 --results results-1.jsonl --model smollm2\n\n  \
+        # join the shards; report missing and duplicate ids\n  \
+        subagent batch merge results-*.jsonl --tasks tasks.jsonl -o results.jsonl\n\n\
+        EXIT STATUS:\n  0 every task ok, 1 a task failed or timed out (or merge found missing,\n  \
+        duplicate or unknown ids), 2 invalid input (nothing ran), 130 cancelled")]
+    Batch(batch::BatchArgs),
     /// Check what this machine can enforce and reach, one line per probe.
     #[command(after_help = "EXAMPLES:\n  \
         # sandbox layers, cgroup caps, python3, sessions dir, worker binary, config and\n  \
@@ -83,6 +98,12 @@ enum Command {
     /// Show the merged configuration and where each value came from, or
     /// where the config files are.
     Config(config::ConfigArgs),
+    /// Serve runs to a program: MCP on stdio (--mcp), with these flags as every run's defaults.
+    #[command(after_help = "EXAMPLES:\n  \
+        # an MCP server for Claude Code, Claude Desktop or Codex (see README, MCP)\n  \
+        subagent serve --mcp --model smollm2 --base-url http://127.0.0.1:8080/v1\n\n\
+        EXIT STATUS:\n  0 the client closed stdin or a signal stopped the server, 2 invalid flags")]
+    Serve(serve_mcp::ServeArgs),
 }
 
 /// Parses arguments, runs, prints; returns the exit code.
@@ -101,6 +122,13 @@ pub fn main() -> i32 {
     };
     match cli.command {
         Command::Run(args) => match run::run(args) {
+            Ok(code) => code,
+            Err(e) => {
+                console::err(&format!("{e:#}"));
+                exit_codes::INVALID_INPUT
+            }
+        },
+        Command::Batch(args) => match batch::run(args) {
             Ok(code) => code,
             Err(e) => {
                 console::err(&format!("{e:#}"));
@@ -129,6 +157,13 @@ pub fn main() -> i32 {
             }
         },
         Command::Config(args) => match config::run(args) {
+            Ok(code) => code,
+            Err(e) => {
+                console::err(&format!("{e:#}"));
+                exit_codes::INVALID_INPUT
+            }
+        },
+        Command::Serve(args) => match serve_mcp::serve(args) {
             Ok(code) => code,
             Err(e) => {
                 console::err(&format!("{e:#}"));

@@ -1,0 +1,69 @@
+//! Live progress of one `subagent` tool call, for MCP
+//! `notifications/progress`: the supervisor's one progress sink routed to
+//! the call whose task is running, and each event as a short message
+//! (turn, tool name, tokens).
+//!
+//! The supervisor calls the sink inline from the task that drives the run
+//! (parallel children and nested subagents included), so a task-local
+//! sender tells calls apart without the run layer knowing about MCP. The
+//! sink only sends on an unbounded channel: it never blocks (the sink's
+//! contract). It sees names and counts only, never task text or output.
+
+use std::future::Future;
+
+use subagent_supervisor::run::{ProgressEvent, ProgressSink};
+use tokio::sync::mpsc;
+
+tokio::task_local! {
+    /// Where the running call's progress goes.
+    static CALL_PROGRESS: mpsc::UnboundedSender<ProgressEvent>;
+}
+
+/// The sink for the server's supervisor: every event goes to the call
+/// whose task emitted it; events outside a call are dropped.
+pub(crate) fn routing_sink() -> ProgressSink {
+    ProgressSink::new(|event: &ProgressEvent| {
+        let _ = CALL_PROGRESS.try_with(|tx| tx.send(event.clone()));
+    })
+}
+
+/// Runs `run` with its progress sent to `tx`; `tx` is dropped when `run`
+/// ends, which ends the receiver's stream.
+pub(crate) async fn scoped<F: Future>(
+    tx: mpsc::UnboundedSender<ProgressEvent>,
+    run: F,
+) -> F::Output {
+    CALL_PROGRESS.scope(tx, run).await
+}
+
+/// The message a client shows for `event`.
+pub(crate) fn message(event: &ProgressEvent) -> String {
+    match event {
+        ProgressEvent::Started {
+            run_id,
+            agent,
+            model,
+        } => format!("{run_id}: started {agent} on {model}"),
+        ProgressEvent::Turn { run_id, turn } => format!("{run_id}: turn {turn}"),
+        ProgressEvent::ToolStarted { run_id, name } => format!("{run_id}: tool {name}"),
+        ProgressEvent::ToolFinished {
+            run_id,
+            name,
+            is_error,
+        } => {
+            let how = if *is_error { "failed" } else { "done" };
+            format!("{run_id}: tool {name} {how}")
+        }
+        ProgressEvent::Usage {
+            run_id,
+            input_tokens,
+            output_tokens,
+            cost,
+        } => format!("{run_id}: tokens {input_tokens} in, {output_tokens} out, ${cost:.4}"),
+        ProgressEvent::Ended { run_id, status } => format!("{run_id}: ended {status}"),
+    }
+}
+
+#[cfg(test)]
+#[path = "progress_tests.rs"]
+mod tests;

@@ -1,0 +1,40 @@
+use pretty_assertions::assert_eq;
+
+use super::*;
+
+#[test]
+fn messages_name_turns_tools_and_tokens() {
+    let turn = ProgressEvent::Turn {
+        run_id: "r1".to_owned(),
+        turn: 2,
+    };
+    let tool = ProgressEvent::ToolStarted {
+        run_id: "r1".to_owned(),
+        name: "bash_read".to_owned(),
+    };
+    let usage = ProgressEvent::Usage {
+        run_id: "r1".to_owned(),
+        input_tokens: 120,
+        output_tokens: 30,
+        cost: 0.0,
+    };
+    assert_eq!(message(&turn), "r1: turn 2");
+    assert_eq!(message(&tool), "r1: tool bash_read");
+    assert_eq!(message(&usage), "r1: tokens 120 in, 30 out, $0.0000");
+}
+
+#[tokio::test]
+async fn events_reach_the_call_whose_task_emits_them_and_no_other() {
+    let sink = routing_sink();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let event = ProgressEvent::Turn {
+        run_id: "r1".to_owned(),
+        turn: 1,
+    };
+    // Outside any call: dropped, not a panic.
+    sink.emit(&event);
+    scoped(tx, async { sink.emit(&event) }).await;
+    assert_eq!(rx.recv().await, Some(event));
+    // The sender went with the scope, so the stream ends.
+    assert_eq!(rx.recv().await, None);
+}

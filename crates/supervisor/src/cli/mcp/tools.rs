@@ -1,0 +1,262 @@
+//! The MCP tools of `subagent serve --mcp`: their names and input schemas
+//! as `tools/list` shows them, a `subagent` call's arguments read into a
+//! [`SpawnCall`], and a result object turned into a `tools/call` result.
+//!
+//! Pure: no process, no I/O, no protocol traffic, so every rule here is
+//! tested without a server. It never resolves config or agent files: the
+//! server does that with the call's overrides.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use subagent_protocol::result::{ContentItem, SubagentResult};
+use subagent_supervisor::config::{LimitKey, LimitSet, RawLimit};
+use subagent_supervisor::run::DEFAULT_MAX_PER_CALL;
+
+/// The tool that starts runs.
+pub(crate) const SPAWN_TOOL: &str = "subagent";
+/// The tool that reports a background job.
+pub(crate) const STATUS_TOOL: &str = "subagent_status";
+/// The tool that cancels a background job.
+pub(crate) const CANCEL_TOOL: &str = "subagent_cancel";
+
+/// How a `subagent` call runs its tasks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum CallMode {
+    /// One task, one child.
+    #[default]
+    Single,
+    /// Every task at once, at most `concurrency` running.
+    Parallel,
+    /// One after another, `{previous}` replaced by the previous output.
+    Chain,
+}
+
+/// A `subagent` call's arguments as the client sent them.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RawSpawnArgs {
+    agent: Option<String>,
+    task: Option<String>,
+    tasks: Option<Vec<String>>,
+    #[serde(default)]
+    mode: CallMode,
+    concurrency: Option<usize>,
+    output_schema: Option<Value>,
+    #[serde(default)]
+    background: bool,
+    provider: Option<String>,
+    model: Option<String>,
+    limits: Option<BTreeMap<String, Value>>,
+}
+
+/// A `subagent` call, checked: what the server resolves and runs.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct SpawnCall {
+    /// The agent, when the call names one (else the server's default).
+    pub(crate) agent: Option<String>,
+    /// The tasks, in order; exactly one for [`CallMode::Single`].
+    pub(crate) tasks: Vec<String>,
+    /// How they run.
+    pub(crate) mode: CallMode,
+    /// Children of a parallel call running at once.
+    pub(crate) concurrency: usize,
+    /// The JSON Schema the output must satisfy, as text for the request.
+    pub(crate) output_schema_json: Option<String>,
+    /// Return a job id at once instead of waiting for the result.
+    pub(crate) background: bool,
+    /// Provider override.
+    pub(crate) provider: Option<String>,
+    /// Model override.
+    pub(crate) model: Option<String>,
+    /// Limit overrides, over the server's flags.
+    pub(crate) limits: LimitSet,
+}
+
+/// Reads a `subagent` call's arguments; the error says what is wrong in
+/// the words of the input schema.
+pub(crate) fn parse_spawn(arguments: Option<JsonObject>) -> Result<SpawnCall, String> {
+    let raw: RawSpawnArgs = serde_json::from_value(Value::Object(arguments.unwrap_or_default()))
+        .map_err(|e| format!("invalid arguments: {e}"))?;
+    let mut tasks: Vec<String> = raw
+        .task
+        .into_iter()
+        .chain(raw.tasks.unwrap_or_default())
+        .collect();
+    tasks.retain(|t| !t.trim().is_empty());
+    if tasks.is_empty() {
+        return Err("no task: give `task` (or `tasks` with mode parallel or chain)".to_owned());
+    }
+    if raw.mode == CallMode::Single && tasks.len() > 1 {
+        return Err(format!(
+            "{} tasks were given: set mode to parallel or chain",
+            tasks.len()
+        ));
+    }
+    if raw.concurrency.is_some() && raw.mode != CallMode::Parallel {
+        return Err("concurrency applies to mode parallel only".to_owned());
+    }
+    let output_schema_json = match raw.output_schema {
+        None => None,
+        Some(schema @ Value::Object(_)) => Some(schema.to_string()),
+        Some(_) => return Err("outputSchema must be a JSON Schema object".to_owned()),
+    };
+    Ok(SpawnCall {
+        agent: raw.agent,
+        tasks,
+        mode: raw.mode,
+        concurrency: raw.concurrency.unwrap_or(DEFAULT_MAX_PER_CALL),
+        output_schema_json,
+        background: raw.background,
+        provider: raw.provider,
+        model: raw.model,
+        limits: parse_limits(raw.limits.unwrap_or_default())?,
+    })
+}
+
+/// `limits` keys are an agent file's (camelCase: `maxTurns`, `timeout`),
+/// values what an agent file takes (`"90s"`, `3`, `0.5`).
+fn parse_limits(raw: BTreeMap<String, Value>) -> Result<LimitSet, String> {
+    let mut set = LimitSet::default();
+    for (name, value) in raw {
+        let Some(key) = LimitKey::ALL.into_iter().find(|k| k.agent_key() == name) else {
+            let known: Vec<&str> = LimitKey::ALL.iter().map(|k| k.agent_key()).collect();
+            return Err(format!(
+                "limits.{name}: unknown limit; known: {}",
+                known.join(", ")
+            ));
+        };
+        let parsed = match &value {
+            Value::String(text) => key.parse(RawLimit::Text(text)),
+            Value::Number(n) => match n.as_i64() {
+                Some(i) => key.parse(RawLimit::Integer(i)),
+                None => key.parse(RawLimit::Float(n.as_f64().unwrap_or(f64::NAN))),
+            },
+            _ => Err("expected a number or a string".to_owned()),
+        };
+        set.set(key, parsed.map_err(|e| format!("limits.{name}: {e}"))?);
+    }
+    Ok(set)
+}
+
+/// A `subagent_status` or `subagent_cancel` call's job id.
+pub(crate) fn parse_job_id(arguments: Option<JsonObject>) -> Result<String, String> {
+    match arguments.as_ref().and_then(|a| a.get("jobId")) {
+        Some(Value::String(id)) if !id.is_empty() => Ok(id.clone()),
+        _ => Err("invalid arguments: `jobId` (a string) is required".to_owned()),
+    }
+}
+
+/// The three tools, as `tools/list` shows them.
+pub(crate) fn tool_list() -> Vec<Tool> {
+    let limit_names: Vec<&str> = LimitKey::ALL.iter().map(|k| k.agent_key()).collect();
+    let spawn = json!({
+        "type": "object",
+        "properties": {
+            "agent": {"type": "string", "description": "Agent name (`subagent agents ls`); default: the server's --agent, else general."},
+            "task": {"type": "string", "description": "The task (mode single), or the first of several."},
+            "tasks": {"type": "array", "items": {"type": "string"}, "description": "Tasks for mode parallel or chain (after `task`, if given)."},
+            "mode": {"type": "string", "enum": ["single", "parallel", "chain"], "default": "single",
+                "description": "single: one task; parallel: all at once; chain: one after another, `{previous}` in a task replaced by the previous output."},
+            "concurrency": {"type": "integer", "minimum": 1, "description": "Mode parallel: children running at once (default 4)."},
+            "outputSchema": {"type": "object", "description": "JSON Schema the answer must satisfy; the answer object is returned as structuredContent."},
+            "background": {"type": "boolean", "default": false, "description": "Return a job id at once; ask subagent_status for the result."},
+            "provider": {"type": "string", "description": "Provider override: a configured provider or an API kind."},
+            "model": {"type": "string", "description": "Model override."},
+            "limits": {"type": "object", "description": format!("Limit overrides, as in an agent file: {}.", limit_names.join(", ")),
+                "propertyNames": {"enum": limit_names},
+                "additionalProperties": {"type": ["string", "number"]}}
+        },
+        "additionalProperties": false
+    });
+    let job = json!({
+        "type": "object",
+        "properties": {"jobId": {"type": "string", "description": "The id a background `subagent` call returned."}},
+        "required": ["jobId"],
+        "additionalProperties": false
+    });
+    vec![
+        Tool::new(
+            SPAWN_TOOL,
+            "Run a subagent (or several: parallel, chain) as a process-isolated, resource-capped worker and return its answer.",
+            schema_object(spawn),
+        ),
+        Tool::new(
+            STATUS_TOOL,
+            "State, progress and (once over) the result of a background subagent job.",
+            schema_object(job.clone()),
+        ),
+        Tool::new(
+            CANCEL_TOOL,
+            "Cancel a background subagent job; its processes are stopped.",
+            schema_object(job),
+        ),
+    ]
+}
+
+fn schema_object(value: Value) -> Arc<JsonObject> {
+    match value {
+        Value::Object(map) => Arc::new(map),
+        _ => Arc::new(JsonObject::new()),
+    }
+}
+
+/// A result object as a tool result: its text as content; with a schema
+/// the structured output as `structuredContent` (one object for a single
+/// run or a chain's last step, `{"results": [...]}` for a parallel call);
+/// a failure as `isError` with its code and message first.
+pub(crate) fn call_result(result: &SubagentResult, with_schema: bool) -> CallToolResult {
+    let text: Vec<ContentBlock> = result
+        .content
+        .iter()
+        .map(|item| {
+            let ContentItem::Text { text } = item;
+            text
+        })
+        .filter(|text| !text.is_empty())
+        .map(|text| ContentBlock::text(text.clone()))
+        .collect();
+    if let Some(error) = &result.details.error {
+        let mut content = vec![ContentBlock::text(format!(
+            "{}: {}",
+            error.code, error.message
+        ))];
+        content.extend(text);
+        return CallToolResult::error(content);
+    }
+    let mut out = CallToolResult::success(text);
+    if with_schema {
+        out.structured_content = structured(result);
+    }
+    out
+}
+
+fn structured(result: &SubagentResult) -> Option<Value> {
+    let outputs: Vec<Value> = result
+        .details
+        .results
+        .iter()
+        .map(|r| r.structured_output.clone().unwrap_or(Value::Null))
+        .collect();
+    match result.details.mode {
+        subagent_protocol::result::Mode::Parallel => Some(json!({ "results": outputs })),
+        _ => result
+            .details
+            .results
+            .last()
+            .and_then(|r| r.structured_output.clone()),
+    }
+}
+
+/// A refusal before anything ran, as a tool result.
+pub(crate) fn refusal(code: &str, message: &str) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(format!("{code}: {message}"))])
+}
+
+#[cfg(test)]
+#[path = "tools_tests.rs"]
+mod tests;

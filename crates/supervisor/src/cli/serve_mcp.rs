@@ -1,0 +1,299 @@
+//! `subagent serve --mcp`: an MCP server over stdio (the official Rust SDK,
+//! `rmcp`) whose tools start subagent runs: `subagent` (single, parallel or
+//! chain, an optional output schema returned as `structuredContent`),
+//! `subagent_status` and `subagent_cancel`.
+//!
+//! In: MCP requests on stdin. Out: MCP responses and notifications on
+//! stdout, nothing else: logs go to stderr. The server's flags
+//! ([`RunFlags`]) are the defaults of every run; a call may override agent,
+//! provider, model and limits. While a call runs, its progress goes to the
+//! caller as `notifications/progress` (when it sent a progress token); a
+//! `notifications/cancelled` for it cancels the run, and so do SIGINT,
+//! SIGTERM and the client closing stdin, each waiting until every child is
+//! gone before the server exits.
+//!
+//! All runs share one [`Supervisor`], so its concurrency limit holds over
+//! every call. It never prints a run's output anywhere but the response.
+
+#[path = "mcp/progress.rs"]
+mod progress;
+#[path = "mcp/tools.rs"]
+mod tools;
+
+use std::pin::pin;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ErrorCode as McpErrorCode, Implementation,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
+use subagent_protocol::result::SubagentResult;
+use subagent_supervisor::{RunRequest, Supervisor, exit_codes};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::run_flags::RunFlags;
+use crate::console;
+use tools::{CallMode, SpawnCall};
+
+/// What every call shares.
+struct State {
+    flags: RunFlags,
+    supervisor: Supervisor,
+    /// Cancelled when the server stops: every run is a child of it.
+    shutdown: CancellationToken,
+    /// Dropped with the last clone of the state: the server's exit waits
+    /// for that, so no call (and no child) outlives it.
+    _alive: mpsc::Sender<()>,
+}
+
+/// The MCP server: cheap to clone, one per connection.
+#[derive(Clone)]
+struct McpServer {
+    state: Arc<State>,
+}
+
+/// `subagent serve`: which protocol, and the defaults of every run.
+#[derive(Debug, clap::Args)]
+pub(super) struct ServeArgs {
+    /// Speak MCP (Model Context Protocol) on stdin/stdout.
+    #[arg(long, required_unless_present = "stdio", conflicts_with = "stdio")]
+    mcp: bool,
+    /// Speak the JSON-lines protocol on stdin/stdout.
+    #[arg(long)]
+    stdio: bool,
+    #[command(flatten)]
+    flags: RunFlags,
+}
+
+/// `subagent serve`: `--mcp` here; `--stdio` is not built yet.
+pub(super) fn serve(args: ServeArgs) -> Result<i32> {
+    if args.stdio {
+        console::err("serve --stdio is not built yet; use serve --mcp");
+        return Ok(exit_codes::INVALID_INPUT);
+    }
+    run(args.flags)
+}
+
+/// Runs the server until the client closes stdin or a signal arrives.
+fn run(flags: RunFlags) -> Result<i32> {
+    let prepared = flags
+        .prepare(&flags.overrides())
+        .context("serve --mcp: the server's flags must make a complete run by themselves")?;
+    let mut config = prepared.config;
+    config.progress = Some(progress::routing_sink());
+    if let Err(e) = subagent_sandbox::become_subreaper() {
+        console::err(&format!(
+            "warning: cannot become a child subreaper ({e}); orphaned grandchildren may be missed"
+        ));
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let code = runtime.block_on(async move {
+        let (alive, mut all_gone) = mpsc::channel::<()>(1);
+        let shutdown = CancellationToken::new();
+        let server = McpServer {
+            state: Arc::new(State {
+                flags,
+                supervisor: Supervisor::new(config),
+                shutdown: shutdown.clone(),
+                _alive: alive,
+            }),
+        };
+        let service = server
+            .serve(rmcp::transport::stdio())
+            .await
+            .context("serve --mcp: the MCP handshake failed")?;
+        let quit = tokio::select! {
+            quit = service.waiting() => format!("{quit:?}"),
+            interrupted = super::run::wait_for_interrupt() => {
+                if interrupted { "signal".to_owned() } else { "no signals".to_owned() }
+            }
+        };
+        tracing::info!(reason = %quit, "MCP server stopping");
+        shutdown.cancel();
+        // Resolves once every call has returned its state, i.e. its run ended.
+        let _ = all_gone.recv().await;
+        anyhow::Ok(exit_codes::OK)
+    });
+    // A pending read of stdin cannot be cancelled; do not wait for it.
+    runtime.shutdown_background();
+    code
+}
+
+impl McpServer {
+    async fn spawn(
+        &self,
+        arguments: Option<rmcp::model::JsonObject>,
+        context: RequestContext<RoleServer>,
+    ) -> rmcp::model::CallToolResult {
+        let call = match tools::parse_spawn(arguments) {
+            Ok(call) => call,
+            Err(message) => return tools::refusal("INVALID_INPUT", &message),
+        };
+        if call.background {
+            return tools::refusal(
+                "INVALID_INPUT",
+                "background runs are not built yet in serve --mcp; call without background",
+            );
+        }
+        let requests = match self.requests(&call) {
+            Ok(requests) => requests,
+            Err(e) => return tools::refusal("INVALID_INPUT", &format!("{e:#}")),
+        };
+        let cancel = self.state.shutdown.child_token();
+        let (tx, rx) = mpsc::unbounded_channel();
+        let forwarder = context
+            .meta
+            .get_progress_token()
+            .map(|token| tokio::spawn(forward_progress(context.peer.clone(), token, rx)));
+        let mut run = pin!(progress::scoped(
+            tx,
+            execute(&self.state.supervisor, &call, requests, cancel.clone())
+        ));
+        let result = tokio::select! {
+            result = &mut run => result,
+            () = context.ct.cancelled() => {
+                // The client gave up on this call: stop the run and wait for
+                // its children to be gone before the handler returns.
+                cancel.cancel();
+                run.await
+            }
+        };
+        if let Some(forwarder) = forwarder {
+            // Every progress notification goes out before the response.
+            let _ = forwarder.await;
+        }
+        tools::call_result(&result, call.output_schema_json.is_some())
+    }
+
+    /// One resolved request per task: the server's flags patched by the call.
+    fn requests(&self, call: &SpawnCall) -> Result<Vec<RunRequest>> {
+        let flags = &self.state.flags;
+        let mut overrides = flags.overrides();
+        if call.agent.is_some() {
+            overrides.agent.clone_from(&call.agent);
+        }
+        if call.provider.is_some() {
+            overrides.provider.clone_from(&call.provider);
+        }
+        if call.model.is_some() {
+            overrides.model.clone_from(&call.model);
+        }
+        for key in subagent_supervisor::config::LimitKey::ALL {
+            if let Some(value) = call.limits.get(key) {
+                overrides.limits.set(key, value);
+            }
+        }
+        let mut template = flags.prepare(&overrides)?.request;
+        if call.output_schema_json.is_some() {
+            template
+                .output_schema_json
+                .clone_from(&call.output_schema_json);
+        }
+        Ok(call
+            .tasks
+            .iter()
+            .map(|task| RunRequest {
+                task: task.clone(),
+                ..template.clone()
+            })
+            .collect())
+    }
+}
+
+async fn execute(
+    supervisor: &Supervisor,
+    call: &SpawnCall,
+    requests: Vec<RunRequest>,
+    cancel: CancellationToken,
+) -> SubagentResult {
+    match call.mode {
+        CallMode::Single => match requests.into_iter().next() {
+            Some(request) => supervisor.run(request, cancel).await,
+            None => SubagentResult::refusal(
+                subagent_protocol::ErrorCode::InvalidInput,
+                "no task".to_owned(),
+            ),
+        },
+        CallMode::Parallel => {
+            supervisor
+                .run_batch(requests, call.concurrency, cancel)
+                .await
+        }
+        CallMode::Chain => supervisor.run_chain(requests, cancel).await,
+    }
+}
+
+/// Sends each progress event of a call as `notifications/progress` with
+/// the caller's token, `progress` counting events so it always grows.
+async fn forward_progress(
+    peer: Peer<RoleServer>,
+    token: ProgressToken,
+    mut rx: mpsc::UnboundedReceiver<subagent_supervisor::run::ProgressEvent>,
+) {
+    let mut count = 0u32;
+    while let Some(event) = rx.recv().await {
+        count = count.saturating_add(1);
+        let note = ProgressNotificationParam::new(token.clone(), f64::from(count))
+            .with_message(progress::message(&event));
+        if let Err(e) = peer.notify_progress(note).await {
+            // The client is gone; the run is cancelled by the connection's end.
+            tracing::debug!(error = %e, "progress notification not sent");
+            while rx.recv().await.is_some() {}
+            return;
+        }
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("subagent", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Runs LLM subagents as process-isolated, resource-capped workers. \
+                 Call `subagent` with a task (or tasks and a mode); every run leaves a session file.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools::tool_list()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let result = match request.name.as_ref() {
+            tools::SPAWN_TOOL => self.spawn(request.arguments, context).await,
+            tools::STATUS_TOOL | tools::CANCEL_TOOL => match tools::parse_job_id(request.arguments)
+            {
+                Ok(id) => tools::refusal(
+                    "INVALID_INPUT",
+                    &format!("no job {id}: background jobs are not built yet in serve --mcp"),
+                ),
+                Err(message) => tools::refusal("INVALID_INPUT", &message),
+            },
+            other => {
+                return Err(ErrorData::new(
+                    McpErrorCode::METHOD_NOT_FOUND,
+                    format!("unknown tool {other}"),
+                    None,
+                ));
+            }
+        };
+        Ok(result.into())
+    }
+}
