@@ -23,5 +23,6 @@ mod suite {
     mod provider_faults;
     mod provider_openai_chat;
     mod provider_openai_responses;
+    mod provider_vertex;
     mod worker_process;
 }
