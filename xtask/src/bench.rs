@@ -20,7 +20,7 @@ pub fn run(iterations: u32) -> Result<()> {
         "--bins",
     ]))?;
     println!("machine: {}", machine()?);
-    let bench = root.join("target/release/subagent-bench");
+    let bench = crate::paths::target_dir(&root)?.join("release/subagent-bench");
     cmd::run(Command::new(&bench).arg(iterations.to_string()))
         .with_context(|| format!("run {}", bench.display()))
 }

@@ -8,7 +8,7 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -54,7 +54,7 @@ pub fn run(task: &str, policy: deps::Policy) -> Result<()> {
         "subagent-worker",
         "--bins",
     ]))?;
-    let target = target_dir(&root)?;
+    let target = crate::paths::target_dir(&root)?;
     // The server's chatter would bury the showcase; it goes to a log that
     // an error points at.
     let server_log = target.join("demo-llama-server.log");
@@ -240,24 +240,6 @@ fn text_of(result: &serde_json::Value) -> String {
         .as_str()
         .unwrap_or_default()
         .to_owned()
-}
-
-/// Cargo's target directory, where `cargo build` put the binaries: not
-/// always `<root>/target`, since `CARGO_TARGET_DIR` or `build.target-dir`
-/// move it, and only cargo knows which applies.
-fn target_dir(root: &Path) -> Result<PathBuf> {
-    let metadata = cmd::stdout_of(cmd::cargo().current_dir(root).args([
-        "metadata",
-        "--format-version",
-        "1",
-        "--no-deps",
-    ]))?;
-    let metadata: serde_json::Value =
-        serde_json::from_str(&metadata).context("`cargo metadata` printed no JSON")?;
-    metadata["target_directory"]
-        .as_str()
-        .map(PathBuf::from)
-        .context("`cargo metadata` names no target_directory")
 }
 
 fn wait_healthy(server: &mut Server, port: u16) -> Result<()> {

@@ -1,4 +1,4 @@
-//! Where things are: the repository root and the build cache.
+//! Where things are: the repository root, cargo's target dir and the build cache.
 //!
 //! The cache lives outside the repository so that a fresh clone, `cargo
 //! clean` or `git clean` never throws away a 10-minute llama.cpp build.
@@ -44,4 +44,22 @@ pub fn cache_root() -> Result<PathBuf> {
             .context("read the current directory to make the cache path absolute")?
             .join(root))
     }
+}
+
+/// Cargo's target directory, where `cargo build` put the binaries: not
+/// always `<root>/target`, since `CARGO_TARGET_DIR` or `build.target-dir`
+/// move it, and only cargo knows which applies.
+pub fn target_dir(root: &Path) -> Result<PathBuf> {
+    let metadata = crate::cmd::stdout_of(crate::cmd::cargo().current_dir(root).args([
+        "metadata",
+        "--format-version",
+        "1",
+        "--no-deps",
+    ]))?;
+    let metadata: serde_json::Value =
+        serde_json::from_str(&metadata).context("`cargo metadata` printed no JSON")?;
+    metadata["target_directory"]
+        .as_str()
+        .map(PathBuf::from)
+        .context("`cargo metadata` names no target_directory")
 }

@@ -170,5 +170,12 @@ pub fn main() -> i32 {
                 exit_codes::INVALID_INPUT
             }
         },
+        Command::Serve(args) => match serve_mcp::serve(args) {
+            Ok(code) => code,
+            Err(e) => {
+                console::err(&format!("{e:#}"));
+                exit_codes::INVALID_INPUT
+            }
+        },
     }
 }
