@@ -85,11 +85,20 @@ impl Tally {
             let slowest: Vec<String> = self
                 .slowest
                 .iter()
-                .map(|(id, ms)| format!("{id} ({:.1}s)", *ms as f64 / 1000.0))
+                .map(|(id, ms)| format!("{id} ({})", duration_text(*ms)))
                 .collect();
             lines.push(format!("slowest: {}", slowest.join(", ")));
         }
         lines
+    }
+}
+
+/// `53ms` under a second, else `2.5s`: short tasks stay distinguishable.
+fn duration_text(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else {
+        format!("{:.1}s", ms as f64 / 1000.0)
     }
 }
 

@@ -33,6 +33,9 @@ fn the_summary_counts_statuses_tokens_cost_and_names_the_slowest() {
     tally.add(&line("c", TaskStatus::Timeout, 9000, 0.0));
     tally.add(&line("d", TaskStatus::Ok, 2500, 0.0));
     tally.add(&line("e", TaskStatus::Ok, 50, 0.0));
+    let mut quick = Tally::default();
+    quick.add(&line("q", TaskStatus::Ok, 53, 0.0));
+    assert_eq!(quick.render(0, 0)[2], "slowest: q (53ms)");
     assert_eq!(
         (tally.ok, tally.failed, tally.timed_out, tally.done()),
         (3, 1, 1, 5)

@@ -5,6 +5,7 @@
 //! and writes to the terminal only through [`crate::console`].
 
 mod agents;
+mod batch;
 mod config;
 mod doctor;
 mod run;
@@ -67,6 +68,19 @@ enum Command {
         --parallel: 0 when every task succeeded, else the code of the first failing task (in task order)\n  \
         --chain: the code of the failing step; later steps are not run")]
     Run(run::RunArgs),
+    /// Run a JSONL file of tasks, resumably, N at a time, optionally one shard of it.
+    #[command(after_help = "EXAMPLES:\n  \
+        # tasks.jsonl: {\"id\": \"q1\", \"task\": \"Name three primes\"} one per line\n  \
+        subagent batch tasks.jsonl -j 4 --results results.jsonl \\\n      \
+        --model smollm2 --base-url http://127.0.0.1:8080/v1\n\n  \
+        # run it again to resume: ids already in results.jsonl are skipped\n\n  \
+        # shard 1 of 3 (Kubernetes Indexed Job: --shard auto --shards 3)\n  \
+        subagent batch tasks.jsonl --shard 1/3 --results results-1.jsonl --model smollm2\n\n  \
+        # join the shards; report missing and duplicate ids\n  \
+        subagent batch merge results-*.jsonl --tasks tasks.jsonl -o results.jsonl\n\n\
+        EXIT STATUS:\n  0 every task ok, 1 a task failed or timed out (or merge found missing,\n  \
+        duplicate or unknown ids), 2 invalid input (nothing ran), 130 cancelled")]
+    Batch(batch::BatchArgs),
     /// Check what this machine can enforce and reach, one line per probe.
     #[command(after_help = "EXAMPLES:\n  \
         # sandbox layers, cgroup caps, python3, sessions dir, worker binary, config and\n  \
@@ -108,6 +122,13 @@ pub fn main() -> i32 {
     };
     match cli.command {
         Command::Run(args) => match run::run(args) {
+            Ok(code) => code,
+            Err(e) => {
+                console::err(&format!("{e:#}"));
+                exit_codes::INVALID_INPUT
+            }
+        },
+        Command::Batch(args) => match batch::run(args) {
             Ok(code) => code,
             Err(e) => {
                 console::err(&format!("{e:#}"));

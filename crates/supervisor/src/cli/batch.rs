@@ -1,0 +1,490 @@
+//! `subagent batch`: runs a JSONL tasks file through one supervisor, `-j`
+//! at a time, appending one fsynced line per finished task to the results
+//! file; resumes from that file, runs only its `--shard`, and stops cleanly
+//! on SIGINT/SIGTERM. `subagent batch merge` joins shards' results files.
+//!
+//! The tasks file, the shard and every task line's settings are checked
+//! before anything starts: a bad line, a duplicate id, an unknown provider
+//! on one line refuses the whole batch (exit 2). The pieces are in the
+//! library's `batch` module; this file wires them to the supervisor, the
+//! progress bar and the terminal.
+//!
+//! Crash safety: a result line is on disk before the task counts as done,
+//! so a SIGKILL loses only tasks in flight, and those run again on the
+//! next start. Their workers die with this process: the sandbox spawns
+//! every worker with a parent-death signal (`PR_SET_PDEATHSIG`, SIGKILL),
+//! which the kernel sends when the supervisor dies, however it dies.
+
+use std::collections::HashMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use futures_util::StreamExt;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use subagent_protocol::ErrorCode;
+use subagent_supervisor::batch::results::read_scan;
+use subagent_supervisor::batch::{
+    ResultLine, ResultsFile, ResultsWriter, Shard, Tally, TaskLine, merge_results, parse_tasks,
+};
+use subagent_supervisor::config::RunOverrides;
+use subagent_supervisor::run::DEFAULT_MAX_CONCURRENT;
+use subagent_supervisor::{RunRequest, Supervisor, SupervisorConfig, exit_codes};
+use tokio_util::sync::CancellationToken;
+
+use super::run_flags::{Prepared, RunFlags, env_value};
+use crate::console;
+
+/// `-j` when not given: as `run --parallel`'s default concurrency.
+const DEFAULT_JOBS: u64 = 4;
+
+#[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub(super) struct BatchArgs {
+    #[command(subcommand)]
+    command: Option<BatchCommand>,
+    /// The tasks file: one JSON object per line, `{"id": "t1", "task": "..."}`
+    /// with optional `agent`, `provider`, `model`, `limits` (config.toml's
+    /// `[limits]` keys) and `outputSchema` (inline JSON Schema); a line's
+    /// settings override the flags below.
+    #[arg(value_name = "TASKS.jsonl", required = true)]
+    tasks: Option<PathBuf>,
+    /// Results file: one JSON line per finished task, appended and fsynced as
+    /// each ends. Ids already in it are skipped (a re-run resumes).
+    #[arg(long, value_name = "FILE", required = true)]
+    results: Option<PathBuf>,
+    /// Tasks running at a time; above --max-concurrent the rest queue.
+    #[arg(short = 'j', long = "jobs", value_name = "N", default_value_t = DEFAULT_JOBS,
+        value_parser = clap::value_parser!(u64).range(1..))]
+    jobs: u64,
+    /// The supervisor's limit on children running at once.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CONCURRENT as u64,
+        value_parser = clap::value_parser!(u64).range(1..=1024))]
+    max_concurrent: u64,
+    /// Run only this shard's tasks: `i/n` (0-based) owns the ids whose FNV-1a
+    /// 64 hash mod n is i. `auto` reads i from JOB_COMPLETION_INDEX
+    /// (Kubernetes Indexed Job; give --shards) or SLURM_ARRAY_TASK_ID minus
+    /// SLURM_ARRAY_TASK_MIN (Slurm array; n from --shards, else
+    /// SLURM_ARRAY_TASK_COUNT).
+    #[arg(long, value_name = "i/n|auto")]
+    shard: Option<String>,
+    /// With --shard auto: the number of shards.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    shards: Option<u64>,
+    #[command(flatten)]
+    flags: RunFlags,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum BatchCommand {
+    /// Join shards' results files into one (first line of each id kept);
+    /// report missing, duplicate and unknown ids. Exit 1 when there are any.
+    Merge(MergeArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct MergeArgs {
+    /// The shards' results files.
+    #[arg(value_name = "RESULTS.jsonl", required = true)]
+    inputs: Vec<PathBuf>,
+    /// Where the joined results go (replaced atomically).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: PathBuf,
+    /// The batch's tasks file, to report ids with no result (and results
+    /// with no task).
+    #[arg(long, value_name = "TASKS.jsonl")]
+    tasks: Option<PathBuf>,
+}
+
+pub(super) fn run(args: BatchArgs) -> Result<i32> {
+    if let Some(BatchCommand::Merge(merge)) = args.command {
+        return run_merge(&merge);
+    }
+    let (Some(tasks_path), Some(results_path)) = (&args.tasks, &args.results) else {
+        bail!("usage: subagent batch TASKS.jsonl --results FILE (see --help)");
+    };
+    let text = std::fs::read_to_string(tasks_path)
+        .with_context(|| format!("cannot read the tasks file {}", tasks_path.display()))?;
+    let tasks = parse_tasks(&text)?;
+    let shard = Shard::resolve(args.shard.as_deref(), args.shards, &env_value)?;
+    let owned: Vec<TaskLine> = tasks.into_iter().filter(|t| shard.owns(&t.id)).collect();
+    let done = read_scan(results_path)?;
+    let done: std::collections::HashSet<String> =
+        done.lines.into_iter().map(|(id, _)| id).collect();
+    let pending: Vec<TaskLine> = owned
+        .iter()
+        .filter(|t| !done.contains(&t.id))
+        .cloned()
+        .collect();
+    let skipped = (owned.len() - pending.len()) as u64;
+    let max_concurrent = usize::try_from(args.max_concurrent).unwrap_or(DEFAULT_MAX_CONCURRENT);
+    let concurrency = usize::try_from(args.jobs)
+        .unwrap_or(max_concurrent)
+        .min(max_concurrent);
+    let planned = plan(&args.flags, pending)?;
+    // Opened only now: a refused batch leaves the results file as it was.
+    let (resumed, writer) = ResultsFile::open(results_path)?;
+    if resumed.dropped_torn_tail {
+        console::err("results file: dropped a torn last line; its task runs again");
+    }
+    console::err(&format!(
+        "batch: {} task(s) for shard {shard}, {skipped} already in results, {} to run, {concurrency} at a time",
+        owned.len(),
+        planned.requests.len()
+    ));
+    let Some(mut config) = planned.config else {
+        for line in Tally::default().render(skipped, 0) {
+            console::err(&line);
+        }
+        return Ok(exit_codes::OK);
+    };
+    config.max_concurrent = max_concurrent;
+    if let Err(e) = subagent_sandbox::become_subreaper() {
+        console::err(&format!(
+            "warning: cannot become a child subreaper ({e}); orphaned grandchildren may be missed"
+        ));
+    }
+    let outcome = execute(config, planned.requests, concurrency, writer)?;
+    for line in outcome.tally.render(skipped, outcome.not_run) {
+        console::err(&line);
+    }
+    if let Some(e) = &outcome.write_error {
+        console::err(&format!("batch stopped: {e}"));
+        return Ok(exit_codes::SUBAGENT_FAILED);
+    }
+    Ok(if outcome.cancelled {
+        exit_codes::CANCELLED
+    } else if outcome.tally.failed + outcome.tally.timed_out > 0 {
+        exit_codes::SUBAGENT_FAILED
+    } else {
+        exit_codes::OK
+    })
+}
+
+/// The pending tasks as requests, and the supervisor config.
+struct Plan {
+    requests: Vec<(String, RunRequest)>,
+    /// `None` when nothing is left to run.
+    config: Option<SupervisorConfig>,
+}
+
+/// Each task's request: the flags, patched by the task line. Settings are
+/// prepared once per distinct set of overrides (most batches have one),
+/// since preparing reads the config and agent files; a line whose settings
+/// do not resolve refuses the batch with its line number.
+fn plan(flags: &RunFlags, pending: Vec<TaskLine>) -> Result<Plan> {
+    let base = flags.overrides();
+    let mut templates: HashMap<String, RunRequest> = HashMap::new();
+    let mut config = None;
+    let mut requests = Vec::with_capacity(pending.len());
+    for task in pending {
+        let overrides = task_overrides(&base, &task);
+        // RunOverrides has no Hash (limits hold floats); its Debug text is a
+        // faithful key.
+        let key = format!("{overrides:?}");
+        let template = match templates.get(&key) {
+            Some(template) => template.clone(),
+            None => {
+                let Prepared {
+                    request,
+                    config: prepared_config,
+                } = flags.prepare(&overrides).with_context(|| {
+                    format!("tasks file line {} (task `{}`)", task.line, task.id)
+                })?;
+                config.get_or_insert(prepared_config);
+                templates.insert(key, request.clone());
+                request
+            }
+        };
+        let mut request = template;
+        request.task = task.task;
+        if let Some(schema) = task.output_schema_json {
+            request.output_schema_json = Some(schema);
+        }
+        requests.push((task.id, request));
+    }
+    Ok(Plan { requests, config })
+}
+
+fn task_overrides(base: &RunOverrides, task: &TaskLine) -> RunOverrides {
+    let mut overrides = base.clone();
+    if task.agent.is_some() {
+        overrides.agent.clone_from(&task.agent);
+    }
+    if task.provider.is_some() {
+        overrides.provider.clone_from(&task.provider);
+    }
+    if task.model.is_some() {
+        overrides.model.clone_from(&task.model);
+    }
+    for (key, value) in task.limits.iter() {
+        overrides.limits.set(key, value);
+    }
+    overrides
+}
+
+/// How the run ended.
+struct Outcome {
+    tally: Tally,
+    /// Tasks a signal kept from finishing (not written; they run next time).
+    not_run: u64,
+    cancelled: bool,
+    write_error: Option<String>,
+}
+
+/// What the tasks share while they run.
+struct Shared {
+    tally: Mutex<Tally>,
+    running: AtomicU64,
+    not_run: AtomicU64,
+    write_error: Mutex<Option<String>>,
+    bar: ProgressBar,
+}
+
+fn execute(
+    config: SupervisorConfig,
+    requests: Vec<(String, RunRequest)>,
+    concurrency: usize,
+    writer: ResultsWriter,
+) -> Result<Outcome> {
+    let shared = Arc::new(Shared {
+        tally: Mutex::new(Tally::default()),
+        running: AtomicU64::new(0),
+        not_run: AtomicU64::new(0),
+        write_error: Mutex::new(None),
+        bar: progress_bar(requests.len() as u64),
+    });
+    let writer = Arc::new(Mutex::new(writer));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let cancel = CancellationToken::new();
+    let signalled = CancellationToken::new();
+    runtime.block_on(async {
+        let supervisor = Supervisor::new(config);
+        let (on_signal, mark) = (cancel.clone(), signalled.clone());
+        tokio::spawn(async move {
+            if super::run::wait_for_interrupt().await {
+                mark.cancel();
+                on_signal.cancel();
+            }
+        });
+        futures_util::stream::iter(requests)
+            .map(|(id, request)| run_one(&supervisor, id, request, &cancel, &shared, &writer))
+            .buffer_unordered(concurrency)
+            .collect::<Vec<()>>()
+            .await;
+    });
+    shared.bar.finish_and_clear();
+    let tally = shared.tally.lock().map(|t| t.clone()).unwrap_or_default();
+    let write_error = shared.write_error.lock().ok().and_then(|e| e.clone());
+    Ok(Outcome {
+        tally,
+        not_run: shared.not_run.load(Ordering::SeqCst),
+        cancelled: signalled.is_cancelled(),
+        write_error,
+    })
+}
+
+/// Runs one task and records it; a task the batch's cancel cut short is
+/// not recorded, so a re-run runs it.
+async fn run_one(
+    supervisor: &Supervisor,
+    id: String,
+    request: RunRequest,
+    cancel: &CancellationToken,
+    shared: &Arc<Shared>,
+    writer: &Arc<Mutex<ResultsWriter>>,
+) {
+    if cancel.is_cancelled() {
+        shared.not_run.fetch_add(1, Ordering::SeqCst);
+        return;
+    }
+    shared.running.fetch_add(1, Ordering::SeqCst);
+    show(shared);
+    let agent = request.agent.clone();
+    let started = Instant::now();
+    let result = supervisor.run(request, cancel.clone()).await;
+    shared.running.fetch_sub(1, Ordering::SeqCst);
+    let code = result.details.error.as_ref().map(|e| e.code);
+    if cancel.is_cancelled() && code == Some(ErrorCode::SubagentCancelled) {
+        shared.not_run.fetch_add(1, Ordering::SeqCst);
+        show(shared);
+        return;
+    }
+    let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let line = ResultLine::from_result(&id, &agent, &result, ms);
+    // The fsync blocks; off the runtime's threads so other children's
+    // watches keep their timeouts.
+    let to_write = line.clone();
+    let writer = Arc::clone(writer);
+    let written = tokio::task::spawn_blocking(move || match writer.lock() {
+        Ok(mut w) => w.append(&to_write).map_err(|e| e.to_string()),
+        Err(_) => Err("the results writer is poisoned".to_owned()),
+    })
+    .await
+    .unwrap_or_else(|e| Err(format!("the results writer stopped: {e}")));
+    match written {
+        Ok(()) => {
+            if let Ok(mut tally) = shared.tally.lock() {
+                tally.add(&line);
+            }
+            shared.bar.inc(1);
+        }
+        Err(e) => {
+            // Running on would lose every later result: stop the batch.
+            if let Ok(mut slot) = shared.write_error.lock() {
+                slot.get_or_insert(e);
+            }
+            cancel.cancel();
+        }
+    }
+    show(shared);
+}
+
+/// The bar on stderr when it is a terminal; hidden (no output at all)
+/// otherwise.
+fn progress_bar(total: u64) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} [{elapsed}]") {
+        bar.set_style(style);
+    }
+    bar
+}
+
+/// Redraws the bar's counts (indicatif rate-limits the drawing itself).
+fn show(shared: &Shared) {
+    if shared.bar.is_hidden() {
+        return;
+    }
+    let Ok(tally) = shared.tally.lock() else {
+        return;
+    };
+    shared.bar.set_message(format!(
+        "ok {} failed {} running {} | {} tokens ${:.4}",
+        tally.ok,
+        tally.failed + tally.timed_out,
+        shared.running.load(Ordering::SeqCst),
+        tally.tokens(),
+        tally.cost
+    ));
+}
+
+/// `subagent batch merge`.
+fn run_merge(args: &MergeArgs) -> Result<i32> {
+    let mut scans = Vec::with_capacity(args.inputs.len());
+    for input in &args.inputs {
+        if !input.exists() {
+            bail!("results file {} does not exist", input.display());
+        }
+        let scan = read_scan(input)?;
+        if scan.torn_tail {
+            console::err(&format!(
+                "{}: ignoring a torn last line (that shard was killed mid-write; re-run it to finish)",
+                input.display()
+            ));
+        }
+        scans.push(scan);
+    }
+    let expected = match &args.tasks {
+        None => None,
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read the tasks file {}", path.display()))?;
+            Some(
+                parse_tasks(&text)?
+                    .into_iter()
+                    .map(|t| t.id)
+                    .collect::<Vec<_>>(),
+            )
+        }
+    };
+    let report = merge_results(&scans, expected.as_deref());
+    write_atomically(&args.output, &report.lines)?;
+    console::err(&format!(
+        "merged {} result(s) from {} file(s) into {}",
+        report.lines.len(),
+        args.inputs.len(),
+        args.output.display()
+    ));
+    if !report.missing.is_empty() {
+        console::err(&format!(
+            "missing {} id(s): {}",
+            report.missing.len(),
+            id_list(report.missing.iter().map(String::as_str))
+        ));
+    }
+    if !report.duplicates.is_empty() {
+        console::err(&format!(
+            "duplicate {} id(s): {}",
+            report.duplicates.len(),
+            id_list(report.duplicates.iter().map(|(id, _)| id.as_str()))
+        ));
+    }
+    if !report.unknown.is_empty() {
+        console::err(&format!(
+            "{} id(s) not in the tasks file: {}",
+            report.unknown.len(),
+            id_list(report.unknown.iter().map(String::as_str))
+        ));
+    }
+    Ok(if report.is_complete() {
+        exit_codes::OK
+    } else {
+        exit_codes::SUBAGENT_FAILED
+    })
+}
+
+/// Up to 20 ids, then a count of the rest: a line a person can read.
+fn id_list<'a>(ids: impl Iterator<Item = &'a str>) -> String {
+    const SHOWN: usize = 20;
+    let ids: Vec<&str> = ids.collect();
+    let mut text = ids
+        .iter()
+        .take(SHOWN)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if ids.len() > SHOWN {
+        text.push_str(&format!(" and {} more", ids.len() - SHOWN));
+    }
+    text
+}
+
+/// Writes `lines` to a temporary file beside `path`, syncs it, and renames
+/// it over `path`: readers see the old file or the whole new one.
+fn write_atomically(path: &Path, lines: &[Vec<u8>]) -> Result<()> {
+    use std::io::Write;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "merged".to_owned());
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let write = || -> std::io::Result<()> {
+        let mut file = std::fs::File::create(&tmp)?;
+        for line in lines {
+            file.write_all(line)?;
+            file.write_all(b"\n")?;
+        }
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        std::fs::File::open(&dir)?.sync_all()
+    };
+    write().with_context(|| format!("cannot write {}", path.display()))
+}
+
+#[cfg(test)]
+#[path = "batch_tests.rs"]
+mod tests;
