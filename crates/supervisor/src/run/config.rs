@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use subagent_sandbox::SandboxPolicy;
 
-use super::progress::ProgressSink;
+use super::progress::{ContentSink, ProgressSink};
 use super::request::WorkerCommand;
 use super::tool_subset::SUBAGENT_TOOL;
 use crate::agents::AgentCatalog;
@@ -72,6 +72,9 @@ pub struct SupervisorConfig {
     /// Told of every child's turns, tools and usage as they happen; `None`
     /// (the default) tells no one.
     pub progress: Option<ProgressSink>,
+    /// Told of every child's streamed text, reasoning, tool calls and
+    /// results; `None` (the default) tells no one.
+    pub content: Option<ContentSink>,
 }
 
 impl SupervisorConfig {
@@ -89,6 +92,7 @@ impl SupervisorConfig {
             catalog: AgentCatalog::builtin(),
             subagents_disabled: None,
             progress: None,
+            content: None,
         }
     }
 }

@@ -22,6 +22,6 @@ mod watch;
 
 pub use config::{CANCEL_WINDOW, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_PER_CALL, SupervisorConfig};
 pub use modes::{PREVIOUS_PLACEHOLDER, check_concurrency, substitute_previous};
-pub use progress::{ProgressEvent, ProgressSink};
+pub use progress::{ContentEvent, ContentSink, ProgressEvent, ProgressSink};
 pub use request::{RunRequest, WorkerCommand};
 pub use supervisor::{GateDecision, SpawnGate, Supervisor};

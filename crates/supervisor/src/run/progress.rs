@@ -7,6 +7,11 @@
 //! or take a lock that something slow holds, or it would hold off the
 //! child's timeouts. It sees no more than session files do: names, counts
 //! and costs, never task text, tool arguments or output.
+//!
+//! A caller that relays the child's answer as it streams (`subagent call
+//! --sse`) asks for [`ContentEvent`]s too, through a separate
+//! [`ContentSink`] with the same never-block rule: text and reasoning
+//! deltas, tool calls and results, secrets masked as in the session file.
 
 use std::fmt;
 use std::sync::Arc;
@@ -138,6 +143,129 @@ impl ProgressSink {
 impl fmt::Debug for ProgressSink {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("ProgressSink(..)")
+    }
+}
+
+/// What a running child says, as it streams (see the module doc).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ContentEvent {
+    /// A piece of the model's answer text.
+    TextDelta {
+        /// The child's run id.
+        run_id: String,
+        /// The text.
+        text: String,
+    },
+    /// A piece of the model's reasoning (summary) text.
+    ReasoningDelta {
+        /// The child's run id.
+        run_id: String,
+        /// The text.
+        text: String,
+    },
+    /// The model called a tool (arguments complete).
+    ToolCall {
+        /// The child's run id.
+        run_id: String,
+        /// The provider's call id.
+        call_id: String,
+        /// The tool's name.
+        name: String,
+        /// The arguments as JSON text (the model's, possibly invalid).
+        arguments_json: String,
+    },
+    /// A tool call finished.
+    ToolResult {
+        /// The child's run id.
+        run_id: String,
+        /// The call's id.
+        call_id: String,
+        /// The tool's name.
+        name: String,
+        /// What the model is shown.
+        output: String,
+        /// True when the tool failed or was refused.
+        is_error: bool,
+    },
+}
+
+impl ContentEvent {
+    /// The content a worker event carries, if any, its text passed through
+    /// `mask` (the run's secret masking).
+    pub fn of_worker_event(
+        run_id: &str,
+        event: &WorkerEvent,
+        mask: impl Fn(&str) -> String,
+    ) -> Option<Self> {
+        let run_id = run_id.to_owned();
+        match event {
+            WorkerEvent::TextDelta { text } => Some(Self::TextDelta {
+                run_id,
+                text: mask(text),
+            }),
+            WorkerEvent::ReasoningDelta { text } => Some(Self::ReasoningDelta {
+                run_id,
+                text: mask(text),
+            }),
+            WorkerEvent::ToolCall {
+                call_id,
+                name,
+                arguments_json,
+                ..
+            } => Some(Self::ToolCall {
+                run_id,
+                call_id: call_id.clone(),
+                name: name.clone(),
+                arguments_json: mask(arguments_json),
+            }),
+            WorkerEvent::ToolResult {
+                call_id,
+                name,
+                output,
+                is_error,
+                ..
+            } => Some(Self::ToolResult {
+                run_id,
+                call_id: call_id.clone(),
+                name: name.clone(),
+                output: mask(output),
+                is_error: *is_error,
+            }),
+            _ => None,
+        }
+    }
+
+    /// The run this event belongs to.
+    pub fn run_id(&self) -> &str {
+        match self {
+            Self::TextDelta { run_id, .. }
+            | Self::ReasoningDelta { run_id, .. }
+            | Self::ToolCall { run_id, .. }
+            | Self::ToolResult { run_id, .. } => run_id,
+        }
+    }
+}
+
+/// Where content goes: like [`ProgressSink`], a cheap, non-blocking
+/// callback. Cloning shares the callback.
+#[derive(Clone)]
+pub struct ContentSink(Arc<dyn Fn(&ContentEvent) + Send + Sync>);
+
+impl ContentSink {
+    /// A sink calling `f` for every event.
+    pub fn new(f: impl Fn(&ContentEvent) + Send + Sync + 'static) -> Self {
+        Self(Arc::new(f))
+    }
+
+    /// Hands `event` to the callback.
+    pub fn emit(&self, event: &ContentEvent) {
+        (self.0)(event);
+    }
+}
+
+impl fmt::Debug for ContentSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ContentSink(..)")
     }
 }
 

@@ -92,3 +92,41 @@ fn a_sink_hands_every_event_to_its_callback_and_debug_hides_it() {
     assert_eq!(*seen.lock().unwrap(), vec!["a".to_owned(), "b".to_owned()]);
     assert_eq!(format!("{sink:?}"), "ProgressSink(..)");
 }
+
+#[test]
+fn content_events_carry_masked_text_calls_and_results_and_nothing_else() {
+    let mask = |t: &str| t.replace("sk-secret", "***");
+    let text = WorkerEvent::TextDelta {
+        text: "key sk-secret".into(),
+    };
+    assert_eq!(
+        ContentEvent::of_worker_event("r1", &text, mask),
+        Some(ContentEvent::TextDelta {
+            run_id: "r1".into(),
+            text: "key ***".into(),
+        })
+    );
+    let call = WorkerEvent::ToolCall {
+        turn: 1,
+        call_id: "c1".into(),
+        name: "bash_read".into(),
+        arguments_json: r#"{"path":"a"}"#.into(),
+    };
+    let Some(ContentEvent::ToolCall {
+        call_id,
+        name,
+        arguments_json,
+        ..
+    }) = ContentEvent::of_worker_event("r1", &call, mask)
+    else {
+        panic!("a tool call is content");
+    };
+    assert_eq!(
+        (call_id.as_str(), name.as_str(), arguments_json.as_str()),
+        ("c1", "bash_read", r#"{"path":"a"}"#)
+    );
+    assert_eq!(
+        ContentEvent::of_worker_event("r1", &WorkerEvent::TurnStart { turn: 2 }, mask),
+        None
+    );
+}

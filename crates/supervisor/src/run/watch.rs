@@ -38,7 +38,7 @@ use super::config::{CANCEL_WINDOW, EXIT_AFTER_DONE, HELLO_TIMEOUT};
 use super::context::RunContext;
 use super::link::{Inbound, Link};
 use super::nested::{self, NestedDone, NestedRun};
-use super::progress::ProgressEvent;
+use super::progress::{ContentEvent, ProgressEvent};
 use super::record::EventRecord;
 use super::reservation::{Asked, BudgetShare};
 
@@ -426,9 +426,18 @@ impl<'c, 'a> Watch<'c, 'a> {
                 let run_id = &self.ctx.run_id;
                 let shown = ProgressEvent::of_worker_event(run_id, &event);
                 let usage = matches!(event, WorkerEvent::Usage { .. });
+                let content = self.ctx.config.content.as_ref().and_then(|sink| {
+                    ContentEvent::of_worker_event(run_id, &event, |t| {
+                        self.ctx.sanitizer.mask_secrets(t)
+                    })
+                    .map(|c| (sink, c))
+                });
                 let (line, progress) = self.record.observe(event, &self.ctx.sanitizer);
                 if let Some(shown) = shown {
                     self.ctx.progress(|| shown);
+                }
+                if let Some((sink, content)) = content {
+                    sink.emit(&content);
                 }
                 if usage {
                     self.ctx
