@@ -13,6 +13,7 @@ mod masking;
 mod model_faults;
 mod modes;
 mod nested_e2e;
+mod serve_mcp;
 mod sessions_cmd;
 mod sessions_html;
 mod sessions_replay;

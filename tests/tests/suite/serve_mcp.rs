@@ -1,0 +1,314 @@
+//! `subagent serve --mcp` driven by a real MCP client: the Python `mcp`
+//! SDK from PyPI (pinned [`MCP_VERSION`], a 2.x release), installed on
+//! first use into a venv under the cache root, running
+//! `serve_mcp_client.py` (stdio_client + ClientSession) against the real
+//! binary with the fixture worker. The script reports what it saw as JSON;
+//! the assertions are here. Every test proves the server and every worker
+//! are gone once the client has closed.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+use super::support::*;
+
+/// The `mcp` release the client runs (the SDK's 2.x API).
+const MCP_VERSION: &str = "2.3.0";
+
+/// The client script; written into each test's directory.
+const CLIENT: &str = include_str!("serve_mcp_client.py");
+
+/// The cache root, by the rule of xtask's `cache_root`.
+fn cache_root() -> PathBuf {
+    let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(dir) = env("SUBAGENT_CACHE_DIR") {
+        PathBuf::from(dir)
+    } else if let Some(dir) = env("XDG_CACHE_HOME") {
+        PathBuf::from(dir).join("subagent")
+    } else {
+        PathBuf::from(env("HOME").expect("HOME or SUBAGENT_CACHE_DIR")).join(".cache/subagent")
+    }
+}
+
+/// The venv's python with `mcp` installed, made on first use: built in a
+/// temp dir beside it and renamed into place, so a venv is whole or absent
+/// (a half-done install never looks done). When it cannot be made the test
+/// is skipped with one line, except under CI, where it fails.
+fn mcp_python(test: &str) -> Option<PathBuf> {
+    let root = cache_root();
+    let venv = root.join(format!("python-mcp-{MCP_VERSION}"));
+    let python = venv.join("bin/python");
+    if python.exists() {
+        return Some(python);
+    }
+    let fail = |why: String| -> Option<PathBuf> {
+        assert!(std::env::var_os("CI").is_none(), "{test}: {why}");
+        eprintln!("skipping {test}: {why}");
+        None
+    };
+    if let Err(e) = std::fs::create_dir_all(&root) {
+        return fail(format!(
+            "cannot create the cache dir {}: {e}",
+            root.display()
+        ));
+    }
+    let tmp = tempfile::Builder::new()
+        .prefix(".python-mcp-")
+        .tempdir_in(&root)
+        .unwrap();
+    let staged = tmp.path().join("venv");
+    let steps: [(&str, Vec<String>); 2] = [
+        (
+            "python3",
+            vec!["-m".into(), "venv".into(), staged.display().to_string()],
+        ),
+        (
+            &staged.join("bin/python").display().to_string(),
+            vec![
+                "-m".into(),
+                "pip".into(),
+                "install".into(),
+                "--quiet".into(),
+                "--disable-pip-version-check".into(),
+                format!("mcp=={MCP_VERSION}"),
+            ],
+        ),
+    ];
+    for (program, args) in &steps {
+        match Command::new(program).args(args).output() {
+            Ok(out) if out.status.success() => {}
+            Ok(out) => {
+                return fail(format!(
+                    "{program} {args:?} failed: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                ));
+            }
+            Err(e) => return fail(format!("cannot run {program}: {e}")),
+        }
+    }
+    // Another test may have won the race; its venv is as good as ours.
+    if std::fs::rename(&staged, &venv).is_err() && !python.exists() {
+        return fail(format!("cannot move the venv into {}", venv.display()));
+    }
+    Some(python)
+}
+
+/// One test's directories: sessions, and the workspace every process of
+/// the server runs in (so [`assert_nothing_runs_in`] sees them all).
+struct Setup {
+    _dir: tempfile::TempDir,
+    sessions: PathBuf,
+    workspace: PathBuf,
+    script: PathBuf,
+}
+
+fn setup() -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    let sessions = dir.path().join("sessions");
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir_all(&sessions).unwrap();
+    std::fs::create_dir_all(&workspace).unwrap();
+    let script = dir.path().join("serve_mcp_client.py");
+    std::fs::write(&script, CLIENT).unwrap();
+    Setup {
+        _dir: dir,
+        sessions,
+        workspace,
+        script,
+    }
+}
+
+/// Runs the client's `scenario` against `subagent serve --mcp` with the
+/// fixture worker; returns its report once the client and server are gone.
+fn client_report(python: &Path, setup: &Setup, scenario: &str) -> Value {
+    let out = Command::new(python)
+        .arg(&setup.script)
+        .arg(scenario)
+        .arg(binary("subagent"))
+        .args(["serve", "--mcp", "--worker"])
+        .arg(FIXTURE)
+        .arg("--sessions-dir")
+        .arg(&setup.sessions)
+        .arg("--workspace")
+        .arg(&setup.workspace)
+        .args([
+            "--model",
+            "fixture-model",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+        ])
+        .current_dir(&setup.workspace)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "client failed: {}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "the client's report is not JSON ({e}):\n{}\nstderr:\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// Every session file under `dir`, each checked (valid lines, a closing
+/// lifecycle line, its worker reaped); returns their texts.
+fn checked_session_files(dir: &Path) -> Vec<String> {
+    let mut texts = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "jsonl") {
+                assert_reaped(&check_session_file(&path));
+                texts.push(std::fs::read_to_string(&path).unwrap());
+            }
+        }
+    }
+    texts
+}
+
+fn texts(call: &Value) -> Vec<&str> {
+    call["texts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn mcp_client_lists_three_tools_and_gets_text_structured_output_errors_and_progress() {
+    let Some(python) = mcp_python("mcp_client_lists_three_tools") else {
+        return;
+    };
+    let setup = setup();
+    let report = client_report(&python, &setup, "calls");
+    assert_eq!(report["server"], "subagent");
+
+    let tools = report["tools"].as_object().unwrap();
+    let mut names: Vec<&str> = tools.keys().map(String::as_str).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["subagent", "subagent_cancel", "subagent_status"]);
+    let spawn = &tools["subagent"];
+    for property in [
+        "agent",
+        "task",
+        "tasks",
+        "mode",
+        "outputSchema",
+        "background",
+        "model",
+        "limits",
+    ] {
+        assert!(
+            spawn["properties"].get(property).is_some(),
+            "{property}: {spawn}"
+        );
+    }
+    assert_eq!(
+        spawn["properties"]["mode"]["enum"],
+        json!(["single", "parallel", "chain"])
+    );
+    assert_eq!(tools["subagent_status"]["required"], json!(["jobId"]));
+    assert_eq!(tools["subagent_cancel"]["required"], json!(["jobId"]));
+
+    // Without a schema: the answer as text, no structured content.
+    let plain = &report["plain"];
+    assert_eq!(plain["isError"], false);
+    assert_eq!(texts(plain), ["fixture done: fixture:success"]);
+    assert_eq!(plain["structuredContent"], Value::Null);
+
+    // Progress of that call: turn, tool and tokens, in a growing count.
+    let progress = report["progress"].as_array().unwrap();
+    let messages: Vec<&str> = progress
+        .iter()
+        .map(|p| p["message"].as_str().unwrap())
+        .collect();
+    for wanted in [
+        "started general on fixture-model",
+        "turn 1",
+        "tool bash_read",
+        "tokens 10 in, 5 out",
+        "ended ok",
+    ] {
+        assert!(
+            messages.iter().any(|m| m.contains(wanted)),
+            "{wanted} not in {messages:?}"
+        );
+    }
+    let values: Vec<f64> = progress
+        .iter()
+        .map(|p| p["progress"].as_f64().unwrap())
+        .collect();
+    assert!(values.windows(2).all(|w| w[0] < w[1]), "{values:?}");
+
+    // With a schema: the object as structuredContent.
+    let structured = &report["structured"];
+    assert_eq!(structured["isError"], false);
+    assert_eq!(structured["structuredContent"], json!({"capital": "Paris"}));
+
+    // A failed run and a malformed call are error results naming the code.
+    assert_eq!(report["failed"]["isError"], true);
+    assert!(
+        texts(&report["failed"])[0].starts_with("SUBAGENT_FAILED: "),
+        "{}",
+        report["failed"]
+    );
+    assert_eq!(report["invalid"]["isError"], true);
+    assert!(
+        texts(&report["invalid"])[0].starts_with("INVALID_INPUT: "),
+        "{}",
+        report["invalid"]
+    );
+
+    // A parallel call with a schema: every child's object, in task order.
+    assert_eq!(
+        report["parallel"]["structuredContent"],
+        json!({"results": [{"capital": "Paris"}, {"capital": "Paris"}]})
+    );
+
+    // success, structured, fail and the two parallel children.
+    assert_eq!(checked_session_files(&setup.sessions).len(), 5);
+    assert_nothing_runs_in(&setup.workspace);
+}
+
+#[test]
+fn mcp_client_cancelling_a_call_stops_its_run_and_the_server_keeps_serving() {
+    let Some(python) = mcp_python("mcp_client_cancelling_a_call") else {
+        return;
+    };
+    let setup = setup();
+    let report = client_report(&python, &setup, "cancel");
+    // The client cancelled once the sleeping run had begun its turn.
+    let before: Vec<&str> = report["progressBeforeCancel"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap())
+        .collect();
+    assert!(before.iter().any(|m| m.contains("turn 1")), "{before:?}");
+    assert_eq!(
+        report.get("longCall"),
+        None,
+        "the cancelled call returned: {report}"
+    );
+    assert_eq!(report["after"]["isError"], false);
+    assert_eq!(texts(&report["after"]), ["fixture done: fixture:success"]);
+
+    let files = checked_session_files(&setup.sessions);
+    assert_eq!(files.len(), 2);
+    assert!(
+        files.iter().any(|text| text.contains("subagent:aborted")),
+        "no aborted run among {files:#?}"
+    );
+    assert_nothing_runs_in(&setup.workspace);
+}

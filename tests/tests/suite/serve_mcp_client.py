@@ -1,0 +1,117 @@
+"""An MCP client for the serve_mcp tests: the real Python `mcp` SDK
+(stdio_client + ClientSession) against `subagent serve --mcp`.
+
+Usage: python serve_mcp_client.py SCENARIO SERVER [ARGS...]
+Prints one JSON report on stdout; the Rust test asserts on it. It asserts
+nothing itself, so every fact the test checks is one it reads here.
+"""
+
+import json
+import sys
+
+import anyio
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"capital": {"type": "string"}},
+    "required": ["capital"],
+}
+
+
+def texts(result):
+    return [c.text for c in result.content if getattr(c, "type", "") == "text"]
+
+
+def summary(result):
+    return {
+        "isError": bool(result.is_error),
+        "texts": texts(result),
+        "structuredContent": result.structured_content,
+    }
+
+
+async def calls(session, report):
+    tools = await session.list_tools()
+    report["tools"] = {t.name: t.input_schema for t in tools.tools}
+
+    progress = []
+
+    async def on_progress(value, total, message):
+        progress.append({"progress": value, "message": message})
+
+    plain = await session.call_tool(
+        "subagent", {"task": "fixture:success"}, progress_callback=on_progress
+    )
+    report["plain"] = summary(plain)
+    report["progress"] = progress
+
+    structured = await session.call_tool(
+        "subagent", {"task": "fixture:structured", "outputSchema": SCHEMA}
+    )
+    report["structured"] = summary(structured)
+
+    failed = await session.call_tool("subagent", {"task": "fixture:fail"})
+    report["failed"] = summary(failed)
+
+    invalid = await session.call_tool("subagent", {"tasks": ["a", "b"]})
+    report["invalid"] = summary(invalid)
+
+    parallel = await session.call_tool(
+        "subagent",
+        {"tasks": ["fixture:structured", "fixture:structured"], "mode": "parallel",
+         "outputSchema": SCHEMA},
+    )
+    report["parallel"] = summary(parallel)
+
+
+async def cancel(session, report):
+    started = anyio.Event()
+    progress = []
+
+    async def on_progress(value, total, message):
+        progress.append(message)
+        if message and "turn 1" in message:
+            started.set()
+
+    async with anyio.create_task_group() as tg:
+
+        async def long_call():
+            # Abandoning the request sends notifications/cancelled.
+            with anyio.CancelScope() as scope:
+                report["cancelScope"] = "entered"
+                tg_scope.append(scope)
+                await session.call_tool(
+                    "subagent", {"task": "fixture:sleep"}, progress_callback=on_progress
+                )
+                report["longCall"] = "returned"
+
+        tg_scope = []
+        tg.start_soon(long_call)
+        with anyio.fail_after(60):
+            await started.wait()
+        tg_scope[0].cancel()
+    report["progressBeforeCancel"] = progress
+    # The server keeps serving after a cancelled call.
+    after = await session.call_tool("subagent", {"task": "fixture:success"})
+    report["after"] = summary(after)
+
+
+async def main():
+    scenario, command, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+    report = {}
+    params = StdioServerParameters(command=command, args=args)
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            init = await session.initialize()
+            report["server"] = init.server_info.name
+            if scenario == "calls":
+                await calls(session, report)
+            elif scenario == "cancel":
+                await cancel(session, report)
+            else:
+                raise SystemExit(f"unknown scenario {scenario}")
+    print(json.dumps(report))
+
+
+anyio.run(main)
