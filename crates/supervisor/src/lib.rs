@@ -14,6 +14,7 @@
 
 pub mod agents;
 pub mod batch;
+pub mod call;
 pub mod config;
 pub mod doctor;
 pub mod exit_codes;

@@ -1,0 +1,119 @@
+//! The stdin JSON of `subagent call`: `model, provider, url, api_key_name,
+//! prompt, system_prompt, tool_subset, think, temperature, max_tokens` and
+//! an optional `output_schema`, as the call_subagent tool writes it.
+//!
+//! Unknown fields are refused (a misspelt field would otherwise be dropped
+//! without a word); `null` and `""` mean "not given", so the command's flags
+//! and the config decide.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::config::RunOverrides;
+use crate::run::RunRequest;
+
+/// Why the stdin JSON cannot be run.
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    /// Not JSON, or not the call object.
+    #[error("stdin is not a call request: {0}")]
+    Json(#[from] serde_json::Error),
+    /// `prompt` missing or blank.
+    #[error("`prompt` is empty: give the task for the subagent")]
+    EmptyPrompt,
+    /// `output_schema` is not a JSON object.
+    #[error("`output_schema` must be a JSON Schema object")]
+    SchemaNotObject,
+}
+
+/// One call request.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CallInput {
+    /// Model id; the parent's model in the seed's caller.
+    pub model: Option<String>,
+    /// Provider name or kind: `openai-chat`, `anthropic`, `vertexai-anthropic`, ...
+    pub provider: Option<String>,
+    /// The provider's base URL (for `vertexai-anthropic`, the location URL).
+    pub url: Option<String>,
+    /// Name of the variable holding the key (never the key itself).
+    pub api_key_name: Option<String>,
+    /// The task.
+    #[serde(default)]
+    pub prompt: String,
+    /// Replaces the agent's system prompt.
+    pub system_prompt: Option<String>,
+    /// Built-in tools the child may call; `[]` for none.
+    pub tool_subset: Option<Vec<String>>,
+    /// Ask for reasoning / thinking.
+    pub think: Option<bool>,
+    /// Sampling temperature.
+    pub temperature: Option<f32>,
+    /// Output tokens per turn.
+    pub max_tokens: Option<u32>,
+    /// JSON Schema the answer must satisfy.
+    pub output_schema: Option<Value>,
+}
+
+/// `Some` of a non-blank string.
+fn given(value: &Option<String>) -> Option<String> {
+    value.as_ref().filter(|v| !v.trim().is_empty()).cloned()
+}
+
+impl CallInput {
+    /// Parses and checks the stdin text.
+    pub fn parse(text: &str) -> Result<Self, CallError> {
+        let input: CallInput = serde_json::from_str(text)?;
+        if input.prompt.trim().is_empty() {
+            return Err(CallError::EmptyPrompt);
+        }
+        if input.output_schema.as_ref().is_some_and(|s| !s.is_object()) {
+            return Err(CallError::SchemaNotObject);
+        }
+        Ok(input)
+    }
+
+    /// `base` (the command's flags) with what this request names instead.
+    pub fn overrides(&self, mut base: RunOverrides) -> RunOverrides {
+        if let Some(model) = given(&self.model) {
+            base.model = Some(model);
+        }
+        if let Some(provider) = given(&self.provider) {
+            base.provider = Some(provider);
+        }
+        if let Some(url) = given(&self.url) {
+            base.base_url = Some(url);
+        }
+        if let Some(var) = given(&self.api_key_name) {
+            base.api_key_env = Some(var);
+        }
+        base
+    }
+
+    /// Puts the task and the request's own settings into `request`.
+    pub fn apply(&self, request: &mut RunRequest) {
+        request.task = self.prompt.clone();
+        if let Some(prompt) = given(&self.system_prompt) {
+            request.system_prompt = Some(prompt);
+        }
+        if let Some(tools) = &self.tool_subset {
+            request.tools = Some(tools.clone());
+        }
+        if let Some(think) = self.think {
+            request.provider.reasoning = think;
+        }
+        if let Some(temperature) = self.temperature {
+            request.provider.temperature = Some(temperature);
+        }
+        if let Some(max_tokens) = self.max_tokens {
+            request.provider.max_tokens = Some(max_tokens);
+        }
+        if let Some(schema) = &self.output_schema {
+            request.output_schema_json = Some(schema.to_string());
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "input_tests.rs"]
+mod tests;

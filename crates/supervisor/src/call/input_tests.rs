@@ -1,0 +1,103 @@
+use pretty_assertions::assert_eq;
+use subagent_protocol::{ProviderKind, ProviderSpec};
+
+use super::*;
+
+const SEED_EXAMPLE: &str = r#"{
+  "model": "claude-sonnet-4@20250514",
+  "provider": "vertexai-anthropic",
+  "url": "http://127.0.0.1:9/v1/projects/p/locations/r",
+  "api_key_name": "VERTEX_TOKEN",
+  "prompt": "Find the config parser",
+  "system_prompt": "Be brief.",
+  "tool_subset": ["search_web", "scrape_webpage"],
+  "think": true,
+  "temperature": 0.8,
+  "max_tokens": 8192
+}"#;
+
+#[test]
+fn the_seed_example_maps_onto_overrides_and_request() {
+    let input = CallInput::parse(SEED_EXAMPLE).unwrap();
+    let base = RunOverrides {
+        model: Some("flag-model".into()),
+        agent: Some("general".into()),
+        ..RunOverrides::default()
+    };
+    let overrides = input.overrides(base);
+    assert_eq!(overrides.model.as_deref(), Some("claude-sonnet-4@20250514"));
+    assert_eq!(overrides.provider.as_deref(), Some("vertexai-anthropic"));
+    assert_eq!(
+        overrides.base_url.as_deref(),
+        Some("http://127.0.0.1:9/v1/projects/p/locations/r")
+    );
+    assert_eq!(overrides.api_key_env.as_deref(), Some("VERTEX_TOKEN"));
+    assert_eq!(overrides.agent.as_deref(), Some("general"));
+
+    let provider = ProviderSpec::new(ProviderKind::OpenaiChat, "http://127.0.0.1:9/v1", "m");
+    let mut request = RunRequest::new("general", String::new(), provider);
+    input.apply(&mut request);
+    assert_eq!(request.task, "Find the config parser");
+    assert_eq!(request.system_prompt.as_deref(), Some("Be brief."));
+    assert_eq!(
+        request.tools,
+        Some(vec!["search_web".to_owned(), "scrape_webpage".to_owned()])
+    );
+    assert!(request.provider.reasoning);
+    assert_eq!(request.provider.temperature, Some(0.8));
+    assert_eq!(request.provider.max_tokens, Some(8192));
+    assert_eq!(request.output_schema_json, None);
+}
+
+#[test]
+fn null_and_empty_fields_leave_the_flags_in_charge() {
+    let input = CallInput::parse(
+        r#"{"model": "", "provider": null, "url": null, "api_key_name": "",
+            "prompt": "hi", "system_prompt": null, "tool_subset": null,
+            "think": null, "temperature": null, "max_tokens": null}"#,
+    )
+    .unwrap();
+    let base = RunOverrides {
+        model: Some("flag-model".into()),
+        ..RunOverrides::default()
+    };
+    assert_eq!(input.overrides(base.clone()).model, base.model);
+    let provider = ProviderSpec::new(ProviderKind::OpenaiChat, "http://127.0.0.1:9/v1", "m");
+    let mut request = RunRequest::new("general", String::new(), provider);
+    request.tools = Some(vec!["bash_read".into()]);
+    input.apply(&mut request);
+    assert_eq!(request.tools, Some(vec!["bash_read".to_owned()]));
+    assert_eq!(request.system_prompt, None);
+}
+
+#[test]
+fn an_output_schema_travels_as_json_text() {
+    let input =
+        CallInput::parse(r#"{"prompt": "capital?", "output_schema": {"type": "object"}}"#).unwrap();
+    let provider = ProviderSpec::new(ProviderKind::OpenaiChat, "http://127.0.0.1:9/v1", "m");
+    let mut request = RunRequest::new("general", String::new(), provider);
+    input.apply(&mut request);
+    assert_eq!(
+        request.output_schema_json.as_deref(),
+        Some(r#"{"type":"object"}"#)
+    );
+}
+
+#[test]
+fn bad_input_is_refused_with_the_reason() {
+    let err = CallInput::parse("not json").unwrap_err();
+    assert!(
+        err.to_string().starts_with("stdin is not a call request"),
+        "{err}"
+    );
+    let err = CallInput::parse(r#"{"prompt": "x", "promt": "y"}"#).unwrap_err();
+    assert!(err.to_string().contains("promt"), "{err}");
+    assert!(matches!(
+        CallInput::parse(r#"{"prompt": "  "}"#),
+        Err(CallError::EmptyPrompt)
+    ));
+    assert!(matches!(
+        CallInput::parse(r#"{"prompt": "x", "output_schema": "object"}"#),
+        Err(CallError::SchemaNotObject)
+    ));
+}
