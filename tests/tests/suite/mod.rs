@@ -4,6 +4,7 @@ pub mod scripted_model;
 pub mod support;
 
 mod agents_cmd;
+mod batch_cmd;
 mod cli;
 mod cli_flags;
 mod config_cmd;
