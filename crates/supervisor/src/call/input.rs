@@ -15,9 +15,10 @@ use crate::run::RunRequest;
 /// Why the stdin JSON cannot be run.
 #[derive(Debug, thiserror::Error)]
 pub enum CallError {
-    /// Not JSON, or not the call object.
+    /// Not JSON, or not the call object. Not a `source`: the message
+    /// already says it, and a chained report would say it twice.
     #[error("stdin is not a call request: {0}")]
-    Json(#[from] serde_json::Error),
+    Json(serde_json::Error),
     /// `prompt` missing or blank.
     #[error("`prompt` is empty: give the task for the subagent")]
     EmptyPrompt,
@@ -63,7 +64,7 @@ fn given(value: &Option<String>) -> Option<String> {
 impl CallInput {
     /// Parses and checks the stdin text.
     pub fn parse(text: &str) -> Result<Self, CallError> {
-        let input: CallInput = serde_json::from_str(text)?;
+        let input: CallInput = serde_json::from_str(text).map_err(CallError::Json)?;
         if input.prompt.trim().is_empty() {
             return Err(CallError::EmptyPrompt);
         }

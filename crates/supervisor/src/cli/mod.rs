@@ -6,6 +6,7 @@
 
 mod agents;
 mod batch;
+mod call;
 mod config;
 mod doctor;
 mod run;
@@ -81,6 +82,17 @@ enum Command {
         EXIT STATUS:\n  0 every task ok, 1 a task failed or timed out (or merge found missing,\n  \
         duplicate or unknown ids), 2 invalid input (nothing ran), 130 cancelled")]
     Batch(batch::BatchArgs),
+    /// Run one call_subagent request read as JSON on stdin; print the answer (--sse: as events).
+    #[command(after_help = "EXAMPLES:\n  \
+        # the seed's call_subagent request; prints the answer, a blank line, === [ DONE ] ===\n  \
+        echo '{\"prompt\": \"Name three primes\", \"model\": \"smollm2\", \"provider\": \"openai-chat\", \\\n      \
+        \"url\": \"http://127.0.0.1:8080/v1\", \"tool_subset\": []}' | subagent call\n\n  \
+        # the same as Server-Sent Events (output_text deltas, tool_call, ..., response_end)\n  \
+        subagent call --sse < request.json\n\n\
+        STDIN:\n  {model, provider, url, api_key_name, prompt, system_prompt, tool_subset, think,\n  \
+        temperature, max_tokens, output_schema}; only prompt is required (see docs/call.md)\n\n\
+        EXIT STATUS:\n  as for run; a failure also writes `Error: <message>` on stdout")]
+    Call(call::CallArgs),
     /// Check what this machine can enforce and reach, one line per probe.
     #[command(after_help = "EXAMPLES:\n  \
         # sandbox layers, cgroup caps, python3, sessions dir, worker binary, config and\n  \
@@ -135,6 +147,7 @@ pub fn main() -> i32 {
                 exit_codes::INVALID_INPUT
             }
         },
+        Command::Call(args) => call::run(args),
         Command::Doctor(args) => match doctor::run(args) {
             Ok(code) => code,
             Err(e) => {

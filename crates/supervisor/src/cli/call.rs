@@ -1,0 +1,203 @@
+//! `subagent call [--sse]`: the call_subagent contract. Reads one request
+//! as JSON on stdin, runs it through the supervisor like `run` (sandboxed,
+//! limited, with a session file; the shared [`RunFlags`] are the defaults
+//! the JSON overrides) and writes the answer on stdout: with `--sse`, the
+//! child's stream as SSE frames; without, the final text or JSON once and
+//! [`DONE_MARKER`]. Any failure is written as `Error: <message>` where the
+//! caller reads (an `output_text` frame with `--sse`, a line otherwise),
+//! because the seed's tool hands that string to its model.
+//!
+//! The mapping lives in the library (`subagent_supervisor::call`); this
+//! module only reads, runs and writes. Frames go through a channel to one
+//! writer thread, so the supervisor's inline sinks never wait on stdout.
+
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Context, Result};
+use subagent_protocol::result::{ContentItem, SubagentResult};
+use subagent_supervisor::Supervisor;
+use subagent_supervisor::call::{CallInput, DONE_MARKER, SseRelay};
+use subagent_supervisor::exit_codes;
+use subagent_supervisor::run::{ContentSink, ProgressSink};
+use tokio_util::sync::CancellationToken;
+
+use super::run_flags::{Prepared, RunFlags};
+use crate::console;
+
+#[derive(Debug, clap::Args)]
+pub(super) struct CallArgs {
+    /// Write the child's stream as Server-Sent Events (output_text,
+    /// reasoning_content, tool_call, tool_result, output_structured,
+    /// block_end, response_end) instead of the final answer and the DONE marker.
+    #[arg(long)]
+    sse: bool,
+    #[command(flatten)]
+    flags: RunFlags,
+}
+
+/// Runs one call; the exit code is the run's (2 for a request that cannot run).
+pub(super) fn run(args: CallArgs) -> i32 {
+    let sse = args.sse;
+    match call(args) {
+        Ok(code) => code,
+        Err(e) => {
+            let message = format!("{e:#}");
+            if sse {
+                write_frames(SseRelay::default().finish(None, Some(&message)));
+            } else {
+                let _ = console::out(&format!("Error: {message}"));
+            }
+            console::err(&message);
+            exit_codes::INVALID_INPUT
+        }
+    }
+}
+
+fn call(args: CallArgs) -> Result<i32> {
+    let stdin = std::io::read_to_string(std::io::stdin()).context("cannot read stdin")?;
+    let input = CallInput::parse(&stdin)?;
+    let Prepared {
+        mut request,
+        mut config,
+    } = args
+        .flags
+        .prepare(&input.overrides(args.flags.overrides()))?;
+    input.apply(&mut request);
+    if let Err(e) = subagent_sandbox::become_subreaper() {
+        console::err(&format!(
+            "warning: cannot become a child subreaper ({e}); orphaned grandchildren may be missed"
+        ));
+    }
+
+    let relay = Arc::new(Mutex::new(SseRelay::default()));
+    let (frames, writer) = if args.sse {
+        let (tx, rx) = mpsc::channel::<String>();
+        let writer = std::thread::spawn(move || {
+            for frame in rx {
+                let _ = console::out(&frame);
+            }
+        });
+        (Some(tx), Some(writer))
+    } else {
+        (None, None)
+    };
+    if let Some(tx) = &frames {
+        let (progress_relay, progress_tx) = (Arc::clone(&relay), tx.clone());
+        config.progress = Some(ProgressSink::new(move |event| {
+            if let Ok(mut relay) = progress_relay.lock() {
+                for frame in relay.on_progress(event) {
+                    let _ = progress_tx.send(frame);
+                }
+            }
+        }));
+        let (content_relay, content_tx) = (Arc::clone(&relay), tx.clone());
+        config.content = Some(ContentSink::new(move |event| {
+            if let Ok(mut relay) = content_relay.lock() {
+                if let Some(frame) = relay.on_content(event) {
+                    let _ = content_tx.send(frame);
+                }
+            }
+        }));
+    }
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let result = runtime.block_on(async move {
+        let supervisor = Supervisor::new(config);
+        let cancel = CancellationToken::new();
+        let on_signal = cancel.clone();
+        tokio::spawn(async move {
+            if super::run::wait_for_interrupt().await {
+                on_signal.cancel();
+            }
+        });
+        supervisor.run(request, cancel).await
+    });
+    // The runtime is gone, so no sink is called any more.
+    drop(runtime);
+
+    let error = result
+        .details
+        .error
+        .as_ref()
+        .map(|e| format!("{}: {}", e.code, e.message));
+    let structured = structured_json(&result);
+    if let Some(tx) = frames {
+        let closing = match relay.lock() {
+            Ok(mut relay) => relay.finish(structured.as_deref(), error.as_deref()),
+            Err(_) => SseRelay::default().finish(structured.as_deref(), error.as_deref()),
+        };
+        for frame in closing {
+            let _ = tx.send(frame);
+        }
+    }
+    // Dropping the last senders (the sinks went with the config) ends the writer.
+    if let Some(writer) = writer {
+        let _ = writer.join();
+    }
+    if !args.sse {
+        print_plain(&result, structured.as_deref(), error.as_deref())?;
+    }
+    if let Some(message) = &error {
+        console::err(message);
+    }
+    if let Some(file) = result
+        .details
+        .results
+        .first()
+        .and_then(|r| r.session_file.as_ref())
+    {
+        console::err(&format!("session file: {file}"));
+    }
+    Ok(exit_codes::for_error(
+        result.details.error.as_ref().map(|e| e.code),
+    ))
+}
+
+/// The structured answer as compact JSON, when the run produced one.
+fn structured_json(result: &SubagentResult) -> Option<String> {
+    result
+        .details
+        .results
+        .first()
+        .and_then(|r| r.structured_output.as_ref())
+        .map(|value| value.to_string())
+}
+
+/// The plain output: the answer (JSON when structured), a blank line, the
+/// DONE marker; or `Error: <message>` alone.
+fn print_plain(
+    result: &SubagentResult,
+    structured: Option<&str>,
+    error: Option<&str>,
+) -> Result<()> {
+    if let Some(message) = error {
+        console::out(&format!("Error: {message}"))?;
+        return Ok(());
+    }
+    let answer = match structured {
+        Some(json) => json.to_owned(),
+        None => result
+            .content
+            .iter()
+            .map(|item| match item {
+                ContentItem::Text { text } => text.as_str(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    };
+    console::out(&answer)?;
+    console::out("")?;
+    console::out(DONE_MARKER)?;
+    Ok(())
+}
+
+fn write_frames(frames: Vec<String>) {
+    for frame in frames {
+        let _ = console::out(&frame);
+    }
+}
