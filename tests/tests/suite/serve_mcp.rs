@@ -312,3 +312,55 @@ fn mcp_client_cancelling_a_call_stops_its_run_and_the_server_keeps_serving() {
     );
     assert_nothing_runs_in(&setup.workspace);
 }
+
+#[test]
+fn mcp_client_runs_background_jobs_asks_their_status_and_cancels_one() {
+    let Some(python) = mcp_python("mcp_client_runs_background_jobs") else {
+        return;
+    };
+    let setup = setup();
+    let report = client_report(&python, &setup, "jobs");
+    let started = &report["sleepStarted"];
+    assert_eq!(started["isError"], false);
+    let job_id = started["structuredContent"]["jobId"].as_str().unwrap();
+    assert_eq!(job_id.len(), 8, "{started}");
+    assert_eq!(started["structuredContent"]["state"], "running");
+
+    let running = &report["sleepRunning"]["structuredContent"];
+    assert_eq!(running["jobId"], job_id);
+    assert_eq!(running["state"], "running");
+    assert_eq!(running["background"], true);
+
+    // Cancel answers once the job is over: aborted, its ending recorded.
+    let cancelled = &report["sleepCancelled"];
+    assert_eq!(cancelled["structuredContent"]["state"], "aborted");
+    assert_eq!(
+        cancelled["structuredContent"]["ending"]["eventType"],
+        "subagent:aborted"
+    );
+    assert!(
+        texts(cancelled)
+            .iter()
+            .any(|t| t.starts_with("SUBAGENT_CANCELLED: ")),
+        "{cancelled}"
+    );
+
+    let done = &report["successDone"];
+    assert_eq!(done["structuredContent"]["state"], "completed");
+    assert_eq!(done["structuredContent"]["streaming"]["turnCount"], 1);
+    assert!(
+        texts(done).contains(&"fixture done: fixture:success"),
+        "{done}"
+    );
+
+    assert_eq!(report["unknown"]["isError"], true);
+    assert_eq!(
+        texts(&report["unknown"]),
+        ["INVALID_INPUT: no job nosuchjob"]
+    );
+
+    let files = checked_session_files(&setup.sessions);
+    assert_eq!(files.len(), 2);
+    assert!(files.iter().any(|t| t.contains("subagent:aborted")));
+    assert_nothing_runs_in(&setup.workspace);
+}

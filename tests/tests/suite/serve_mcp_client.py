@@ -97,6 +97,41 @@ async def cancel(session, report):
     report["after"] = summary(after)
 
 
+async def jobs(session, report):
+    # A background run that sleeps: running, then cancelled.
+    started = await session.call_tool(
+        "subagent", {"task": "fixture:sleep", "background": True}
+    )
+    report["sleepStarted"] = summary(started)
+    job_id = started.structured_content["jobId"]
+    # Asked until its worker is in its first turn (bounded), then cancelled.
+    with anyio.fail_after(60):
+        while True:
+            running = await session.call_tool("subagent_status", {"jobId": job_id})
+            if running.structured_content["streaming"]["turnCount"] >= 1:
+                break
+            await anyio.sleep(0.05)
+    report["sleepRunning"] = summary(running)
+    cancelled = await session.call_tool("subagent_cancel", {"jobId": job_id})
+    report["sleepCancelled"] = summary(cancelled)
+
+    # A background run that succeeds: asked until it is over (bounded).
+    started = await session.call_tool(
+        "subagent", {"task": "fixture:success", "background": True}
+    )
+    job_id = started.structured_content["jobId"]
+    with anyio.fail_after(60):
+        while True:
+            done = await session.call_tool("subagent_status", {"jobId": job_id})
+            if done.structured_content["state"] != "running":
+                break
+            await anyio.sleep(0.05)
+    report["successDone"] = summary(done)
+
+    unknown = await session.call_tool("subagent_status", {"jobId": "nosuchjob"})
+    report["unknown"] = summary(unknown)
+
+
 async def main():
     scenario, command, args = sys.argv[1], sys.argv[2], sys.argv[3:]
     report = {}
@@ -109,6 +144,8 @@ async def main():
                 await calls(session, report)
             elif scenario == "cancel":
                 await cancel(session, report)
+            elif scenario == "jobs":
+                await jobs(session, report)
             else:
                 raise SystemExit(f"unknown scenario {scenario}")
     print(json.dumps(report))

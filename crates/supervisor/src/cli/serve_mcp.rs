@@ -1,7 +1,7 @@
 //! `subagent serve --mcp`: an MCP server over stdio (the official Rust SDK,
 //! `rmcp`) whose tools start subagent runs: `subagent` (single, parallel or
-//! chain, an optional output schema returned as `structuredContent`),
-//! `subagent_status` and `subagent_cancel`.
+//! chain, an optional output schema returned as `structuredContent`, or in
+//! the background with a job id), `subagent_status` and `subagent_cancel`.
 //!
 //! In: MCP requests on stdin. Out: MCP responses and notifications on
 //! stdout, nothing else: logs go to stderr. The server's flags
@@ -12,8 +12,12 @@
 //! SIGTERM and the client closing stdin, each waiting until every child is
 //! gone before the server exits.
 //!
-//! All runs share one [`Supervisor`], so its concurrency limit holds over
-//! every call. It never prints a run's output anywhere but the response.
+//! All runs share one [`Supervisor`] (the one of the jobs registry,
+//! [`Jobs`], which runs the background jobs), so its concurrency limit
+//! holds over every call. When the server stops, background jobs are
+//! cancelled too: nobody would be left to ask for their results (their
+//! session files keep them). It never prints a run's output anywhere but
+//! the response.
 
 #[path = "mcp/progress.rs"]
 mod progress;
@@ -32,6 +36,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
 use subagent_protocol::result::SubagentResult;
+use subagent_supervisor::jobs::{JobId, JobMode, JobRequest, Jobs};
 use subagent_supervisor::{RunRequest, Supervisor, exit_codes};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -43,7 +48,8 @@ use tools::{CallMode, SpawnCall};
 /// What every call shares.
 struct State {
     flags: RunFlags,
-    supervisor: Supervisor,
+    /// Background jobs, and the supervisor every run goes through.
+    jobs: Jobs,
     /// Cancelled when the server stops: every run is a child of it.
     shutdown: CancellationToken,
     /// Dropped with the last clone of the state: the server's exit waits
@@ -99,10 +105,12 @@ fn run(flags: RunFlags) -> Result<i32> {
     let code = runtime.block_on(async move {
         let (alive, mut all_gone) = mpsc::channel::<()>(1);
         let shutdown = CancellationToken::new();
+        let jobs =
+            Jobs::new(config, None).context("serve --mcp: cannot start the jobs registry")?;
         let server = McpServer {
             state: Arc::new(State {
                 flags,
-                supervisor: Supervisor::new(config),
+                jobs: jobs.clone(),
                 shutdown: shutdown.clone(),
                 _alive: alive,
             }),
@@ -119,6 +127,10 @@ fn run(flags: RunFlags) -> Result<i32> {
         };
         tracing::info!(reason = %quit, "MCP server stopping");
         shutdown.cancel();
+        jobs.cancel_all();
+        for job in jobs.list() {
+            jobs.wait(&job.job_id).await;
+        }
         // Resolves once every call has returned its state, i.e. its run ended.
         let _ = all_gone.recv().await;
         anyhow::Ok(exit_codes::OK)
@@ -138,16 +150,26 @@ impl McpServer {
             Ok(call) => call,
             Err(message) => return tools::refusal("INVALID_INPUT", &message),
         };
-        if call.background {
-            return tools::refusal(
-                "INVALID_INPUT",
-                "background runs are not built yet in serve --mcp; call without background",
-            );
-        }
         let requests = match self.requests(&call) {
             Ok(requests) => requests,
             Err(e) => return tools::refusal("INVALID_INPUT", &format!("{e:#}")),
         };
+        if call.background {
+            let mode = match call.mode {
+                CallMode::Single => JobMode::Single,
+                CallMode::Parallel => JobMode::Parallel,
+                CallMode::Chain => JobMode::Chain,
+            };
+            let started = self.state.jobs.start(JobRequest {
+                mode,
+                requests,
+                background: true,
+            });
+            return match started {
+                Ok(job_id) => tools::job_started(&job_id.0),
+                Err(e) => tools::refusal("INVALID_INPUT", &e.to_string()),
+            };
+        }
         let cancel = self.state.shutdown.child_token();
         let (tx, rx) = mpsc::unbounded_channel();
         let forwarder = context
@@ -156,7 +178,12 @@ impl McpServer {
             .map(|token| tokio::spawn(forward_progress(context.peer.clone(), token, rx)));
         let mut run = pin!(progress::scoped(
             tx,
-            execute(&self.state.supervisor, &call, requests, cancel.clone())
+            execute(
+                self.state.jobs.supervisor(),
+                &call,
+                requests,
+                cancel.clone()
+            )
         ));
         let result = tokio::select! {
             result = &mut run => result,
@@ -172,6 +199,19 @@ impl McpServer {
             let _ = forwarder.await;
         }
         tools::call_result(&result, call.output_schema_json.is_some())
+    }
+
+    /// `subagent_status`, or with `cancel` `subagent_cancel`, which
+    /// answers once the job has ended and its processes are gone.
+    async fn job(&self, cancel: bool, job_id: JobId) -> rmcp::model::CallToolResult {
+        let jobs = &self.state.jobs;
+        if cancel && jobs.cancel(&job_id) {
+            jobs.wait(&job_id).await;
+        }
+        match jobs.status(&job_id) {
+            Some(status) => tools::job_status(&status),
+            None => tools::refusal("INVALID_INPUT", &format!("no job {job_id}")),
+        }
     }
 
     /// One resolved request per task: the server's flags patched by the call.
@@ -278,14 +318,12 @@ impl ServerHandler for McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let result = match request.name.as_ref() {
             tools::SPAWN_TOOL => self.spawn(request.arguments, context).await,
-            tools::STATUS_TOOL | tools::CANCEL_TOOL => match tools::parse_job_id(request.arguments)
-            {
-                Ok(id) => tools::refusal(
-                    "INVALID_INPUT",
-                    &format!("no job {id}: background jobs are not built yet in serve --mcp"),
-                ),
-                Err(message) => tools::refusal("INVALID_INPUT", &message),
-            },
+            name @ (tools::STATUS_TOOL | tools::CANCEL_TOOL) => {
+                match tools::parse_job_id(request.arguments) {
+                    Ok(id) => self.job(name == tools::CANCEL_TOOL, JobId(id)).await,
+                    Err(message) => tools::refusal("INVALID_INPUT", &message),
+                }
+            }
             other => {
                 return Err(ErrorData::new(
                     McpErrorCode::METHOD_NOT_FOUND,

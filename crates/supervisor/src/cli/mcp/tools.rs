@@ -14,6 +14,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use subagent_protocol::result::{ContentItem, SubagentResult};
 use subagent_supervisor::config::{LimitKey, LimitSet, RawLimit};
+use subagent_supervisor::jobs::JobStatus;
 use subagent_supervisor::run::DEFAULT_MAX_PER_CALL;
 
 /// The tool that starts runs.
@@ -250,6 +251,51 @@ fn structured(result: &SubagentResult) -> Option<Value> {
             .last()
             .and_then(|r| r.structured_output.clone()),
     }
+}
+
+/// A background job's start: its id, as text and as `structuredContent`.
+pub(crate) fn job_started(job_id: &str) -> CallToolResult {
+    let mut out = CallToolResult::success(vec![ContentBlock::text(format!(
+        "job {job_id} started in the background; subagent_status {{\"jobId\": \"{job_id}\"}} reports it"
+    ))]);
+    out.structured_content = Some(json!({ "jobId": job_id, "state": "running" }));
+    out
+}
+
+/// A job's status: one line of text (state, turns, tokens), the result's
+/// text once over, and the whole status object as `structuredContent`.
+pub(crate) fn job_status(status: &JobStatus) -> CallToolResult {
+    let state = serde_json::to_value(status.state)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    let streaming = &status.streaming;
+    let mut content = vec![ContentBlock::text(format!(
+        "job {}: {state}; {} turns, {} tokens in, {} out",
+        status.job_id,
+        streaming.turn_count,
+        streaming.usage.input_tokens,
+        streaming.usage.output_tokens
+    ))];
+    if let Some(result) = &status.result {
+        if let Some(error) = &result.details.error {
+            content.push(ContentBlock::text(format!(
+                "{}: {}",
+                error.code, error.message
+            )));
+        }
+        content.extend(
+            result
+                .content
+                .iter()
+                .map(|ContentItem::Text { text }| text)
+                .filter(|text| !text.is_empty())
+                .map(|text| ContentBlock::text(text.clone())),
+        );
+    }
+    let mut out = CallToolResult::success(content);
+    out.structured_content = serde_json::to_value(status).ok();
+    out
 }
 
 /// A refusal before anything ran, as a tool result.

@@ -174,3 +174,15 @@ fn a_failure_is_an_error_result_with_its_code_first() {
     assert_eq!(content[0]["text"], json!("SUBAGENT_TIMEOUT: wall timeout"));
     assert_eq!(content[1]["text"], json!("the answer"));
 }
+
+#[test]
+fn a_background_start_gives_the_job_id_as_text_and_structured_content() {
+    let out = job_started("ab12cd34");
+    assert_eq!(out.is_error, Some(false));
+    assert_eq!(
+        out.structured_content,
+        Some(json!({"jobId": "ab12cd34", "state": "running"}))
+    );
+    let content = serde_json::to_value(&out.content).unwrap();
+    assert!(content[0]["text"].as_str().unwrap().contains("ab12cd34"));
+}
