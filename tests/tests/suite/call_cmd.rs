@@ -266,3 +266,40 @@ fn bad_stdin_and_an_unknown_tool_print_error_and_ask_no_model() {
         "a refused call asked the model"
     );
 }
+
+#[test]
+fn call_sse_against_the_real_model_streams_text_the_parser_reassembles() {
+    let Some(server) = super::llama::LlamaServer::start_or_skip("call_sse_real_model") else {
+        return;
+    };
+    let sessions = tempfile::tempdir().unwrap();
+    let stdin = json!({
+        "model": "smollm2",
+        "provider": "openai-chat",
+        "url": server.base_url(),
+        "api_key_name": null,
+        "prompt": "Name one colour.",
+        "system_prompt": null,
+        "tool_subset": [],
+        "think": false,
+        "temperature": 0.0,
+        "max_tokens": 32,
+    });
+    let out = call(&stdin.to_string(), true, sessions.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    let parsed = parse_sse(&out.stdout);
+    let events = events(&parsed);
+    assert!(events.contains(&"output_text"), "{events:?}");
+    assert_eq!(events[events.len() - 2..], ["block_end", "response_end"]);
+    // The streamed deltas are the answer the session file recorded.
+    let lines = checked_session(&out);
+    let recorded: String = lines
+        .iter()
+        .filter(|l| l["type"] == "message" && l["role"] == "assistant")
+        .map(|l| l["text"].as_str().unwrap())
+        .collect();
+    let text = parsed["text"].as_str().unwrap();
+    assert!(!text.trim().is_empty(), "no text streamed");
+    assert_eq!(text, recorded);
+}
