@@ -74,13 +74,14 @@ pub(super) struct ServeArgs {
     stdio: bool,
     #[command(flatten)]
     flags: RunFlags,
+    #[command(flatten)]
+    stdio_args: super::serve::StdioArgs,
 }
 
-/// `subagent serve`: `--mcp` here; `--stdio` is not built yet.
+/// `subagent serve`: `--mcp` here; `--stdio` in [`super::serve`].
 pub(super) fn serve(args: ServeArgs) -> Result<i32> {
     if args.stdio {
-        console::err("serve --stdio is not built yet; use serve --mcp");
-        return Ok(exit_codes::INVALID_INPUT);
+        return super::serve::serve_stdio(args.flags, args.stdio_args);
     }
     run(args.flags)
 }

@@ -455,12 +455,14 @@ impl Jobs {
                     entry.status.result = Some(result.clone());
                 }
             }
-            let _ = done_tx.send(Some(result));
+            // The ending is announced before waiters wake, so a caller that
+            // waited for every job has every ending in its receiver.
             let _ = this.endings.send(JobEnded {
                 job_id: id,
                 background,
                 line: end_line,
             });
+            let _ = done_tx.send(Some(result));
         }));
         Ok(job_id)
     }

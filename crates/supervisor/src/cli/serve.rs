@@ -1,0 +1,421 @@
+//! `subagent serve --stdio`: a JSON-lines server over the background-jobs
+//! library ([`subagent_supervisor::jobs`]). Requests come one per line on
+//! stdin (`spawn`, `status`, `wait`, `cancel`, `list`), each handled in a
+//! task of its own so a `wait` never holds up a `status`; responses,
+//! progress notifications and the endings of background jobs go out one
+//! per line on stdout, and nothing else does: logs go to stderr.
+//!
+//! Stopping: when stdin closes, foreground jobs are cancelled (nobody is
+//! left to read their answer) and background jobs run to their end (their
+//! endings are recorded and `--notify-cmd` runs); then the server exits 0.
+//! SIGINT or SIGTERM cancels every job, waits for their endings, exits 0.
+//! SIGKILL leaves no child behind (workers die with the server) and the
+//! next server marks the runs interrupted.
+//!
+//! The server's own session file (`--parent-session`, by default
+//! `<sessions dir>/serve/serve-<pid>.jsonl`) receives every job's and every
+//! child's lifecycle lines; it is flock-held while the server lives, so
+//! the next server knows which files in `<sessions dir>/serve/` belong to
+//! a dead one. See docs/serve.md.
+
+#[path = "serve_protocol.rs"]
+mod protocol;
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use serde_json::{Value, json};
+use subagent_protocol::session::SessionLine;
+use subagent_supervisor::RunRequest;
+use subagent_supervisor::config::LimitKey;
+use subagent_supervisor::exit_codes;
+use subagent_supervisor::jobs::{JobRequest, JobStatus, Jobs};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::broadcast::error::RecvError;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use super::run_flags::RunFlags;
+use crate::console;
+use protocol::{Method, Request, Spawn, codes};
+
+/// How long `--notify-cmd` may run before its process group is killed:
+/// long enough to wake a harness, short enough that a hung command cannot
+/// pile up one process per ending.
+const NOTIFY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The flags `serve --stdio` adds to the run flags.
+#[derive(Debug, Clone, clap::Args)]
+pub(super) struct StdioArgs {
+    /// When a background run ends, run CMD (with `sh -c`) with its lifecycle
+    /// line on stdin; it gets 10 s, and its failure is logged, not fatal.
+    #[arg(long, value_name = "CMD", requires = "stdio")]
+    notify_cmd: Option<String>,
+    /// The server's own session file, which receives every job's lifecycle
+    /// lines [default: <sessions dir>/serve/serve-<pid>.jsonl].
+    #[arg(long, value_name = "FILE", requires = "stdio")]
+    parent_session: Option<PathBuf>,
+}
+
+/// Runs the JSON-lines server until stdin closes or a signal arrives.
+pub(super) fn serve_stdio(flags: RunFlags, args: StdioArgs) -> Result<i32> {
+    let prepared = flags
+        .prepare(&flags.overrides())
+        .context("serve --stdio: the server's flags must make a complete run by themselves")?;
+    let serve_dir = prepared.config.sessions_dir.join("serve");
+    let parent = args
+        .parent_session
+        .clone()
+        .unwrap_or_else(|| serve_dir.join(format!("serve-{}.jsonl", std::process::id())));
+    if let Err(e) = subagent_sandbox::become_subreaper() {
+        console::err(&format!(
+            "warning: cannot become a child subreaper ({e}); orphaned grandchildren may be missed"
+        ));
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        let jobs = Jobs::new(prepared.config, Some(parent))?;
+        for run in jobs.recover_interrupted(&serve_dir)? {
+            tracing::info!(job = %run.start.job_id, file = %run.parent_file.display(), "marked a run of a dead server interrupted");
+        }
+        Server { flags: std::sync::Arc::new(flags), jobs, notify_cmd: args.notify_cmd }.serve().await;
+        Ok(exit_codes::OK)
+    })
+}
+
+/// What every request handler shares.
+#[derive(Clone)]
+struct Server {
+    flags: std::sync::Arc<RunFlags>,
+    jobs: Jobs,
+    notify_cmd: Option<String>,
+}
+
+impl Server {
+    async fn serve(self) {
+        let out = Output::start();
+        let stop_forwarding = CancellationToken::new();
+        let forwarders = [
+            tokio::spawn(forward_progress(
+                self.jobs.clone(),
+                out.clone(),
+                stop_forwarding.clone(),
+            )),
+            tokio::spawn(forward_endings(
+                self.jobs.clone(),
+                out.clone(),
+                self.notify_cmd.clone(),
+                stop_forwarding.clone(),
+            )),
+        ];
+        let mut handlers = JoinSet::new();
+        let mut lines = BufReader::new(tokio::io::stdin()).lines();
+        let signalled = tokio::select! {
+            () = async {
+                loop {
+                    match lines.next_line().await {
+                        Ok(Some(line)) if line.trim().is_empty() => {}
+                        Ok(Some(line)) => {
+                            let this = self.clone();
+                            let out = out.clone();
+                            handlers.spawn(async move { this.handle(&line, &out).await });
+                        }
+                        Ok(None) => break,
+                        Err(e) => {
+                            console::err(&format!("reading stdin failed ({e}); stopping"));
+                            break;
+                        }
+                    }
+                }
+            } => false,
+            interrupted = super::run::wait_for_interrupt() => interrupted,
+        };
+        if signalled {
+            self.jobs.cancel_all();
+        } else {
+            for status in self.jobs.list() {
+                if !status.background {
+                    self.jobs.cancel(&status.job_id);
+                }
+            }
+        }
+        // A signal while background jobs finish still stops them.
+        tokio::select! {
+            () = self.jobs.wait_all() => {}
+            interrupted = super::run::wait_for_interrupt(), if !signalled => {
+                if interrupted {
+                    self.jobs.cancel_all();
+                }
+                self.jobs.wait_all().await;
+            }
+        }
+        while handlers.join_next().await.is_some() {}
+        stop_forwarding.cancel();
+        for forwarder in forwarders {
+            let _ = forwarder.await;
+        }
+        out.close();
+    }
+
+    async fn handle(&self, line: &str, out: &Output) {
+        let text = match protocol::parse_line(line) {
+            Ok(request) => self.answer(request).await,
+            Err(bad) => protocol::error_response(&bad.id, bad.code, &bad.message),
+        };
+        out.send(text);
+    }
+
+    async fn answer(&self, Request { id, method }: Request) -> String {
+        let unknown = |job: &subagent_supervisor::jobs::JobId| {
+            protocol::error_response(&id, codes::UNKNOWN_JOB, &format!("no job has the id {job}"))
+        };
+        match method {
+            Method::Spawn(spawn) => match self.spawn(&spawn).await {
+                Ok(result) => protocol::response(&id, result),
+                Err(e) => protocol::error_response(&id, codes::INVALID_PARAMS, &format!("{e:#}")),
+            },
+            Method::Status(job) => match self.jobs.status(&job) {
+                Some(status) => protocol::response(&id, to_json(&status)),
+                None => unknown(&job),
+            },
+            Method::Wait(job) => {
+                if self.jobs.status(&job).is_none() {
+                    return unknown(&job);
+                }
+                let _ = self.jobs.wait(&job).await;
+                match self.jobs.status(&job) {
+                    Some(status) => protocol::response(&id, to_json(&status)),
+                    None => unknown(&job),
+                }
+            }
+            Method::Cancel(job) => match self.jobs.status(&job) {
+                Some(_) => {
+                    let cancelled = self.jobs.cancel(&job);
+                    protocol::response(&id, json!({"jobId": job, "cancelled": cancelled}))
+                }
+                None => unknown(&job),
+            },
+            Method::List => {
+                let jobs: Vec<Value> = self
+                    .jobs
+                    .list()
+                    .into_iter()
+                    .map(|status| {
+                        to_json(&JobStatus {
+                            result: None,
+                            ..status
+                        })
+                    })
+                    .collect();
+                protocol::response(&id, json!({"jobs": jobs}))
+            }
+        }
+    }
+
+    /// Starts the job; a foreground one is waited for and its status (with
+    /// the result) returned, a background one answers with its id at once.
+    async fn spawn(&self, spawn: &Spawn) -> Result<Value> {
+        let requests = self.requests(spawn)?;
+        let job = self.jobs.start(JobRequest {
+            mode: spawn.mode,
+            requests,
+            background: spawn.background,
+        })?;
+        if spawn.background {
+            return Ok(json!({"jobId": job, "state": "running", "background": true}));
+        }
+        let _ = self.jobs.wait(&job).await;
+        let status = self.jobs.status(&job).context("the job vanished")?;
+        Ok(to_json(&status))
+    }
+
+    /// One resolved request per task: the server's flags patched by the spawn.
+    fn requests(&self, spawn: &Spawn) -> Result<Vec<RunRequest>> {
+        let flags = &self.flags;
+        let mut overrides = flags.overrides();
+        if spawn.agent.is_some() {
+            overrides.agent.clone_from(&spawn.agent);
+        }
+        if spawn.provider.is_some() {
+            overrides.provider.clone_from(&spawn.provider);
+        }
+        if spawn.model.is_some() {
+            overrides.model.clone_from(&spawn.model);
+        }
+        for key in LimitKey::ALL {
+            if let Some(value) = spawn.limits.get(key) {
+                overrides.limits.set(key, value);
+            }
+        }
+        let mut template = flags.prepare(&overrides)?.request;
+        if spawn.output_schema_json.is_some() {
+            template
+                .output_schema_json
+                .clone_from(&spawn.output_schema_json);
+        }
+        Ok(spawn
+            .tasks
+            .iter()
+            .map(|task| RunRequest {
+                task: task.clone(),
+                ..template.clone()
+            })
+            .collect())
+    }
+}
+
+fn to_json(status: &JobStatus) -> Value {
+    serde_json::to_value(status).unwrap_or(Value::Null)
+}
+
+/// Progress of every job, as notifications; a lagging writer skips some
+/// (progress is a view, never the result).
+async fn forward_progress(jobs: Jobs, out: Output, stop: CancellationToken) {
+    let mut rx = jobs.subscribe_progress();
+    loop {
+        tokio::select! {
+            got = rx.recv() => match got {
+                Ok(p) => out.send(protocol::progress(&p.job_id, &p.streaming)),
+                Err(RecvError::Lagged(_)) => {}
+                Err(RecvError::Closed) => return,
+            },
+            () = stop.cancelled() => return,
+        }
+    }
+}
+
+/// Background endings as notifications, and `--notify-cmd` for each. On
+/// stop, drains what is queued (every job has ended by then) and waits for
+/// the commands.
+async fn forward_endings(
+    jobs: Jobs,
+    out: Output,
+    notify_cmd: Option<String>,
+    stop: CancellationToken,
+) {
+    let mut rx = jobs.subscribe_endings();
+    let mut commands = JoinSet::new();
+    let mut on_ending = |ending: subagent_supervisor::jobs::JobEnded| {
+        if !ending.background {
+            return;
+        }
+        out.send(protocol::ending(&ending.line));
+        if let Some(cmd) = notify_cmd.clone() {
+            commands.spawn(run_notify(cmd, ending.line));
+        }
+    };
+    loop {
+        tokio::select! {
+            got = rx.recv() => match got {
+                Ok(ending) => on_ending(ending),
+                Err(RecvError::Lagged(n)) => {
+                    console::err(&format!("{n} job endings were not announced (the writer fell behind); status and list still have them"));
+                }
+                Err(RecvError::Closed) => break,
+            },
+            () = stop.cancelled() => {
+                while let Ok(ending) = rx.try_recv() {
+                    on_ending(ending);
+                }
+                break;
+            }
+        }
+    }
+    while commands.join_next().await.is_some() {}
+}
+
+/// Runs `sh -c CMD` with the line on stdin, in a process group of its own
+/// so a timeout kills whatever it started too. Its stdout is discarded: the
+/// server's stdout is the protocol.
+async fn run_notify(cmd: String, line: SessionLine) {
+    let mut text = serde_json::to_string(&line).unwrap_or_default();
+    text.push('\n');
+    let child = tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg(&cmd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn();
+    let mut child = match child {
+        Ok(child) => child,
+        Err(e) => {
+            console::err(&format!("--notify-cmd could not start: {e}"));
+            return;
+        }
+    };
+    if let Some(mut stdin) = child.stdin.take() {
+        // A command that does not read its stdin is not a failure.
+        let _ = stdin.write_all(text.as_bytes()).await;
+    }
+    match tokio::time::timeout(NOTIFY_TIMEOUT, child.wait()).await {
+        Ok(Ok(status)) if status.success() => {}
+        Ok(Ok(status)) => console::err(&format!("--notify-cmd failed: {status}")),
+        Ok(Err(e)) => console::err(&format!("--notify-cmd could not be waited for: {e}")),
+        Err(_) => {
+            if let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) {
+                let _ = nix::sys::signal::killpg(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+            let _ = child.wait().await;
+            console::err(&format!(
+                "--notify-cmd did not finish in {} s and was killed",
+                NOTIFY_TIMEOUT.as_secs()
+            ));
+        }
+    }
+}
+
+/// The one writer of stdout: a thread of its own, so a client that reads
+/// slowly blocks only this thread, never the runtime that runs the jobs.
+#[derive(Clone)]
+struct Output {
+    tx: std::sync::mpsc::Sender<String>,
+    done: std::sync::Arc<std::sync::Mutex<Option<std::thread::JoinHandle<()>>>>,
+}
+
+impl Output {
+    fn start() -> Self {
+        let (tx, rx) = std::sync::mpsc::channel::<String>();
+        let thread = std::thread::spawn(move || {
+            while let Ok(line) = rx.recv() {
+                if let Err(e) = console::out(&line) {
+                    tracing::warn!(error = %e, "cannot write to stdout");
+                }
+            }
+        });
+        Self {
+            tx,
+            done: std::sync::Arc::new(std::sync::Mutex::new(Some(thread))),
+        }
+    }
+
+    fn send(&self, line: String) {
+        // The writer ends only after close(); nothing is sent after that.
+        let _ = self.tx.send(line);
+    }
+
+    /// Waits until every line sent is written. Every other clone must be
+    /// gone first (the thread ends when the last sender drops).
+    fn close(self) {
+        let thread = self
+            .done
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        drop(self);
+        if let Some(thread) = thread {
+            let _ = thread.join();
+        }
+    }
+}

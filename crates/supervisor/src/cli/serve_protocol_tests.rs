@@ -1,0 +1,111 @@
+use pretty_assertions::assert_eq;
+
+use super::*;
+
+fn bad(line: &str) -> BadLine {
+    parse_line(line).expect_err("the line must be refused")
+}
+
+#[test]
+fn a_single_spawn_reads_with_its_overrides() {
+    let request = parse_line(
+        r#"{"id": 7, "method": "spawn", "params": {"agent": "general", "task": "hi",
+            "outputSchema": {"type": "object"}, "background": true, "model": "m",
+            "limits": {"maxTurns": 3}}}"#,
+    )
+    .unwrap();
+    assert_eq!(request.id, json!(7));
+    let Method::Spawn(spawn) = request.method else {
+        panic!("a spawn");
+    };
+    assert_eq!(spawn.mode, JobMode::Single);
+    assert_eq!(spawn.tasks, vec!["hi".to_owned()]);
+    assert_eq!(spawn.agent.as_deref(), Some("general"));
+    assert_eq!(spawn.model.as_deref(), Some("m"));
+    assert!(spawn.background);
+    assert_eq!(
+        spawn.output_schema_json.as_deref(),
+        Some(r#"{"type":"object"}"#)
+    );
+    assert!(spawn.limits.get(LimitKey::MaxTurns).is_some());
+}
+
+#[test]
+fn tasks_run_in_parallel_unless_the_mode_says_chain() {
+    let mode = |line: &str| match parse_line(line).unwrap().method {
+        Method::Spawn(s) => s.mode,
+        other => panic!("not a spawn: {other:?}"),
+    };
+    assert_eq!(
+        mode(r#"{"id":1,"method":"spawn","params":{"tasks":["a","b"]}}"#),
+        JobMode::Parallel
+    );
+    assert_eq!(
+        mode(r#"{"id":1,"method":"spawn","params":{"tasks":["a","b"],"mode":"chain"}}"#),
+        JobMode::Chain
+    );
+}
+
+#[test]
+fn malformed_lines_get_an_error_naming_the_problem_and_the_id_when_known() {
+    let not_json = bad("{nope");
+    assert_eq!(
+        (not_json.id.clone(), not_json.code),
+        (Value::Null, codes::PARSE_ERROR)
+    );
+
+    let unknown = bad(r#"{"id":"a","method":"explode"}"#);
+    assert_eq!(
+        (unknown.id.clone(), unknown.code),
+        (json!("a"), codes::UNKNOWN_METHOD)
+    );
+    assert!(unknown.message.contains("explode"), "{}", unknown.message);
+
+    let no_task = bad(r#"{"id":2,"method":"spawn","params":{"agent":"general"}}"#);
+    assert_eq!(
+        (no_task.id.clone(), no_task.code),
+        (json!(2), codes::INVALID_PARAMS)
+    );
+    assert!(no_task.message.contains("task"), "{}", no_task.message);
+
+    let both = bad(r#"{"id":3,"method":"spawn","params":{"task":"a","tasks":["b"]}}"#);
+    assert!(both.message.contains("not both"), "{}", both.message);
+
+    let typo = bad(r#"{"id":4,"method":"spawn","params":{"task":"a","bakground":true}}"#);
+    assert!(typo.message.contains("bakground"), "{}", typo.message);
+
+    let limit = bad(r#"{"id":5,"method":"spawn","params":{"task":"a","limits":{"turns":3}}}"#);
+    assert!(limit.message.contains("limits.turns"), "{}", limit.message);
+
+    let no_job = bad(r#"{"id":6,"method":"status","params":{}}"#);
+    assert!(no_job.message.contains("jobId"), "{}", no_job.message);
+
+    let array = bad("[1,2]");
+    assert_eq!(array.code, codes::INVALID_REQUEST);
+}
+
+#[test]
+fn an_ending_notification_is_named_after_its_event_and_carries_the_line() {
+    use subagent_protocol::session::{AgentEvent, LifecycleMode, LifecycleStatus};
+    let line = SessionLine::now(SessionEntry::AgentEvent(AgentEvent {
+        event_type: LifecycleEvent::Error,
+        job_id: "abcd1234".into(),
+        requested_by: "t".into(),
+        agent_name: "general".into(),
+        mode: LifecycleMode::Single,
+        pid: None,
+        started_at: "2026-01-01T00:00:00.000Z".into(),
+        completed_at: None,
+        duration_ms: None,
+        model: "m".into(),
+        usage: None,
+        status: Some(LifecycleStatus::Failed),
+        summary: None,
+        session_file: None,
+    }));
+    let v: Value = serde_json::from_str(&ending(&line)).unwrap();
+    assert_eq!(v["method"], "subagent:error");
+    assert_eq!(v["params"]["jobId"], "abcd1234");
+    assert_eq!(v["params"]["type"], "agent_event");
+    assert!(v.get("id").is_none());
+}
