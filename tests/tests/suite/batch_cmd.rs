@@ -482,3 +482,61 @@ fn bad_task_lines_and_bad_flags_are_refused_before_anything_runs() {
     );
     assert!(dir.session_files().is_empty());
 }
+
+#[test]
+fn a_batch_against_a_real_provider_records_text_and_structured_output() {
+    use super::scripted_model::{ScriptedModel, offered_tools, text_turn, tool_call_turn};
+    let capital = serde_json::json!({"capital": "Paris"});
+    // -j 1: the scripted replies go to the tasks in file order.
+    let model = ScriptedModel::start(vec![
+        text_turn("Two, three and five."),
+        tool_call_turn("call_1", "report_back", &capital),
+    ]);
+    let dir = BatchDir::new();
+    dir.write_tasks(&[
+        r#"{"id":"primes","task":"Name three primes"}"#.to_owned(),
+        r#"{"id":"capital","task":"Capital of France?","outputSchema":{"type":"object","properties":{"capital":{"type":"string"}},"required":["capital"]}}"#.to_owned(),
+    ]);
+    let _ = binary("subagent-worker");
+    let out = Command::new(binary("subagent"))
+        .arg("batch")
+        .arg(dir.path("tasks.jsonl"))
+        .arg("--results")
+        .arg(dir.path("results.jsonl"))
+        .arg("--sessions-dir")
+        .arg(dir.path("sessions"))
+        .arg("--workspace")
+        .arg(dir.workspace())
+        .args(["-j", "1", "--tools", "none", "--provider", "openai-chat"])
+        .args(["--model", "scripted", "--base-url", &model.base_url()])
+        .env_remove("OPENAI_API_KEY")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("batch: 2 ok, 0 failed, 0 timed out"), "{err}");
+    assert!(err.contains("tokens: 40 in, 10 out"), "{err}");
+    let results = dir.results("results.jsonl");
+    assert_eq!(ids(&results), vec!["primes", "capital"]);
+    assert_eq!(results[0]["output"], "Two, three and five.");
+    assert_eq!(results[0]["model"], "scripted");
+    assert_eq!(results[1]["structuredOutput"], capital);
+    for r in &results {
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_reaped(&check_session_file(Path::new(
+            r["sessionFile"].as_str().unwrap(),
+        )));
+    }
+    // The line's outputSchema reached the provider as the report_back tool;
+    // the line without one offered no tools at all.
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(
+        offered_tools(&requests[0]).is_empty(),
+        "{:?}",
+        offered_tools(&requests[0])
+    );
+    assert_eq!(offered_tools(&requests[1]), vec!["report_back"]);
+    assert_nothing_runs_in(&dir.workspace());
+}
