@@ -68,14 +68,17 @@ pub(super) struct RunFlags {
     #[arg(long, value_name = "NAME")]
     pub(super) agent: Option<String>,
     /// The provider: a `[providers.NAME]` of config.toml, or an API dialect
-    /// (openai-chat, openai-responses, anthropic). Default: the agent file's
+    /// (openai-chat, openai-responses, anthropic, vertexai-anthropic). Default: the agent file's
     /// `provider`, else config's `default_provider`, else openai-chat.
     #[arg(long, value_name = "NAME|KIND")]
     pub(super) provider: Option<String>,
     /// Base URL of the API. Default: the configured provider's `base_url`,
     /// else $OPENAI_BASE_URL (openai-chat, openai-responses) or
     /// $ANTHROPIC_BASE_URL (anthropic) when set, else the public endpoint.
-    /// An anthropic URL may leave out `/v1`.
+    /// An anthropic URL may leave out `/v1`. vertexai-anthropic takes the
+    /// location URL (https://REGION-aiplatform.googleapis.com/v1/projects/PROJECT/locations/REGION),
+    /// else $ANTHROPIC_VERTEX_BASE_URL, else one built from $CLOUD_ML_REGION
+    /// and $ANTHROPIC_VERTEX_PROJECT_ID.
     #[arg(long, value_name = "URL")]
     pub(super) base_url: Option<String>,
     /// Model id as the provider names it. Default: the agent file's `model`,
@@ -84,7 +87,8 @@ pub(super) struct RunFlags {
     pub(super) model: Option<String>,
     /// Name of the environment variable holding the API key. Default: the
     /// configured provider's `api_key_env`, else OPENAI_API_KEY (openai-chat,
-    /// openai-responses) or ANTHROPIC_API_KEY (anthropic) when set, else no
+    /// openai-responses), ANTHROPIC_API_KEY (anthropic) or
+    /// GOOGLE_OAUTH_ACCESS_TOKEN (vertexai-anthropic, a bearer token) when set, else no
     /// key. The key itself never appears on the command line, in results or
     /// in session files.
     #[arg(long, value_name = "VAR")]

@@ -314,3 +314,48 @@ fn show_masks_keys_and_url_credentials_and_names_origins() {
     assert_eq!(get("limits.memory").origin, Origin::Default);
     assert_eq!(get("env.OPENAI_API_KEY").value, "set: ***");
 }
+
+#[test]
+fn vertex_location_url_comes_from_the_vertex_sdk_variables_and_the_token_variable() {
+    let flags = RunOverrides {
+        provider: Some("vertexai-anthropic".into()),
+        model: Some("claude-sonnet-4@20250514".into()),
+        ..RunOverrides::default()
+    };
+    let run = resolve_run(
+        &flags,
+        &LoadedConfig::default(),
+        &AgentCatalog::builtin(),
+        &env(&[
+            ("CLOUD_ML_REGION", "us-east5"),
+            ("ANTHROPIC_VERTEX_PROJECT_ID", "proj-7"),
+            ("GOOGLE_OAUTH_ACCESS_TOKEN", "ya29.token"),
+        ]),
+    )
+    .unwrap();
+    assert_eq!(run.provider.kind, ProviderKind::VertexaiAnthropic);
+    assert_eq!(
+        run.provider.base_url,
+        "https://us-east5-aiplatform.googleapis.com/v1/projects/proj-7/locations/us-east5"
+    );
+    assert_eq!(
+        run.provider.api_key.as_ref().map(|k| k.expose()),
+        Some("ya29.token")
+    );
+    // An explicit base URL variable wins over the built one.
+    let run = resolve_run(
+        &flags,
+        &LoadedConfig::default(),
+        &AgentCatalog::builtin(),
+        &env(&[
+            ("CLOUD_ML_REGION", "us-east5"),
+            ("ANTHROPIC_VERTEX_PROJECT_ID", "proj-7"),
+            ("ANTHROPIC_VERTEX_BASE_URL", "http://127.0.0.1:9/v1/projects/p/locations/r"),
+        ]),
+    )
+    .unwrap();
+    assert_eq!(
+        run.provider.base_url,
+        "http://127.0.0.1:9/v1/projects/p/locations/r"
+    );
+}
