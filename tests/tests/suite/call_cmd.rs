@@ -3,12 +3,15 @@
 //! parser that keeps only `output_text` as the seed's call_subagent tool
 //! does (a text answer after a tool call and its result; one
 //! `output_structured` frame for a schema), the plain answer then the DONE
-//! marker, and `Error: <message>` for bad stdin and an unknown tool. No
-//! process of a run survives it.
+//! marker, `Error: <message>` for bad stdin and an unknown tool, and SIGINT
+//! mid-answer (exit 130, `Error:` then `response_end`, an aborted session);
+//! the real llama-server when it is installed. No process of a run
+//! survives it.
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -37,11 +40,16 @@ fn request(model: &ScriptedModel, prompt: &str, tools: &[&str]) -> Value {
     })
 }
 
-/// `subagent call` (`--sse` when asked) with `stdin` in a fresh workspace
-/// holding `notes.txt`; asserts that nothing runs in the workspace after.
-fn call(stdin: &str, sse: bool, sessions: &Path) -> Output {
+/// A fresh workspace holding `notes.txt`.
+fn workspace() -> tempfile::TempDir {
     let workspace = tempfile::tempdir().unwrap();
     std::fs::write(workspace.path().join("notes.txt"), "needle on line one\n").unwrap();
+    workspace
+}
+
+/// `subagent call` (`--sse` when asked) started in `workspace` with `stdin`
+/// written and closed.
+fn spawn_call(stdin: &str, sse: bool, workspace: &Path, sessions: &Path) -> Child {
     let mut cmd = Command::new(binary("subagent"));
     cmd.arg("call");
     if sse {
@@ -49,7 +57,7 @@ fn call(stdin: &str, sse: bool, sessions: &Path) -> Output {
     }
     let mut child = cmd
         .arg("--workspace")
-        .arg(workspace.path())
+        .arg(workspace)
         .arg("--sessions-dir")
         .arg(sessions)
         .args(["--timeout", "60"])
@@ -66,7 +74,16 @@ fn call(stdin: &str, sse: bool, sessions: &Path) -> Output {
         .unwrap()
         .write_all(stdin.as_bytes())
         .unwrap();
-    let out = child.wait_with_output().unwrap();
+    child
+}
+
+/// `subagent call` run to its end in a fresh workspace; asserts that
+/// nothing runs in the workspace after.
+fn call(stdin: &str, sse: bool, sessions: &Path) -> Output {
+    let workspace = workspace();
+    let out = spawn_call(stdin, sse, workspace.path(), sessions)
+        .wait_with_output()
+        .unwrap();
     assert_nothing_runs_in(workspace.path());
     out
 }
@@ -302,4 +319,29 @@ fn call_sse_against_the_real_model_streams_text_the_parser_reassembles() {
     let text = parsed["text"].as_str().unwrap();
     assert!(!text.trim().is_empty(), "no text streamed");
     assert_eq!(text, recorded);
+}
+
+#[test]
+fn sigint_while_the_model_answers_ends_the_call_with_error_and_response_end() {
+    let model = ScriptedModel::start_held(vec![text_turn("never sent")]);
+    let sessions = tempfile::tempdir().unwrap();
+    let workspace = workspace();
+    let stdin = request(&model, "Take your time.", &[]).to_string();
+    let child = spawn_call(&stdin, true, workspace.path(), sessions.path());
+    assert!(
+        model.wait_for_requests(1, Duration::from_secs(30)),
+        "the child never asked the model"
+    );
+    // SAFETY: a plain kill(2) of a process this test started.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_nothing_runs_in(workspace.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "stderr: {stderr}");
+    let parsed = parse_sse(&out.stdout);
+    let text = parsed["text"].as_str().unwrap();
+    assert!(text.starts_with("Error: "), "{text}");
+    assert_eq!(events(&parsed).last(), Some(&"response_end"));
+    let lines = checked_session(&out);
+    assert_eq!(lines.last().unwrap()["eventType"], "subagent:aborted");
 }
