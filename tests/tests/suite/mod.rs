@@ -16,6 +16,7 @@ mod model_faults;
 mod modes;
 mod nested_e2e;
 mod serve_mcp;
+mod serve_stdio;
 mod sessions_cmd;
 mod sessions_html;
 mod sessions_replay;

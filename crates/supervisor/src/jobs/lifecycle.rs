@@ -29,7 +29,7 @@ use crate::session::read::{ReadItem, parse_session, parse_timestamp};
 pub const INTERRUPTED_SUMMARY_PREFIX: &str = "interrupted:";
 
 /// The rest of an interrupted ending's summary.
-const INTERRUPTED_SUMMARY: &str = "interrupted: the server running it stopped (killed or crashed) before it ended; marked when the next server started";
+const INTERRUPTED_SUMMARY: &str = "interrupted: the server running it stopped (killed or crashed) before it ended; marked when the next server started (usage not counted)";
 
 /// Characters of a result's text kept in an ending's summary.
 const SUMMARY_CHARS: usize = 200;
@@ -174,7 +174,9 @@ pub fn interrupted_line(start: &AgentEvent, now: SystemTime) -> SessionLine {
             event_type: LifecycleEvent::Aborted,
             completed_at: Some(subagent_protocol::time::rfc3339_ms(now)),
             duration_ms,
-            usage: None,
+            // Required on endings; what the dead run used is in its usage
+            // lines, not known here.
+            usage: Some(Usage::default()),
             status: Some(LifecycleStatus::Aborted),
             summary: Some(INTERRUPTED_SUMMARY.to_owned()),
             ..start.clone()

@@ -1,0 +1,274 @@
+//! `subagent serve --stdio` driven through pipes by a stdlib Python client
+//! (`serve_stdio_client.py`, written into each test's directory) against
+//! the real binary and the fixture worker. The client checks the protocol
+//! as it goes and reports what it saw; the files and processes are checked
+//! here. Every test proves that no worker outlived the server.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::support::*;
+
+/// The client script.
+const CLIENT: &str = include_str!("serve_stdio_client.py");
+
+struct Setup {
+    dir: tempfile::TempDir,
+    script: PathBuf,
+}
+
+impl Setup {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("client.py");
+        std::fs::write(&script, CLIENT).unwrap();
+        std::fs::create_dir_all(dir.path().join("workspace")).unwrap();
+        Self { dir, script }
+    }
+
+    fn sessions(&self) -> PathBuf {
+        self.dir.path().join("sessions")
+    }
+
+    fn workspace(&self) -> PathBuf {
+        self.dir.path().join("workspace")
+    }
+
+    fn notified(&self) -> PathBuf {
+        self.dir.path().join("notified.json")
+    }
+
+    /// Runs one scenario of the client; its report.
+    fn scenario(&self, name: &str) -> Value {
+        let config = json!({
+            "subagent": binary("subagent"),
+            "fixture": FIXTURE,
+            "sessions": self.sessions(),
+            "workspace": self.workspace(),
+            "notified": self.notified(),
+        });
+        let out = Command::new("python3")
+            .arg(&self.script)
+            .arg(name)
+            .arg(config.to_string())
+            .output()
+            .expect("python3 runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success(),
+            "client scenario {name} failed:\n{stderr}"
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let last = stdout.lines().last().unwrap_or_default();
+        serde_json::from_str(last).unwrap_or_else(|e| panic!("report of {name}: {e}: {stdout}"))
+    }
+
+    /// The server files in `<sessions>/serve/`, each as its lines.
+    fn serve_files(&self) -> Vec<(PathBuf, Vec<Value>)> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(self.sessions().join("serve"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        files
+            .into_iter()
+            .map(|f| {
+                let lines = lines_of_file(&f);
+                (f, lines)
+            })
+            .collect()
+    }
+}
+
+fn lines_of_file(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn lifecycle<'a>(lines: &'a [Value], job: &str) -> Vec<&'a Value> {
+    lines
+        .iter()
+        .filter(|l| l["type"] == "agent_event" && l["jobId"] == job)
+        .collect()
+}
+
+/// Waits (bounded) until no process runs in `dir`: a killed server's
+/// workers get their parent-death signal asynchronously.
+fn nothing_runs_in_soon(dir: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if std::panic::catch_unwind(|| assert_nothing_runs_in(dir)).is_ok() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_nothing_runs_in(dir);
+}
+
+#[test]
+fn serve_stdio_foreground_spawns_answer_with_results_and_stream_progress() {
+    let setup = Setup::new();
+    let report = setup.scenario("foreground");
+    assert_eq!(report["exit"], 0);
+    for key in ["single", "parallel", "chain"] {
+        let result = &report[key]["result"];
+        assert_valid_result(result);
+        assert_children_reaped(result);
+    }
+    // The server's own file has each job's start and end.
+    let files = setup.serve_files();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let job = report["single"]["jobId"].as_str().unwrap();
+    let events: Vec<_> = lifecycle(&files[0].1, job)
+        .iter()
+        .map(|l| l["eventType"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(events, ["subagent:start", "subagent:complete"]);
+    assert_nothing_runs_in(&setup.workspace());
+}
+
+#[test]
+fn serve_stdio_background_job_is_announced_recorded_and_waitable() {
+    let setup = Setup::new();
+    let report = setup.scenario("background");
+    assert_eq!(report["exit"], 0);
+    assert_valid_result(&report["result"]);
+    assert_children_reaped(&report["result"]);
+    let job = report["job"].as_str().unwrap();
+    // The pushed line is the one on disk in the server's file.
+    let files = setup.serve_files();
+    let on_disk = lifecycle(&files[0].1, job);
+    assert_eq!(on_disk.last().copied(), Some(&report["line"]));
+    // The child's own file ends with its terminal lifecycle line.
+    let child = report["line"]["sessionFile"].as_str().unwrap();
+    let lines = check_session_file(Path::new(child));
+    assert_eq!(lines.last().unwrap()["eventType"], "subagent:complete");
+    assert_nothing_runs_in(&setup.workspace());
+}
+
+#[test]
+fn serve_stdio_cancel_aborts_a_running_job_and_leaves_no_process() {
+    let setup = Setup::new();
+    let report = setup.scenario("cancel");
+    assert_eq!(report["exit"], 0);
+    assert_valid_result(&report["result"]);
+    assert_children_reaped(&report["result"]);
+    let job = report["job"].as_str().unwrap();
+    let files = setup.serve_files();
+    let last = lifecycle(&files[0].1, job)
+        .last()
+        .copied()
+        .cloned()
+        .unwrap();
+    assert_eq!(last["eventType"], "subagent:aborted");
+    assert_nothing_runs_in(&setup.workspace());
+}
+
+#[test]
+fn serve_stdio_malformed_lines_are_answered_and_the_server_keeps_serving() {
+    let setup = Setup::new();
+    let report = setup.scenario("malformed");
+    assert_eq!(report["exit"], 0);
+    let codes: Vec<&str> = report["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["error"]["code"].as_str().unwrap())
+        .collect();
+    for code in [
+        "PARSE_ERROR",
+        "UNKNOWN_METHOD",
+        "INVALID_PARAMS",
+        "INVALID_REQUEST",
+    ] {
+        assert!(codes.contains(&code), "{code} missing from {codes:?}");
+    }
+    assert_nothing_runs_in(&setup.workspace());
+}
+
+#[test]
+fn serve_stdio_killed_server_takes_its_workers_and_the_next_marks_the_run_interrupted() {
+    let setup = Setup::new();
+    let killed = setup.scenario("killed");
+    let job = killed["job"].as_str().unwrap();
+    nothing_runs_in_soon(&setup.workspace());
+    // The dead server's file: the job and its child started, nothing ended.
+    let files = setup.serve_files();
+    assert_eq!(files.len(), 1);
+    let (dead_file, dead_lines) = &files[0];
+    assert_eq!(lifecycle(dead_lines, job).len(), 1);
+    let child_start = dead_lines
+        .iter()
+        .find(|l| l["eventType"] == "subagent:start" && l["sessionFile"].is_string())
+        .expect("the child's start line")
+        .clone();
+    let child_run = child_start["jobId"].as_str().unwrap();
+
+    let restarted = setup.scenario("restarted");
+    assert_eq!(restarted["exit"], 0);
+    let interrupted: Vec<&str> = restarted["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|j| j["state"] == "interrupted")
+        .map(|j| j["jobId"].as_str().unwrap())
+        .collect();
+    assert!(interrupted.contains(&job), "{interrupted:?}");
+    assert!(interrupted.contains(&child_run), "{interrupted:?}");
+    // Both files now end those runs with an interrupted line.
+    let dead_lines = lines_of_file(dead_file);
+    for run in [job, child_run] {
+        let last = lifecycle(&dead_lines, run)
+            .last()
+            .copied()
+            .cloned()
+            .unwrap();
+        assert_eq!(last["eventType"], "subagent:aborted");
+        assert!(
+            last["summary"]
+                .as_str()
+                .unwrap()
+                .starts_with("interrupted:"),
+            "{last}"
+        );
+    }
+    let child_file = child_start["sessionFile"].as_str().unwrap();
+    let child_lines = check_session_file(Path::new(child_file));
+    let last = child_lines.last().unwrap();
+    assert_eq!(last["eventType"], "subagent:aborted");
+    assert!(
+        last["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("interrupted:"),
+        "{last}"
+    );
+    assert_nothing_runs_in(&setup.workspace());
+}
+
+#[test]
+fn serve_stdio_notify_cmd_receives_the_lifecycle_line() {
+    let setup = Setup::new();
+    let report = setup.scenario("notify");
+    assert_eq!(report["exit"], 0);
+    let text = std::fs::read_to_string(setup.notified()).unwrap();
+    let got: Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(got, report["line"]);
+    assert_eq!(got["jobId"], report["job"]);
+    assert_nothing_runs_in(&setup.workspace());
+}
+
+#[test]
+fn serve_stdio_closing_stdin_cancels_foreground_jobs_and_exits() {
+    let setup = Setup::new();
+    let report = setup.scenario("eof");
+    assert_eq!(report["exit"], 0);
+    assert!(report["seconds"].as_f64().unwrap() < 15.0, "{report}");
+    assert_nothing_runs_in(&setup.workspace());
+}

@@ -1,0 +1,231 @@
+"""A stdlib-only client of `subagent serve --stdio` for the serve_stdio tests.
+
+Usage: python3 serve_stdio_client.py SCENARIO CONFIG_JSON
+
+Starts the server through pipes, drives one scenario, checks the protocol
+answers as it goes (an AssertionError names what was wrong), and prints a
+JSON report of what it saw as its last stdout line for the Rust test to
+check the rest (files, processes).
+"""
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+TIMEOUT = 30.0
+
+
+class Server:
+    def __init__(self, cfg, extra=()):
+        cmd = [
+            cfg["subagent"], "serve", "--stdio",
+            "--worker", cfg["fixture"],
+            "--sessions-dir", cfg["sessions"],
+            "--workspace", cfg["workspace"],
+            "--model", "fixture-model",
+            "--base-url", "http://127.0.0.1:9/v1",
+            *extra,
+        ]
+        self.proc = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1
+        )
+        self.messages = queue.Queue()
+        self.seen = []
+        self.next_id = 0
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.messages.put(json.loads(line))
+        self.messages.put(None)
+
+    def send_raw(self, text):
+        self.proc.stdin.write(text + "\n")
+        self.proc.stdin.flush()
+
+    def send(self, method, params=None):
+        self.next_id += 1
+        request = {"id": self.next_id, "method": method}
+        if params is not None:
+            request["params"] = params
+        self.send_raw(json.dumps(request))
+        return self.next_id
+
+    def until(self, pred, what, timeout=TIMEOUT):
+        """The first message (seen before or arriving) for which pred holds."""
+        for m in self.seen:
+            if pred(m):
+                return m
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            assert left > 0, f"timed out waiting for {what}; saw {self.seen}"
+            try:
+                m = self.messages.get(timeout=left)
+            except queue.Empty:
+                continue
+            assert m is not None, f"server closed stdout before {what}; saw {self.seen}"
+            self.seen.append(m)
+            if pred(m):
+                return m
+
+    def response(self, rid, timeout=TIMEOUT):
+        return self.until(lambda m: m.get("id") == rid and "method" not in m, f"response {rid}", timeout)
+
+    def call(self, method, params=None):
+        m = self.response(self.send(method, params))
+        assert "result" in m, f"{method} failed: {m}"
+        return m["result"]
+
+    def notification(self, method, job):
+        return self.until(
+            lambda m: m.get("method") == method and m["params"].get("jobId") == job,
+            f"{method} for {job}",
+        )
+
+    def close(self, timeout=TIMEOUT):
+        self.proc.stdin.close()
+        code = self.proc.wait(timeout=timeout)
+        while True:
+            m = self.messages.get(timeout=timeout)
+            if m is None:
+                break
+            self.seen.append(m)
+        return code
+
+
+def foreground(cfg):
+    s = Server(cfg)
+    single = s.call("spawn", {"agent": "general", "task": "fixture:success"})
+    assert single["state"] == "completed", single
+    assert not single["result"]["details"].get("error"), single
+    job = single["jobId"]
+    progress = [m for m in s.seen if m.get("method") == "progress" and m["params"]["jobId"] == job]
+    assert progress, f"no progress for {job}: {s.seen}"
+    streaming = progress[-1]["params"]["details"]["streaming"]
+    assert {"displayItems", "usage", "turnCount"} <= streaming.keys(), streaming
+    assert streaming["turnCount"] >= 1, streaming
+    parallel = s.call("spawn", {"tasks": ["fixture:success", "fixture:structured"], "mode": "parallel"})
+    assert parallel["state"] == "completed" and len(parallel["result"]["details"]["results"]) == 2, parallel
+    chain = s.call("spawn", {"tasks": ["fixture:success", "fixture:fail"], "mode": "chain"})
+    assert chain["state"] == "failed", chain
+    assert chain["result"]["details"]["error"]["code"] == "SUBAGENT_FAILED", chain
+    code = s.close()
+    endings = [m for m in s.seen if str(m.get("method", "")).startswith("subagent:")]
+    assert not endings, f"foreground jobs are not announced: {endings}"
+    return {"exit": code, "single": single, "parallel": parallel, "chain": chain}
+
+
+def background(cfg):
+    s = Server(cfg)
+    started = s.call("spawn", {"task": "fixture:success", "background": True})
+    job = started["jobId"]
+    assert started["state"] == "running" and started["background"] is True, started
+    done = s.notification("subagent:complete", job)
+    line = done["params"]
+    assert line["type"] == "agent_event" and line["status"] == "completed", line
+    status = s.call("status", {"jobId": job})
+    assert status["state"] == "completed", status
+    waited = s.call("wait", {"jobId": job})
+    assert waited["result"]["content"][0]["text"].startswith("fixture done"), waited
+    listed = s.call("list")
+    assert [j["jobId"] for j in listed["jobs"]] == [job], listed
+    assert "result" not in listed["jobs"][0], "list leaves results out"
+    unknown = s.response(s.send("status", {"jobId": "nope"}))
+    assert unknown["error"]["code"] == "UNKNOWN_JOB", unknown
+    return {"exit": s.close(), "job": job, "line": line, "result": waited["result"]}
+
+
+def cancel(cfg):
+    s = Server(cfg)
+    job = s.call("spawn", {"task": "fixture:sleep", "background": True})["jobId"]
+    s.until(
+        lambda m: m.get("method") == "progress" and m["params"]["jobId"] == job
+        and m["params"]["details"]["streaming"]["turnCount"] >= 1,
+        "the sleeping job's first turn",
+    )
+    # A wait in flight must not hold up a status.
+    wait_id = s.send("wait", {"jobId": job})
+    status = s.call("status", {"jobId": job})
+    assert status["state"] == "running", status
+    assert not any(m.get("id") == wait_id for m in s.seen), "wait answered before the job ended"
+    cancelled = s.call("cancel", {"jobId": job})
+    assert cancelled == {"jobId": job, "cancelled": True}, cancelled
+    aborted = s.notification("subagent:aborted", job)
+    assert aborted["params"]["status"] == "aborted", aborted
+    waited = s.response(wait_id)["result"]
+    assert waited["state"] == "aborted", waited
+    assert waited["result"]["details"]["error"]["code"] == "SUBAGENT_CANCELLED", waited
+    again = s.call("cancel", {"jobId": job})
+    assert again["cancelled"] is False, again
+    return {"exit": s.close(), "job": job, "result": waited["result"]}
+
+
+def malformed(cfg):
+    s = Server(cfg)
+    s.send_raw("this is not json")
+    not_json = s.until(lambda m: "error" in m and m["error"]["code"] == "PARSE_ERROR", "PARSE_ERROR")
+    assert not_json["id"] is None, not_json
+    unknown = s.response(s.send("explode", {}))
+    assert unknown["error"]["code"] == "UNKNOWN_METHOD" and "explode" in unknown["error"]["message"], unknown
+    no_task = s.response(s.send("spawn", {"agent": "general"}))
+    assert no_task["error"]["code"] == "INVALID_PARAMS" and "task" in no_task["error"]["message"], no_task
+    bad_agent = s.response(s.send("spawn", {"agent": "no-such-agent", "task": "x"}))
+    assert "error" in bad_agent or bad_agent["result"]["state"] == "failed", bad_agent
+    s.send_raw("[1, 2, 3]")
+    s.until(lambda m: "error" in m and m["error"]["code"] == "INVALID_REQUEST", "INVALID_REQUEST")
+    # Still serving.
+    ok = s.call("spawn", {"task": "fixture:success"})
+    assert ok["state"] == "completed", ok
+    return {"exit": s.close(), "errors": [m for m in s.seen if "error" in m]}
+
+
+def killed(cfg):
+    s = Server(cfg)
+    job = s.call("spawn", {"task": "fixture:sleep", "background": True})["jobId"]
+    s.until(
+        lambda m: m.get("method") == "progress" and m["params"]["jobId"] == job
+        and m["params"]["details"]["streaming"]["turnCount"] >= 1,
+        "the sleeping job's first turn",
+    )
+    pid = s.proc.pid
+    os.kill(pid, signal.SIGKILL)
+    s.proc.wait(timeout=TIMEOUT)
+    return {"job": job, "pid": pid}
+
+
+def restarted(cfg):
+    s = Server(cfg)
+    listed = s.call("list")
+    return {"exit": s.close(), "jobs": listed["jobs"]}
+
+
+def notify(cfg):
+    s = Server(cfg, ["--notify-cmd", f"cat > '{cfg['notified']}'"])
+    job = s.call("spawn", {"task": "fixture:success", "background": True})["jobId"]
+    line = s.notification("subagent:complete", job)["params"]
+    # The server waits for the command before it exits.
+    return {"exit": s.close(), "job": job, "line": line}
+
+
+def eof(cfg):
+    s = Server(cfg)
+    rid = s.send("spawn", {"task": "fixture:sleep"})
+    s.until(lambda m: m.get("method") == "progress"
+            and m["params"]["details"]["streaming"]["turnCount"] >= 1, "the foreground job's first turn")
+    started = time.monotonic()
+    code = s.close()
+    answer = next(m for m in s.seen if m.get("id") == rid)
+    assert answer["result"]["state"] == "aborted", answer
+    return {"exit": code, "seconds": time.monotonic() - started}
+
+
+if __name__ == "__main__":
+    scenario, config = sys.argv[1], json.loads(sys.argv[2])
+    report = globals()[scenario](config)
+    print(json.dumps(report))
