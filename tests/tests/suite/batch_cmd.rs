@@ -540,3 +540,52 @@ fn a_batch_against_a_real_provider_records_text_and_structured_output() {
     assert_eq!(offered_tools(&requests[1]), vec!["report_back"]);
     assert_nothing_runs_in(&dir.workspace());
 }
+
+#[test]
+fn on_a_terminal_a_progress_bar_counts_tasks_and_is_cleared_before_the_summary() {
+    // `script` (util-linux) runs the batch with stderr on a pseudo-terminal
+    // and copies everything written to it to stdout.
+    let found = Command::new("script")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "script is missing; install util-linux"
+        );
+        eprintln!("progress bar test skipped: `script` is not installed");
+        return;
+    }
+    let dir = BatchDir::new();
+    // The sleeper keeps the bar up past its first tick, then times out.
+    let mut tasks: Vec<String> = (0..3).map(|n| ok_task(&format!("t{n}"))).collect();
+    tasks.push(r#"{"id":"slow","task":"fixture:sleep","limits":{"timeout":"1s"}}"#.to_owned());
+    dir.write_tasks(&tasks);
+    let batch = dir.batch("results.jsonl", &["-j", "2"]);
+    let line: Vec<String> = std::iter::once(batch.get_program())
+        .chain(batch.get_args())
+        .map(|a| format!("'{}'", a.to_str().unwrap()))
+        .collect();
+    let out = Command::new("script")
+        .args(["-qfec", &line.join(" "), "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let screen = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "the sleeper timed out: {screen}"
+    );
+    let bar = "3/4 · ok 3 · failed 0 · running 1 · 45 tok";
+    let summary = "batch: 3 ok, 0 failed, 1 timed out";
+    let (Some(bar_at), Some(summary_at)) = (screen.rfind(bar), screen.find(summary)) else {
+        panic!("no bar or no summary on the terminal: {screen}");
+    };
+    assert!(bar_at < summary_at, "{screen}");
+    // The bar's line is erased (ESC [2K) between its last frame and the summary.
+    assert!(screen[bar_at..summary_at].contains("\u{1b}[2K"), "{screen}");
+    assert_eq!(dir.results("results.jsonl").len(), 4);
+    assert_workers_gone(&dir);
+}

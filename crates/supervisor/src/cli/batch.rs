@@ -20,23 +20,26 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use futures_util::StreamExt;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use subagent_protocol::ErrorCode;
 use subagent_supervisor::batch::results::read_scan;
 use subagent_supervisor::batch::{
     ResultLine, ResultsFile, ResultsWriter, Shard, Tally, TaskLine, merge_results, parse_tasks,
 };
 use subagent_supervisor::config::RunOverrides;
-use subagent_supervisor::run::DEFAULT_MAX_CONCURRENT;
+use subagent_supervisor::run::{DEFAULT_MAX_CONCURRENT, ProgressEvent, ProgressSink};
 use subagent_supervisor::{RunRequest, Supervisor, SupervisorConfig, exit_codes};
 use tokio_util::sync::CancellationToken;
 
 use super::run_flags::{Prepared, RunFlags, env_value};
 use crate::console;
+
+/// How often the progress bar is redrawn (100 ms), as `run`'s status line.
+const TICK: Duration = Duration::from_millis(100);
 
 /// `-j` when not given: as `run --parallel`'s default concurrency.
 const DEFAULT_JOBS: u64 = 4;
@@ -235,28 +238,108 @@ struct Outcome {
     write_error: Option<String>,
 }
 
-/// What the tasks share while they run.
+/// What the tasks share while they run; the progress bar's ticker thread
+/// reads it to draw, so no task and no progress sink ever draws itself.
 struct Shared {
+    total: u64,
     tally: Mutex<Tally>,
     running: AtomicU64,
     not_run: AtomicU64,
+    /// Tokens and cost so far of each task still running, by run id (from
+    /// the supervisor's progress events).
+    live: Mutex<HashMap<String, (u64, f64)>>,
     write_error: Mutex<Option<String>>,
-    bar: ProgressBar,
+}
+
+impl Shared {
+    /// The bar's text now.
+    fn counts(&self) -> String {
+        let (live_tokens, live_cost) = self.live.lock().map_or((0, 0.0), |live| {
+            live.values()
+                .fold((0, 0.0), |(t, c), (tokens, cost)| (t + tokens, c + cost))
+        });
+        match self.tally.lock() {
+            Ok(tally) => counts_text(
+                &tally,
+                self.total,
+                self.running.load(Ordering::SeqCst),
+                live_tokens,
+                live_cost,
+            ),
+            Err(_) => String::new(),
+        }
+    }
+
+    /// Keeps the running tasks' usage for the bar; returns at once (it is
+    /// called inline by the supervisor, see `ProgressSink`).
+    fn on_progress(&self, event: &ProgressEvent) {
+        let Ok(mut live) = self.live.lock() else {
+            return;
+        };
+        match event {
+            ProgressEvent::Usage {
+                run_id,
+                input_tokens,
+                output_tokens,
+                cost,
+            } => {
+                live.insert(run_id.clone(), (input_tokens + output_tokens, *cost));
+            }
+            ProgressEvent::Ended { run_id, .. } => {
+                live.remove(run_id);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Width of the drawn bar, in cells.
+const BAR_CELLS: u64 = 20;
+
+/// `[#####---------------] 5/20 · ok 4 · failed 1 · running 4 · 1234 tok · $0.0100`:
+/// finished tasks' tokens and cost plus the running ones' so far.
+fn counts_text(
+    tally: &Tally,
+    total: u64,
+    running: u64,
+    live_tokens: u64,
+    live_cost: f64,
+) -> String {
+    let done = tally.done();
+    let filled = (done * BAR_CELLS)
+        .checked_div(total)
+        .unwrap_or(BAR_CELLS)
+        .min(BAR_CELLS);
+    format!(
+        "[{}{}] {done}/{total} · ok {} · failed {} · running {running} · {} tok · ${:.4}",
+        "#".repeat(filled as usize),
+        "-".repeat((BAR_CELLS - filled) as usize),
+        tally.ok,
+        tally.failed + tally.timed_out,
+        tally.tokens() + live_tokens,
+        tally.cost + live_cost,
+    )
 }
 
 fn execute(
-    config: SupervisorConfig,
+    mut config: SupervisorConfig,
     requests: Vec<(String, RunRequest)>,
     concurrency: usize,
     writer: ResultsWriter,
 ) -> Result<Outcome> {
     let shared = Arc::new(Shared {
+        total: requests.len() as u64,
         tally: Mutex::new(Tally::default()),
         running: AtomicU64::new(0),
         not_run: AtomicU64::new(0),
+        live: Mutex::new(HashMap::new()),
         write_error: Mutex::new(None),
-        bar: progress_bar(requests.len() as u64),
     });
+    let bar = progress_bar(&shared);
+    let sink_state = Arc::clone(&shared);
+    config.progress = Some(ProgressSink::new(move |event| {
+        sink_state.on_progress(event)
+    }));
     let writer = Arc::new(Mutex::new(writer));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -280,7 +363,7 @@ fn execute(
             .collect::<Vec<()>>()
             .await;
     });
-    shared.bar.finish_and_clear();
+    bar.finish_and_clear();
     let tally = shared.tally.lock().map(|t| t.clone()).unwrap_or_default();
     let write_error = shared.write_error.lock().ok().and_then(|e| e.clone());
     Ok(Outcome {
@@ -306,7 +389,6 @@ async fn run_one(
         return;
     }
     shared.running.fetch_add(1, Ordering::SeqCst);
-    show(shared);
     let agent = request.agent.clone();
     let started = Instant::now();
     let result = supervisor.run(request, cancel.clone()).await;
@@ -314,7 +396,6 @@ async fn run_one(
     let code = result.details.error.as_ref().map(|e| e.code);
     if cancel.is_cancelled() && code == Some(ErrorCode::SubagentCancelled) {
         shared.not_run.fetch_add(1, Ordering::SeqCst);
-        show(shared);
         return;
     }
     let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -334,7 +415,6 @@ async fn run_one(
             if let Ok(mut tally) = shared.tally.lock() {
                 tally.add(&line);
             }
-            shared.bar.inc(1);
         }
         Err(e) => {
             // Running on would lose every later result: stop the batch.
@@ -344,38 +424,26 @@ async fn run_one(
             cancel.cancel();
         }
     }
-    show(shared);
 }
 
-/// The bar on stderr when it is a terminal; hidden (no output at all)
-/// otherwise.
-fn progress_bar(total: u64) -> ProgressBar {
+/// The bar on stderr when it is a terminal, redrawn by indicatif's ticker
+/// thread from `shared`; hidden (no output at all) otherwise.
+fn progress_bar(shared: &Arc<Shared>) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
-    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-    if let Ok(style) = ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} [{elapsed}]") {
-        bar.set_style(style);
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    let state = Arc::clone(shared);
+    if let Ok(style) = ProgressStyle::with_template("{spinner} {counts} [{elapsed}]") {
+        bar.set_style(style.with_key(
+            "counts",
+            move |_: &ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = w.write_str(&state.counts());
+            },
+        ));
     }
+    bar.enable_steady_tick(TICK);
     bar
-}
-
-/// Redraws the bar's counts (indicatif rate-limits the drawing itself).
-fn show(shared: &Shared) {
-    if shared.bar.is_hidden() {
-        return;
-    }
-    let Ok(tally) = shared.tally.lock() else {
-        return;
-    };
-    shared.bar.set_message(format!(
-        "ok {} failed {} running {} | {} tokens ${:.4}",
-        tally.ok,
-        tally.failed + tally.timed_out,
-        shared.running.load(Ordering::SeqCst),
-        tally.tokens(),
-        tally.cost
-    ));
 }
 
 /// `subagent batch merge`.
