@@ -108,7 +108,7 @@ fn an_unknown_provider_kind_is_refused_with_the_kinds() {
     let (line, message) = invalid("[providers.x]\nmodel = \"m\"\nkind = \"openai\"\n");
     assert_eq!(line, 3);
     assert!(
-        message.contains("openai-chat, openai-responses or anthropic"),
+        message.contains("openai-chat, openai-responses, anthropic or vertexai-anthropic"),
         "{message}"
     );
 }
