@@ -284,6 +284,15 @@ fn batch_killed_with_sigkill_resumes_without_losing_or_repeating_a_task() {
 
 #[test]
 fn sigint_cancels_running_tasks_flushes_results_and_exits_130() {
+    signal_cancels_running_tasks_and_keeps_finished_results(libc::SIGINT);
+}
+
+#[test]
+fn sigterm_cancels_running_tasks_flushes_results_and_exits_130() {
+    signal_cancels_running_tasks_and_keeps_finished_results(libc::SIGTERM);
+}
+
+fn signal_cancels_running_tasks_and_keeps_finished_results(signal: libc::c_int) {
     let dir = BatchDir::new();
     let tasks = vec![
         r#"{"id":"s1","task":"fixture:sleep","limits":{"timeout":"60s"}}"#.to_owned(),
@@ -312,7 +321,7 @@ fn sigint_cancels_running_tasks_flushes_results_and_exits_130() {
         "both sleepers to start and both successes to finish",
         || sleepers_started() && dir.results("results.jsonl").len() == 2,
     );
-    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    unsafe { libc::kill(child.id() as libc::pid_t, signal) };
     let out = child.wait_with_output().unwrap();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(130), "{err}");
