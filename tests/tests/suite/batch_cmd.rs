@@ -598,3 +598,56 @@ fn on_a_terminal_a_progress_bar_counts_tasks_and_is_cleared_before_the_summary()
     assert_eq!(dir.results("results.jsonl").len(), 4);
     assert_workers_gone(&dir);
 }
+
+#[test]
+fn a_batch_against_the_local_llama_server_answers_every_task() {
+    let Some(server) = super::llama::LlamaServer::start_or_skip("batch_llama") else {
+        return;
+    };
+    let dir = BatchDir::new();
+    dir.write_tasks(&[
+        r#"{"id":"hello","task":"Say hello in five words."}"#.to_owned(),
+        r#"{"id":"colour","task":"Name one colour."}"#.to_owned(),
+        r#"{"id":"prime","task":"Name one prime number.","limits":{"max_turns":2}}"#.to_owned(),
+    ]);
+    let _ = binary("subagent-worker");
+    let out = Command::new(binary("subagent"))
+        .arg("batch")
+        .arg(dir.path("tasks.jsonl"))
+        .arg("--results")
+        .arg(dir.path("results.jsonl"))
+        .arg("--sessions-dir")
+        .arg(dir.path("sessions"))
+        .arg("--workspace")
+        .arg(dir.workspace())
+        .args(["-j", "2", "--tools", "none", "--provider", "openai-chat"])
+        .args(["--model", "smollm2", "--base-url", &server.base_url()])
+        .args([
+            "--temperature",
+            "0",
+            "--max-tokens",
+            "48",
+            "--timeout",
+            "120s",
+        ])
+        .env_remove("OPENAI_API_KEY")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("batch: 3 ok, 0 failed, 0 timed out"), "{err}");
+    let results = dir.results("results.jsonl");
+    let mut got = ids(&results);
+    got.sort();
+    assert_eq!(got, vec!["colour", "hello", "prime"]);
+    for r in &results {
+        assert_eq!(r["status"], "ok", "{r}");
+        assert!(!r["output"].as_str().unwrap_or("").trim().is_empty(), "{r}");
+        assert!(r["usage"]["output"].as_u64().unwrap() > 0, "{r}");
+        assert_reaped(&check_session_file(Path::new(
+            r["sessionFile"].as_str().unwrap(),
+        )));
+    }
+    assert_nothing_runs_in(&dir.workspace());
+}
