@@ -36,12 +36,6 @@ struct Cli {
     command: Command,
 }
 
-// Parsed once per process, so a small variant padded to `run`'s size costs
-// nothing worth a Box.
-#[expect(
-    clippy::large_enum_variant,
-    reason = "the command is parsed once per process"
-)]
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run a subagent on a task (or several: --parallel, --chain) and print the result.
