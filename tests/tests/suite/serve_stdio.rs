@@ -63,7 +63,10 @@ impl Setup {
         );
         let stdout = String::from_utf8_lossy(&out.stdout);
         let last = stdout.lines().last().unwrap_or_default();
-        serde_json::from_str(last).unwrap_or_else(|e| panic!("report of {name}: {e}: {stdout}"))
+        let report: Value = serde_json::from_str(last)
+            .unwrap_or_else(|e| panic!("report of {name}: {e}: {stdout}"));
+        check_against_schemas(&report);
+        report
     }
 
     /// The server files in `<sessions>/serve/`, each as its lines.
@@ -80,6 +83,59 @@ impl Setup {
                 (f, lines)
             })
             .collect()
+    }
+}
+
+/// Every request the client sent matches the request schema (and the ones
+/// malformed on purpose do not), and
+/// every line the server wrote match the published schemas; the ending
+/// notifications carry valid session lines and responses valid results.
+fn check_against_schemas(report: &Value) {
+    let requests = schema("serve-request.schema.json");
+    let messages = schema("serve-message.schema.json");
+    let session_line = schema("session-line.schema.json");
+    let sent = report["sent"].as_array().unwrap();
+    for request in report["bad"].as_array().unwrap() {
+        assert!(
+            !requests.is_valid(request),
+            "the schema accepts the bad request {request}"
+        );
+    }
+    for request in sent {
+        let errors: Vec<String> = requests
+            .iter_errors(request)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "request {request} does not validate: {errors:?}"
+        );
+    }
+    let seen = report["seen"].as_array().unwrap();
+    assert!(!seen.is_empty(), "the server said nothing");
+    for message in seen {
+        let errors: Vec<String> = messages
+            .iter_errors(message)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "message {message} does not validate: {errors:?}"
+        );
+        let method = message["method"].as_str().unwrap_or_default();
+        if method.starts_with("subagent:") {
+            let errors: Vec<String> = session_line
+                .iter_errors(&message["params"])
+                .map(|e| e.to_string())
+                .collect();
+            assert!(
+                errors.is_empty(),
+                "ending line {message} does not validate: {errors:?}"
+            );
+        }
+        if message["result"]["result"].is_object() {
+            assert_valid_result(&message["result"]["result"]);
+        }
     }
 }
 

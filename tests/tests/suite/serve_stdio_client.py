@@ -19,6 +19,9 @@ import time
 
 TIMEOUT = 30.0
 
+# Every server started, for the report's `seen` and `sent`.
+SERVERS = []
+
 
 class Server:
     def __init__(self, cfg, extra=()):
@@ -36,7 +39,10 @@ class Server:
         )
         self.messages = queue.Queue()
         self.seen = []
+        self.sent = []
+        self.bad = []
         self.next_id = 0
+        SERVERS.append(self)
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self):
@@ -48,11 +54,13 @@ class Server:
         self.proc.stdin.write(text + "\n")
         self.proc.stdin.flush()
 
-    def send(self, method, params=None):
+    def send(self, method, params=None, bad=False):
+        """Sends a request; `bad` marks one the schema must refuse too."""
         self.next_id += 1
         request = {"id": self.next_id, "method": method}
         if params is not None:
             request["params"] = params
+        (self.bad if bad else self.sent).append(request)
         self.send_raw(json.dumps(request))
         return self.next_id
 
@@ -171,9 +179,9 @@ def malformed(cfg):
     s.send_raw("this is not json")
     not_json = s.until(lambda m: "error" in m and m["error"]["code"] == "PARSE_ERROR", "PARSE_ERROR")
     assert not_json["id"] is None, not_json
-    unknown = s.response(s.send("explode", {}))
+    unknown = s.response(s.send("explode", {}, bad=True))
     assert unknown["error"]["code"] == "UNKNOWN_METHOD" and "explode" in unknown["error"]["message"], unknown
-    no_task = s.response(s.send("spawn", {"agent": "general"}))
+    no_task = s.response(s.send("spawn", {"agent": "general"}, bad=True))
     assert no_task["error"]["code"] == "INVALID_PARAMS" and "task" in no_task["error"]["message"], no_task
     bad_agent = s.response(s.send("spawn", {"agent": "no-such-agent", "task": "x"}))
     assert "error" in bad_agent or bad_agent["result"]["state"] == "failed", bad_agent
@@ -228,4 +236,7 @@ def eof(cfg):
 if __name__ == "__main__":
     scenario, config = sys.argv[1], json.loads(sys.argv[2])
     report = globals()[scenario](config)
+    report["seen"] = [m for server in SERVERS for m in server.seen]
+    report["sent"] = [r for server in SERVERS for r in server.sent]
+    report["bad"] = [r for server in SERVERS for r in server.bad]
     print(json.dumps(report))

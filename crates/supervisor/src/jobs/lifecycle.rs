@@ -219,18 +219,37 @@ pub fn mark_interrupted(parent: &Path) -> std::io::Result<Vec<InterruptedRun>> {
 }
 
 /// The child's own file gets the ending too when it has none: a failure
-/// here is logged, not fatal, since the parent file already holds it.
+/// here is logged, not fatal, since the parent file already holds it. "None"
+/// means no ending line for the run, whether or not its start line made it
+/// to disk: the child's writer is a thread of the dead server and may have
+/// died with only the header written.
 fn mark_child(child: &Path, start: &AgentEvent, ending: &SessionLine) {
     let Ok(text) = std::fs::read_to_string(child) else {
         return;
     };
-    let open = unterminated_starts(&parse_session(&text));
-    if !open.iter().any(|s| s.job_id == start.job_id) {
+    if has_ending(&parse_session(&text), &start.job_id) {
         return;
     }
-    if let Err(e) = append_to_parent_blocking(child, ending) {
+    let appended = (|| {
+        if !text.is_empty() && !text.ends_with('\n') {
+            let mut file = std::fs::OpenOptions::new().append(true).open(child)?;
+            std::io::Write::write_all(&mut file, b"\n")?;
+        }
+        append_to_parent_blocking(child, ending).map_err(std::io::Error::other)
+    })();
+    if let Err(e) = appended {
         tracing::warn!(file = %child.display(), error = %e, "could not mark the child's session file interrupted");
     }
+}
+
+/// True when `items` hold an ending lifecycle line of `job_id`.
+pub fn has_ending(items: &[ReadItem], job_id: &str) -> bool {
+    items.iter().any(|item| {
+        matches!(item, ReadItem::Line(line) if matches!(
+            &line.entry,
+            SessionEntry::AgentEvent(e) if e.job_id == job_id && e.event_type != LifecycleEvent::Start
+        ))
+    })
 }
 
 #[cfg(test)]

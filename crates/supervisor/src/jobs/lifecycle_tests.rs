@@ -110,3 +110,18 @@ fn marking_appends_endings_to_the_parent_and_the_child_once() {
         "marked twice"
     );
 }
+
+#[test]
+fn a_child_file_whose_start_line_never_reached_the_disk_is_ended_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let parent = dir.path().join("serve.jsonl");
+    let child = dir.path().join("child.jsonl");
+    let child_name = child.display().to_string();
+    // Only a line that is not lifecycle: the writer thread died before the start.
+    std::fs::write(&child, "{\"type\":\"future_line\",\"timestamp\":\"x\"}\n").unwrap();
+    std::fs::write(&parent, line(start("ffff0006", Some(&child_name)))).unwrap();
+    mark_interrupted(&parent).unwrap();
+    let items = parse_session(&std::fs::read_to_string(&child).unwrap());
+    assert!(has_ending(&items, "ffff0006"));
+    assert!(!has_ending(&items, "00000000"));
+}

@@ -21,10 +21,10 @@ mod registry;
 mod streaming;
 
 pub use lifecycle::{
-    INTERRUPTED_SUMMARY_PREFIX, InterruptedRun, is_interrupted_line, job_end_line, job_start_line,
-    mark_interrupted, unterminated_starts,
+    INTERRUPTED_SUMMARY_PREFIX, InterruptedRun, has_ending, interrupted_line, is_interrupted_line,
+    job_end_line, job_start_line, mark_interrupted, unterminated_starts,
 };
 pub use registry::{
     JobEnded, JobId, JobMode, JobProgress, JobRequest, JobState, JobStatus, Jobs, JobsError,
 };
-pub use streaming::Streaming;
+pub use streaming::{MAX_DISPLAY_ITEMS, Streaming, StreamingUsage};
