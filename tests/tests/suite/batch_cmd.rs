@@ -321,6 +321,14 @@ fn signal_cancels_running_tasks_and_keeps_finished_results(signal: libc::c_int) 
         "both sleepers to start and both successes to finish",
         || sleepers_started() && dir.results("results.jsonl").len() == 2,
     );
+    // A second batch on the same results file would run the same tasks.
+    let second = dir.batch("results.jsonl", &[]).output().unwrap();
+    assert_eq!(second.status.code(), Some(2), "{}", stderr(&second));
+    assert!(
+        stderr(&second).contains("in use by another `subagent batch`"),
+        "{}",
+        stderr(&second)
+    );
     unsafe { libc::kill(child.id() as libc::pid_t, signal) };
     let out = child.wait_with_output().unwrap();
     let err = stderr(&out);

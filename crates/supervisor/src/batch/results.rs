@@ -10,12 +10,19 @@
 //! refused with its line number: that file was edited by hand, and guessing
 //! would run tasks twice or never.
 //!
+//! The open file holds an exclusive `flock` for as long as the writer
+//! lives: two batches appending to one results file would each run the
+//! tasks the other is running, so the second is refused.
+//!
 //! Only lines are read back for their `id`; the other fields are for the
 //! caller, so adding a field never breaks resuming an older file.
 
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
+
+use nix::errno::Errno;
+use nix::fcntl::{Flock, FlockArg};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -113,6 +120,15 @@ pub enum ResultsError {
         /// The cause.
         source: std::io::Error,
     },
+    /// Another process holds the file's lock.
+    #[error(
+        "results file {path} is in use by another `subagent batch` (it holds the file's lock); \
+         wait for that one to end or give another --results file"
+    )]
+    Locked {
+        /// The file.
+        path: PathBuf,
+    },
     /// A complete line is not a result line.
     #[error(
         "results file {path}, line {line}: not a result line ({message}); \
@@ -188,20 +204,14 @@ pub struct ResultsFile {
 }
 
 impl ResultsFile {
-    /// Reads `path`, drops a torn tail from it, and opens it for appending
-    /// (created when missing).
+    /// Opens `path` for appending (created when missing) under an exclusive
+    /// lock, reads it, and drops a torn tail from it.
     pub fn open(path: &Path) -> Result<(Self, ResultsWriter), ResultsError> {
         let io = |source| ResultsError::Io {
             path: path.to_owned(),
             source,
         };
-        let scan = read_scan(path)?;
         let existed = path.exists();
-        if scan.torn_tail {
-            let file = OpenOptions::new().write(true).open(path).map_err(io)?;
-            file.set_len(scan.valid_len).map_err(io)?;
-            file.sync_all().map_err(io)?;
-        }
         let file = OpenOptions::new()
             .create(true)
             .append(true)
@@ -210,6 +220,21 @@ impl ResultsFile {
         if !existed {
             // The new file's directory entry must survive a crash too.
             sync_parent_dir(path).map_err(io)?;
+        }
+        let file = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+            Ok(locked) => locked,
+            Err((_, Errno::EWOULDBLOCK)) => {
+                return Err(ResultsError::Locked {
+                    path: path.to_owned(),
+                });
+            }
+            Err((_, errno)) => return Err(io(errno.into())),
+        };
+        // Read under the lock, so no other batch appends after the read.
+        let scan = read_scan(path)?;
+        if scan.torn_tail {
+            file.set_len(scan.valid_len).map_err(io)?;
+            file.sync_all().map_err(io)?;
         }
         let done = scan.lines.into_iter().map(|(id, _)| id).collect();
         Ok((
@@ -237,7 +262,8 @@ fn sync_parent_dir(path: &Path) -> std::io::Result<()> {
 #[derive(Debug)]
 pub struct ResultsWriter {
     path: PathBuf,
-    file: File,
+    /// Unlocked when dropped.
+    file: Flock<File>,
 }
 
 impl ResultsWriter {

@@ -106,3 +106,19 @@ fn a_bad_complete_line_is_refused_with_its_number() {
     let err = scan(Path::new("r.jsonl"), b"{\"status\":\"ok\"}\n").unwrap_err();
     assert!(err.to_string().contains("line 1"), "{err}");
 }
+
+#[test]
+fn a_second_batch_on_the_same_results_file_is_refused_until_the_first_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.jsonl");
+    let (_, first) = ResultsFile::open(&path).unwrap();
+    let err = ResultsFile::open(&path).unwrap_err();
+    assert!(matches!(err, ResultsError::Locked { .. }), "{err}");
+    assert!(
+        err.to_string()
+            .contains("in use by another `subagent batch`"),
+        "{err}"
+    );
+    drop(first);
+    assert!(ResultsFile::open(&path).is_ok());
+}

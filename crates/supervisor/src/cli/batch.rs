@@ -114,12 +114,15 @@ pub(super) fn run(args: BatchArgs) -> Result<i32> {
     let tasks = parse_tasks(&text)?;
     let shard = Shard::resolve(args.shard.as_deref(), args.shards, &env_value)?;
     let owned: Vec<TaskLine> = tasks.into_iter().filter(|t| shard.owns(&t.id)).collect();
-    let done = read_scan(results_path)?;
-    let done: std::collections::HashSet<String> =
-        done.lines.into_iter().map(|(id, _)| id).collect();
+    // Locked from here on: a second batch on this file is refused rather
+    // than running the same tasks.
+    let (resumed, writer) = ResultsFile::open(results_path)?;
+    if resumed.dropped_torn_tail {
+        console::err("results file: dropped a torn last line; its task runs again");
+    }
     let pending: Vec<TaskLine> = owned
         .iter()
-        .filter(|t| !done.contains(&t.id))
+        .filter(|t| !resumed.done.contains(&t.id))
         .cloned()
         .collect();
     let skipped = (owned.len() - pending.len()) as u64;
@@ -128,11 +131,6 @@ pub(super) fn run(args: BatchArgs) -> Result<i32> {
         .unwrap_or(max_concurrent)
         .min(max_concurrent);
     let planned = plan(&args.flags, pending)?;
-    // Opened only now: a refused batch leaves the results file as it was.
-    let (resumed, writer) = ResultsFile::open(results_path)?;
-    if resumed.dropped_torn_tail {
-        console::err("results file: dropped a torn last line; its task runs again");
-    }
     console::err(&format!(
         "batch: {} task(s) for shard {shard}, {skipped} already in results, {} to run, {concurrency} at a time",
         owned.len(),
