@@ -122,22 +122,30 @@ fn setup() -> Setup {
 /// Runs the client's `scenario` against `subagent serve --mcp` with the
 /// fixture worker; returns its report once the client and server are gone.
 fn client_report(python: &Path, setup: &Setup, scenario: &str) -> Value {
+    let fixture = [
+        "--worker",
+        FIXTURE,
+        "--model",
+        "fixture-model",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+    ];
+    client_report_with(python, setup, scenario, &fixture)
+}
+
+/// [`client_report`] with the server's model and worker flags given.
+fn client_report_with(python: &Path, setup: &Setup, scenario: &str, server: &[&str]) -> Value {
     let out = Command::new(python)
         .arg(&setup.script)
         .arg(scenario)
         .arg(binary("subagent"))
-        .args(["serve", "--mcp", "--worker"])
-        .arg(FIXTURE)
+        .args(["serve", "--mcp"])
+        .args(server)
         .arg("--sessions-dir")
         .arg(&setup.sessions)
         .arg("--workspace")
         .arg(&setup.workspace)
-        .args([
-            "--model",
-            "fixture-model",
-            "--base-url",
-            "http://127.0.0.1:9/v1",
-        ])
+        .env_remove("OPENAI_API_KEY")
         .current_dir(&setup.workspace)
         .stdin(Stdio::null())
         .output()
@@ -362,5 +370,70 @@ fn mcp_client_runs_background_jobs_asks_their_status_and_cancels_one() {
     let files = checked_session_files(&setup.sessions);
     assert_eq!(files.len(), 2);
     assert!(files.iter().any(|t| t.contains("subagent:aborted")));
+    assert_nothing_runs_in(&setup.workspace);
+}
+
+#[test]
+fn mcp_client_drives_the_real_worker_against_a_scripted_model() {
+    use super::scripted_model::{ScriptedModel, offered_tools, text_turn, tool_call_turn};
+    let Some(python) = mcp_python("mcp_client_drives_the_real_worker") else {
+        return;
+    };
+    let setup = setup();
+    std::fs::write(setup.workspace.join("notes.txt"), "hello from the notes\n").unwrap();
+    let model = ScriptedModel::start(vec![
+        tool_call_turn("call_1", "bash_read", &json!({"path": "notes.txt"})),
+        text_turn("The notes say hello."),
+        tool_call_turn("call_2", "report_back", &json!({"capital": "Paris"})),
+    ]);
+    let worker = binary("subagent-worker");
+    let base_url = model.base_url();
+    let report = client_report_with(
+        &python,
+        &setup,
+        "real",
+        &[
+            "--worker",
+            worker.to_str().unwrap(),
+            "--provider",
+            "openai-chat",
+            "--model",
+            "scripted",
+            "--base-url",
+            &base_url,
+            "--tools",
+            "bash_read",
+        ],
+    );
+    assert_eq!(report["read"]["isError"], false, "{report}");
+    assert_eq!(texts(&report["read"]), ["The notes say hello."]);
+    let progress: Vec<&str> = report["progress"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap())
+        .collect();
+    for wanted in ["turn 1", "tool bash_read", "turn 2", "ended ok"] {
+        assert!(
+            progress.iter().any(|m| m.contains(wanted)),
+            "{wanted} not in {progress:?}"
+        );
+    }
+    assert_eq!(report["capital"]["isError"], false, "{report}");
+    assert_eq!(
+        report["capital"]["structuredContent"],
+        json!({"capital": "Paris"})
+    );
+
+    // The file's text reached the model as the tool's result, and the
+    // call's outputSchema reached it as the report_back tool.
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3);
+    assert!(requests[1].to_string().contains("hello from the notes"));
+    assert_eq!(
+        offered_tools(&requests[2]),
+        vec!["bash_read", "report_back"]
+    );
+    assert_eq!(checked_session_files(&setup.sessions).len(), 2);
     assert_nothing_runs_in(&setup.workspace);
 }

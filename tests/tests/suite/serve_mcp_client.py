@@ -132,6 +132,23 @@ async def jobs(session, report):
     report["unknown"] = summary(unknown)
 
 
+async def real(session, report):
+    progress = []
+
+    async def on_progress(value, total, message):
+        progress.append(message)
+
+    read = await session.call_tool(
+        "subagent", {"task": "What do the notes say?"}, progress_callback=on_progress
+    )
+    report["read"] = summary(read)
+    report["progress"] = progress
+    capital = await session.call_tool(
+        "subagent", {"task": "Capital of France?", "outputSchema": SCHEMA}
+    )
+    report["capital"] = summary(capital)
+
+
 async def main():
     scenario, command, args = sys.argv[1], sys.argv[2], sys.argv[3:]
     report = {}
@@ -146,6 +163,8 @@ async def main():
                 await cancel(session, report)
             elif scenario == "jobs":
                 await jobs(session, report)
+            elif scenario == "real":
+                await real(session, report)
             else:
                 raise SystemExit(f"unknown scenario {scenario}")
     print(json.dumps(report))
