@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use futures_util::StreamExt;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
+use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use subagent_protocol::ErrorCode;
 use subagent_supervisor::batch::results::read_scan;
 use subagent_supervisor::batch::{
@@ -430,7 +430,8 @@ fn progress_bar(shared: &Arc<Shared>) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
-    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    // Log lines go above the bar, not through it.
+    let bar = super::status::bars_under_logs().add(ProgressBar::no_length());
     let state = Arc::clone(shared);
     if let Ok(style) = ProgressStyle::with_template("{spinner} {counts} [{elapsed}]") {
         bar.set_style(style.with_key(

@@ -75,6 +75,16 @@ impl Drop for LogLine {
     }
 }
 
+/// Bars on stderr that log lines are printed above rather than through,
+/// for a command drawing its own (batch's progress bar): add bars to it.
+pub(super) fn bars_under_logs() -> MultiProgress {
+    let bars = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
+    if let Ok(mut active) = ACTIVE_BARS.lock() {
+        *active = Some(bars.clone());
+    }
+    bars
+}
+
 /// The status line of one `subagent run`: `None` inside when hidden. The
 /// drawer gets `Some(event)` per event and `None` to clear and stop.
 pub(super) struct StatusLine {
