@@ -309,14 +309,25 @@ fn serve_stdio_killed_server_takes_its_workers_and_the_next_marks_the_run_interr
 }
 
 #[test]
-fn serve_stdio_notify_cmd_receives_the_lifecycle_line() {
+fn serve_stdio_notify_cmd_receives_each_lifecycle_line_even_after_stdin_closed() {
     let setup = Setup::new();
     let report = setup.scenario("notify");
     assert_eq!(report["exit"], 0);
     let text = std::fs::read_to_string(setup.notified()).unwrap();
-    let got: Value = serde_json::from_str(text.trim()).unwrap();
-    assert_eq!(got, report["line"]);
-    assert_eq!(got["jobId"], report["job"]);
+    let mut got: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    got.sort_by_key(|l| l["jobId"].as_str().unwrap().to_owned());
+    let mut pushed: Vec<Value> = report["lines"]
+        .as_object()
+        .unwrap()
+        .values()
+        .cloned()
+        .collect();
+    pushed.sort_by_key(|l| l["jobId"].as_str().unwrap().to_owned());
+    assert_eq!(got.len(), 2, "{text}");
+    assert_eq!(got, pushed);
     assert_nothing_runs_in(&setup.workspace());
 }
 
@@ -326,5 +337,17 @@ fn serve_stdio_closing_stdin_cancels_foreground_jobs_and_exits() {
     let report = setup.scenario("eof");
     assert_eq!(report["exit"], 0);
     assert!(report["seconds"].as_f64().unwrap() < 15.0, "{report}");
+    assert_nothing_runs_in(&setup.workspace());
+}
+
+#[test]
+fn serve_stdio_sigterm_cancels_background_jobs_records_them_and_exits() {
+    let setup = Setup::new();
+    let report = setup.scenario("terminated");
+    assert_eq!(report["exit"], 0);
+    assert_eq!(report["line"]["status"], "aborted");
+    let child = report["line"]["sessionFile"].as_str().unwrap();
+    let lines = check_session_file(Path::new(child));
+    assert_reaped(&lines);
     assert_nothing_runs_in(&setup.workspace());
 }

@@ -207,6 +207,20 @@ def killed(cfg):
     return {"job": job, "pid": pid}
 
 
+def terminated(cfg):
+    s = Server(cfg)
+    job = s.call("spawn", {"task": "fixture:sleep", "background": True})["jobId"]
+    s.until(
+        lambda m: m.get("method") == "progress" and m["params"]["jobId"] == job
+        and m["params"]["details"]["streaming"]["turnCount"] >= 1,
+        "the sleeping job's first turn",
+    )
+    s.proc.send_signal(signal.SIGTERM)
+    aborted = s.notification("subagent:aborted", job)
+    code = s.close()
+    return {"exit": code, "job": job, "line": aborted["params"]}
+
+
 def restarted(cfg):
     s = Server(cfg)
     listed = s.call("list")
@@ -214,11 +228,18 @@ def restarted(cfg):
 
 
 def notify(cfg):
-    s = Server(cfg, ["--notify-cmd", f"cat > '{cfg['notified']}'"])
-    job = s.call("spawn", {"task": "fixture:success", "background": True})["jobId"]
-    line = s.notification("subagent:complete", job)["params"]
-    # The server waits for the command before it exits.
-    return {"exit": s.close(), "job": job, "line": line}
+    s = Server(cfg, ["--notify-cmd", f"cat >> '{cfg['notified']}'"])
+    jobs = [
+        s.call("spawn", {"task": "fixture:success", "background": True})["jobId"],
+        s.call("spawn", {"tasks": ["fixture:success", "fixture:fail"], "background": True})["jobId"],
+    ]
+    # stdin closes at once: background jobs still run to their end, are
+    # announced, and their commands run before the server exits.
+    code = s.close()
+    lines = {}
+    for job, method in zip(jobs, ["subagent:complete", "subagent:error"]):
+        lines[job] = s.notification(method, job)["params"]
+    return {"exit": code, "jobs": jobs, "lines": lines}
 
 
 def eof(cfg):

@@ -84,7 +84,13 @@ pub(super) fn serve_stdio(flags: RunFlags, args: StdioArgs) -> Result<i32> {
         for run in jobs.recover_interrupted(&serve_dir)? {
             tracing::info!(job = %run.start.job_id, file = %run.parent_file.display(), "marked a run of a dead server interrupted");
         }
-        Server { flags: std::sync::Arc::new(flags), jobs, notify_cmd: args.notify_cmd }.serve().await;
+        Server {
+            flags: std::sync::Arc::new(flags),
+            jobs,
+            notify_cmd: args.notify_cmd,
+            stopping: CancellationToken::new(),
+            stopping_all: CancellationToken::new(),
+        }.serve().await;
         Ok(exit_codes::OK)
     })
 }
@@ -95,6 +101,11 @@ struct Server {
     flags: std::sync::Arc<RunFlags>,
     jobs: Jobs,
     notify_cmd: Option<String>,
+    /// Cancelled when stdin closes or a signal comes: a foreground job
+    /// started from then on is cancelled at once.
+    stopping: CancellationToken,
+    /// Cancelled on a signal: any job started from then on is cancelled.
+    stopping_all: CancellationToken,
 }
 
 impl Server {
@@ -134,24 +145,29 @@ impl Server {
                     }
                 }
             } => false,
-            interrupted = super::run::wait_for_interrupt() => interrupted,
+            () = signal() => true,
         };
+        // From here no request starts: stdin is closed or a signal came.
+        self.stopping.cancel();
         if signalled {
-            self.jobs.cancel_all();
-        } else {
-            for status in self.jobs.list() {
-                if !status.background {
-                    self.jobs.cancel(&status.job_id);
-                }
+            self.stop_everything();
+        }
+        for status in self.jobs.list() {
+            if !status.background {
+                self.jobs.cancel(&status.job_id);
             }
         }
-        // A signal while background jobs finish still stops them.
+        // Handlers first (a spawn in flight registers its job), then every
+        // job; a signal in the meantime still cancels them all.
+        let drain = async {
+            while handlers.join_next().await.is_some() {}
+            self.jobs.wait_all().await;
+        };
         tokio::select! {
-            () = self.jobs.wait_all() => {}
-            interrupted = super::run::wait_for_interrupt(), if !signalled => {
-                if interrupted {
-                    self.jobs.cancel_all();
-                }
+            () = drain => {}
+            () = signal(), if !signalled => {
+                self.stop_everything();
+                while handlers.join_next().await.is_some() {}
                 self.jobs.wait_all().await;
             }
         }
@@ -161,6 +177,11 @@ impl Server {
             let _ = forwarder.await;
         }
         out.close();
+    }
+
+    fn stop_everything(&self) {
+        self.stopping_all.cancel();
+        self.jobs.cancel_all();
     }
 
     async fn handle(&self, line: &str, out: &Output) {
@@ -227,6 +248,11 @@ impl Server {
             requests,
             background: spawn.background,
         })?;
+        // Checked after the start: a stop before it is seen here, one after
+        // it finds the job in the registry.
+        if self.stopping_all.is_cancelled() || (!spawn.background && self.stopping.is_cancelled()) {
+            self.jobs.cancel(&job);
+        }
         if spawn.background {
             return Ok(json!({"jobId": job, "state": "running", "background": true}));
         }
@@ -267,6 +293,13 @@ impl Server {
                 ..template.clone()
             })
             .collect())
+    }
+}
+
+/// Resolves on SIGINT or SIGTERM; never when signals cannot be watched.
+async fn signal() {
+    if !super::run::wait_for_interrupt().await {
+        std::future::pending::<()>().await;
     }
 }
 
