@@ -11,6 +11,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
+use super::llama::LlamaServer;
 use super::support::*;
 
 /// The `mcp` release the client runs (the SDK's 2.x API).
@@ -435,5 +436,77 @@ fn mcp_client_drives_the_real_worker_against_a_scripted_model() {
         vec!["bash_read", "report_back"]
     );
     assert_eq!(checked_session_files(&setup.sessions).len(), 2);
+    assert_nothing_runs_in(&setup.workspace);
+}
+
+#[test]
+fn mcp_client_gets_an_answer_and_progress_from_the_real_model() {
+    let Some(server) = LlamaServer::start_or_skip("mcp_client_gets_an_answer_from_the_real_model")
+    else {
+        return;
+    };
+    let Some(python) = mcp_python("mcp_client_gets_an_answer_from_the_real_model") else {
+        return;
+    };
+    let setup = setup();
+    let worker = binary("subagent-worker");
+    let base_url = server.base_url();
+    let report = client_report_with(
+        &python,
+        &setup,
+        "hello",
+        &[
+            "--worker",
+            worker.to_str().unwrap(),
+            "--model",
+            "smollm2",
+            "--base-url",
+            &base_url,
+            "--temperature",
+            "0",
+            "--max-tokens",
+            "32",
+            "--max-turns",
+            "2",
+            "--tools",
+            "none",
+            "--timeout",
+            "120s",
+        ],
+    );
+    let hello = &report["hello"];
+    assert_eq!(hello["isError"], false, "{report}");
+    assert!(
+        !texts(hello).is_empty() && !texts(hello)[0].trim().is_empty(),
+        "{report}"
+    );
+    let progress: Vec<&str> = report["progress"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap())
+        .collect();
+    assert!(
+        progress
+            .iter()
+            .any(|m| m.contains("started general on smollm2")),
+        "{progress:?}"
+    );
+    assert!(
+        progress.iter().any(|m| m.contains("turn 1")),
+        "{progress:?}"
+    );
+    // The real model's token counts reach the client.
+    assert!(
+        progress
+            .iter()
+            .any(|m| m.contains(": tokens ") && !m.contains("tokens 0 in")),
+        "{progress:?}"
+    );
+    assert!(
+        progress.iter().any(|m| m.ends_with("ended ok")),
+        "{progress:?}"
+    );
+    assert_eq!(checked_session_files(&setup.sessions).len(), 1);
     assert_nothing_runs_in(&setup.workspace);
 }

@@ -149,6 +149,19 @@ async def real(session, report):
     report["capital"] = summary(capital)
 
 
+async def hello(session, report):
+    progress = []
+
+    async def on_progress(value, total, message):
+        progress.append(message)
+
+    answer = await session.call_tool(
+        "subagent", {"task": "Say hello."}, progress_callback=on_progress
+    )
+    report["hello"] = summary(answer)
+    report["progress"] = progress
+
+
 async def main():
     scenario, command, args = sys.argv[1], sys.argv[2], sys.argv[3:]
     report = {}
@@ -165,6 +178,8 @@ async def main():
                 await jobs(session, report)
             elif scenario == "real":
                 await real(session, report)
+            elif scenario == "hello":
+                await hello(session, report)
             else:
                 raise SystemExit(f"unknown scenario {scenario}")
     print(json.dumps(report))
