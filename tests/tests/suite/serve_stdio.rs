@@ -41,15 +41,24 @@ impl Setup {
         self.dir.path().join("notified.json")
     }
 
-    /// Runs one scenario of the client; its report.
+    /// Runs one scenario of the client against the fixture worker; its report.
     fn scenario(&self, name: &str) -> Value {
-        let config = json!({
+        self.scenario_with(name, json!({}))
+    }
+
+    /// [`Self::scenario`] with config keys of the client's replaced
+    /// (`worker`, `model`, `base_url`, `extra` flags).
+    fn scenario_with(&self, name: &str, overrides: Value) -> Value {
+        let mut config = json!({
             "subagent": binary("subagent"),
             "fixture": FIXTURE,
             "sessions": self.sessions(),
             "workspace": self.workspace(),
             "notified": self.notified(),
         });
+        for (key, value) in overrides.as_object().unwrap() {
+            config[key] = value.clone();
+        }
         let out = Command::new("python3")
             .arg(&self.script)
             .arg(name)
@@ -349,5 +358,28 @@ fn serve_stdio_sigterm_cancels_background_jobs_records_them_and_exits() {
     let child = report["line"]["sessionFile"].as_str().unwrap();
     let lines = check_session_file(Path::new(child));
     assert_reaped(&lines);
+    assert_nothing_runs_in(&setup.workspace());
+}
+
+#[test]
+fn serve_stdio_gets_an_answer_and_token_counts_from_the_real_model() {
+    let test = "serve_stdio_gets_an_answer_and_token_counts_from_the_real_model";
+    let Some(server) = super::llama::LlamaServer::start_or_skip(test) else {
+        return;
+    };
+    let setup = Setup::new();
+    let report = setup.scenario_with(
+        "real",
+        json!({
+            "worker": binary("subagent-worker"),
+            "model": "smollm2",
+            "base_url": server.base_url(),
+            "extra": ["--temperature", "0", "--max-tokens", "32", "--max-turns", "2",
+                      "--tools", "none", "--timeout", "120s"],
+        }),
+    );
+    assert_eq!(report["exit"], 0);
+    assert_valid_result(&report["result"]);
+    assert_children_reaped(&report["result"]);
     assert_nothing_runs_in(&setup.workspace());
 }

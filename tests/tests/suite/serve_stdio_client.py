@@ -27,11 +27,12 @@ class Server:
     def __init__(self, cfg, extra=()):
         cmd = [
             cfg["subagent"], "serve", "--stdio",
-            "--worker", cfg["fixture"],
+            "--worker", cfg.get("worker", cfg["fixture"]),
             "--sessions-dir", cfg["sessions"],
             "--workspace", cfg["workspace"],
-            "--model", "fixture-model",
-            "--base-url", "http://127.0.0.1:9/v1",
+            "--model", cfg.get("model", "fixture-model"),
+            "--base-url", cfg.get("base_url", "http://127.0.0.1:9/v1"),
+            *cfg.get("extra", []),
             *extra,
         ]
         self.proc = subprocess.Popen(
@@ -219,6 +220,19 @@ def terminated(cfg):
     aborted = s.notification("subagent:aborted", job)
     code = s.close()
     return {"exit": code, "job": job, "line": aborted["params"]}
+
+
+def real(cfg):
+    s = Server(cfg)
+    answer = s.call("spawn", {"task": "Say hello in one word."})
+    assert answer["state"] == "completed", answer
+    text = answer["result"]["content"][0]["text"]
+    assert text.strip(), answer
+    job = answer["jobId"]
+    usage = [m["params"]["details"]["streaming"]["usage"] for m in s.seen
+             if m.get("method") == "progress" and m["params"]["jobId"] == job]
+    assert any(u["inputTokens"] > 0 for u in usage), f"no real token counts streamed: {usage}"
+    return {"exit": s.close(), "result": answer["result"]}
 
 
 def restarted(cfg):
