@@ -105,10 +105,16 @@ enum Command {
     /// Show the merged configuration and where each value came from, or
     /// where the config files are.
     Config(config::ConfigArgs),
-    /// Serve runs to a program: MCP on stdio (--mcp), with these flags as every run's defaults.
+    /// Serve runs to a program: MCP (--mcp) or JSON-lines (--stdio) on stdin/stdout, with these flags as every run's defaults.
     #[command(after_help = "EXAMPLES:\n  \
         # an MCP server for Claude Code, Claude Desktop or Codex (see README, MCP)\n  \
-        subagent serve --mcp --model smollm2 --base-url http://127.0.0.1:8080/v1\n\n\
+        subagent serve --mcp --model smollm2 --base-url http://127.0.0.1:8080/v1\n\n  \
+        # JSON-lines with ids for any program (see README, JSON-lines server; docs/serve.md)\n  \
+        echo '{\"id\": 1, \"method\": \"spawn\", \"params\": {\"task\": \"Name a prime\", \"background\": true}}' | \\\n      \
+        subagent serve --stdio --model smollm2 --base-url http://127.0.0.1:8080/v1\n\n  \
+        # wake a harness when a background run ends: CMD gets the lifecycle line on stdin\n  \
+        subagent serve --stdio --notify-cmd 'my-harness wake' --model smollm2 \\\n      \
+        --base-url http://127.0.0.1:8080/v1\n\n\
         EXIT STATUS:\n  0 the client closed stdin or a signal stopped the server, 2 invalid flags")]
     Serve(serve_mcp::ServeArgs),
 }
