@@ -510,3 +510,19 @@ fn mcp_client_gets_an_answer_and_progress_from_the_real_model() {
     assert_eq!(checked_session_files(&setup.sessions).len(), 1);
     assert_nothing_runs_in(&setup.workspace);
 }
+
+#[test]
+fn mcp_client_closing_stops_the_server_and_its_background_runs() {
+    let Some(python) = mcp_python("mcp_client_closing_stops_the_server") else {
+        return;
+    };
+    let setup = setup();
+    let report = client_report(&python, &setup, "leave");
+    assert_eq!(report["leftRunning"], "running");
+    // The client has closed and the server is gone: its job was aborted,
+    // not left to run, and its worker is gone too.
+    let files = checked_session_files(&setup.sessions);
+    assert_eq!(files.len(), 1);
+    assert!(files[0].contains("subagent:aborted"), "{}", files[0]);
+    assert_nothing_runs_in(&setup.workspace);
+}

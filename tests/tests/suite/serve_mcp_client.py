@@ -162,6 +162,21 @@ async def hello(session, report):
     report["progress"] = progress
 
 
+async def leave(session, report):
+    # A background run in its first turn when the client goes away.
+    started = await session.call_tool(
+        "subagent", {"task": "fixture:sleep", "background": True}
+    )
+    job_id = started.structured_content["jobId"]
+    with anyio.fail_after(60):
+        while True:
+            status = await session.call_tool("subagent_status", {"jobId": job_id})
+            if status.structured_content["streaming"]["turnCount"] >= 1:
+                break
+            await anyio.sleep(0.05)
+    report["leftRunning"] = status.structured_content["state"]
+
+
 async def main():
     scenario, command, args = sys.argv[1], sys.argv[2], sys.argv[3:]
     report = {}
@@ -180,6 +195,8 @@ async def main():
                 await real(session, report)
             elif scenario == "hello":
                 await hello(session, report)
+            elif scenario == "leave":
+                await leave(session, report)
             else:
                 raise SystemExit(f"unknown scenario {scenario}")
     print(json.dumps(report))
