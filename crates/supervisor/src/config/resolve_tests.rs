@@ -350,7 +350,10 @@ fn vertex_location_url_comes_from_the_vertex_sdk_variables_and_the_token_variabl
         &env(&[
             ("CLOUD_ML_REGION", "us-east5"),
             ("ANTHROPIC_VERTEX_PROJECT_ID", "proj-7"),
-            ("ANTHROPIC_VERTEX_BASE_URL", "http://127.0.0.1:9/v1/projects/p/locations/r"),
+            (
+                "ANTHROPIC_VERTEX_BASE_URL",
+                "http://127.0.0.1:9/v1/projects/p/locations/r",
+            ),
         ]),
     )
     .unwrap();
