@@ -383,3 +383,40 @@ fn serve_stdio_gets_an_answer_and_token_counts_from_the_real_model() {
     assert_children_reaped(&report["result"]);
     assert_nothing_runs_in(&setup.workspace());
 }
+
+#[test]
+fn serve_stdio_streams_real_tool_calls_and_returns_structured_output_from_the_scripted_model() {
+    use super::scripted_model::{ScriptedModel, offered_tools, text_turn, tool_call_turn};
+    let answer = "The needle is on line one of notes.txt.";
+    let model = ScriptedModel::start(vec![
+        tool_call_turn("call_1", "bash_read", &json!({"path": "notes.txt"})),
+        text_turn(answer),
+        tool_call_turn("call_2", "report_back", &json!({"capital": "Paris"})),
+    ]);
+    let setup = Setup::new();
+    std::fs::write(setup.workspace().join("notes.txt"), "needle on line one\n").unwrap();
+    let report = setup.scenario_with(
+        "scripted",
+        json!({
+            "worker": binary("subagent-worker"),
+            "model": "scripted",
+            "base_url": model.base_url(),
+            "extra": ["--tools", "bash_read", "--timeout", "60s"],
+        }),
+    );
+    assert_eq!(report["exit"], 0);
+    for key in ["tool", "structured"] {
+        assert_valid_result(&report[key]);
+        assert_children_reaped(&report[key]);
+    }
+    assert_eq!(report["tool"]["content"][0]["text"], answer);
+    assert_eq!(
+        report["structured"]["details"]["results"][0]["structuredOutput"],
+        json!({"capital": "Paris"})
+    );
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(offered_tools(&requests[0]), ["bash_read"]);
+    assert!(offered_tools(&requests[2]).contains(&"report_back".to_owned()));
+    assert_nothing_runs_in(&setup.workspace());
+}

@@ -235,6 +235,21 @@ def real(cfg):
     return {"exit": s.close(), "result": answer["result"]}
 
 
+def scripted(cfg):
+    s = Server(cfg)
+    tool = s.call("spawn", {"task": "Where is the needle?"})
+    assert tool["state"] == "completed", tool
+    job = tool["jobId"]
+    shown = [item for m in s.seen
+             if m.get("method") == "progress" and m["params"]["jobId"] == job
+             for item in m["params"]["details"]["streaming"]["displayItems"]]
+    assert any(i.get("type") == "toolCall" and i.get("name") == "bash_read" for i in shown), shown
+    schema = {"type": "object", "properties": {"capital": {"type": "string"}}, "required": ["capital"]}
+    structured = s.call("spawn", {"task": "Capital of France?", "outputSchema": schema})
+    assert structured["state"] == "completed", structured
+    return {"exit": s.close(), "tool": tool["result"], "structured": structured["result"]}
+
+
 def restarted(cfg):
     s = Server(cfg)
     listed = s.call("list")
