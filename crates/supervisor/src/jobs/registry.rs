@@ -468,10 +468,10 @@ impl Jobs {
     }
 
     async fn write_parent(&self, line: &SessionLine) {
-        if let Some(parent) = &self.parent_session {
-            if let Err(e) = append_to_parent(parent, line).await {
-                tracing::warn!(file = %parent.display(), error = %e, "could not write a job lifecycle line");
-            }
+        if let Some(parent) = &self.parent_session
+            && let Err(e) = append_to_parent(parent, line).await
+        {
+            tracing::warn!(file = %parent.display(), error = %e, "could not write a job lifecycle line");
         }
     }
 
