@@ -420,3 +420,56 @@ fn serve_stdio_streams_real_tool_calls_and_returns_structured_output_from_the_sc
     assert!(offered_tools(&requests[2]).contains(&"report_back".to_owned()));
     assert_nothing_runs_in(&setup.workspace());
 }
+
+/// The jobs library by itself (what `serve --mcp` builds on): a background
+/// job's progress reaches its subscriber under its id, cancel ends it
+/// aborted with its ending announced and on disk, and the worker is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_library_runs_cancels_and_records_a_background_job() {
+    use subagent_supervisor::jobs::{JobMode, JobRequest, JobState, Jobs};
+    let fixture = Fixture::new("sleep");
+    let parent = fixture.dir.path().join("serve").join("server.jsonl");
+    let jobs = Jobs::new(fixture.config(), Some(parent.clone())).unwrap();
+    let mut progress = jobs.subscribe_progress();
+    let mut endings = jobs.subscribe_endings();
+    let job = jobs
+        .start(JobRequest {
+            mode: JobMode::Single,
+            requests: vec![fixture.request()],
+            background: true,
+        })
+        .unwrap();
+    // The sleeping fixture starts its first turn, then waits forever.
+    loop {
+        let update = tokio::time::timeout(Duration::from_secs(30), progress.recv())
+            .await
+            .expect("progress within 30 s")
+            .unwrap();
+        assert_eq!(update.job_id, job);
+        if update.streaming.turn_count >= 1 {
+            break;
+        }
+    }
+    assert_eq!(jobs.status(&job).unwrap().state, JobState::Running);
+    assert!(jobs.cancel(&job));
+    let result = jobs.wait(&job).await.expect("a result");
+    assert_eq!(
+        result.details.error.as_ref().map(|e| e.code.to_string()),
+        Some("SUBAGENT_CANCELLED".to_owned())
+    );
+    let ended = endings.recv().await.unwrap();
+    assert_eq!(
+        (ended.job_id.clone(), ended.background),
+        (job.clone(), true)
+    );
+    assert_eq!(jobs.status(&job).unwrap().state, JobState::Aborted);
+    let on_disk = lines_of_file(&parent);
+    let last = lifecycle(&on_disk, &job.0)
+        .last()
+        .copied()
+        .cloned()
+        .unwrap();
+    assert_eq!(last, serde_json::to_value(&ended.line).unwrap());
+    assert_eq!(last["eventType"], "subagent:aborted");
+    assert_no_survivors(&fixture.marker);
+}
