@@ -139,10 +139,10 @@ pub(crate) struct CaptureTask {
 
 impl CaptureTask {
     async fn finish(task: &mut Option<CaptureTask>) {
-        if let Some(task) = task {
-            if task.result.is_none() {
-                task.result = Some((&mut task.handle).await.unwrap_or_default());
-            }
+        if let Some(task) = task
+            && task.result.is_none()
+        {
+            task.result = Some((&mut task.handle).await.unwrap_or_default());
         }
     }
 

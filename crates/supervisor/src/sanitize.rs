@@ -74,10 +74,10 @@ impl Sanitizer {
             Some(home) => text.replace(home.as_str(), "~"),
             None => text.to_owned(),
         };
-        if let Some(re) = HOME_PATH.as_ref() {
-            if let std::borrow::Cow::Owned(s) = re.replace_all(&out, "~") {
-                out = s;
-            }
+        if let Some(re) = HOME_PATH.as_ref()
+            && let std::borrow::Cow::Owned(s) = re.replace_all(&out, "~")
+        {
+            out = s;
         }
         out
     }

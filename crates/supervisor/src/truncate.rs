@@ -39,18 +39,16 @@ pub fn truncate_returned(
         usize::try_from(max_lines)
             .unwrap_or(usize::MAX)
             .saturating_sub(1),
-    ) {
-        if original_lines > max_lines {
-            end = idx + 1;
-        }
+    ) && original_lines > max_lines
+    {
+        end = idx + 1;
     }
     // Prefer ending at a line boundary if one is reasonably close.
-    if end < text.len() {
-        if let Some(nl) = text[..end].rfind('\n') {
-            if nl + 1 >= end / 2 {
-                end = nl + 1;
-            }
-        }
+    if end < text.len()
+        && let Some(nl) = text[..end].rfind('\n')
+        && nl + 1 >= end / 2
+    {
+        end = nl + 1;
     }
     let kept = &text[..end];
     let bytes_cut = original_bytes - kept.len() as u64;

@@ -32,7 +32,7 @@ impl fmt::Display for ByteSize {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let bytes = self.0;
         for (unit, suffix) in [(GIB, "G"), (MIB, "M"), (KIB, "K")] {
-            if bytes != 0 && bytes % unit == 0 {
+            if bytes != 0 && bytes.is_multiple_of(unit) {
                 return write!(f, "{}{suffix}", bytes / unit);
             }
         }
@@ -52,7 +52,7 @@ impl fmt::Display for Timespan {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ms = self.ms;
         for (unit, suffix) in [(HOUR_MS, "h"), (MINUTE_MS, "m"), (SECOND_MS, "s")] {
-            if ms != 0 && ms % unit == 0 {
+            if ms != 0 && ms.is_multiple_of(unit) {
                 return write!(f, "{}{suffix}", ms / unit);
             }
         }

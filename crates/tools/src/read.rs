@@ -207,7 +207,7 @@ fn numbered_lines<R: BufRead>(
     let mut number: usize = 1;
     while number < window.offset {
         // Checked now and then: skipping through gigabytes takes a while.
-        if number % 4_096 == 0 && cancel.is_raised() {
+        if number.is_multiple_of(4_096) && cancel.is_raised() {
             return Err(LinesError::Cancelled);
         }
         if reader.skip_until(b'\n')? == 0 {
@@ -369,7 +369,7 @@ fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(digit);

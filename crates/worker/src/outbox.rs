@@ -122,12 +122,11 @@ impl Queue {
             return;
         }
         self.delta_bytes += len;
-        if self.frames.len() >= limits.coalesce_after {
-            if let Some(last) = self.frames.back_mut() {
-                if append_same_kind(last, &frame) {
-                    return;
-                }
-            }
+        if self.frames.len() >= limits.coalesce_after
+            && let Some(last) = self.frames.back_mut()
+            && append_same_kind(last, &frame)
+        {
+            return;
         }
         self.frames.push_back(frame);
     }

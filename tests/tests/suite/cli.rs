@@ -105,10 +105,10 @@ fn wait_for_worker_pid(dir: &Path, deadline: Instant) -> u32 {
             let text = std::fs::read_to_string(&file).unwrap_or_default();
             for line in text.lines() {
                 let v: serde_json::Value = serde_json::from_str(line).unwrap_or_default();
-                if v["eventType"] == "subagent:start" {
-                    if let Some(pid) = v["pid"].as_u64() {
-                        return pid as u32;
-                    }
+                if v["eventType"] == "subagent:start"
+                    && let Some(pid) = v["pid"].as_u64()
+                {
+                    return pid as u32;
                 }
             }
         }

@@ -351,15 +351,15 @@ pub fn assert_nothing_runs_in(dir: &Path) {
         if !is_pid {
             continue;
         }
-        if let Ok(cwd) = std::fs::read_link(entry.path().join("cwd")) {
-            if cwd.starts_with(&dir) {
-                let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-                alive.push(format!(
-                    "{:?}: {}",
-                    entry.file_name(),
-                    String::from_utf8_lossy(&cmdline).replace('\0', " ")
-                ));
-            }
+        if let Ok(cwd) = std::fs::read_link(entry.path().join("cwd"))
+            && cwd.starts_with(&dir)
+        {
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            alive.push(format!(
+                "{:?}: {}",
+                entry.file_name(),
+                String::from_utf8_lossy(&cmdline).replace('\0', " ")
+            ));
         }
     }
     assert!(

@@ -169,12 +169,11 @@ impl CgroupMembers {
     pub(crate) fn signal_all(&self, signal: i32) {
         chores::assert_off_runtime("signalling a cgroup's members");
         let _round = self.rounds.lock().unwrap_or_else(PoisonError::into_inner);
-        if signal == libc::SIGKILL {
-            if let Some(kill) = &self.kill {
-                if fs::write(kill, "1").is_ok() {
-                    return;
-                }
-            }
+        if signal == libc::SIGKILL
+            && let Some(kill) = &self.kill
+            && fs::write(kill, "1").is_ok()
+        {
+            return;
         }
         let _thaw = self.freezer.as_ref().and_then(Freezer::freeze);
         let listed = self.list();

@@ -229,12 +229,12 @@ pub fn parse_agent_file(
         }
     };
     let mut model = fields.string("model")?;
-    if flavor == AgentFileFlavor::ClaudeCode {
-        if let Some(alias) = model.take_if(|m| CLAUDE_MODEL_ALIASES.contains(&m.as_str())) {
-            warnings.push(format!(
-                "model `{alias}` is a Claude Code alias with no meaning here; the run's model is used"
-            ));
-        }
+    if flavor == AgentFileFlavor::ClaudeCode
+        && let Some(alias) = model.take_if(|m| CLAUDE_MODEL_ALIASES.contains(&m.as_str()))
+    {
+        warnings.push(format!(
+            "model `{alias}` is a Claude Code alias with no meaning here; the run's model is used"
+        ));
     }
     let disabled = match map.get("disabled") {
         None | Some(Value::Null) => false,

@@ -93,10 +93,10 @@ fn call(args: CallArgs) -> Result<i32> {
         }));
         let (content_relay, content_tx) = (Arc::clone(&relay), tx.clone());
         config.content = Some(ContentSink::new(move |event| {
-            if let Ok(mut relay) = content_relay.lock() {
-                if let Some(frame) = relay.on_content(event) {
-                    let _ = content_tx.send(frame);
-                }
+            if let Ok(mut relay) = content_relay.lock()
+                && let Some(frame) = relay.on_content(event)
+            {
+                let _ = content_tx.send(frame);
             }
         }));
     }

@@ -201,10 +201,8 @@ fn tail(dir: &Path, run: &str, follow: bool, style: Style) -> Result<i32> {
         console::out(&format_item(&rest, style))?;
         seen.push(rest);
     }
-    if follow {
-        if let Some(summary) = summarize(&path, &seen) {
-            console::out(&format_closing(&summary, style))?;
-        }
+    if follow && let Some(summary) = summarize(&path, &seen) {
+        console::out(&format_closing(&summary, style))?;
     }
     Ok(exit_codes::OK)
 }

@@ -208,15 +208,15 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigFileErr
                 ),
             )
         })?;
-        if let Some(var) = &entry.api_key_env {
-            if !is_variable_name(var) {
-                return Err(invalid(
-                    line_of_key_after(text, "api_key_env", header),
-                    format!(
-                        "providers.{name}.api_key_env: `{var}` is not a variable name (e.g. OPENAI_API_KEY)"
-                    ),
-                ));
-            }
+        if let Some(var) = &entry.api_key_env
+            && !is_variable_name(var)
+        {
+            return Err(invalid(
+                line_of_key_after(text, "api_key_env", header),
+                format!(
+                    "providers.{name}.api_key_env: `{var}` is not a variable name (e.g. OPENAI_API_KEY)"
+                ),
+            ));
         }
         let price = match entry.price {
             None => None,
@@ -328,13 +328,13 @@ fn parse_search(raw: RawSearch, text: &str) -> Result<SearchEntry, (usize, Strin
             ));
         }
     };
-    if let Some(var) = &raw.api_key_env {
-        if !is_variable_name(var) {
-            return Err((
-                at("api_key_env"),
-                format!("search.api_key_env: `{var}` is not a variable name (e.g. BRAVE_API_KEY)"),
-            ));
-        }
+    if let Some(var) = &raw.api_key_env
+        && !is_variable_name(var)
+    {
+        return Err((
+            at("api_key_env"),
+            format!("search.api_key_env: `{var}` is not a variable name (e.g. BRAVE_API_KEY)"),
+        ));
     }
     Ok(SearchEntry {
         kind,

@@ -152,13 +152,13 @@ pub(super) fn assemble(a: &Assembly, run: ChildRun) -> SubagentResult {
         _ => diagnostic(&run, failure.as_ref()),
     };
     let output = a.sanitizer.sanitize_returned(&raw_output);
-    if let Some(o) = &run.outcome {
-        if failure.is_none() {
-            single.structured_output = o
-                .structured_output_json
-                .as_deref()
-                .and_then(|j| serde_json::from_str(&a.sanitizer.mask_secrets(j)).ok());
-        }
+    if let Some(o) = &run.outcome
+        && failure.is_none()
+    {
+        single.structured_output = o
+            .structured_output_json
+            .as_deref()
+            .and_then(|j| serde_json::from_str(&a.sanitizer.mask_secrets(j)).ok());
     }
 
     let mut error = failure.clone().map(|(code, message)| ErrorInfo {
@@ -394,13 +394,13 @@ fn diagnostic(run: &ChildRun, failure: Option<&(ErrorCode, String)>) -> String {
     if let Some(err) = &run.record.last_error_log {
         parts.push(format!("worker error: {err}"));
     }
-    if let Some(exit) = &run.exit {
-        if exit.stderr.bytes_seen > 0 {
-            let text = exit.stderr.lossy_text();
-            let lines: Vec<&str> = text.lines().collect();
-            let tail = lines[lines.len().saturating_sub(DIAGNOSTIC_STDERR_LINES)..].join("\n");
-            parts.push(format!("stderr (last lines):\n{tail}"));
-        }
+    if let Some(exit) = &run.exit
+        && exit.stderr.bytes_seen > 0
+    {
+        let text = exit.stderr.lossy_text();
+        let lines: Vec<&str> = text.lines().collect();
+        let tail = lines[lines.len().saturating_sub(DIAGNOSTIC_STDERR_LINES)..].join("\n");
+        parts.push(format!("stderr (last lines):\n{tail}"));
     }
     parts.join("\n")
 }
@@ -437,10 +437,10 @@ fn signal_name(sig: i32) -> &'static str {
 }
 
 fn write_full_output(path: &std::path::Path, text: &str) -> bool {
-    if let Some(dir) = path.parent() {
-        if std::fs::create_dir_all(dir).is_err() {
-            return false;
-        }
+    if let Some(dir) = path.parent()
+        && std::fs::create_dir_all(dir).is_err()
+    {
+        return false;
     }
     std::fs::write(path, text).is_ok()
 }

@@ -202,14 +202,14 @@ impl RunContext<'_> {
     }
 
     async fn append_to_parent(&self, line: &SessionLine) {
-        if let Some(parent) = &self.request.parent_session {
-            if let Err(e) = append_to_parent(parent, line).await {
-                self.log(
-                    LogLevel::Warn,
-                    format!("could not append the lifecycle line to the parent session file: {e}"),
-                )
-                .await;
-            }
+        if let Some(parent) = &self.request.parent_session
+            && let Err(e) = append_to_parent(parent, line).await
+        {
+            self.log(
+                LogLevel::Warn,
+                format!("could not append the lifecycle line to the parent session file: {e}"),
+            )
+            .await;
         }
     }
 

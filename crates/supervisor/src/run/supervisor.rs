@@ -263,21 +263,21 @@ impl Supervisor {
                 ),
             );
         }
-        if let Some(schema) = &request.output_schema_json {
-            if let Err(e) = subagent_report_back::ReportBackSchema::compile(schema) {
-                return refuse(
-                    ErrorCode::InvalidInput,
-                    format!("invalid output schema: {e}"),
-                );
-            }
+        if let Some(schema) = &request.output_schema_json
+            && let Err(e) = subagent_report_back::ReportBackSchema::compile(schema)
+        {
+            return refuse(
+                ErrorCode::InvalidInput,
+                format!("invalid output schema: {e}"),
+            );
         }
-        if let Some(gate) = &self.gate {
-            if let GateDecision::Deny(reason) = gate.check(request) {
-                return refuse(
-                    ErrorCode::SubagentSpawnDenied,
-                    format!("spawn refused: {reason}"),
-                );
-            }
+        if let Some(gate) = &self.gate
+            && let GateDecision::Deny(reason) = gate.check(request)
+        {
+            return refuse(
+                ErrorCode::SubagentSpawnDenied,
+                format!("spawn refused: {reason}"),
+            );
         }
         Ok(agent.clone())
     }

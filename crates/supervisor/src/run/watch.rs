@@ -446,10 +446,10 @@ impl<'c, 'a> Watch<'c, 'a> {
                 if progress {
                     self.idle_deadline = Instant::now() + self.idle;
                 }
-                if let Some(line) = line {
-                    if let Some(w) = &self.ctx.writer {
-                        let _ = w.append(line).await;
-                    }
+                if let Some(line) = line
+                    && let Some(w) = &self.ctx.writer
+                {
+                    let _ = w.append(line).await;
                 }
             }
             FromWorker::Pong => {}
@@ -479,15 +479,15 @@ impl<'c, 'a> Watch<'c, 'a> {
             return;
         }
         self.idle_deadline = Instant::now() + self.idle;
-        if let Some(spec) = self.spec.take() {
-            if let Err(e) = self.link.send(ToWorker::Start(Box::new(spec))) {
-                self.ctx
-                    .log(
-                        LogLevel::Error,
-                        format!("could not send Start to the worker: {e}"),
-                    )
-                    .await;
-            }
+        if let Some(spec) = self.spec.take()
+            && let Err(e) = self.link.send(ToWorker::Start(Box::new(spec)))
+        {
+            self.ctx
+                .log(
+                    LogLevel::Error,
+                    format!("could not send Start to the worker: {e}"),
+                )
+                .await;
         }
     }
 

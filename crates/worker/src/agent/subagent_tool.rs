@@ -93,13 +93,13 @@ pub(crate) fn spawn_request(call_id: &str, arguments_json: &str) -> Result<Spawn
              strings, and optionally `outputSchema`, `maxTurns` and `maxCost`"
         )
     })?;
-    if let Some(cost) = args.max_cost {
-        if !cost.is_finite() || cost < 0.0 {
-            return Err(format!(
-                "invalid arguments for `{SUBAGENT_TOOL_NAME}`: maxCost must be a dollar amount \
+    if let Some(cost) = args.max_cost
+        && (!cost.is_finite() || cost < 0.0)
+    {
+        return Err(format!(
+            "invalid arguments for `{SUBAGENT_TOOL_NAME}`: maxCost must be a dollar amount \
                  of 0 or more, not {cost}"
-            ));
-        }
+        ));
     }
     Ok(SpawnRequest {
         call_id: call_id.to_owned(),

@@ -126,10 +126,10 @@ impl Provider for Anthropic {
                 on_delta,
             )
             .await?;
-            if let Some(first) = response.tool_calls.first() {
-                if !thinking.is_empty() {
-                    self.thinking_by_call.insert(first.id.clone(), thinking);
-                }
+            if let Some(first) = response.tool_calls.first()
+                && !thinking.is_empty()
+            {
+                self.thinking_by_call.insert(first.id.clone(), thinking);
             }
             Ok(response)
         })

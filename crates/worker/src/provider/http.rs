@@ -373,16 +373,16 @@ fn is_transient_io(error: &(dyn std::error::Error + 'static)) -> bool {
     use std::io::ErrorKind;
     let mut source = Some(error);
     while let Some(e) = source {
-        if let Some(io) = e.downcast_ref::<std::io::Error>() {
-            if matches!(
+        if let Some(io) = e.downcast_ref::<std::io::Error>()
+            && matches!(
                 io.kind(),
                 ErrorKind::ConnectionReset
                     | ErrorKind::ConnectionRefused
                     | ErrorKind::ConnectionAborted
                     | ErrorKind::BrokenPipe
-            ) {
-                return true;
-            }
+            )
+        {
+            return true;
         }
         source = e.source();
     }

@@ -511,10 +511,10 @@ impl ResponsesDecoder {
 
     /// The call an arguments event belongs to, by output index or item id.
     fn call_of(&mut self, data: &Value) -> Option<&mut PartialCall> {
-        if let Some(index) = data.get("output_index").and_then(Value::as_u64) {
-            if self.calls.contains_key(&index) {
-                return self.calls.get_mut(&index);
-            }
+        if let Some(index) = data.get("output_index").and_then(Value::as_u64)
+            && self.calls.contains_key(&index)
+        {
+            return self.calls.get_mut(&index);
         }
         let item_id = text_of(data, "item_id")?;
         self.calls.values_mut().find(|c| c.item_id == item_id)
