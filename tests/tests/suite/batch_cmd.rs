@@ -456,7 +456,7 @@ fn bad_task_lines_and_bad_flags_are_refused_before_anything_runs() {
         "line 2: ",
         "line 3: missing field `task`",
         "line 4: duplicate id `a` (first on line 1)",
-        "line 5: task `d`: limit `timeout`",
+        "line 5: task `d`: limits.timeout: `soon` is not a duration",
     ] {
         assert!(err.contains(needle), "{needle}: {err}");
     }

@@ -14,7 +14,7 @@ use std::fmt;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::config::{LimitKey, LimitSet, RawLimit};
+use crate::config::LimitSet;
 
 /// One task of the file, checked.
 #[derive(Debug, Clone, PartialEq)]
@@ -130,7 +130,7 @@ fn parse_line(line: usize, raw: &str) -> Result<TaskLine, String> {
     if task.task.trim().is_empty() {
         return Err(format!("task `{}`: `task` is empty", task.id));
     }
-    let limits = parse_limits(task.limits.unwrap_or_default())
+    let limits = LimitSet::from_json(task.limits.unwrap_or_default())
         .map_err(|m| format!("task `{}`: {m}", task.id))?;
     let output_schema_json = match task.output_schema {
         None => None,
@@ -152,36 +152,6 @@ fn parse_line(line: usize, raw: &str) -> Result<TaskLine, String> {
         limits,
         output_schema_json,
     })
-}
-
-/// `limits` uses config.toml's `[limits]` keys and values (`"15m"`, `64`).
-fn parse_limits(map: serde_json::Map<String, Value>) -> Result<LimitSet, String> {
-    let mut set = LimitSet::default();
-    for (name, value) in map {
-        let Some(key) = LimitKey::from_config_key(&name) else {
-            let known: Vec<&str> = LimitKey::ALL.iter().map(|k| k.config_key()).collect();
-            return Err(format!(
-                "unknown limit `{name}`; known: {}",
-                known.join(", ")
-            ));
-        };
-        let raw = match &value {
-            Value::String(text) => RawLimit::Text(text),
-            Value::Number(n) => match (n.as_i64(), n.as_f64()) {
-                (Some(i), _) => RawLimit::Integer(i),
-                (None, Some(x)) => RawLimit::Float(x),
-                (None, None) => return Err(format!("limit `{name}`: `{n}` is out of range")),
-            },
-            other => {
-                return Err(format!(
-                    "limit `{name}`: `{other}` is neither text nor a number"
-                ));
-            }
-        };
-        let parsed = key.parse(raw).map_err(|m| format!("limit `{name}`: {m}"))?;
-        set.set(key, parsed);
-    }
-    Ok(set)
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 use pretty_assertions::assert_eq;
 
 use super::*;
-use crate::config::LimitValue;
+use crate::config::{LimitKey, LimitValue};
 
 #[test]
 fn a_full_line_is_read_with_its_overrides() {
@@ -61,8 +61,8 @@ fn every_bad_line_is_reported_with_its_number() {
         "{text}"
     );
     assert!(text.contains("unknown field `modle`"), "{text}");
-    assert!(text.contains("limit `timeout`"), "{text}");
-    assert!(text.contains("unknown limit `speed`"), "{text}");
+    assert!(text.contains("limits.timeout: `soon`"), "{text}");
+    assert!(text.contains("limits.speed: unknown limit"), "{text}");
     assert!(
         text.contains("`outputSchema` must be a JSON Schema object"),
         "{text}"

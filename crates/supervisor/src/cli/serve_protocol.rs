@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use subagent_protocol::session::{LifecycleEvent, SessionEntry, SessionLine};
-use subagent_supervisor::config::{LimitKey, LimitSet, RawLimit};
+use subagent_supervisor::config::LimitSet;
 use subagent_supervisor::jobs::{JobId, JobMode, Streaming};
 
 /// Error codes of error responses.
@@ -217,33 +217,8 @@ fn parse_spawn(params: serde_json::Map<String, Value>) -> Result<Spawn, String> 
         background: raw.background,
         provider: raw.provider,
         model: raw.model,
-        limits: parse_limits(raw.limits.unwrap_or_default())?,
+        limits: LimitSet::from_json(raw.limits.unwrap_or_default())?,
     })
-}
-
-/// `limits` keys are an agent file's (`maxTurns`, `timeout`, ...), values
-/// what an agent file takes (`"90s"`, `3`, `0.5`).
-fn parse_limits(raw: BTreeMap<String, Value>) -> Result<LimitSet, String> {
-    let mut set = LimitSet::default();
-    for (name, value) in raw {
-        let Some(key) = LimitKey::ALL.into_iter().find(|k| k.agent_key() == name) else {
-            let known: Vec<&str> = LimitKey::ALL.iter().map(|k| k.agent_key()).collect();
-            return Err(format!(
-                "limits.{name}: unknown limit; known: {}",
-                known.join(", ")
-            ));
-        };
-        let parsed = match &value {
-            Value::String(text) => key.parse(RawLimit::Text(text)),
-            Value::Number(n) => match n.as_i64() {
-                Some(i) => key.parse(RawLimit::Integer(i)),
-                None => key.parse(RawLimit::Float(n.as_f64().unwrap_or(f64::NAN))),
-            },
-            _ => Err("expected a number or a string".to_owned()),
-        };
-        set.set(key, parsed.map_err(|e| format!("limits.{name}: {e}"))?);
-    }
-    Ok(set)
 }
 
 /// A response line.

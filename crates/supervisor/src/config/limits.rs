@@ -286,3 +286,43 @@ impl LimitSet {
         }
     }
 }
+
+impl LimitSet {
+    /// Limits from a JSON object, as requests and task lines give them: a
+    /// key is a config name (`max_turns`) or an agent-file name
+    /// (`maxTurns`), a value text with units (`"15m"`) or a number. The
+    /// error names the key and what is accepted.
+    pub fn from_json(
+        map: impl IntoIterator<Item = (String, serde_json::Value)>,
+    ) -> Result<Self, String> {
+        let mut set = LimitSet::default();
+        for (name, value) in map {
+            let Some(key) = LimitKey::ALL
+                .into_iter()
+                .find(|k| k.config_key() == name || k.agent_key() == name)
+            else {
+                let known: Vec<&str> = LimitKey::ALL.iter().map(|k| k.config_key()).collect();
+                return Err(format!(
+                    "limits.{name}: unknown limit; known: {} (or their camelCase forms)",
+                    known.join(", ")
+                ));
+            };
+            let raw = match &value {
+                serde_json::Value::String(text) => RawLimit::Text(text),
+                serde_json::Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+                    (Some(i), _) => RawLimit::Integer(i),
+                    (None, Some(x)) => RawLimit::Float(x),
+                    (None, None) => return Err(format!("limits.{name}: `{n}` is out of range")),
+                },
+                other => {
+                    return Err(format!(
+                        "limits.{name}: `{other}` is neither text with units nor a number"
+                    ));
+                }
+            };
+            let parsed = key.parse(raw).map_err(|m| format!("limits.{name}: {m}"))?;
+            set.set(key, parsed);
+        }
+        Ok(set)
+    }
+}
