@@ -6,8 +6,6 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use pretty_assertions::assert_eq;
-
 use super::schemas::schemas_dir;
 
 /// Every `*.json` file of `dir`, by name.
