@@ -351,3 +351,33 @@ fn a_run_with_no_model_anywhere_says_where_to_set_one() {
         "{stderr}"
     );
 }
+
+#[test]
+fn max_concurrent_in_config_bounds_parallel_concurrency() {
+    let setup = Setup::new(USER, "max_concurrent = 2\n");
+    let (out, _) = setup.run(
+        "fixture:success",
+        &[
+            "--parallel",
+            "--concurrency",
+            "3",
+            "--task",
+            "fixture:success",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("use 1 to 2"), "{stderr}");
+    assert!(!setup.sessions().exists(), "a refused call started a child");
+
+    let setup = Setup::new(USER, "max_concurrent = 32\n");
+    let mut args = vec!["--parallel", "--concurrency", "20"];
+    for _ in 0..19 {
+        args.extend(["--task", "fixture:success"]);
+    }
+    let (out, json) = setup.run("fixture:success", &args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(json["details"]["results"].as_array().unwrap().len(), 20);
+    assert_children_reaped(&json);
+    assert_nothing_runs_in(&setup.repo());
+}

@@ -63,10 +63,10 @@ pub(super) struct BatchArgs {
     #[arg(short = 'j', long = "jobs", value_name = "N", default_value_t = DEFAULT_JOBS,
         value_parser = clap::value_parser!(u64).range(1..))]
     jobs: u64,
-    /// The supervisor's limit on children running at once.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CONCURRENT as u64,
-        value_parser = clap::value_parser!(u64).range(1..=1024))]
-    max_concurrent: u64,
+    /// The supervisor's limit on children running at once (default:
+    /// `max_concurrent` of config.toml, else 16).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
+    max_concurrent: Option<u64>,
     /// Run only this shard's tasks: `i/n` (0-based) owns the ids whose FNV-1a
     /// 64 hash mod n is i. `auto` reads i from JOB_COMPLETION_INDEX
     /// (Kubernetes Indexed Job; give --shards) or SLURM_ARRAY_TASK_ID minus
@@ -126,11 +126,17 @@ pub(super) fn run(args: BatchArgs) -> Result<i32> {
         .cloned()
         .collect();
     let skipped = (owned.len() - pending.len()) as u64;
-    let max_concurrent = usize::try_from(args.max_concurrent).unwrap_or(DEFAULT_MAX_CONCURRENT);
+    let planned = plan(&args.flags, pending)?;
+    let max_concurrent = match args.max_concurrent {
+        Some(n) => usize::try_from(n).unwrap_or(DEFAULT_MAX_CONCURRENT),
+        None => planned
+            .config
+            .as_ref()
+            .map_or(DEFAULT_MAX_CONCURRENT, |c| c.max_concurrent),
+    };
     let concurrency = usize::try_from(args.jobs)
         .unwrap_or(max_concurrent)
         .min(max_concurrent);
-    let planned = plan(&args.flags, pending)?;
     console::err(&format!(
         "batch: {} task(s) for shard {shard}, {skipped} already in results, {} to run, {concurrency} at a time",
         owned.len(),

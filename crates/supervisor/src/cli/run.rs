@@ -52,18 +52,18 @@ pub(super) struct RunArgs {
 }
 
 pub(super) fn run(args: RunArgs) -> Result<i32> {
+    let Prepared {
+        mut request,
+        mut config,
+    } = args.flags.prepare(&args.flags.overrides())?;
     let plan = modes::plan(&modes::ModeFlags {
         tasks: &args.task,
         tasks_file: args.tasks.as_deref(),
         parallel: args.parallel,
         chain: args.chain,
         concurrency: args.concurrency,
-        max_concurrent: subagent_supervisor::run::DEFAULT_MAX_CONCURRENT,
+        max_concurrent: config.max_concurrent,
     })?;
-    let Prepared {
-        mut request,
-        mut config,
-    } = args.flags.prepare(&args.flags.overrides())?;
     request.parent_session = args.parent_session.clone();
     if let Err(e) = subagent_sandbox::become_subreaper() {
         console::err(&format!(

@@ -332,6 +332,9 @@ impl RunFlags {
         let mut config = SupervisorConfig::new(worker, sessions_dir);
         config.catalog = catalog;
         config.subagents_disabled = resolved.subagents_disabled;
+        if let Some(n) = resolved.max_concurrent {
+            config.max_concurrent = n;
+        }
         if self.require_sandbox {
             config.sandbox_policy = SandboxPolicy::RequireAll;
         }

@@ -4,6 +4,7 @@
 //! ```toml
 //! default_provider = "local"        # a [providers.NAME] below, or a kind
 //! default_agent = "general"
+//! max_concurrent = 16               # children running at once, all commands
 //!
 //! [subagents]
 //! enabled = true                    # false: every run is SUBAGENTS_DISABLED
@@ -106,6 +107,8 @@ pub struct ConfigFile {
     pub default_agent: Option<String>,
     /// `[subagents] enabled`.
     pub subagents_enabled: Option<bool>,
+    /// Children one supervisor runs at once (1..=1024).
+    pub max_concurrent: Option<usize>,
     /// `[providers.NAME]`.
     pub providers: BTreeMap<String, ProviderEntry>,
     /// `[limits]`.
@@ -121,6 +124,7 @@ pub struct ConfigFile {
 struct RawConfig {
     default_provider: Option<String>,
     default_agent: Option<String>,
+    max_concurrent: Option<i64>,
     subagents: Option<RawSubagents>,
     #[serde(default)]
     providers: BTreeMap<String, RawProvider>,
@@ -282,10 +286,23 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigFileErr
         None => None,
         Some(search) => Some(parse_search(search, text).map_err(|(line, m)| invalid(line, m))?),
     };
+    let max_concurrent = match raw.max_concurrent {
+        None => None,
+        Some(n) => match usize::try_from(n) {
+            Ok(n) if (1..=1024).contains(&n) => Some(n),
+            _ => {
+                return Err(invalid(
+                    line_of_key_after(text, "max_concurrent", 1),
+                    format!("max_concurrent: `{n}` is not a number of children; use 1 to 1024"),
+                ));
+            }
+        },
+    };
     Ok(ConfigFile {
         default_provider: raw.default_provider,
         default_agent: raw.default_agent,
         subagents_enabled: raw.subagents.and_then(|s| s.enabled),
+        max_concurrent,
         providers,
         limits,
         search,

@@ -140,3 +140,16 @@ fn negative_prices_are_refused() {
         invalid("[providers.x]\nkind = \"openai-chat\"\nprice = { input = -1, output = 1 }\n");
     assert!(message.contains("0 or more"), "{message}");
 }
+
+#[test]
+fn max_concurrent_is_read_and_bounded() {
+    assert_eq!(
+        parse("max_concurrent = 32\n").unwrap().max_concurrent,
+        Some(32)
+    );
+    let (line, message) = invalid("default_agent = \"a\"\nmax_concurrent = 0\n");
+    assert_eq!(line, 2);
+    assert!(message.contains("1 to 1024"), "{message}");
+    let (_, message) = invalid("max_concurrent = 5000\n");
+    assert!(message.contains("1 to 1024"), "{message}");
+}

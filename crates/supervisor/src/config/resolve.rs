@@ -155,6 +155,8 @@ pub struct ResolvedRun {
     pub max_depth: u32,
     /// `Some(why)` when config switches subagents off.
     pub subagents_disabled: Option<String>,
+    /// `max_concurrent` of the highest config file that sets it.
+    pub max_concurrent: Option<usize>,
     /// The web tools' search backend and address policy.
     pub web: WebSettings,
     /// Each setting with its origin, for `config show` and diagnostics.
@@ -355,6 +357,10 @@ pub fn resolve_run(
         budget,
         max_depth,
         subagents_disabled,
+        max_concurrent: config
+            .layers()
+            .rev()
+            .find_map(|layer| layer.file.max_concurrent),
         web,
         sources,
     })
