@@ -183,6 +183,21 @@ pub(super) struct RunFlags {
     pub(super) worker: Option<PathBuf>,
 }
 
+/// What one request of a server (a `spawn` line, an MCP tool call) may
+/// change of the server's flags.
+pub(super) struct RequestPatch<'a> {
+    /// Agent name.
+    pub(super) agent: Option<&'a String>,
+    /// Provider name or kind.
+    pub(super) provider: Option<&'a String>,
+    /// Model id.
+    pub(super) model: Option<&'a String>,
+    /// Limits, over the flags' own.
+    pub(super) limits: &'a LimitSet,
+    /// Output schema as JSON text.
+    pub(super) output_schema_json: Option<&'a String>,
+}
+
 /// A request template (its task empty) and the supervisor config for it.
 pub(super) struct Prepared {
     /// Every setting of a run but its task (and mode).
@@ -279,6 +294,38 @@ impl RunFlags {
             limits: self.limit_flags(),
             allow_private_networks: self.allow_private_networks,
         }
+    }
+
+    /// One resolved request per task: these flags patched by one request.
+    pub(super) fn requests_for(
+        &self,
+        patch: &RequestPatch<'_>,
+        tasks: &[String],
+    ) -> Result<Vec<RunRequest>> {
+        let mut overrides = self.overrides();
+        if let Some(agent) = patch.agent {
+            overrides.agent = Some(agent.clone());
+        }
+        if let Some(provider) = patch.provider {
+            overrides.provider = Some(provider.clone());
+        }
+        if let Some(model) = patch.model {
+            overrides.model = Some(model.clone());
+        }
+        for (key, value) in patch.limits.iter() {
+            overrides.limits.set(key, value);
+        }
+        let mut template = self.prepare(&overrides)?.request;
+        if let Some(schema) = patch.output_schema_json {
+            template.output_schema_json = Some(schema.clone());
+        }
+        Ok(tasks
+            .iter()
+            .map(|task| RunRequest {
+                task: task.clone(),
+                ..template.clone()
+            })
+            .collect())
     }
 
     /// The request template and supervisor config for `overrides` (these

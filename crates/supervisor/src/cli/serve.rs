@@ -29,7 +29,6 @@ use anyhow::{Context, Result};
 use serde_json::{Value, json};
 use subagent_protocol::session::SessionLine;
 use subagent_supervisor::RunRequest;
-use subagent_supervisor::config::LimitKey;
 use subagent_supervisor::exit_codes;
 use subagent_supervisor::jobs::{JobRequest, JobStatus, Jobs};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -37,7 +36,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::run_flags::RunFlags;
+use super::run_flags::{RequestPatch, RunFlags};
 use crate::console;
 use protocol::{Method, Request, Spawn, codes};
 
@@ -263,36 +262,14 @@ impl Server {
 
     /// One resolved request per task: the server's flags patched by the spawn.
     fn requests(&self, spawn: &Spawn) -> Result<Vec<RunRequest>> {
-        let flags = &self.flags;
-        let mut overrides = flags.overrides();
-        if spawn.agent.is_some() {
-            overrides.agent.clone_from(&spawn.agent);
-        }
-        if spawn.provider.is_some() {
-            overrides.provider.clone_from(&spawn.provider);
-        }
-        if spawn.model.is_some() {
-            overrides.model.clone_from(&spawn.model);
-        }
-        for key in LimitKey::ALL {
-            if let Some(value) = spawn.limits.get(key) {
-                overrides.limits.set(key, value);
-            }
-        }
-        let mut template = flags.prepare(&overrides)?.request;
-        if spawn.output_schema_json.is_some() {
-            template
-                .output_schema_json
-                .clone_from(&spawn.output_schema_json);
-        }
-        Ok(spawn
-            .tasks
-            .iter()
-            .map(|task| RunRequest {
-                task: task.clone(),
-                ..template.clone()
-            })
-            .collect())
+        let patch = RequestPatch {
+            agent: spawn.agent.as_ref(),
+            provider: spawn.provider.as_ref(),
+            model: spawn.model.as_ref(),
+            limits: &spawn.limits,
+            output_schema_json: spawn.output_schema_json.as_ref(),
+        };
+        self.flags.requests_for(&patch, &spawn.tasks)
     }
 }
 

@@ -41,7 +41,7 @@ use subagent_supervisor::{RunRequest, Supervisor, exit_codes};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::run_flags::RunFlags;
+use super::run_flags::{RequestPatch, RunFlags};
 use crate::console;
 use tools::{CallMode, SpawnCall};
 
@@ -217,36 +217,14 @@ impl McpServer {
 
     /// One resolved request per task: the server's flags patched by the call.
     fn requests(&self, call: &SpawnCall) -> Result<Vec<RunRequest>> {
-        let flags = &self.state.flags;
-        let mut overrides = flags.overrides();
-        if call.agent.is_some() {
-            overrides.agent.clone_from(&call.agent);
-        }
-        if call.provider.is_some() {
-            overrides.provider.clone_from(&call.provider);
-        }
-        if call.model.is_some() {
-            overrides.model.clone_from(&call.model);
-        }
-        for key in subagent_supervisor::config::LimitKey::ALL {
-            if let Some(value) = call.limits.get(key) {
-                overrides.limits.set(key, value);
-            }
-        }
-        let mut template = flags.prepare(&overrides)?.request;
-        if call.output_schema_json.is_some() {
-            template
-                .output_schema_json
-                .clone_from(&call.output_schema_json);
-        }
-        Ok(call
-            .tasks
-            .iter()
-            .map(|task| RunRequest {
-                task: task.clone(),
-                ..template.clone()
-            })
-            .collect())
+        let patch = RequestPatch {
+            agent: call.agent.as_ref(),
+            provider: call.provider.as_ref(),
+            model: call.model.as_ref(),
+            limits: &call.limits,
+            output_schema_json: call.output_schema_json.as_ref(),
+        };
+        self.state.flags.requests_for(&patch, &call.tasks)
     }
 }
 
