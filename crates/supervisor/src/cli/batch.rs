@@ -85,6 +85,10 @@ pub(super) struct BatchArgs {
 enum BatchCommand {
     /// Join shards' results files into one (first line of each id kept);
     /// report missing, duplicate and unknown ids. Exit 1 when there are any.
+    #[command(after_help = "EXAMPLES:\n  \
+        # three shards' results into one, checked against the tasks\n  \
+        subagent batch merge shard-0.jsonl shard-1.jsonl shard-2.jsonl \\\n      \
+        -o results.jsonl --tasks tasks.jsonl")]
     Merge(MergeArgs),
 }
 

@@ -1,5 +1,6 @@
 //! `subagent sessions`: the operator's view of session files (`ls`, `show`,
-//! `tail`, `gc`). Flags in, text out; reading and formatting live in
+//! `tail`, `gc`, and through their own modules `replay` and `export`).
+//! Flags in, text out; reading and formatting live in
 //! `subagent_supervisor::session::{read, format}`.
 
 use std::io::IsTerminal;
@@ -31,6 +32,13 @@ mod replay;
 const TAIL_POLL: Duration = Duration::from_millis(200);
 
 #[derive(Debug, clap::Args)]
+#[command(after_help = "EXAMPLES:\n  \
+    subagent sessions ls --since 2h --status failed     # what failed lately\n  \
+    subagent sessions show 3f9c2a                        # one run as a transcript\n  \
+    subagent sessions tail -f 3f9c2a                     # follow a running one\n  \
+    subagent sessions replay 3f9c2a                      # re-run it offline against its recording\n  \
+    subagent sessions export --html 3f9c2a -o run.html   # one self-contained page\n  \
+    subagent sessions gc --older-than 30d --dry-run")]
 pub(super) struct SessionsArgs {
     /// Where session files are (default: $SUBAGENT_HOME/sessions, else
     /// $XDG_STATE_HOME/subagent/sessions, else ~/.local/state/subagent/sessions).
