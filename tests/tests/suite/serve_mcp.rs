@@ -166,15 +166,21 @@ fn client_report_with(python: &Path, setup: &Setup, scenario: &str, server: &[&s
     })
 }
 
-/// Every session file under `dir`, each checked (valid lines, a closing
-/// lifecycle line, its worker reaped); returns their texts.
+/// Every child's session file under `dir`, each checked (valid lines, a
+/// closing lifecycle line, its worker reaped); returns their texts. The
+/// server's own file (under `serve/`) is checked by
+/// [`check_server_file`] instead: it holds only lifecycle lines.
 fn checked_session_files(dir: &Path) -> Vec<String> {
     let mut texts = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).unwrap().flatten() {
             let path = entry.path();
-            if path.is_dir() {
+            if path.is_dir() && path.file_name().is_some_and(|n| n == "serve") {
+                for file in std::fs::read_dir(&path).unwrap().flatten() {
+                    check_server_file(&file.path());
+                }
+            } else if path.is_dir() {
                 stack.push(path);
             } else if path.extension().is_some_and(|e| e == "jsonl") {
                 assert_reaped(&check_session_file(&path));
@@ -183,6 +189,27 @@ fn checked_session_files(dir: &Path) -> Vec<String> {
         }
     }
     texts
+}
+
+/// The server's file: every line valid, every job that started has ended.
+fn check_server_file(path: &Path) {
+    let validator = schema("session-line.schema.json");
+    let text = std::fs::read_to_string(path).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for line in &lines {
+        let errors: Vec<String> = validator.iter_errors(line).map(|e| e.to_string()).collect();
+        assert!(
+            errors.is_empty(),
+            "{}: {errors:?} in {line}",
+            path.display()
+        );
+    }
+    let of = |event: &str| lines.iter().filter(|l| l["eventType"] == event).count();
+    let ends = of("subagent:complete") + of("subagent:error") + of("subagent:aborted");
+    assert_eq!(of("subagent:start"), ends, "{}: {text}", path.display());
 }
 
 fn texts(call: &Value) -> Vec<&str> {

@@ -106,8 +106,19 @@ fn run(flags: RunFlags) -> Result<i32> {
     let code = runtime.block_on(async move {
         let (alive, mut all_gone) = mpsc::channel::<()>(1);
         let shutdown = CancellationToken::new();
-        let jobs =
-            Jobs::new(config, None).context("serve --mcp: cannot start the jobs registry")?;
+        // Like serve --stdio: the server's own file takes every job's
+        // lifecycle lines, and a dead server's unfinished runs (either
+        // kind's) are marked interrupted.
+        let serve_dir = config.sessions_dir.join("serve");
+        let parent = serve_dir.join(format!("mcp-{}.jsonl", std::process::id()));
+        let jobs = Jobs::new(config, Some(parent))
+            .context("serve --mcp: cannot start the jobs registry")?;
+        for run in jobs
+            .recover_interrupted(&serve_dir)
+            .context("serve --mcp: cannot mark a dead server's runs interrupted")?
+        {
+            tracing::info!(job = %run.start.job_id, file = %run.parent_file.display(), "marked a run of a dead server interrupted");
+        }
         let server = McpServer {
             state: Arc::new(State {
                 flags,
