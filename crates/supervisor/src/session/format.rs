@@ -162,7 +162,7 @@ pub fn format_json(sessions: &[SessionSummary]) -> Result<String, serde_json::Er
 }
 
 /// The name a serde enum writes (`wall_timeout`, `warn`), for display.
-fn wire_name<T: Serialize>(value: &T) -> String {
+pub(super) fn wire_name<T: Serialize>(value: &T) -> String {
     match serde_json::to_value(value) {
         Ok(serde_json::Value::String(s)) => s,
         Ok(other) => other.to_string(),
@@ -182,7 +182,8 @@ fn indent(text: &str) -> String {
     out
 }
 
-fn bytes(n: u64) -> String {
+/// A byte count for people (`512 B`, `1.5 KiB`, `2.0 GiB`).
+pub(super) fn bytes(n: u64) -> String {
     const KIB: f64 = 1024.0;
     let f = n as f64;
     if f >= KIB * KIB * KIB {

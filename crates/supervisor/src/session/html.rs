@@ -17,14 +17,13 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
-use serde::Serialize;
 use subagent_protocol::Usage;
 use subagent_protocol::message::LogLevel;
 use subagent_protocol::session::{
     AgentEvent, LimitKind, Role, SandboxStatus, SessionEntry, SessionHeader, SessionLine,
 };
 
-use super::format::format_duration;
+use super::format::{bytes, format_duration, wire_name};
 use super::read::{ReadItem, SessionStatus, SessionSummary, terminal_status};
 
 /// Lines beyond which a text is folded into `<details>`: about a screen.
@@ -284,25 +283,6 @@ impl Timeline {
             }
         }
         turns
-    }
-}
-
-/// The name a serde enum writes (`wall_timeout`, `warn`), for display.
-fn wire_name<T: Serialize>(value: &T) -> String {
-    match serde_json::to_value(value) {
-        Ok(serde_json::Value::String(s)) => s,
-        Ok(other) => other.to_string(),
-        Err(_) => "?".into(),
-    }
-}
-
-fn bytes(n: u64) -> String {
-    const KIB: u64 = 1024;
-    match n {
-        0..KIB => format!("{n} B"),
-        KIB..1_048_576 => format!("{:.1} KiB", n as f64 / 1024.0),
-        1_048_576..1_073_741_824 => format!("{:.1} MiB", n as f64 / 1_048_576.0),
-        _ => format!("{:.1} GiB", n as f64 / 1_073_741_824.0),
     }
 }
 
