@@ -48,24 +48,31 @@ impl BatchDir {
     }
     /// `subagent batch tasks.jsonl --results <results>` with the fixture.
     fn batch(&self, results: &str, extra: &[&str]) -> Command {
+        let mut c = self.batch_with(results, "fixture-model", "http://127.0.0.1:9/v1");
+        c.arg("--worker").arg(FIXTURE).args(extra);
+        c
+    }
+    /// The same with the real worker against an OpenAI-chat server: no
+    /// tools, no API key.
+    fn real_batch(&self, model: &str, base_url: &str, extra: &[&str]) -> Command {
+        let _ = binary("subagent-worker");
+        let mut c = self.batch_with("results.jsonl", model, base_url);
+        c.args(["--tools", "none", "--provider", "openai-chat"])
+            .args(extra)
+            .env_remove("OPENAI_API_KEY");
+        c
+    }
+    fn batch_with(&self, results: &str, model: &str, base_url: &str) -> Command {
         let mut c = Command::new(binary("subagent"));
         c.arg("batch")
             .arg(self.path("tasks.jsonl"))
             .arg("--results")
             .arg(self.path(results))
-            .arg("--worker")
-            .arg(FIXTURE)
             .arg("--sessions-dir")
             .arg(self.path("sessions"))
             .arg("--workspace")
             .arg(self.workspace())
-            .args([
-                "--model",
-                "fixture-model",
-                "--base-url",
-                "http://127.0.0.1:9/v1",
-            ])
-            .args(extra)
+            .args(["--model", model, "--base-url", base_url])
             .stdin(Stdio::null());
         c
     }
@@ -514,20 +521,8 @@ fn a_batch_against_a_real_provider_records_text_and_structured_output() {
         r#"{"id":"primes","task":"Name three primes"}"#.to_owned(),
         r#"{"id":"capital","task":"Capital of France?","outputSchema":{"type":"object","properties":{"capital":{"type":"string"}},"required":["capital"]}}"#.to_owned(),
     ]);
-    let _ = binary("subagent-worker");
-    let out = Command::new(binary("subagent"))
-        .arg("batch")
-        .arg(dir.path("tasks.jsonl"))
-        .arg("--results")
-        .arg(dir.path("results.jsonl"))
-        .arg("--sessions-dir")
-        .arg(dir.path("sessions"))
-        .arg("--workspace")
-        .arg(dir.workspace())
-        .args(["-j", "1", "--tools", "none", "--provider", "openai-chat"])
-        .args(["--model", "scripted", "--base-url", &model.base_url()])
-        .env_remove("OPENAI_API_KEY")
-        .stdin(Stdio::null())
+    let out = dir
+        .real_batch("scripted", &model.base_url(), &["-j", "1"])
         .output()
         .unwrap();
     let err = stderr(&out);
@@ -618,28 +613,21 @@ fn a_batch_against_the_local_llama_server_answers_every_task() {
         r#"{"id":"colour","task":"Name one colour."}"#.to_owned(),
         r#"{"id":"prime","task":"Name one prime number.","limits":{"max_turns":2}}"#.to_owned(),
     ]);
-    let _ = binary("subagent-worker");
-    let out = Command::new(binary("subagent"))
-        .arg("batch")
-        .arg(dir.path("tasks.jsonl"))
-        .arg("--results")
-        .arg(dir.path("results.jsonl"))
-        .arg("--sessions-dir")
-        .arg(dir.path("sessions"))
-        .arg("--workspace")
-        .arg(dir.workspace())
-        .args(["-j", "2", "--tools", "none", "--provider", "openai-chat"])
-        .args(["--model", "smollm2", "--base-url", &server.base_url()])
-        .args([
-            "--temperature",
-            "0",
-            "--max-tokens",
-            "48",
-            "--timeout",
-            "120s",
-        ])
-        .env_remove("OPENAI_API_KEY")
-        .stdin(Stdio::null())
+    let out = dir
+        .real_batch(
+            "smollm2",
+            &server.base_url(),
+            &[
+                "-j",
+                "2",
+                "--temperature",
+                "0",
+                "--max-tokens",
+                "48",
+                "--timeout",
+                "120s",
+            ],
+        )
         .output()
         .unwrap();
     let err = stderr(&out);
