@@ -298,15 +298,13 @@ fn the_same_spawn_below_the_depth_limit_runs_through_the_supervisor() {
     assert_eq!(json["details"]["results"][0]["usage"]["turns"], 2);
 }
 
-fn interrupt(child: &Child) {
-    // SAFETY: a plain kill(2) of a process this test started.
-    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
-}
-
-#[test]
-fn interrupting_the_root_while_a_grandchild_runs_ends_every_descendant() {
-    let workspace = tempfile::tempdir().unwrap();
-    let sessions = tempfile::tempdir().unwrap();
+/// A root that delegates to a child whose model request is held (never
+/// answered), with `--timeout <timeout>`; the model is already released.
+fn delegate_to_a_held_grandchild(
+    workspace: &Path,
+    sessions: &Path,
+    timeout: &str,
+) -> (ScriptedModel, Child) {
     let model = ScriptedModel::start_held(vec![
         tool_call_turn(
             "call_sub",
@@ -317,8 +315,8 @@ fn interrupting_the_root_while_a_grandchild_runs_ends_every_descendant() {
     ]);
     let root = cli(
         &model,
-        workspace.path(),
-        sessions.path(),
+        workspace,
+        sessions,
         &[
             "--task",
             "Delegate and wait.",
@@ -327,7 +325,7 @@ fn interrupting_the_root_while_a_grandchild_runs_ends_every_descendant() {
             "--tools",
             "subagent",
             "--timeout",
-            "60",
+            timeout,
         ],
     )
     .stdout(Stdio::piped())
@@ -335,6 +333,19 @@ fn interrupting_the_root_while_a_grandchild_runs_ends_every_descendant() {
     .spawn()
     .unwrap();
     model.release();
+    (model, root)
+}
+
+fn interrupt(child: &Child) {
+    // SAFETY: a plain kill(2) of a process this test started.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+}
+
+#[test]
+fn interrupting_the_root_while_a_grandchild_runs_ends_every_descendant() {
+    let workspace = tempfile::tempdir().unwrap();
+    let sessions = tempfile::tempdir().unwrap();
+    let (model, root) = delegate_to_a_held_grandchild(workspace.path(), sessions.path(), "60");
     // The grandchild's first request arrived (and is held): it is running.
     assert!(
         model.wait_for_requests(2, Duration::from_secs(30)),
@@ -366,34 +377,7 @@ fn interrupting_the_root_while_a_grandchild_runs_ends_every_descendant() {
 fn the_roots_wall_timeout_while_a_grandchild_runs_ends_every_descendant() {
     let workspace = tempfile::tempdir().unwrap();
     let sessions = tempfile::tempdir().unwrap();
-    let model = ScriptedModel::start_held(vec![
-        tool_call_turn(
-            "call_sub",
-            "subagent",
-            &json!({"agent": "general", "task": "Take your time."}),
-        ),
-        text_turn("never sent"),
-    ]);
-    let root = cli(
-        &model,
-        workspace.path(),
-        sessions.path(),
-        &[
-            "--task",
-            "Delegate and wait.",
-            "--max-depth",
-            "2",
-            "--tools",
-            "subagent",
-            "--timeout",
-            "3",
-        ],
-    )
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
-    model.release();
+    let (model, root) = delegate_to_a_held_grandchild(workspace.path(), sessions.path(), "3");
     assert!(
         model.wait_for_requests(2, Duration::from_secs(30)),
         "the grandchild never called the model"
