@@ -55,6 +55,19 @@ fn agent_file(name: &str, model: Option<&str>, limits: &[(LimitKey, LimitValue)]
     AgentCatalog::new(agents)
 }
 
+/// Resolves `flags` with no config files, the built-in agents and `vars` as the environment.
+fn resolve_without_config(
+    flags: &RunOverrides,
+    vars: &[(&str, &str)],
+) -> Result<super::resolve::ResolvedRun, ResolveError> {
+    resolve_run(
+        flags,
+        &LoadedConfig::default(),
+        &AgentCatalog::builtin(),
+        &env(vars),
+    )
+}
+
 fn origin_of(run: &super::resolve::ResolvedRun, key: &str) -> Origin {
     run.sources
         .iter()
@@ -213,14 +226,12 @@ fn without_config_the_sdk_variables_are_used() {
         model: Some("m".into()),
         ..RunOverrides::default()
     };
-    let run = resolve_run(
+    let run = resolve_without_config(
         &flags,
-        &LoadedConfig::default(),
-        &AgentCatalog::builtin(),
-        &env(&[
+        &[
             ("ANTHROPIC_BASE_URL", "http://127.0.0.1:9999"),
             ("ANTHROPIC_API_KEY", "sk-ant-xyz-0123456789"),
-        ]),
+        ],
     )
     .unwrap();
     assert_eq!(run.provider.base_url, "http://127.0.0.1:9999");
@@ -249,14 +260,9 @@ fn unknown_provider_and_missing_model_say_what_to_do() {
         err.contains("claude, local") && err.contains("openai-chat"),
         "{err}"
     );
-    let err = resolve_run(
-        &RunOverrides::default(),
-        &LoadedConfig::default(),
-        &AgentCatalog::builtin(),
-        &env(&[]),
-    )
-    .unwrap_err()
-    .to_string();
+    let err = resolve_without_config(&RunOverrides::default(), &[])
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("--model") && err.contains("config path"),
         "{err}"
@@ -322,15 +328,13 @@ fn vertex_location_url_comes_from_the_vertex_sdk_variables_and_the_token_variabl
         model: Some("claude-sonnet-4@20250514".into()),
         ..RunOverrides::default()
     };
-    let run = resolve_run(
+    let run = resolve_without_config(
         &flags,
-        &LoadedConfig::default(),
-        &AgentCatalog::builtin(),
-        &env(&[
+        &[
             ("CLOUD_ML_REGION", "us-east5"),
             ("ANTHROPIC_VERTEX_PROJECT_ID", "proj-7"),
             ("GOOGLE_OAUTH_ACCESS_TOKEN", "ya29.token"),
-        ]),
+        ],
     )
     .unwrap();
     assert_eq!(run.provider.kind, ProviderKind::VertexaiAnthropic);
@@ -343,18 +347,16 @@ fn vertex_location_url_comes_from_the_vertex_sdk_variables_and_the_token_variabl
         Some("ya29.token")
     );
     // An explicit base URL variable wins over the built one.
-    let run = resolve_run(
+    let run = resolve_without_config(
         &flags,
-        &LoadedConfig::default(),
-        &AgentCatalog::builtin(),
-        &env(&[
+        &[
             ("CLOUD_ML_REGION", "us-east5"),
             ("ANTHROPIC_VERTEX_PROJECT_ID", "proj-7"),
             (
                 "ANTHROPIC_VERTEX_BASE_URL",
                 "http://127.0.0.1:9/v1/projects/p/locations/r",
             ),
-        ]),
+        ],
     )
     .unwrap();
     assert_eq!(
