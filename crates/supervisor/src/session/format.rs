@@ -5,10 +5,10 @@
 //! terminal or decides whether it is one (the caller passes a [`Style`]).
 
 use serde::Serialize;
-use subagent_protocol::Usage;
 use subagent_protocol::session::{
     AgentEvent, Role, SandboxStatus, SessionEntry, SessionHeader, SessionLine,
 };
+use subagent_protocol::{Limits, Usage};
 
 use super::read::{ReadItem, SessionStatus, SessionSummary, terminal_status};
 
@@ -182,6 +182,20 @@ fn indent(text: &str) -> String {
     out
 }
 
+/// The worker's own limits on one line (`wall 10m, idle 2m, memory 1.0 GiB, ...`).
+pub(super) fn limits_summary(l: &Limits) -> String {
+    format!(
+        "wall {}, idle {}, memory {}, pids {}, stdout {}, stderr {}, open files {}",
+        format_duration(l.wall_timeout_ms),
+        format_duration(l.idle_timeout_ms),
+        bytes(l.memory_bytes),
+        l.pids,
+        bytes(l.stdout_bytes),
+        bytes(l.stderr_bytes),
+        l.open_files,
+    )
+}
+
 /// A byte count for people (`512 B`, `1.5 KiB`, `2.0 GiB`).
 pub(super) fn bytes(n: u64) -> String {
     const KIB: f64 = 1024.0;
@@ -224,16 +238,7 @@ fn header(h: &SessionHeader, timestamp: &str, style: Style) -> String {
         format!("  started      {timestamp}"),
         format!("  cwd          {}", h.cwd),
         format!("  depth        {}", h.depth),
-        format!(
-            "  limits       wall {}, idle {}, memory {}, pids {}, stdout {}, stderr {}, open files {}",
-            format_duration(l.wall_timeout_ms),
-            format_duration(l.idle_timeout_ms),
-            bytes(l.memory_bytes),
-            l.pids,
-            bytes(l.stdout_bytes),
-            bytes(l.stderr_bytes),
-            l.open_files,
-        ),
+        format!("  limits       {}", limits_summary(l)),
         format!("  sandbox      {}", sandbox(&h.sandbox)),
     ];
     if let Some(tool) = &h.tool_sandbox {

@@ -23,7 +23,7 @@ use subagent_protocol::session::{
     AgentEvent, LimitKind, Role, SandboxStatus, SessionEntry, SessionHeader, SessionLine,
 };
 
-use super::format::{bytes, format_duration, wire_name};
+use super::format::{bytes, format_duration, limits_summary, wire_name};
 use super::read::{ReadItem, SessionStatus, SessionSummary, terminal_status};
 
 /// Lines beyond which a text is folded into `<details>`: about a screen.
@@ -508,15 +508,8 @@ fn sandbox_html(status: &SandboxStatus) -> String {
 fn header_html(h: &SessionHeader, timestamp: &str) -> String {
     let l = &h.limits;
     let limits = format!(
-        "wall {}, idle {}, memory {}, pids {}, stdout {}, stderr {}, open files {}, \
-         tool calls {} / {} / {} pids",
-        format_duration(l.wall_timeout_ms),
-        format_duration(l.idle_timeout_ms),
-        bytes(l.memory_bytes),
-        l.pids,
-        bytes(l.stdout_bytes),
-        bytes(l.stderr_bytes),
-        l.open_files,
+        "{}, tool calls {} / {} / {} pids",
+        limits_summary(l),
         format_duration(l.tool_timeout_ms),
         bytes(l.tool_memory_bytes),
         l.tool_pids,
