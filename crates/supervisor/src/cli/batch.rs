@@ -153,11 +153,6 @@ pub(super) fn run(args: BatchArgs) -> Result<i32> {
         return Ok(exit_codes::OK);
     };
     config.max_concurrent = max_concurrent;
-    if let Err(e) = subagent_sandbox::become_subreaper() {
-        console::err(&format!(
-            "warning: cannot become a child subreaper ({e}); orphaned grandchildren may be missed"
-        ));
-    }
     let outcome = execute(config, planned.requests, concurrency, writer)?;
     for line in outcome.tally.render(skipped, outcome.not_run) {
         console::err(&line);
@@ -349,18 +344,14 @@ fn execute(
         sink_state.on_progress(event)
     }));
     let writer = Arc::new(Mutex::new(writer));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = super::runtime::supervisor_runtime()?;
     let cancel = CancellationToken::new();
     let signalled = CancellationToken::new();
     runtime.block_on(async {
         let supervisor = Supervisor::new(config);
         let (on_signal, mark) = (cancel.clone(), signalled.clone());
         tokio::spawn(async move {
-            if super::run::wait_for_interrupt().await {
+            if super::runtime::wait_for_interrupt().await {
                 mark.cancel();
                 on_signal.cancel();
             }

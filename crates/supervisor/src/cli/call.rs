@@ -64,11 +64,6 @@ fn call(args: CallArgs) -> Result<i32> {
         .flags
         .prepare(&input.overrides(args.flags.overrides()))?;
     input.apply(&mut request);
-    if let Err(e) = subagent_sandbox::become_subreaper() {
-        console::err(&format!(
-            "warning: cannot become a child subreaper ({e}); orphaned grandchildren may be missed"
-        ));
-    }
 
     let relay = Arc::new(Mutex::new(SseRelay::default()));
     let (frames, writer) = if args.sse {
@@ -101,17 +96,13 @@ fn call(args: CallArgs) -> Result<i32> {
         }));
     }
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = super::runtime::supervisor_runtime()?;
     let result = runtime.block_on(async move {
         let supervisor = Supervisor::new(config);
         let cancel = CancellationToken::new();
         let on_signal = cancel.clone();
         tokio::spawn(async move {
-            if super::run::wait_for_interrupt().await {
+            if super::runtime::wait_for_interrupt().await {
                 on_signal.cancel();
             }
         });

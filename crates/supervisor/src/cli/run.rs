@@ -8,7 +8,7 @@ mod modes;
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use subagent_protocol::result::SubagentResult;
 use subagent_supervisor::Supervisor;
 use subagent_supervisor::exit_codes;
@@ -65,24 +65,15 @@ pub(super) fn run(args: RunArgs) -> Result<i32> {
         max_concurrent: config.max_concurrent,
     })?;
     request.parent_session = args.parent_session.clone();
-    if let Err(e) = subagent_sandbox::become_subreaper() {
-        console::err(&format!(
-            "warning: cannot become a child subreaper ({e}); orphaned grandchildren may be missed"
-        ));
-    }
     let status = super::status::StatusLine::start(args.quiet);
     config.progress = status.sink();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = super::runtime::supervisor_runtime()?;
     let result = runtime.block_on(async move {
         let supervisor = Supervisor::new(config);
         let cancel = CancellationToken::new();
         let on_signal = cancel.clone();
         tokio::spawn(async move {
-            if wait_for_interrupt().await {
+            if super::runtime::wait_for_interrupt().await {
                 on_signal.cancel();
             }
         });
@@ -93,21 +84,6 @@ pub(super) fn run(args: RunArgs) -> Result<i32> {
     Ok(exit_codes::for_error(
         result.details.error.as_ref().map(|e| e.code),
     ))
-}
-
-/// Resolves on SIGINT or SIGTERM; false if signals cannot be watched.
-pub(super) async fn wait_for_interrupt() -> bool {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut int), Ok(mut term)) = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-    ) else {
-        return false;
-    };
-    tokio::select! {
-        _ = int.recv() => true,
-        _ = term.recv() => true,
-    }
 }
 
 fn print_result(result: &SubagentResult, json: bool, quiet: bool) -> Result<()> {

@@ -68,16 +68,7 @@ pub(super) fn serve_stdio(flags: RunFlags, args: StdioArgs) -> Result<i32> {
         .parent_session
         .clone()
         .unwrap_or_else(|| serve_dir.join(format!("serve-{}.jsonl", std::process::id())));
-    if let Err(e) = subagent_sandbox::become_subreaper() {
-        console::err(&format!(
-            "warning: cannot become a child subreaper ({e}); orphaned grandchildren may be missed"
-        ));
-    }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = super::runtime::supervisor_runtime()?;
     runtime.block_on(async move {
         let jobs = Jobs::new(prepared.config, Some(parent))?;
         for run in jobs.recover_interrupted(&serve_dir)? {
@@ -275,7 +266,7 @@ impl Server {
 
 /// Resolves on SIGINT or SIGTERM; never when signals cannot be watched.
 async fn signal() {
-    if !super::run::wait_for_interrupt().await {
+    if !super::runtime::wait_for_interrupt().await {
         std::future::pending::<()>().await;
     }
 }

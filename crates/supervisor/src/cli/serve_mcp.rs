@@ -42,7 +42,6 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::run_flags::{RequestPatch, RunFlags};
-use crate::console;
 use tools::{CallMode, SpawnCall};
 
 /// What every call shares.
@@ -93,16 +92,7 @@ fn run(flags: RunFlags) -> Result<i32> {
         .context("serve --mcp: the server's flags must make a complete run by themselves")?;
     let mut config = prepared.config;
     config.progress = Some(progress::routing_sink());
-    if let Err(e) = subagent_sandbox::become_subreaper() {
-        console::err(&format!(
-            "warning: cannot become a child subreaper ({e}); orphaned grandchildren may be missed"
-        ));
-    }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = super::runtime::supervisor_runtime()?;
     let code = runtime.block_on(async move {
         let (alive, mut all_gone) = mpsc::channel::<()>(1);
         let shutdown = CancellationToken::new();
@@ -133,7 +123,7 @@ fn run(flags: RunFlags) -> Result<i32> {
             .context("serve --mcp: the MCP handshake failed")?;
         let quit = tokio::select! {
             quit = service.waiting() => format!("{quit:?}"),
-            interrupted = super::run::wait_for_interrupt() => {
+            interrupted = super::runtime::wait_for_interrupt() => {
                 if interrupted { "signal".to_owned() } else { "no signals".to_owned() }
             }
         };

@@ -69,22 +69,13 @@ pub(super) fn run(sessions_dir: &Path, args: ReplayArgs) -> Result<i32> {
         .unwrap_or_else(|| PathBuf::from(&recording.header.cwd));
     let mut config = SupervisorConfig::new(worker, sessions_dir.to_owned());
     config.catalog = crate::cli::agents::load_catalog(&workspace)?;
-    if let Err(e) = subagent_sandbox::become_subreaper() {
-        console::err(&format!(
-            "warning: cannot become a child subreaper ({e}); orphaned grandchildren may be missed"
-        ));
-    }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = crate::cli::runtime::supervisor_runtime()?;
     let cancel = CancellationToken::new();
     let report = runtime.block_on(async {
         let supervisor = Supervisor::new(config);
         let on_signal = cancel.clone();
         tokio::spawn(async move {
-            if crate::cli::run::wait_for_interrupt().await {
+            if crate::cli::runtime::wait_for_interrupt().await {
                 on_signal.cancel();
             }
         });

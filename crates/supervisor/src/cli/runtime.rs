@@ -1,0 +1,38 @@
+//! What every command that starts subagents sets up the same way: this
+//! process as the child subreaper, the small async runtime, and the signals
+//! that cancel the runs. Commands differ in what they run, not in this.
+
+use anyhow::{Context, Result};
+
+use crate::console;
+
+/// Makes this process the child subreaper (a warning when it cannot:
+/// orphaned grandchildren might then be missed) and starts the 2-thread
+/// runtime the supervisor runs on.
+pub(super) fn supervisor_runtime() -> Result<tokio::runtime::Runtime> {
+    if let Err(e) = subagent_sandbox::become_subreaper() {
+        console::err(&format!(
+            "warning: cannot become a child subreaper ({e}); orphaned grandchildren may be missed"
+        ));
+    }
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+/// Resolves on SIGINT or SIGTERM; false if signals cannot be watched.
+pub(super) async fn wait_for_interrupt() -> bool {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut int), Ok(mut term)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        return false;
+    };
+    tokio::select! {
+        _ = int.recv() => true,
+        _ = term.recv() => true,
+    }
+}
