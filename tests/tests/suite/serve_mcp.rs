@@ -200,12 +200,7 @@ fn check_server_file(path: &Path) {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     for line in &lines {
-        let errors: Vec<String> = validator.iter_errors(line).map(|e| e.to_string()).collect();
-        assert!(
-            errors.is_empty(),
-            "{}: {errors:?} in {line}",
-            path.display()
-        );
+        assert_validates(&validator, line, &format!("a line of {}", path.display()));
     }
     let of = |event: &str| lines.iter().filter(|l| l["eventType"] == event).count();
     let ends = of("subagent:complete") + of("subagent:error") + of("subagent:aborted");

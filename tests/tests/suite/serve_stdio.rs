@@ -111,36 +111,15 @@ fn check_against_schemas(report: &Value) {
         );
     }
     for request in sent {
-        let errors: Vec<String> = requests
-            .iter_errors(request)
-            .map(|e| e.to_string())
-            .collect();
-        assert!(
-            errors.is_empty(),
-            "request {request} does not validate: {errors:?}"
-        );
+        assert_validates(&requests, request, "request");
     }
     let seen = report["seen"].as_array().unwrap();
     assert!(!seen.is_empty(), "the server said nothing");
     for message in seen {
-        let errors: Vec<String> = messages
-            .iter_errors(message)
-            .map(|e| e.to_string())
-            .collect();
-        assert!(
-            errors.is_empty(),
-            "message {message} does not validate: {errors:?}"
-        );
+        assert_validates(&messages, message, "message");
         let method = message["method"].as_str().unwrap_or_default();
         if method.starts_with("subagent:") {
-            let errors: Vec<String> = session_line
-                .iter_errors(&message["params"])
-                .map(|e| e.to_string())
-                .collect();
-            assert!(
-                errors.is_empty(),
-                "ending line {message} does not validate: {errors:?}"
-            );
+            assert_validates(&session_line, &message["params"], "ending line");
         }
         if message["result"]["result"].is_object() {
             assert_valid_result(&message["result"]["result"]);

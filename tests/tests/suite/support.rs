@@ -62,6 +62,18 @@ pub fn binary(name: &str) -> PathBuf {
 }
 pub const TEST_API_KEY: &str = "sk-test-abcdefghijklmnopqrstuvwxyz0123";
 
+/// `value` validates against `validator`; `what` names it in the failure.
+pub fn assert_validates(validator: &jsonschema::Validator, value: &Value, what: &str) {
+    let errors: Vec<String> = validator
+        .iter_errors(value)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{what} does not validate: {errors:?}\n{value:#}"
+    );
+}
+
 pub fn schema(name: &str) -> jsonschema::Validator {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../schemas")
@@ -201,8 +213,7 @@ pub fn check_session_file(path: &Path) -> Vec<Value> {
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON line {l:?}: {e}")))
         .collect();
     for l in &lines {
-        let errors: Vec<String> = validator.iter_errors(l).map(|e| e.to_string()).collect();
-        assert!(errors.is_empty(), "line does not validate: {errors:?}\n{l}");
+        assert_validates(&validator, l, "line");
     }
     assert_eq!(
         lines.first().map(|l| l["type"].clone()),
@@ -327,14 +338,7 @@ pub fn assert_children_reaped(result: &Value) {
 
 /// The result object validates against `schemas/result.schema.json`.
 pub fn assert_valid_result(json: &Value) {
-    let errors: Vec<String> = schema("result.schema.json")
-        .iter_errors(json)
-        .map(|e| e.to_string())
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "result does not validate: {errors:?}\n{json:#}"
-    );
+    assert_validates(&schema("result.schema.json"), json, "result");
 }
 
 /// No process has its working directory in `dir`: a run's worker and its
