@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use reqwest::Url;
 use serde::Deserialize;
+use subagent_protocol::text::prefix_chars;
 use subagent_protocol::tool_names::SEARCH_WEB;
 use subagent_protocol::{SearchBackend, SearchKind};
 
@@ -176,7 +177,8 @@ async fn request(backend: &SearchBackend, query: &str, count: usize) -> Result<V
         body.extend_from_slice(&chunk);
     }
     if !status.is_success() {
-        let excerpt: String = String::from_utf8_lossy(&body).chars().take(300).collect();
+        let body = String::from_utf8_lossy(&body);
+        let excerpt = prefix_chars(&body, 300);
         return Err(ToolError::Failed(format!(
             "the search API at {} answered HTTP {status}: {excerpt}",
             backend.url
