@@ -321,7 +321,7 @@ async fn read_capped(
 }
 
 /// reqwest's error with its causes: its own message rarely says why.
-fn describe(error: &reqwest::Error) -> String {
+pub(super) fn describe(error: &reqwest::Error) -> String {
     let mut text = error.to_string();
     let mut source = std::error::Error::source(error);
     while let Some(cause) = source {

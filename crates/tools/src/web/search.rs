@@ -15,6 +15,7 @@ use subagent_protocol::text::prefix_chars;
 use subagent_protocol::tool_names::SEARCH_WEB;
 use subagent_protocol::{SearchBackend, SearchKind};
 
+use super::fetch::describe;
 use crate::arguments::{count_in_range, parse_arguments};
 use crate::tool::{Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
 
@@ -146,7 +147,11 @@ pub fn search_url(backend: &SearchBackend, query: &str, count: usize) -> Result<
 async fn request(backend: &SearchBackend, query: &str, count: usize) -> Result<Vec<u8>, ToolError> {
     let url = search_url(backend, query, count)?;
     let failed = |e: reqwest::Error| {
-        ToolError::Failed(format!("search request to {} failed: {e}", backend.url))
+        ToolError::Failed(format!(
+            "search request to {} failed: {}",
+            backend.url,
+            describe(&e)
+        ))
     };
     let client = reqwest::Client::builder()
         .connect_timeout(SEARCH_CONNECT_TIMEOUT)
