@@ -19,6 +19,7 @@ use subagent_protocol::session::{
     AgentEvent, LifecycleEvent, LifecycleMode, LifecycleStatus, SessionEntry, SessionLine,
 };
 
+use crate::run::{ending_of, summarize};
 use crate::session::append_to_parent_blocking;
 use crate::session::read::{ReadItem, parse_session, parse_timestamp};
 
@@ -30,9 +31,6 @@ pub const INTERRUPTED_SUMMARY_PREFIX: &str = "interrupted:";
 
 /// The rest of an interrupted ending's summary.
 const INTERRUPTED_SUMMARY: &str = "interrupted: the server running it stopped (killed or crashed) before it ended; marked when the next server started (usage not counted)";
-
-/// Characters of a result's text kept in an ending's summary.
-const SUMMARY_CHARS: usize = 200;
 
 /// A run a previous server left without an ending, now marked interrupted.
 #[derive(Debug, Clone, PartialEq)]
@@ -77,18 +75,7 @@ pub fn job_start_line(
 /// failed, else `subagent:complete`; usage summed over its children; the
 /// first child's session file.
 pub fn job_end_line(start: &AgentEvent, result: &SubagentResult, duration_ms: u64) -> SessionLine {
-    let cancelled = result
-        .details
-        .error
-        .as_ref()
-        .is_some_and(|e| e.code == subagent_protocol::ErrorCode::SubagentCancelled);
-    let (event_type, status) = if cancelled {
-        (LifecycleEvent::Aborted, LifecycleStatus::Aborted)
-    } else if result.details.error.is_some() {
-        (LifecycleEvent::Error, LifecycleStatus::Failed)
-    } else {
-        (LifecycleEvent::Complete, LifecycleStatus::Completed)
-    };
+    let (event_type, status) = ending_of(result);
     let mut usage = Usage::default();
     for child in &result.details.results {
         usage.add(&child.usage);
@@ -113,15 +100,10 @@ pub fn job_end_line(start: &AgentEvent, result: &SubagentResult, duration_ms: u6
             .unwrap_or_else(|| start.model.clone()),
         usage: Some(usage),
         status: Some(status),
-        summary: Some(shorten(&summary)),
+        summary: Some(summarize(&summary)),
         session_file: first.and_then(|c| c.session_file.clone()),
         ..start.clone()
     }))
-}
-
-fn shorten(text: &str) -> String {
-    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    subagent_protocol::text::shorten_chars(first, SUMMARY_CHARS, "…").into_owned()
 }
 
 /// True when `line` is an `interrupted` ending written by recovery.

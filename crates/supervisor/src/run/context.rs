@@ -65,14 +65,10 @@ struct Ending {
 }
 
 impl Ending {
-    fn of(event: LifecycleEvent, result: &SubagentResult) -> Self {
+    fn of(result: &SubagentResult) -> Self {
         let single = result.details.results.first();
         Self {
-            status: match event {
-                LifecycleEvent::Aborted => LifecycleStatus::Aborted,
-                _ if result.details.error.is_none() => LifecycleStatus::Completed,
-                _ => LifecycleStatus::Failed,
-            },
+            status: ending_of(result).1,
             model: single.and_then(|s| s.model.clone()),
             usage: single.map(|s| s.usage).unwrap_or_default(),
             summary: result.content.first().map(|c| match c {
@@ -161,7 +157,7 @@ impl RunContext<'_> {
         event: LifecycleEvent,
         result: Option<&SubagentResult>,
     ) -> SessionLine {
-        self.lifecycle_ending(event, result.map(|r| Ending::of(event, r)))
+        self.lifecycle_ending(event, result.map(Ending::of))
     }
 
     fn lifecycle_ending(&self, event: LifecycleEvent, ending: Option<Ending>) -> SessionLine {
@@ -215,18 +211,7 @@ impl RunContext<'_> {
 
     /// The ending lifecycle line, then close the session file.
     pub(super) async fn finish(&mut self, result: &SubagentResult) {
-        let aborted = result
-            .details
-            .error
-            .as_ref()
-            .is_some_and(|e| e.code == subagent_protocol::ErrorCode::SubagentCancelled);
-        let event = if aborted {
-            LifecycleEvent::Aborted
-        } else if result.details.error.is_some() {
-            LifecycleEvent::Error
-        } else {
-            LifecycleEvent::Complete
-        };
+        let (event, _) = ending_of(result);
         let line = self.lifecycle(event, Some(result));
         self.closing = Some(line.clone());
         self.append_to_parent(&line).await;
@@ -266,12 +251,30 @@ impl Drop for RunContext<'_> {
     }
 }
 
+/// The ending lifecycle event and status of a run or job that returned
+/// `result`: `subagent:aborted`/aborted when it was cancelled,
+/// `subagent:error`/failed when it failed, else `subagent:complete`/completed.
+pub(crate) fn ending_of(result: &SubagentResult) -> (LifecycleEvent, LifecycleStatus) {
+    let cancelled = result
+        .details
+        .error
+        .as_ref()
+        .is_some_and(|e| e.code == subagent_protocol::ErrorCode::SubagentCancelled);
+    if cancelled {
+        (LifecycleEvent::Aborted, LifecycleStatus::Aborted)
+    } else if result.details.error.is_some() {
+        (LifecycleEvent::Error, LifecycleStatus::Failed)
+    } else {
+        (LifecycleEvent::Complete, LifecycleStatus::Completed)
+    }
+}
+
 fn duration_ms(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// First line of the result text, cut to 200 characters, for lifecycle lines.
-fn summarize(text: &str) -> String {
+pub(crate) fn summarize(text: &str) -> String {
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     subagent_protocol::text::shorten_chars(first, 200, "…").into_owned()
 }

@@ -21,6 +21,7 @@ mod tool_subset;
 mod watch;
 
 pub use config::{CANCEL_WINDOW, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_PER_CALL, SupervisorConfig};
+pub(crate) use context::{ending_of, summarize};
 pub use modes::{PREVIOUS_PLACEHOLDER, check_concurrency, substitute_previous};
 pub use progress::{ContentEvent, ContentSink, ProgressEvent, ProgressSink};
 pub use request::{RunRequest, WorkerCommand};
