@@ -11,9 +11,10 @@ use subagent_supervisor::exit_codes;
 
 use super::support::*;
 
-/// `subagent doctor` in `dir`, with its home there too (no real config read).
+/// `subagent doctor` in `dir`, with its home there too (no real config read);
+/// none of the processes its probes start outlives it.
 fn doctor(dir: &Path, args: &[&str]) -> Output {
-    Command::new(binary("subagent"))
+    let out = Command::new(binary("subagent"))
         .arg("doctor")
         .arg("--sessions-dir")
         .arg(dir.join("sessions"))
@@ -25,7 +26,9 @@ fn doctor(dir: &Path, args: &[&str]) -> Output {
         .env_remove("ANTHROPIC_BASE_URL")
         .stdin(Stdio::null())
         .output()
-        .unwrap()
+        .unwrap();
+    assert_nothing_runs_in(dir);
+    out
 }
 
 fn report(out: &Output) -> serde_json::Value {
