@@ -350,6 +350,10 @@ fn a_run_with_no_model_anywhere_says_where_to_set_one() {
         stderr.contains("provider `nope`") && stderr.contains("flag --provider"),
         "{stderr}"
     );
+    assert!(
+        !setup.sessions().exists(),
+        "a refused run started a session"
+    );
 }
 
 #[test]
