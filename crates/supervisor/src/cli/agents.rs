@@ -98,7 +98,8 @@ pub(super) fn load_catalog(workspace: &Path) -> Result<AgentCatalog> {
     Ok(catalog)
 }
 
-fn workspace_or_cwd(workspace: Option<PathBuf>) -> Result<PathBuf> {
+/// `--workspace`, else the current directory.
+pub(super) fn workspace_or_cwd(workspace: Option<PathBuf>) -> Result<PathBuf> {
     match workspace {
         Some(dir) => Ok(dir),
         None => std::env::current_dir().context("cannot read the current directory"),

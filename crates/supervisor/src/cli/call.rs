@@ -100,12 +100,7 @@ fn call(args: CallArgs) -> Result<i32> {
     let result = runtime.block_on(async move {
         let supervisor = Supervisor::new(config);
         let cancel = CancellationToken::new();
-        let on_signal = cancel.clone();
-        tokio::spawn(async move {
-            if super::runtime::wait_for_interrupt().await {
-                on_signal.cancel();
-            }
-        });
+        super::runtime::cancel_on_interrupt(&cancel);
         supervisor.run(request, cancel).await
     });
     // The runtime is gone, so no sink is called any more.

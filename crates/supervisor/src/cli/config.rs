@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde_json::json;
 use subagent_supervisor::config::{
     default_user_config_path, describe_config, find_project_config, load_config,
@@ -12,6 +12,7 @@ use subagent_supervisor::config::{
 };
 use subagent_supervisor::exit_codes;
 
+use super::agents::workspace_or_cwd;
 use super::run_flags::env_value;
 use crate::console;
 
@@ -77,13 +78,6 @@ enum ConfigCommand {
         #[arg(long)]
         project: bool,
     },
-}
-
-fn workspace_or_cwd(workspace: Option<PathBuf>) -> Result<PathBuf> {
-    match workspace {
-        Some(dir) => Ok(dir),
-        None => std::env::current_dir().context("cannot read the current directory"),
-    }
 }
 
 pub(super) fn run(args: ConfigArgs) -> Result<i32> {

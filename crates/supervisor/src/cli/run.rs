@@ -71,12 +71,7 @@ pub(super) fn run(args: RunArgs) -> Result<i32> {
     let result = runtime.block_on(async move {
         let supervisor = Supervisor::new(config);
         let cancel = CancellationToken::new();
-        let on_signal = cancel.clone();
-        tokio::spawn(async move {
-            if super::runtime::wait_for_interrupt().await {
-                on_signal.cancel();
-            }
-        });
+        super::runtime::cancel_on_interrupt(&cancel);
         modes::execute(&supervisor, plan, request, cancel).await
     });
     status.finish();

@@ -3,6 +3,7 @@
 //! that cancel the runs. Commands differ in what they run, not in this.
 
 use anyhow::{Context, Result};
+use tokio_util::sync::CancellationToken;
 
 use crate::console;
 
@@ -35,4 +36,14 @@ pub(super) async fn wait_for_interrupt() -> bool {
         _ = int.recv() => true,
         _ = term.recv() => true,
     }
+}
+
+/// Cancels `cancel` on SIGINT or SIGTERM. Call it inside the runtime.
+pub(super) fn cancel_on_interrupt(cancel: &CancellationToken) {
+    let on_signal = cancel.clone();
+    tokio::spawn(async move {
+        if wait_for_interrupt().await {
+            on_signal.cancel();
+        }
+    });
 }

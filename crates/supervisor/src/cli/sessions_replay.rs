@@ -73,12 +73,7 @@ pub(super) fn run(sessions_dir: &Path, args: ReplayArgs) -> Result<i32> {
     let cancel = CancellationToken::new();
     let report = runtime.block_on(async {
         let supervisor = Supervisor::new(config);
-        let on_signal = cancel.clone();
-        tokio::spawn(async move {
-            if crate::cli::runtime::wait_for_interrupt().await {
-                on_signal.cancel();
-            }
-        });
+        crate::cli::runtime::cancel_on_interrupt(&cancel);
         replay(&supervisor, &recording, Some(workspace), cancel.clone()).await
     })?;
     print_report(&report, args.json)?;
