@@ -18,11 +18,7 @@ async fn the_wall_timeout_cancels_then_kills_the_group() {
     assert_eq!(o.code(), Some("SUBAGENT_TIMEOUT"));
     assert_eq!(o.single()["stopReason"], "timeout");
     assert_eq!(o.termination(), "timeout");
-    assert!(
-        o.lines_of("limit")
-            .iter()
-            .any(|l| l["limit"] == "wall_timeout")
-    );
+    assert!(o.recorded_limit("wall_timeout"));
 }
 
 #[tokio::test]
@@ -137,11 +133,7 @@ async fn a_protocol_flood_is_stopped_at_the_protocol_cap() {
     r.limits.protocol_bytes = 8 << 20;
     let o = f.run(r).await;
     assert_eq!(o.code(), Some("SUBAGENT_OUTPUT_TRUNCATED"));
-    assert!(
-        o.lines_of("limit")
-            .iter()
-            .any(|l| l["limit"] == "protocol_bytes")
-    );
+    assert!(o.recorded_limit("protocol_bytes"));
 }
 
 #[tokio::test]

@@ -79,11 +79,7 @@ async fn a_frame_past_the_protocol_cap_is_not_read_whole() {
     r.limits.protocol_bytes = 1 << 20;
     let o = f.run(r).await;
     assert_eq!(o.code(), Some("SUBAGENT_OUTPUT_TRUNCATED"));
-    assert!(
-        o.lines_of("limit")
-            .iter()
-            .any(|l| l["limit"] == "protocol_bytes")
-    );
+    assert!(o.recorded_limit("protocol_bytes"));
     // The fixture writes this file once its 12 MiB frame is written whole;
     // a supervisor that stops reading at the 1 MiB cap never lets it.
     assert!(

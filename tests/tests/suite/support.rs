@@ -199,6 +199,10 @@ impl Outcome {
     pub fn lines_of(&self, ty: &str) -> Vec<&Value> {
         self.lines.iter().filter(|l| l["type"] == ty).collect()
     }
+    /// The session file has a `limit` line for `limit`.
+    pub fn recorded_limit(&self, limit: &str) -> bool {
+        self.lines_of("limit").iter().any(|l| l["limit"] == limit)
+    }
 }
 
 /// Every line parses and validates; the first is the header, the last an
