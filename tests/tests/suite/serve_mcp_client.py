@@ -132,17 +132,24 @@ async def jobs(session, report):
     report["unknown"] = summary(unknown)
 
 
-async def real(session, report):
+async def call_with_progress(session, arguments):
+    """Calls subagent; returns the result and the progress messages seen."""
     progress = []
 
     async def on_progress(value, total, message):
         progress.append(message)
 
-    read = await session.call_tool(
-        "subagent", {"task": "What do the notes say?"}, progress_callback=on_progress
+    result = await session.call_tool(
+        "subagent", arguments, progress_callback=on_progress
+    )
+    return result, progress
+
+
+async def real(session, report):
+    read, report["progress"] = await call_with_progress(
+        session, {"task": "What do the notes say?"}
     )
     report["read"] = summary(read)
-    report["progress"] = progress
     capital = await session.call_tool(
         "subagent", {"task": "Capital of France?", "outputSchema": SCHEMA}
     )
@@ -150,16 +157,10 @@ async def real(session, report):
 
 
 async def hello(session, report):
-    progress = []
-
-    async def on_progress(value, total, message):
-        progress.append(message)
-
-    answer = await session.call_tool(
-        "subagent", {"task": "Say hello."}, progress_callback=on_progress
+    answer, report["progress"] = await call_with_progress(
+        session, {"task": "Say hello."}
     )
     report["hello"] = summary(answer)
-    report["progress"] = progress
 
 
 async def leave(session, report):
