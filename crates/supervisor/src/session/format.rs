@@ -80,7 +80,7 @@ fn start_for_table(ts: &str) -> String {
 }
 
 /// The time of day of a line (`12:00:00.123`), for transcript margins.
-fn clock(ts: &str) -> &str {
+pub(super) fn clock(ts: &str) -> &str {
     ts.get(11..23).unwrap_or(ts)
 }
 
@@ -269,7 +269,8 @@ fn lifecycle(e: &AgentEvent, style: Style) -> String {
     out
 }
 
-fn usage_text(u: &Usage) -> String {
+/// Tokens and cost of one usage (`10 in / 5 out tokens (cache read 0, write 0), $0.0010`).
+pub(super) fn usage_text(u: &Usage) -> String {
     format!(
         "{} in / {} out tokens (cache read {}, write {}), {}",
         u.input,

@@ -23,7 +23,7 @@ use subagent_protocol::session::{
     AgentEvent, LimitKind, Role, SandboxStatus, SessionEntry, SessionHeader, SessionLine,
 };
 
-use super::format::{bytes, format_duration, limits_summary, wire_name};
+use super::format::{bytes, clock, format_duration, limits_summary, usage_text, wire_name};
 use super::read::{ReadItem, SessionStatus, SessionSummary, terminal_status};
 
 /// Lines beyond which a text is folded into `<details>`: about a screen.
@@ -286,11 +286,6 @@ impl Timeline {
     }
 }
 
-/// The time of day of a line (`12:00:00.123`).
-fn clock(ts: &str) -> &str {
-    ts.get(11..23).unwrap_or(ts)
-}
-
 fn li(class: &str, timestamp: &str, label: &str, body: &str) -> String {
     format!(
         "<li class=\"entry {class}\"><span class=\"at\">{}</span> \
@@ -474,13 +469,6 @@ fn note(item: &ReadItem) -> String {
         ),
     };
     format!("<li class=\"entry note\">{}</li>\n", escape(&text))
-}
-
-fn usage_text(u: &Usage) -> String {
-    format!(
-        "{} in / {} out tokens (cache read {}, write {}), ${:.4}",
-        u.input, u.output, u.cache_read, u.cache_write, u.cost
-    )
 }
 
 fn sandbox_html(status: &SandboxStatus) -> String {
