@@ -349,6 +349,15 @@ pub fn assert_valid_result(json: &Value) {
 /// tool processes all do while they live (the worker carries no marker of
 /// its own on its command line), so this proves none outlived the run.
 pub fn assert_nothing_runs_in(dir: &Path) {
+    let alive = processes_in(dir);
+    assert!(
+        alive.is_empty(),
+        "processes of the run survived: {alive:#?}"
+    );
+}
+
+/// The processes whose working directory is in `dir`, as `pid: cmdline`.
+pub fn processes_in(dir: &Path) -> Vec<String> {
     let dir = dir.canonicalize().unwrap();
     let mut alive = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
@@ -370,8 +379,5 @@ pub fn assert_nothing_runs_in(dir: &Path) {
             ));
         }
     }
-    assert!(
-        alive.is_empty(),
-        "processes of the run survived: {alive:#?}"
-    );
+    alive
 }
