@@ -180,10 +180,8 @@ pub fn mark_interrupted(parent: &Path) -> std::io::Result<Vec<InterruptedRun>> {
     let now = SystemTime::now();
     let mut marked = Vec::new();
     let open = unterminated_starts(&parse_session(&text));
-    if !open.is_empty() && !text.is_empty() && !text.ends_with('\n') {
-        // A line torn by the kill: end it, so the endings start a line of their own.
-        let mut file = std::fs::OpenOptions::new().append(true).open(parent)?;
-        std::io::Write::write_all(&mut file, b"\n")?;
+    if !open.is_empty() {
+        end_torn_line(parent, &text)?;
     }
     for start in open {
         let ending = interrupted_line(&start, now);
@@ -212,16 +210,21 @@ fn mark_child(child: &Path, start: &AgentEvent, ending: &SessionLine) {
     if has_ending(&parse_session(&text), &start.job_id) {
         return;
     }
-    let appended = (|| {
-        if !text.is_empty() && !text.ends_with('\n') {
-            let mut file = std::fs::OpenOptions::new().append(true).open(child)?;
-            std::io::Write::write_all(&mut file, b"\n")?;
-        }
-        append_to_parent_blocking(child, ending).map_err(std::io::Error::other)
-    })();
+    let appended = end_torn_line(child, &text)
+        .and_then(|()| append_to_parent_blocking(child, ending).map_err(std::io::Error::other));
     if let Err(e) = appended {
         tracing::warn!(file = %child.display(), error = %e, "could not mark the child's session file interrupted");
     }
+}
+
+/// Ends the last line of `path` (whose content is `text`) when the kill tore
+/// it, so the endings appended next start a line of their own.
+fn end_torn_line(path: &Path, text: &str) -> std::io::Result<()> {
+    if !text.is_empty() && !text.ends_with('\n') {
+        let mut file = std::fs::OpenOptions::new().append(true).open(path)?;
+        std::io::Write::write_all(&mut file, b"\n")?;
+    }
+    Ok(())
 }
 
 /// True when `items` hold an ending lifecycle line of `job_id`.
