@@ -19,20 +19,8 @@ use super::support::*;
 /// `subagent run` against `model` in `workspace`, session files under
 /// `sessions`; `extra` are more flags.
 fn cli(model: &ScriptedModel, workspace: &Path, sessions: &Path, extra: &[&str]) -> Command {
-    let mut c = Command::new(binary("subagent"));
-    c.arg("run")
-        .args(["--provider", "openai-chat", "--model", "scripted"])
-        .arg("--base-url")
-        .arg(model.base_url())
-        .arg("--workspace")
-        .arg(workspace)
-        .arg("--sessions-dir")
-        .arg(sessions)
-        .args(["--json", "--quiet"])
-        .args(extra)
-        // The worker must be the real one found next to `subagent`.
-        .env_remove("SUBAGENT_WORKER")
-        .stdin(Stdio::null());
+    let mut c = model.run_command(workspace, sessions);
+    c.args(["--json", "--quiet"]).args(extra);
     c
 }
 

@@ -18,6 +18,8 @@
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
@@ -99,6 +101,24 @@ impl ScriptedModel {
             gate,
             runtime: Some(runtime),
         }
+    }
+
+    /// `subagent run` with the real worker (the one next to `subagent`)
+    /// against this model in `workspace`, session files under `sessions`,
+    /// stdin closed; callers add the task and flags.
+    pub fn run_command(&self, workspace: &Path, sessions: &Path) -> Command {
+        let mut c = Command::new(super::support::binary("subagent"));
+        c.arg("run")
+            .args(["--provider", "openai-chat", "--model", "scripted"])
+            .arg("--base-url")
+            .arg(self.base_url())
+            .arg("--workspace")
+            .arg(workspace)
+            .arg("--sessions-dir")
+            .arg(sessions)
+            .env_remove("SUBAGENT_WORKER")
+            .stdin(Stdio::null());
+        c
     }
 
     /// `http://127.0.0.1:PORT/v1`, for `--base-url`.

@@ -241,20 +241,11 @@ fn timed_out_run(workspace: &Path, sessions: &Path) -> (String, Vec<Value>) {
             &json!({"code": "import time\ntime.sleep(30)"}),
         ),
     ]);
-    let out = Command::new(binary("subagent"))
-        .arg("run")
-        .args(["--provider", "openai-chat", "--model", "scripted"])
-        .arg("--base-url")
-        .arg(model.base_url())
-        .arg("--workspace")
-        .arg(workspace)
-        .arg("--sessions-dir")
-        .arg(sessions)
+    let out = model
+        .run_command(workspace, sessions)
         .args(["--timeout", "4s", "--json"])
         .args(["--tools", "bash_read,bash_find,python_execute"])
         .args(["--task", &format!("Read the notes {PAYLOAD}")])
-        .env_remove("SUBAGENT_WORKER")
-        .stdin(Stdio::null())
         .output()
         .unwrap();
     assert_nothing_runs_in(workspace);

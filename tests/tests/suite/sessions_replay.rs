@@ -40,15 +40,8 @@ fn record() -> Recorded {
         tool_call_turn("call_find", "bash_find", &json!({"pattern": "**/*.rs"})),
         text_turn("The needle is in notes.txt."),
     ]);
-    let out = Command::new(binary("subagent"))
-        .arg("run")
-        .args(["--provider", "openai-chat", "--model", "scripted"])
-        .arg("--base-url")
-        .arg(model.base_url())
-        .arg("--workspace")
-        .arg(workspace.path())
-        .arg("--sessions-dir")
-        .arg(sessions.path())
+    let out = model
+        .run_command(workspace.path(), sessions.path())
         .args([
             "--timeout",
             "60",
@@ -57,8 +50,6 @@ fn record() -> Recorded {
             "bash_read,bash_find",
         ])
         .args(["--task", "Find the needle."])
-        .env_remove("SUBAGENT_WORKER")
-        .stdin(Stdio::null())
         .output()
         .unwrap();
     assert_nothing_runs_in(workspace.path());

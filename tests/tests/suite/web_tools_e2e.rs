@@ -10,7 +10,7 @@
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::sync::{Arc, Mutex};
 
 use pretty_assertions::assert_eq;
@@ -128,22 +128,13 @@ fn run_cli_with(
     sessions: &Path,
     args: &[&str],
 ) -> Output {
-    let out = Command::new(binary("subagent"))
-        .arg("run")
-        .args(["--provider", "openai-chat", "--model", "scripted"])
-        .arg("--base-url")
-        .arg(model.base_url())
-        .arg("--workspace")
-        .arg(project.workspace.path())
-        .arg("--sessions-dir")
-        .arg(sessions)
+    let out = model
+        .run_command(project.workspace.path(), sessions)
         .args(["--timeout", "60", "--json"])
         .args(["--task", "Find out why otters hold hands."])
         .args(args)
         .env("HOME", project.home.path())
         .env_remove("XDG_CONFIG_HOME")
-        .env_remove("SUBAGENT_WORKER")
-        .stdin(Stdio::null())
         .output()
         .unwrap();
     assert_nothing_runs_in(project.workspace.path());
