@@ -150,14 +150,20 @@ def background(cfg):
     return {"exit": s.close(), "job": job, "line": line, "result": waited["result"]}
 
 
-def cancel(cfg):
-    s = Server(cfg)
+def sleeper_in_its_first_turn(s):
+    """Spawns a background fixture:sleep; returns its id once its first turn has begun."""
     job = s.call("spawn", {"task": "fixture:sleep", "background": True})["jobId"]
     s.until(
         lambda m: m.get("method") == "progress" and m["params"]["jobId"] == job
         and m["params"]["details"]["streaming"]["turnCount"] >= 1,
         "the sleeping job's first turn",
     )
+    return job
+
+
+def cancel(cfg):
+    s = Server(cfg)
+    job = sleeper_in_its_first_turn(s)
     # A wait in flight must not hold up a status.
     wait_id = s.send("wait", {"jobId": job})
     status = s.call("status", {"jobId": job})
@@ -196,12 +202,7 @@ def malformed(cfg):
 
 def killed(cfg):
     s = Server(cfg)
-    job = s.call("spawn", {"task": "fixture:sleep", "background": True})["jobId"]
-    s.until(
-        lambda m: m.get("method") == "progress" and m["params"]["jobId"] == job
-        and m["params"]["details"]["streaming"]["turnCount"] >= 1,
-        "the sleeping job's first turn",
-    )
+    job = sleeper_in_its_first_turn(s)
     pid = s.proc.pid
     os.kill(pid, signal.SIGKILL)
     s.proc.wait(timeout=TIMEOUT)
@@ -210,12 +211,7 @@ def killed(cfg):
 
 def terminated(cfg):
     s = Server(cfg)
-    job = s.call("spawn", {"task": "fixture:sleep", "background": True})["jobId"]
-    s.until(
-        lambda m: m.get("method") == "progress" and m["params"]["jobId"] == job
-        and m["params"]["details"]["streaming"]["turnCount"] >= 1,
-        "the sleeping job's first turn",
-    )
+    job = sleeper_in_its_first_turn(s)
     s.proc.send_signal(signal.SIGTERM)
     aborted = s.notification("subagent:aborted", job)
     code = s.close()
