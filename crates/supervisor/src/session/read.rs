@@ -185,6 +185,16 @@ impl SessionStatus {
     }
 }
 
+impl From<LifecycleStatus> for SessionStatus {
+    fn from(status: LifecycleStatus) -> Self {
+        match status {
+            LifecycleStatus::Completed => SessionStatus::Completed,
+            LifecycleStatus::Failed => SessionStatus::Failed,
+            LifecycleStatus::Aborted => SessionStatus::Aborted,
+        }
+    }
+}
+
 /// The ending lifecycle line of `event`, when it is one.
 pub fn terminal_status(event: &AgentEvent) -> Option<SessionStatus> {
     let by_event = match event.event_type {
@@ -194,12 +204,7 @@ pub fn terminal_status(event: &AgentEvent) -> Option<SessionStatus> {
         LifecycleEvent::Aborted => SessionStatus::Aborted,
     };
     // The status field, when written, is the writer's own word for it.
-    Some(match event.status {
-        Some(LifecycleStatus::Completed) => SessionStatus::Completed,
-        Some(LifecycleStatus::Failed) => SessionStatus::Failed,
-        Some(LifecycleStatus::Aborted) => SessionStatus::Aborted,
-        None => by_event,
-    })
+    Some(event.status.map_or(by_event, SessionStatus::from))
 }
 
 /// True when `item` is an ending lifecycle line (the run is over).

@@ -15,6 +15,7 @@ use subagent_protocol::session::{LifecycleStatus, ToolCallLine, ToolResultLine};
 use subagent_protocol::text::{floor_char_boundary, shorten_bytes};
 
 use super::recording::Recording;
+use crate::session::read::SessionStatus;
 
 /// Bytes of each side shown in a divergence.
 pub const EXCERPT_BYTES: usize = 300;
@@ -148,12 +149,9 @@ pub fn first_divergence(
 
 /// The word for a run's ending, as `sessions ls` prints it.
 pub fn status_word(status: Option<LifecycleStatus>) -> &'static str {
-    match status {
-        Some(LifecycleStatus::Completed) => "completed",
-        Some(LifecycleStatus::Failed) => "failed",
-        Some(LifecycleStatus::Aborted) => "aborted",
-        None => "interrupted",
-    }
+    status
+        .map_or(SessionStatus::Interrupted, SessionStatus::from)
+        .as_str()
 }
 
 fn call_key(call: &ToolCallLine) -> (&str, &Value) {
