@@ -227,3 +227,11 @@ fn long_outputs_are_cut_and_start_near_their_first_difference() {
     assert!(d.recorded.contains("alpha"), "{}", d.recorded);
     assert!(d.replayed.contains("BETA"), "{}", d.replayed);
 }
+
+#[test]
+fn the_status_word_is_the_one_sessions_ls_prints() {
+    assert_eq!(status_word(Some(LifecycleStatus::Completed)), "completed");
+    assert_eq!(status_word(Some(LifecycleStatus::Failed)), "failed");
+    assert_eq!(status_word(Some(LifecycleStatus::Aborted)), "aborted");
+    assert_eq!(status_word(None), "interrupted");
+}
