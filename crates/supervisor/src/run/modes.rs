@@ -16,6 +16,7 @@
 use futures_util::StreamExt;
 use subagent_protocol::ErrorCode;
 use subagent_protocol::result::{ContentItem, Details, ErrorInfo, Mode, SubagentResult};
+use subagent_protocol::text::prefix_chars;
 use tokio_util::sync::CancellationToken;
 
 use super::request::{RunRequest, new_run_id};
@@ -150,8 +151,9 @@ fn head(text: &str) -> String {
         .collect::<Vec<_>>()
         .join("\n");
     let mut cut = kept.len() < text.len();
-    if kept.chars().count() > SUMMARY_HEAD_CHARS {
-        kept = kept.chars().take(SUMMARY_HEAD_CHARS).collect();
+    let prefix = prefix_chars(&kept, SUMMARY_HEAD_CHARS);
+    if prefix.len() < kept.len() {
+        kept = prefix.to_owned();
         cut = true;
     }
     if cut {

@@ -8,6 +8,7 @@ use serde::Serialize;
 use subagent_protocol::session::{
     AgentEvent, Role, SandboxStatus, SessionEntry, SessionHeader, SessionLine,
 };
+use subagent_protocol::text::prefix_chars;
 use subagent_protocol::{Limits, Usage};
 
 use super::read::{ReadItem, SessionStatus, SessionSummary, terminal_status};
@@ -66,9 +67,7 @@ pub fn head(text: &str, max: usize) -> String {
     if flat.chars().count() <= max {
         return flat.to_owned();
     }
-    let mut cut: String = flat.chars().take(max.saturating_sub(1)).collect();
-    cut.push('…');
-    cut
+    format!("{}…", prefix_chars(flat, max.saturating_sub(1)))
 }
 
 /// `2026-11-22T12:00:00.123Z` as `2026-11-22 12:00:00`; other forms as given.
