@@ -109,12 +109,35 @@ impl Freezer {
         }
     }
 
+    /// Thaws the cgroup and every cgroup nested in it. The nested ones
+    /// matter: a worker killed while freezing its own tool's cgroup leaves
+    /// that cgroup frozen, and a frozen process keeps even a SIGKILL
+    /// pending, so the tool would outlive the run.
     fn thaw(&self) {
         // A cgroup that cannot be thawed has been removed: nobody is in it.
-        let _ = match self {
-            Freezer::V1 { state } => fs::write(state, FreezerState::Thawed.word()),
-            Freezer::V2 { freeze, .. } => fs::write(freeze, "0"),
+        let (file, word) = match self {
+            Freezer::V1 { state } => (state, FreezerState::Thawed.word()),
+            Freezer::V2 { freeze, .. } => (freeze, "0"),
         };
+        let _ = fs::write(file, word);
+        if let (Some(dir), Some(name)) = (file.parent(), file.file_name()) {
+            thaw_below(dir, name, word);
+        }
+    }
+}
+
+/// Writes `word` to the `name` file of every cgroup nested in `dir`,
+/// parents before children.
+fn thaw_below(dir: &Path, name: &std::ffi::OsStr, word: &str) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            let nested = entry.path();
+            let _ = fs::write(nested.join(name), word);
+            thaw_below(&nested, name, word);
+        }
     }
 }
 
