@@ -1,0 +1,203 @@
+//! The `spawn` group: what starting a child costs, from a bare fork/exec
+//! of /bin/true up to a whole supervised run with the fixture worker.
+
+use std::process::{Command, Stdio};
+
+use anyhow::{Result, bail};
+use subagent_protocol::{ApiKey, Limits, ProviderKind, ProviderSpec};
+use subagent_sandbox::{Isolation, ResourceLimits, SandboxSpec};
+use subagent_supervisor::{RunRequest, Supervisor, SupervisorConfig, WorkerCommand};
+use tokio_util::sync::CancellationToken;
+
+use crate::context::BenchContext;
+use crate::report::{Row, Target};
+use crate::timing::{time_n, time_n_async};
+
+/// Debian's interpreter: its prefix (/usr) is among the sandbox's system
+/// paths, so no probe is needed.
+const PYTHON: &str = "/usr/bin/python3";
+
+fn sandbox_spec(limits: ResourceLimits) -> SandboxSpec {
+    let mut spec = SandboxSpec::new("/bin/true", "/");
+    spec.env = subagent_sandbox::allowlisted_env(subagent_sandbox::DEFAULT_ENV_ALLOWLIST);
+    spec.limits = limits;
+    spec
+}
+
+async fn sandboxed(spec: SandboxSpec) -> Result<()> {
+    let child = subagent_sandbox::spawn(spec).await?;
+    let exit = child.wait().await;
+    if !exit.termination.is_success() {
+        bail!("sandboxed child failed: {:?}", exit.termination);
+    }
+    Ok(())
+}
+
+pub fn run(cx: &BenchContext) -> Result<Vec<Row>> {
+    let n = cx.iterations;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let mut rows = Vec::new();
+
+    let bare = Row::timed(
+        "spawn.bare_true",
+        "baseline: fork/exec+wait /bin/true (std::process)",
+        "ms",
+        &time_n(n, 10, || {
+            let status = Command::new("/bin/true").stdin(Stdio::null()).status()?;
+            if !status.success() {
+                bail!("/bin/true failed");
+            }
+            Ok(())
+        })?,
+    );
+
+    let no_cgroup = ResourceLimits {
+        memory_bytes: None,
+        pids: None,
+        ..ResourceLimits::from_limits(&Limits::default())
+    };
+    let rlimits = Row::timed(
+        "spawn.sandbox_rlimits",
+        "sandbox spawn+wait /bin/true, rlimits only",
+        "ms",
+        &rt.block_on(time_n_async(n, 10, || sandboxed(sandbox_spec(no_cgroup))))?,
+    )
+    .against_row(&bare);
+    let cgroup = if subagent_sandbox::cgroup_support().is_ok() {
+        let full = ResourceLimits::from_limits(&Limits::default());
+        Some(
+            Row::timed(
+                "spawn.sandbox_cgroup",
+                "sandbox spawn+wait /bin/true, rlimits + cgroup memory/pids/freezer",
+                "ms",
+                &rt.block_on(time_n_async(n, 10, || sandboxed(sandbox_spec(full))))?,
+            )
+            .against_row(&bare)
+            .target(Target::RatioAtMost(1.5)),
+        )
+    } else {
+        None
+    };
+    rows.push(bare.clone());
+    rows.push(rlimits);
+    rows.extend(cgroup);
+
+    if subagent_sandbox::isolation_support().namespaces.is_ok() {
+        let scratch = tempfile::tempdir()?;
+        let strict = Isolation::strict(vec![scratch.path().to_owned()]);
+        let mut with_network = strict.clone();
+        with_network.network = true;
+        let tool_limits = ResourceLimits {
+            memory_bytes: Some(1 << 30),
+            pids: Some(64),
+            ..no_cgroup
+        };
+        for (id, name, isolation, limits) in [
+            (
+                "spawn.tool_sandbox",
+                "tool sandbox spawn+wait /bin/true: namespaces incl. network, Landlock, seccomp, no caps",
+                strict.clone(),
+                no_cgroup,
+            ),
+            (
+                "spawn.tool_sandbox_net",
+                "tool sandbox, network on (no network namespace)",
+                with_network,
+                no_cgroup,
+            ),
+            (
+                "spawn.tool_sandbox_cgroup",
+                "tool sandbox as python_execute: network off, cgroup memory/pids",
+                strict.clone(),
+                tool_limits,
+            ),
+        ] {
+            let samples = rt.block_on(time_n_async(n, 10, || {
+                let mut spec = sandbox_spec(limits);
+                spec.isolation = Some(isolation.clone());
+                sandboxed(spec)
+            }))?;
+            rows.push(
+                Row::timed(id, name, "ms", &samples)
+                    .against_row(&bare)
+                    .note_if(id == "spawn.tool_sandbox", "bubblewrap --unshare-all /bin/true, doing less (no Landlock, no seccomp), measured 6.7 ms median on this machine (BENCHMARKS.md)"),
+            );
+        }
+        let python_n = n.min(50);
+        let python_bare = Row::timed(
+            "spawn.python_bare",
+            "baseline: python3 -c pass (std::process)",
+            "ms",
+            &time_n(python_n, 3, || {
+                let status = Command::new(PYTHON)
+                    .args(["-c", "pass"])
+                    .stdin(Stdio::null())
+                    .status()?;
+                if !status.success() {
+                    bail!("python3 failed");
+                }
+                Ok(())
+            })?,
+        );
+        let python_sandboxed = Row::timed(
+            "spawn.python_tool_sandbox",
+            "python3 -c pass in the tool sandbox (as python_execute)",
+            "ms",
+            &rt.block_on(time_n_async(python_n, 3, || {
+                let mut spec = sandbox_spec(tool_limits);
+                spec.program = PYTHON.into();
+                spec.args = vec!["-c".into(), "pass".into()];
+                spec.isolation = Some(strict.clone());
+                sandboxed(spec)
+            }))?,
+        )
+        .against_row(&python_bare);
+        rows.push(python_bare);
+        rows.push(python_sandboxed);
+    }
+
+    rows.push(supervised_run(cx, &rt, &bare)?);
+    Ok(rows)
+}
+
+/// A whole run with the fixture worker: spawn, handshake, events, Done,
+/// session file, result object.
+fn supervised_run(cx: &BenchContext, rt: &tokio::runtime::Runtime, bare: &Row) -> Result<Row> {
+    let dir = tempfile::tempdir()?;
+    let worker = WorkerCommand {
+        program: cx.binary("fixture-worker")?,
+        args: vec!["success".into(), "bench".into()],
+    };
+    let supervisor = Supervisor::new(SupervisorConfig::new(worker, dir.path().join("sessions")));
+    let provider = ProviderSpec {
+        kind: ProviderKind::OpenaiChat,
+        base_url: "http://127.0.0.1:9/v1".into(),
+        model: "bench".into(),
+        api_key: Some(ApiKey::new("sk-bench-abcdefghijklmnopqrstuvwxyz")),
+        temperature: None,
+        max_tokens: None,
+        reasoning: false,
+        price: None,
+    };
+    let request = RunRequest::new("general", "bench task", provider);
+    let samples = rt.block_on(time_n_async(cx.iterations, 10, || async {
+        let result = supervisor
+            .run(request.clone(), CancellationToken::new())
+            .await;
+        if let Some(e) = &result.details.error {
+            bail!("run failed: {}: {}", e.code, e.message);
+        }
+        Ok(())
+    }))?;
+    Ok(Row::timed(
+        "spawn.supervised_run",
+        "supervisor run with the fixture worker: spawn, handshake, 6 events, Done, session file (2 fsyncs), result",
+        "ms",
+        &samples,
+    )
+    .against_row(bare)
+    .target(Target::AtMost(2.0)))
+}
