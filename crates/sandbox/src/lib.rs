@@ -60,7 +60,7 @@ mod status;
 mod unix;
 
 pub use capture::Captured;
-pub use cgroup::{CgroupKind, cgroup_support};
+pub use cgroup::{CgroupKind, cgroup_support, prewarm_attach};
 pub use child::{SandboxedChild, spawn};
 pub use error::SpawnError;
 pub use exit::{ChildExit, ResourceUsage, Termination};

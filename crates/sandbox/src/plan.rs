@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use subagent_protocol::session::SandboxStatus;
 
-use crate::cgroup::{ChildCgroup, cgroup_support};
+use crate::cgroup::{ChildCgroup, cgroup_support_cached};
 use crate::error::SpawnError;
 use crate::isolation::enter::IsolationSetup;
 use crate::isolation::{self, Isolation};
@@ -128,7 +128,7 @@ fn plan_cgroup(limits: &ResourceLimits, status: &mut SandboxStatus) -> Option<Ch
     if !limits.wants_cgroup() {
         return None;
     }
-    let created = cgroup_support().and_then(|kind| ChildCgroup::create(&kind, limits));
+    let created = cgroup_support_cached().and_then(|kind| ChildCgroup::create(&kind, limits));
     match created {
         Ok(setup) => {
             for protection in setup.applied {

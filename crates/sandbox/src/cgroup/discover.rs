@@ -70,6 +70,16 @@ pub fn cgroup_support() -> Result<CgroupKind, String> {
     Ok(kind)
 }
 
+/// [`cgroup_support`] as first found in this process: every child's plan
+/// needs it, and reading `/proc/self/mountinfo` and checking writability
+/// each time costs more than the rest of the plan. A process moved to
+/// another cgroup after its first child keeps making children's cgroups
+/// under the old one, which still caps them.
+pub(crate) fn cgroup_support_cached() -> Result<CgroupKind, String> {
+    static FOUND: std::sync::OnceLock<Result<CgroupKind, String>> = std::sync::OnceLock::new();
+    FOUND.get_or_init(cgroup_support).clone()
+}
+
 /// Picks the hierarchy from the texts of `/proc/self/cgroup` and
 /// `/proc/self/mountinfo`: v1 when both the memory and pids controllers are
 /// mounted as v1 (a controller lives in one hierarchy only), with the v1

@@ -188,6 +188,20 @@ impl CgroupMembers {
         pids
     }
 
+    /// Tasks still charged to the cgroup's pids controller, nested cgroups
+    /// included: `pids.current`. The kernel uncharges a task only when it
+    /// is reaped, so zombies and processes half-way through exit still
+    /// count (a `cgroup.procs` listing leaves them out). `None` when the
+    /// hierarchy has no pids controller or the file cannot be read.
+    pub(crate) fn tasks_charged(&self) -> Option<u64> {
+        chores::assert_off_runtime("reading a cgroup's pids.current");
+        self.dirs.iter().find_map(|dir| {
+            fs::read_to_string(dir.join("pids.current"))
+                .ok()
+                .and_then(|text| text.trim().parse().ok())
+        })
+    }
+
     /// Sends `signal` to every member, as the module documentation says.
     pub(crate) fn signal_all(&self, signal: i32) {
         chores::assert_off_runtime("signalling a cgroup's members");

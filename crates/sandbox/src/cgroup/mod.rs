@@ -5,7 +5,10 @@
 pub(crate) mod child;
 pub(crate) mod discover;
 pub(crate) mod members;
+mod prewarm;
 
 pub(crate) use child::{CgroupVerdict, ChildCgroup, child_name_prefix};
+pub(crate) use discover::cgroup_support_cached;
 pub use discover::{CgroupKind, cgroup_support};
 pub(crate) use members::CgroupMembers;
+pub use prewarm::prewarm_attach;

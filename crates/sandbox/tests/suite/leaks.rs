@@ -89,3 +89,24 @@ async fn grandchild_that_finishes_within_the_drain_window_is_not_a_leak() {
     assert_eq!(exit.stdout.lossy_text(), "early\nlate\n");
     assert_nothing_alive(&marker, &[pid]);
 }
+
+/// A grandchild that exited unreaped under a leader that never waits for it
+/// becomes our zombie when the leader exits: it holds no pipe and is no
+/// longer listed in `cgroup.procs`, yet the cgroup's pids count still
+/// charges it, so the cleanup must not take its shortcut and must reap it.
+#[tokio::test]
+async fn zombie_grandchild_reparented_to_us_is_reaped_with_a_cgroup() {
+    if needs_cgroups().is_none() {
+        return;
+    }
+    let marker = marker().await;
+    let script = "(exec sh -c 'echo $$; exec >/dev/null 2>&1; exit 0') & exec sleep 0.2";
+    let child = spawn(with_cgroup(sh(script, &marker, &[]))).await.unwrap();
+    let exit = finish(child).await;
+    assert!(exit.termination.is_success(), "{:?}", exit.termination);
+    let grandchild: u32 = exit.stdout.lossy_text().trim().parse().unwrap();
+    assert!(
+        !std::path::Path::new(&format!("/proc/{grandchild}")).exists(),
+        "the zombie grandchild {grandchild} was left unreaped"
+    );
+}

@@ -61,8 +61,12 @@ impl std::fmt::Debug for Supervisor {
 }
 
 impl Supervisor {
-    /// A supervisor with no spawn gate.
+    /// A supervisor with no spawn gate. Starts paying the kernel's first
+    /// cgroup-migration wait in the background
+    /// ([`subagent_sandbox::prewarm_attach`]), so the first child's cgroup
+    /// join does not wait for it.
     pub fn new(config: SupervisorConfig) -> Self {
+        subagent_sandbox::prewarm_attach();
         let slots = Arc::new(Semaphore::new(config.max_concurrent));
         let nested_slots = Arc::new(Semaphore::new(config.max_concurrent));
         Self {
