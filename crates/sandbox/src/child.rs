@@ -9,7 +9,7 @@
 //! the drop guard ([`Running`]), so nothing started here can outlive a
 //! failed spawn.
 
-use std::ffi::CString;
+use std::ffi::{CString, OsString};
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
@@ -38,6 +38,7 @@ use crate::reaper;
 use crate::running::{CaptureTask, Running};
 use crate::spawner::{self, SpawnerError};
 use crate::spec::{SandboxPolicy, SandboxSpec};
+use crate::vfork::VforkSpawn;
 
 /// Starts `spec.program` under the spec's limits.
 ///
@@ -45,7 +46,7 @@ use crate::spec::{SandboxPolicy, SandboxSpec};
 /// [`SandboxPolicy::RequireAll`], starts nothing when a requested cap cannot
 /// be enforced; otherwise the missing protections are listed in
 /// [`SandboxedChild::status`].
-pub async fn spawn(spec: SandboxSpec) -> Result<SandboxedChild, SpawnError> {
+pub async fn spawn(mut spec: SandboxSpec) -> Result<SandboxedChild, SpawnError> {
     let runtime = Handle::try_current().map_err(|_| SpawnError::NoRuntime)?;
     let (cwd, limits, wanted) = (spec.cwd.clone(), spec.limits, spec.isolation.clone());
     let Planned {
@@ -74,42 +75,11 @@ pub async fn spawn(spec: SandboxSpec) -> Result<SandboxedChild, SpawnError> {
         .map(|p| CString::new(p.as_os_str().as_bytes()))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| setup_error("the cgroup paths", std::io::Error::other(e)))?;
-    let setup = ChildSetup::new(procs, rlimits, spec.protocol_fd, isolation)
+    let setup = ChildSetup::new(procs, rlimits, spec.protocol_fd.take(), isolation)
         .map_err(|e| setup_error("the protocol fd", e))?;
 
-    let mut command = Command::new(&spec.program);
-    command
-        .args(&spec.args)
-        .env_clear()
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .current_dir(&spec.cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    // SAFETY: the hook runs in the forked child only and makes only
-    // async-signal-safe calls on data prepared before the fork (see
-    // `ChildSetup::apply_in_child`).
-    unsafe {
-        command.pre_exec(move || setup.apply_in_child());
-    }
     let started = Instant::now();
-    let mut child = spawner::spawn(command).await.map_err(|e| match e {
-        SpawnerError::Spawn(source) => SpawnError::Spawn {
-            program: spec.program.clone(),
-            source,
-        },
-        SpawnerError::NoThread(source) => setup_error("the spawner thread", source),
-        SpawnerError::Gone => setup_error(
-            "the spawner thread",
-            std::io::Error::other(SpawnerError::Gone.to_string()),
-        ),
-    })?;
-    let pid = child.id();
-    let stdout = child.stdout.take().map(OwnedFd::from);
-    let stderr = child.stderr.take().map(OwnedFd::from);
-    // The std handle is not needed: the reaper thread waits by pid.
-    drop(child);
+    let (pid, stdout, stderr) = start_leader(&spec, setup).await?;
     let stdout_inode = stdout.as_ref().and_then(inode).unwrap_or(0);
     let stderr_inode = stderr.as_ref().and_then(inode).unwrap_or(0);
     // process_group(0) made the leader's pid its group id.
@@ -221,6 +191,65 @@ impl SandboxedChild {
         let SandboxedChild { mut run, .. } = self;
         run.wait().await
     }
+}
+
+/// Starts the leader: through a borrowed-memory spawn ([`crate::vfork`])
+/// where it can, else through `Command` (a `fork`): the tool sandbox's
+/// namespaces fork again inside the hook, and a program named without a
+/// path needs `Command`'s search. Returns its pid and our pipe ends.
+async fn start_leader(
+    spec: &SandboxSpec,
+    setup: ChildSetup,
+) -> Result<(u32, Option<OwnedFd>, Option<OwnedFd>), SpawnError> {
+    let spawner_error = |e: SpawnerError| match e {
+        SpawnerError::Spawn(source) => SpawnError::Spawn {
+            program: spec.program.clone(),
+            source,
+        },
+        SpawnerError::NoThread(source) => setup_error("the spawner thread", source),
+        SpawnerError::Gone => setup_error(
+            "the spawner thread",
+            std::io::Error::other(SpawnerError::Gone.to_string()),
+        ),
+    };
+    if spec.isolation.is_none() && spec.program.is_absolute() {
+        let (child, stdout, stderr) = VforkSpawn::new(
+            &spec.program,
+            spec.args.iter().map(OsString::as_os_str),
+            spec.env.iter().map(|(k, v)| (k.as_os_str(), v.as_os_str())),
+            &spec.cwd,
+            setup,
+        )
+        .map_err(|source| SpawnError::Spawn {
+            program: spec.program.clone(),
+            source,
+        })?;
+        let pid = spawner::spawn_vfork(child).await.map_err(spawner_error)?;
+        return Ok((pid, Some(stdout), Some(stderr)));
+    }
+    let mut command = Command::new(&spec.program);
+    command
+        .args(&spec.args)
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(&spec.cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    // SAFETY: the hook runs in the forked child only and makes only
+    // async-signal-safe calls on data prepared before the fork (see
+    // `ChildSetup::apply_in_child`).
+    unsafe {
+        command.pre_exec(move || setup.apply_in_child());
+    }
+    let mut child = spawner::spawn(command).await.map_err(spawner_error)?;
+    let pid = child.id();
+    let stdout = child.stdout.take().map(OwnedFd::from);
+    let stderr = child.stderr.take().map(OwnedFd::from);
+    // The std handle is not needed: the reaper thread waits by pid.
+    drop(child);
+    Ok((pid, stdout, stderr))
 }
 
 fn inode(fd: &OwnedFd) -> Option<u64> {

@@ -58,6 +58,7 @@ mod spawner;
 mod spec;
 mod status;
 mod unix;
+mod vfork;
 
 pub use capture::Captured;
 pub use cgroup::{CgroupKind, cgroup_support, prewarm_attach};

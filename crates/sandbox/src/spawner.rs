@@ -12,6 +12,7 @@ use tokio::sync::oneshot;
 
 use crate::job_thread::{JobThread, Refused};
 use crate::unix;
+use crate::vfork::VforkSpawn;
 
 static SPAWNER: JobThread = JobThread::new("subagent-spawner", unix::reserve_low_fds);
 
@@ -19,11 +20,22 @@ static SPAWNER: JobThread = JobThread::new("subagent-spawner", unix::reserve_low
 /// its pre-exec hook owns) is dropped there right after the spawn, closing
 /// the parent's copies of the child's fds.
 pub(crate) async fn spawn(command: Command) -> Result<Child, SpawnerError> {
-    let (reply, answer) = oneshot::channel();
     let mut command = command;
+    call(move || command.spawn()).await
+}
+
+/// Starts a prepared borrowed-memory child on the spawner thread; returns
+/// its pid once it has exec'd.
+pub(crate) async fn spawn_vfork(child: VforkSpawn) -> Result<u32, SpawnerError> {
+    call(move || child.spawn()).await
+}
+
+async fn call<T: Send + 'static>(
+    start: impl FnOnce() -> io::Result<T> + Send + 'static,
+) -> Result<T, SpawnerError> {
+    let (reply, answer) = oneshot::channel();
     let job = Box::new(move || {
-        let _ = reply.send(command.spawn());
-        drop(command);
+        let _ = reply.send(start());
     });
     SPAWNER.submit(job).map_err(|refused| match refused {
         Refused::NoThread(e, _) => SpawnerError::NoThread(e),

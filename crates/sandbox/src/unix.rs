@@ -5,7 +5,8 @@
 //!
 //! The lowest layer of the crate: it imports nothing from it.
 //!
-//! Every `unsafe` block of the crate outside the pre-exec hook lives here.
+//! Every `unsafe` block of the crate outside the pre-exec hook and the
+//! borrowed-memory spawn ([`crate::vfork`]) lives here.
 //! These functions never wait on "any child" (`waitpid(-1)`): that would steal
 //! the exit statuses of children other parts of the process own.
 
@@ -254,6 +255,29 @@ pub(crate) fn reserve_low_fds() {
         }
         // fd < 3: stdio was closed; keeping /dev/null there is harmless.
     }
+}
+
+/// /dev/null opened for reading, close-on-exec: a child's stdin.
+pub(crate) fn open_dev_null() -> io::Result<OwnedFd> {
+    const DEV_NULL: &std::ffi::CStr = c"/dev/null";
+    // SAFETY: open with a NUL-terminated path; the fd is ours to keep.
+    let fd = unsafe { libc::open(DEV_NULL.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the kernel just returned `fd`; nothing else owns it.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// A pipe, both ends close-on-exec: (read end, write end).
+pub(crate) fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: pipe2 writes two fds into `fds`, which lives for the call.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the kernel just returned both fds; nothing else owns them.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
 /// An rlimit the sandbox sets.

@@ -111,3 +111,24 @@ async fn missing_working_directory_is_reported_before_anything_starts() {
     );
     assert_nothing_alive(&marker, &[]);
 }
+
+/// The child starts with every signal at its default disposition and none
+/// blocked, whatever the supervisor ignores (Rust ignores SIGPIPE) or
+/// blocks while it starts the child.
+#[tokio::test]
+async fn the_child_starts_with_default_signals_and_an_empty_mask() {
+    let marker = marker().await;
+    let mut spec = sh("", &marker, &[]);
+    spec.program = "/bin/grep".into();
+    spec.args = vec![
+        "-E".into(),
+        "^Sig(Ign|Blk):".into(),
+        "/proc/self/status".into(),
+    ];
+    let exit = finish(spawn(spec).await.unwrap()).await;
+    assert!(exit.termination.is_success(), "{:?}", exit.termination);
+    assert_eq!(
+        exit.stdout.lossy_text(),
+        "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n"
+    );
+}
