@@ -1,7 +1,7 @@
-//! Starting a child under its spec ([`spawn`]): plan the protections on the
-//! chores thread, fork on the spawner thread, hand the leader to its reaper
-//! thread, start the capture tasks, and return the [`SandboxedChild`] that
-//! owns it all.
+//! Starting a child under its spec ([`spawn`]): plan the protections and
+//! start the leader on the spawner thread ([`crate::launch`]), hand the
+//! leader to its reaper thread, start the capture tasks, and return the
+//! [`SandboxedChild`] that owns it all.
 //!
 //! Nothing here blocks the caller's runtime: file-system and cgroupfs work
 //! runs on those threads, a cgroup dropped on an error path is removed on
@@ -9,15 +9,10 @@
 //! the drop guard ([`Running`]), so nothing started here can outlive a
 //! failed spawn.
 
-use std::ffi::{CString, OsString};
 use std::os::fd::OwnedFd;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
-use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::Instant;
 
 use subagent_protocol::session::{SandboxStatus, Stream};
 use tokio::net::unix::pipe;
@@ -26,19 +21,14 @@ use tokio::sync::watch;
 
 use crate::capture::StreamCapture;
 use crate::cgroup::ChildCgroup;
-use crate::chores;
 use crate::error::SpawnError;
 use crate::exit::ChildExit;
 use crate::kill::KillHandle;
+use crate::launch::{self, Launched};
 use crate::leaks::{self, TreeScope};
-use crate::plan::{self, Planned};
-use crate::pre_exec::ChildSetup;
-use crate::procfs;
 use crate::reaper;
 use crate::running::{CaptureTask, Running};
-use crate::spawner::{self, SpawnerError};
-use crate::spec::{SandboxPolicy, SandboxSpec};
-use crate::vfork::VforkSpawn;
+use crate::spec::SandboxSpec;
 
 /// Starts `spec.program` under the spec's limits.
 ///
@@ -46,40 +36,17 @@ use crate::vfork::VforkSpawn;
 /// [`SandboxPolicy::RequireAll`], starts nothing when a requested cap cannot
 /// be enforced; otherwise the missing protections are listed in
 /// [`SandboxedChild::status`].
-pub async fn spawn(mut spec: SandboxSpec) -> Result<SandboxedChild, SpawnError> {
+pub async fn spawn(spec: SandboxSpec) -> Result<SandboxedChild, SpawnError> {
     let runtime = Handle::try_current().map_err(|_| SpawnError::NoRuntime)?;
-    let (cwd, limits, wanted) = (spec.cwd.clone(), spec.limits, spec.isolation.clone());
-    let Planned {
+    let (grace, capture_limits) = (spec.grace, spec.capture);
+    let Launched {
         status,
-        rlimits,
         cgroup,
-        isolation,
-    } = chores::call(move || plan::plan(&cwd, &limits, wanted.as_ref()))
-        .await
-        .ok_or_else(|| {
-            setup_error(
-                "the sandbox's chores thread",
-                std::io::Error::other("planning the protections failed"),
-            )
-        })??;
-    if spec.policy == SandboxPolicy::RequireAll && !status.not_applied.is_empty() {
-        return Err(SpawnError::Unsandboxed {
-            missing: status.not_applied,
-        });
-    }
-    let procs = cgroup
-        .as_ref()
-        .map(ChildCgroup::procs_files)
-        .unwrap_or_default()
-        .into_iter()
-        .map(|p| CString::new(p.as_os_str().as_bytes()))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| setup_error("the cgroup paths", std::io::Error::other(e)))?;
-    let setup = ChildSetup::new(procs, rlimits, spec.protocol_fd.take(), isolation)
-        .map_err(|e| setup_error("the protocol fd", e))?;
-
-    let started = Instant::now();
-    let (pid, stdout, stderr) = start_leader(&spec, setup).await?;
+        pid,
+        stdout,
+        stderr,
+        started,
+    } = launch::launch(spec).await?;
     let stdout_inode = stdout.as_ref().and_then(inode).unwrap_or(0);
     let stderr_inode = stderr.as_ref().and_then(inode).unwrap_or(0);
     // process_group(0) made the leader's pid its group id.
@@ -87,14 +54,15 @@ pub async fn spawn(mut spec: SandboxSpec) -> Result<SandboxedChild, SpawnError> 
     let scope = TreeScope {
         leader: pid,
         pgid,
-        leader_start: procfs::stat(pid).map_or(0, |s| s.start_ticks),
+        // Read by the reaper thread, off the caller's path.
+        leader_start: 0,
         pipe_inodes: vec![stdout_inode, stderr_inode],
     };
     leaks::register(&scope);
     let killer = KillHandle::new(
         pgid,
         cgroup.as_ref().map(ChildCgroup::members),
-        spec.grace,
+        grace,
         runtime.clone(),
     );
     // Without a reaper thread, the tree is killed and cleaned up elsewhere.
@@ -119,8 +87,8 @@ pub async fn spawn(mut spec: SandboxSpec) -> Result<SandboxedChild, SpawnError> 
         let task = StreamCapture {
             stream,
             hard_bytes,
-            keep_head: spec.capture.keep_head_bytes,
-            keep_tail: spec.capture.keep_tail_bytes,
+            keep_head: capture_limits.keep_head_bytes,
+            keep_tail: capture_limits.keep_tail_bytes,
             killer: killer.clone(),
             eof: Arc::clone(&eof),
         };
@@ -135,7 +103,7 @@ pub async fn spawn(mut spec: SandboxSpec) -> Result<SandboxedChild, SpawnError> 
         capture(
             stdout,
             Stream::Stdout,
-            spec.capture.stdout_hard_bytes,
+            capture_limits.stdout_hard_bytes,
             stdout_inode,
         )
         .map_err(|e| setup_error("the stdout pipe", e))?,
@@ -144,7 +112,7 @@ pub async fn spawn(mut spec: SandboxSpec) -> Result<SandboxedChild, SpawnError> 
         capture(
             stderr,
             Stream::Stderr,
-            spec.capture.stderr_hard_bytes,
+            capture_limits.stderr_hard_bytes,
             stderr_inode,
         )
         .map_err(|e| setup_error("the stderr pipe", e))?,
@@ -191,65 +159,6 @@ impl SandboxedChild {
         let SandboxedChild { mut run, .. } = self;
         run.wait().await
     }
-}
-
-/// Starts the leader: through a borrowed-memory spawn ([`crate::vfork`])
-/// where it can, else through `Command` (a `fork`): the tool sandbox's
-/// namespaces fork again inside the hook, and a program named without a
-/// path needs `Command`'s search. Returns its pid and our pipe ends.
-async fn start_leader(
-    spec: &SandboxSpec,
-    setup: ChildSetup,
-) -> Result<(u32, Option<OwnedFd>, Option<OwnedFd>), SpawnError> {
-    let spawner_error = |e: SpawnerError| match e {
-        SpawnerError::Spawn(source) => SpawnError::Spawn {
-            program: spec.program.clone(),
-            source,
-        },
-        SpawnerError::NoThread(source) => setup_error("the spawner thread", source),
-        SpawnerError::Gone => setup_error(
-            "the spawner thread",
-            std::io::Error::other(SpawnerError::Gone.to_string()),
-        ),
-    };
-    if spec.isolation.is_none() && spec.program.is_absolute() {
-        let (child, stdout, stderr) = VforkSpawn::new(
-            &spec.program,
-            spec.args.iter().map(OsString::as_os_str),
-            spec.env.iter().map(|(k, v)| (k.as_os_str(), v.as_os_str())),
-            &spec.cwd,
-            setup,
-        )
-        .map_err(|source| SpawnError::Spawn {
-            program: spec.program.clone(),
-            source,
-        })?;
-        let pid = spawner::spawn_vfork(child).await.map_err(spawner_error)?;
-        return Ok((pid, Some(stdout), Some(stderr)));
-    }
-    let mut command = Command::new(&spec.program);
-    command
-        .args(&spec.args)
-        .env_clear()
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .current_dir(&spec.cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    // SAFETY: the hook runs in the forked child only and makes only
-    // async-signal-safe calls on data prepared before the fork (see
-    // `ChildSetup::apply_in_child`).
-    unsafe {
-        command.pre_exec(move || setup.apply_in_child());
-    }
-    let mut child = spawner::spawn(command).await.map_err(spawner_error)?;
-    let pid = child.id();
-    let stdout = child.stdout.take().map(OwnedFd::from);
-    let stderr = child.stderr.take().map(OwnedFd::from);
-    // The std handle is not needed: the reaper thread waits by pid.
-    drop(child);
-    Ok((pid, stdout, stderr))
 }
 
 fn inode(fd: &OwnedFd) -> Option<u64> {

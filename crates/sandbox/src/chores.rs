@@ -1,8 +1,8 @@
 //! The one long-lived thread that does the sandbox's blocking chores for
-//! callers on an async runtime: planning a child's protections (checking its
-//! working directory, creating its cgroup and writing the caps), signalling
-//! a cgroup's members, removing a cgroup dropped unused, and cleaning up
-//! after a child whose reaper thread could not be started.
+//! callers on an async runtime: signalling a cgroup's members, removing a
+//! cgroup dropped unused, paying the first cgroup migration's wait early
+//! ([`crate::cgroup::prewarm_attach`]), and cleaning up after a child whose
+//! reaper thread could not be started.
 //!
 //! cgroupfs writes can block (removal retries while the kernel tears the
 //! last members down; freezing waits for the members to stop), and a caller
@@ -18,8 +18,6 @@
 //! caller's thread: a late kill beats a lost one.
 
 use std::cell::Cell;
-
-use tokio::sync::oneshot;
 
 use crate::job_thread::{JobThread, Refused};
 
@@ -48,11 +46,13 @@ pub(crate) fn run(chore: impl FnOnce() + Send + 'static) {
 }
 
 /// Runs `chore` on the chores thread and waits for what it returns; `None`
-/// when the chore panicked.
+/// when the chore panicked. (Only the tests wait on a chore now: a child's
+/// plan runs on the spawner thread, see [`crate::launch`].)
+#[cfg(test)]
 pub(crate) async fn call<T: Send + 'static>(
     chore: impl FnOnce() -> T + Send + 'static,
 ) -> Option<T> {
-    let (reply, answer) = oneshot::channel();
+    let (reply, answer) = tokio::sync::oneshot::channel();
     run(move || {
         let _ = reply.send(chore());
     });

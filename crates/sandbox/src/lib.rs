@@ -47,6 +47,7 @@ mod exit;
 mod isolation;
 mod job_thread;
 mod kill;
+mod launch;
 mod leaks;
 mod plan;
 mod pre_exec;

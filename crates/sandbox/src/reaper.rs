@@ -16,6 +16,7 @@ use crate::cgroup::{CgroupVerdict, ChildCgroup};
 use crate::chores;
 use crate::kill::KillHandle;
 use crate::leaks::{self, TreeScope};
+use crate::procfs;
 use crate::unix::{self, RawExit, Rusage};
 
 /// Stack of a reaper thread, bytes: it only scans /proc and makes syscalls.
@@ -74,9 +75,11 @@ pub(crate) fn start(
         .name(format!("subagent-reaper-{}", scope.leader))
         .stack_size(REAPER_STACK_BYTES)
         .spawn(move || {
-            let Ok((scope, cgroup, killer)) = tree.recv() else {
+            let Ok((mut scope, cgroup, killer)) = tree.recv() else {
                 return;
             };
+            // The leader's zombie keeps its stat until it is reaped here.
+            scope.leader_start = procfs::stat(scope.leader).map_or(0, |s| s.start_ticks);
             let raw = unix::wait_exit_keep_zombie(scope.leader).unwrap_or(RawExit::Exited(-1));
             let _ = exit_tx.send(LeaderExit {
                 raw,
@@ -100,6 +103,8 @@ pub(crate) fn start(
         }
         Err(e) => {
             chores::run(move || {
+                let mut scope = scope;
+                scope.leader_start = procfs::stat(scope.leader).map_or(0, |s| s.start_ticks);
                 // SIGKILL first: the cleanup waits for the leader to exit.
                 killer.kill_silently();
                 clean_up(&scope, &scope.pipe_inodes, cgroup, &killer);

@@ -1,4 +1,5 @@
-//! The one long-lived thread that forks every child.
+//! The one long-lived thread that starts every child (see
+//! [`crate::launch`] for the job it runs).
 //!
 //! The kernel sends PR_SET_PDEATHSIG when the *thread* that forked the child
 //! exits, not the process; forking from a tokio blocking-pool thread (which
@@ -6,36 +7,27 @@
 //! long as the process and never runs anything but spawns.
 
 use std::io;
-use std::process::{Child, Command};
 
 use tokio::sync::oneshot;
 
 use crate::job_thread::{JobThread, Refused};
 use crate::unix;
-use crate::vfork::VforkSpawn;
 
 static SPAWNER: JobThread = JobThread::new("subagent-spawner", unix::reserve_low_fds);
 
-/// Spawns `command` on the spawner thread. The command (and the protocol fd
-/// its pre-exec hook owns) is dropped there right after the spawn, closing
-/// the parent's copies of the child's fds.
-pub(crate) async fn spawn(command: Command) -> Result<Child, SpawnerError> {
-    let mut command = command;
-    call(move || command.spawn()).await
-}
-
-/// Starts a prepared borrowed-memory child on the spawner thread; returns
-/// its pid once it has exec'd.
-pub(crate) async fn spawn_vfork(child: VforkSpawn) -> Result<u32, SpawnerError> {
-    call(move || child.spawn()).await
-}
-
-async fn call<T: Send + 'static>(
+/// Runs `start` on the spawner thread and hands back what it returns. When
+/// the caller is gone by then (its future was dropped), what `start` made
+/// goes to `unclaimed` on the spawner thread instead: a started child must
+/// never be left running unowned.
+pub(crate) async fn call<T: Send + 'static>(
     start: impl FnOnce() -> io::Result<T> + Send + 'static,
+    unclaimed: fn(T),
 ) -> Result<T, SpawnerError> {
     let (reply, answer) = oneshot::channel();
     let job = Box::new(move || {
-        let _ = reply.send(start());
+        if let Err(Ok(made)) = reply.send(start()) {
+            unclaimed(made);
+        }
     });
     SPAWNER.submit(job).map_err(|refused| match refused {
         Refused::NoThread(e, _) => SpawnerError::NoThread(e),

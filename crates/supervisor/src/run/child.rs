@@ -119,33 +119,6 @@ pub(super) async fn spawn_and_watch(
     spec: TaskSpec,
     cancel: CancellationToken,
 ) -> ChildRun {
-    let header = SessionHeader {
-        version: SESSION_FORMAT_VERSION,
-        run_id: ctx.run_id.clone(),
-        agent: ctx.request.agent.clone(),
-        task: ctx.sanitizer.mask_secrets(&ctx.request.task),
-        model: ctx.request.provider.model.clone(),
-        provider: ctx.request.provider.kind.to_string(),
-        cwd: ctx.request.workspace_dir.display().to_string(),
-        depth: spec.depth,
-        limits: ctx.request.limits.clone(),
-        sandbox: Default::default(),
-        tool_sandbox: tool_sandbox_status(&spec),
-        parent_session: ctx
-            .request
-            .parent_session
-            .as_ref()
-            .map(|p| p.display().to_string()),
-        tools: Some(spec.tools.clone()),
-        output_schema: spec
-            .output_schema_json
-            .as_deref()
-            .and_then(|schema| serde_json::from_str(schema).ok()),
-        output_mode: spec.output_schema_json.as_ref().map(|_| spec.output_mode),
-        max_turns: Some(spec.budget.max_turns),
-        max_cost: spec.budget.max_cost,
-    };
-
     let (ours, theirs) = match StdUnixStream::pair() {
         Ok(pair) => pair,
         Err(e) => return ChildRun::setup_failed(format!("cannot create the worker socket: {e}")),
@@ -157,7 +130,7 @@ pub(super) async fn spawn_and_watch(
             tracing::warn!(run_id = %ctx.run_id, error = %e, "worker not started");
             let header = SessionHeader {
                 sandbox: assemble::refused_status(&e).unwrap_or_default(),
-                ..header
+                ..session_header(ctx, &spec)
             };
             ctx.write(SessionEntry::Session(header)).await;
             ctx.lifecycle_line(LifecycleEvent::Start, None).await;
@@ -179,7 +152,7 @@ pub(super) async fn spawn_and_watch(
     let sandbox_status = child.status().clone();
     ctx.write(SessionEntry::Session(SessionHeader {
         sandbox: sandbox_status.clone(),
-        ..header
+        ..session_header(ctx, &spec)
     }))
     .await;
     ctx.lifecycle_line(LifecycleEvent::Start, None).await;
@@ -218,6 +191,39 @@ pub(super) async fn spawn_and_watch(
         sandbox: Some(sandbox_status),
         setup_error: None,
         nested_usage: watched.nested_usage,
+    }
+}
+
+/// The session header; its sandbox field is filled in once the spawn says
+/// what was applied. Built after the spawn call, so its cost (the tool
+/// sandbox forecast plans Landlock and seccomp) overlaps the worker's
+/// start instead of delaying it.
+fn session_header(ctx: &RunContext<'_>, spec: &TaskSpec) -> SessionHeader {
+    SessionHeader {
+        version: SESSION_FORMAT_VERSION,
+        run_id: ctx.run_id.clone(),
+        agent: ctx.request.agent.clone(),
+        task: ctx.sanitizer.mask_secrets(&ctx.request.task),
+        model: ctx.request.provider.model.clone(),
+        provider: ctx.request.provider.kind.to_string(),
+        cwd: ctx.request.workspace_dir.display().to_string(),
+        depth: spec.depth,
+        limits: ctx.request.limits.clone(),
+        sandbox: Default::default(),
+        tool_sandbox: tool_sandbox_status(spec),
+        parent_session: ctx
+            .request
+            .parent_session
+            .as_ref()
+            .map(|p| p.display().to_string()),
+        tools: Some(spec.tools.clone()),
+        output_schema: spec
+            .output_schema_json
+            .as_deref()
+            .and_then(|schema| serde_json::from_str(schema).ok()),
+        output_mode: spec.output_schema_json.as_ref().map(|_| spec.output_mode),
+        max_turns: Some(spec.budget.max_turns),
+        max_cost: spec.budget.max_cost,
     }
 }
 

@@ -1,0 +1,161 @@
+//! Planning a child's protections and starting its leader, as one job on
+//! the spawner thread ([`crate::spawner`]).
+//!
+//! One job rather than a plan on the chores thread and then a fork on the
+//! spawner thread: every hand-over between threads costs a wake-up (tens
+//! to hundreds of microseconds on a loaded 2-core machine), and a spawn
+//! made three of them. The plan's cgroupfs work may block; the spawner
+//! thread is off every async runtime and does nothing but starts, so that
+//! blocks nobody but the next start.
+//!
+//! Nothing here waits on the child beyond its exec. A job whose caller is
+//! gone by the time the leader started kills and reaps it at once.
+
+use std::ffi::{CString, OsString};
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use subagent_protocol::session::SandboxStatus;
+
+use crate::cgroup::ChildCgroup;
+use crate::error::SpawnError;
+use crate::plan::{self, Planned};
+use crate::pre_exec::ChildSetup;
+use crate::spawner::{self, SpawnerError};
+use crate::spec::{SandboxPolicy, SandboxSpec};
+use crate::unix;
+use crate::vfork::VforkSpawn;
+
+/// A started leader and what the async side needs to own it.
+#[derive(Debug)]
+pub(crate) struct Launched {
+    pub(crate) status: SandboxStatus,
+    pub(crate) cgroup: Option<ChildCgroup>,
+    pub(crate) pid: u32,
+    pub(crate) stdout: Option<OwnedFd>,
+    pub(crate) stderr: Option<OwnedFd>,
+    /// Just before the leader was started.
+    pub(crate) started: Instant,
+}
+
+/// Plans and starts `spec`'s leader on the spawner thread.
+pub(crate) async fn launch(spec: SandboxSpec) -> Result<Launched, SpawnError> {
+    let program = spec.program.clone();
+    let answer = spawner::call(
+        move || Ok(launch_here(spec)),
+        |launched| {
+            if let Ok(launched) = launched {
+                abandon(launched);
+            }
+        },
+    )
+    .await;
+    match answer {
+        Ok(launched) => launched,
+        Err(SpawnerError::Spawn(source)) => Err(SpawnError::Spawn { program, source }),
+        Err(SpawnerError::NoThread(source)) => Err(setup_error("the spawner thread", source)),
+        Err(SpawnerError::Gone) => Err(setup_error(
+            "the spawner thread",
+            std::io::Error::other(SpawnerError::Gone.to_string()),
+        )),
+    }
+}
+
+/// What a launch left behind when nobody took it: the leader is killed and
+/// reaped here; its cgroup goes with the drop.
+fn abandon(launched: Launched) {
+    if let Ok(pgid) = i32::try_from(launched.pid) {
+        unix::signal_group(pgid, libc::SIGKILL);
+    }
+    let _ = unix::reap_with_rusage(launched.pid);
+}
+
+/// The job: plan, check the policy, start the leader. Runs on the spawner
+/// thread.
+fn launch_here(mut spec: SandboxSpec) -> Result<Launched, SpawnError> {
+    let Planned {
+        status,
+        rlimits,
+        cgroup,
+        isolation,
+    } = plan::plan(&spec.cwd, &spec.limits, spec.isolation.as_ref())?;
+    if spec.policy == SandboxPolicy::RequireAll && !status.not_applied.is_empty() {
+        return Err(SpawnError::Unsandboxed {
+            missing: status.not_applied,
+        });
+    }
+    let procs = cgroup
+        .as_ref()
+        .map(ChildCgroup::procs_files)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|p| CString::new(p.as_os_str().as_bytes()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| setup_error("the cgroup paths", std::io::Error::other(e)))?;
+    let setup = ChildSetup::new(procs, rlimits, spec.protocol_fd.take(), isolation)
+        .map_err(|e| setup_error("the protocol fd", e))?;
+    let started = Instant::now();
+    let (pid, stdout, stderr) = start_leader(&spec, setup).map_err(|source| SpawnError::Spawn {
+        program: spec.program.clone(),
+        source,
+    })?;
+    Ok(Launched {
+        status,
+        cgroup,
+        pid,
+        stdout,
+        stderr,
+        started,
+    })
+}
+
+/// Starts the leader: through a borrowed-memory spawn ([`crate::vfork`])
+/// where it can, else through `Command` (a `fork`): the tool sandbox's
+/// namespaces fork again inside the hook, and a program named without a
+/// path needs `Command`'s search. Returns its pid and our pipe ends.
+fn start_leader(
+    spec: &SandboxSpec,
+    setup: ChildSetup,
+) -> std::io::Result<(u32, Option<OwnedFd>, Option<OwnedFd>)> {
+    if spec.isolation.is_none() && spec.program.is_absolute() {
+        let (child, stdout, stderr) = VforkSpawn::new(
+            &spec.program,
+            spec.args.iter().map(OsString::as_os_str),
+            spec.env.iter().map(|(k, v)| (k.as_os_str(), v.as_os_str())),
+            &spec.cwd,
+            setup,
+        )?;
+        let pid = child.spawn()?;
+        return Ok((pid, Some(stdout), Some(stderr)));
+    }
+    let mut command = Command::new(&spec.program);
+    command
+        .args(&spec.args)
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(&spec.cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    // SAFETY: the hook runs in the forked child only and makes only
+    // async-signal-safe calls on data prepared before the fork (see
+    // `ChildSetup::apply_in_child`).
+    unsafe {
+        command.pre_exec(move || setup.apply_in_child());
+    }
+    let mut child = command.spawn()?;
+    let pid = child.id();
+    let stdout = child.stdout.take().map(OwnedFd::from);
+    let stderr = child.stderr.take().map(OwnedFd::from);
+    // The std handle is not needed: the reaper thread waits by pid.
+    drop(child);
+    Ok((pid, stdout, stderr))
+}
+
+fn setup_error(what: &'static str, source: std::io::Error) -> SpawnError {
+    SpawnError::Setup { what, source }
+}
