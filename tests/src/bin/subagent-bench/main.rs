@@ -12,6 +12,7 @@
 //! after warm-up, and the median is the one judged.
 
 mod context;
+mod hello;
 mod micro;
 mod report;
 mod spawn;

@@ -159,6 +159,7 @@ pub fn run(cx: &BenchContext) -> Result<Vec<Row>> {
         rows.push(python_sandboxed);
     }
 
+    rows.extend(crate::hello::run(cx, &rt)?);
     rows.push(supervised_run(cx, &rt, &bare)?);
     Ok(rows)
 }
