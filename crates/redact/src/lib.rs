@@ -42,4 +42,5 @@ pub use env::{MIN_ENV_SECRET_LEN, is_secret_env_name, secret_env_values};
 pub use patterns::{SECRET_PATTERNS, SecretPattern};
 pub use redactor::{
     MASK, MIN_SECRET_LEN, PatternError, Redactor, mask_literal, mask_patterns, pattern_errors,
+    warm_up,
 };

@@ -1,13 +1,20 @@
 //! The masking engine: compiles [`SECRET_PATTERNS`] once, prefilters with a
 //! [`RegexSet`], masks known values exactly.
 //!
+//! Compiling the table costs milliseconds (about 3 ms for the set and 3.5
+//! ms for the single patterns on the reference machine, BENCHMARKS.md), in
+//! every process that masks anything. So each single pattern is compiled
+//! only once the set says it matched (most texts hold no secret), and
+//! [`warm_up`] lets a program compile the set on a thread of its own while
+//! it does other start-up work.
+//!
 //! Must never panic (every slice is taken with `get`, every compile failure
 //! is kept as a [`PatternError`] and the pattern skipped) and must stay
 //! linear in the text: regexes only from the regex crate, literal values by
 //! substring search.
 
 use std::borrow::Cow;
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use regex::{Regex, RegexSet, RegexSetBuilder};
 
@@ -45,43 +52,50 @@ struct CompiledPattern {
     keep: Option<Regex>,
 }
 
-/// The table, compiled: the patterns that compiled, in table order, and the
-/// prefilter over exactly those (same indices).
+/// The table, compiled: the prefilter over every entry (same indices as
+/// the table) and each entry's regexes, compiled on first use. When the set
+/// cannot be built (an entry does not compile), every entry that compiles
+/// is applied to every text: slower, never less safe.
 struct Compiled {
-    patterns: Vec<CompiledPattern>,
+    table: &'static [SecretPattern],
+    patterns: Vec<OnceLock<Option<CompiledPattern>>>,
     prefilter: Option<RegexSet>,
-    errors: Vec<PatternError>,
 }
 
 static COMPILED: LazyLock<Compiled> = LazyLock::new(|| compile(SECRET_PATTERNS));
 
-fn compile(table: &[SecretPattern]) -> Compiled {
-    let mut patterns = Vec::with_capacity(table.len());
-    let mut sources = Vec::with_capacity(table.len());
-    let mut errors = Vec::new();
-    for entry in table {
-        match compile_entry(entry) {
-            Ok(pattern) => {
-                sources.push(entry.regex);
-                patterns.push(pattern);
-            }
-            Err(source) => errors.push(PatternError {
-                name: entry.name,
-                source,
-            }),
-        }
-    }
-    // Without a prefilter every compiled pattern is applied: slower, never
-    // less safe.
+fn compile(table: &'static [SecretPattern]) -> Compiled {
+    let sources: Vec<&str> = table.iter().map(|entry| entry.regex).collect();
     let prefilter = RegexSetBuilder::new(&sources)
         .dfa_size_limit(SET_DFA_CACHE_BYTES)
         .build()
         .ok();
     Compiled {
-        patterns,
+        table,
+        patterns: table.iter().map(|_| OnceLock::new()).collect(),
         prefilter,
-        errors,
     }
+}
+
+impl Compiled {
+    /// Entry `index`, compiled on first use; `None` when it does not
+    /// compile (see [`pattern_errors`]).
+    fn pattern(&self, index: usize) -> Option<&CompiledPattern> {
+        let entry = self.table.get(index)?;
+        self.patterns
+            .get(index)?
+            .get_or_init(|| compile_entry(entry).ok())
+            .as_ref()
+    }
+}
+
+/// Compiles the secret patterns' prefilter now, on a thread of its own, so
+/// the first text masked later does not wait for it. For programs that will
+/// mask something soon (the supervisor masks every task it records).
+pub fn warm_up() {
+    let _ = std::thread::Builder::new()
+        .name("redact-warm-up".into())
+        .spawn(|| LazyLock::force(&COMPILED));
 }
 
 fn compile_entry(entry: &SecretPattern) -> Result<CompiledPattern, regex::Error> {
@@ -97,7 +111,18 @@ fn compile_entry(entry: &SecretPattern) -> Result<CompiledPattern, regex::Error>
 /// The table's patterns that failed to compile; empty in a correct build
 /// (a unit test pins that).
 pub fn pattern_errors() -> &'static [PatternError] {
-    &COMPILED.errors
+    static ERRORS: LazyLock<Vec<PatternError>> = LazyLock::new(|| {
+        SECRET_PATTERNS
+            .iter()
+            .filter_map(|entry| {
+                compile_entry(entry).err().map(|source| PatternError {
+                    name: entry.name,
+                    source,
+                })
+            })
+            .collect()
+    });
+    &ERRORS
 }
 
 /// Whether the prefilter set was built (tests: a set that fails to build
@@ -121,10 +146,10 @@ pub fn mask_patterns(text: &str) -> Cow<'_, str> {
     let mut out = Cow::Borrowed(text);
     let matched: Vec<usize> = match &compiled.prefilter {
         Some(set) => set.matches(text).into_iter().collect(),
-        None => (0..compiled.patterns.len()).collect(),
+        None => (0..compiled.table.len()).collect(),
     };
     for index in matched {
-        let Some(pattern) = compiled.patterns.get(index) else {
+        let Some(pattern) = compiled.pattern(index) else {
             continue;
         };
         if let Cow::Owned(masked) = mask_matches(pattern, &out) {

@@ -61,12 +61,14 @@ impl std::fmt::Debug for Supervisor {
 }
 
 impl Supervisor {
-    /// A supervisor with no spawn gate. Starts paying the kernel's first
-    /// cgroup-migration wait in the background
-    /// ([`subagent_sandbox::prewarm_attach`]), so the first child's cgroup
-    /// join does not wait for it.
+    /// A supervisor with no spawn gate. Starts two costs of the first run
+    /// in the background, so the run does not wait for them: the kernel's
+    /// first cgroup-migration wait ([`subagent_sandbox::prewarm_attach`])
+    /// and compiling the secret patterns every recorded task is masked with
+    /// ([`subagent_redact::warm_up`]).
     pub fn new(config: SupervisorConfig) -> Self {
         subagent_sandbox::prewarm_attach();
+        subagent_redact::warm_up();
         let slots = Arc::new(Semaphore::new(config.max_concurrent));
         let nested_slots = Arc::new(Semaphore::new(config.max_concurrent));
         Self {
