@@ -11,5 +11,9 @@ mod cli;
 mod console;
 
 fn main() {
+    // Most commands mask text soon (config sources, recorded tasks):
+    // compiling the secret patterns takes milliseconds, done meanwhile on a
+    // thread of its own while the arguments and config are read.
+    subagent_redact::warm_up();
     std::process::exit(cli::main());
 }
