@@ -68,7 +68,7 @@ pub use error::SpawnError;
 pub use exit::{ChildExit, ResourceUsage, Termination};
 pub use isolation::{
     Isolation, IsolationSupport, Layers, SYSTEM_READ_ONLY_PATHS, SYSTEM_READ_WRITE_FILES,
-    isolation_status, isolation_support,
+    isolation_status, isolation_support, prewarm_isolation_support,
 };
 pub use kill::{KillHandle, KillReason};
 pub use running::PIPE_DRAIN_WINDOW;

@@ -22,4 +22,4 @@ pub(crate) mod support;
 
 pub use config::{Isolation, Layers, SYSTEM_READ_ONLY_PATHS, SYSTEM_READ_WRITE_FILES};
 pub use plan::isolation_status;
-pub use support::{IsolationSupport, isolation_support};
+pub use support::{IsolationSupport, isolation_support, prewarm_isolation_support};

@@ -24,6 +24,17 @@ pub struct IsolationSupport {
 
 static SUPPORT: OnceLock<IsolationSupport> = OnceLock::new();
 
+/// Runs the probe now on the chores thread, so the first caller of
+/// [`isolation_support`] (a run's session header forecasts the tool
+/// sandbox) finds it done or nearly: entering four namespaces in a forked
+/// child takes a millisecond or more, which would otherwise sit on a
+/// runtime thread in the middle of a run's start.
+pub fn prewarm_isolation_support() {
+    crate::chores::run(|| {
+        isolation_support();
+    });
+}
+
 /// The probed support, cached for the life of the process (the first call
 /// forks one short-lived child).
 pub fn isolation_support() -> &'static IsolationSupport {

@@ -61,13 +61,16 @@ impl std::fmt::Debug for Supervisor {
 }
 
 impl Supervisor {
-    /// A supervisor with no spawn gate. Starts two costs of the first run
+    /// A supervisor with no spawn gate. Starts three costs of the first run
     /// in the background, so the run does not wait for them: the kernel's
-    /// first cgroup-migration wait ([`subagent_sandbox::prewarm_attach`])
-    /// and compiling the secret patterns every recorded task is masked with
+    /// first cgroup-migration wait ([`subagent_sandbox::prewarm_attach`]),
+    /// the tool-sandbox probe the session header's forecast needs
+    /// ([`subagent_sandbox::prewarm_isolation_support`]), and compiling the
+    /// secret patterns every recorded task is masked with
     /// ([`subagent_redact::warm_up`]).
     pub fn new(config: SupervisorConfig) -> Self {
         subagent_sandbox::prewarm_attach();
+        subagent_sandbox::prewarm_isolation_support();
         subagent_redact::warm_up();
         let slots = Arc::new(Semaphore::new(config.max_concurrent));
         let nested_slots = Arc::new(Semaphore::new(config.max_concurrent));
