@@ -88,7 +88,12 @@ pub struct ResourceUsage {
     pub wall: Duration,
     /// User + system CPU of the leader and the descendants it waited for.
     pub cpu: Duration,
-    /// Peak resident set of the leader (or its largest waited-for child), bytes.
+    /// Peak resident set of the leader (or its largest waited-for child),
+    /// bytes, as `wait4` reports it. The kernel folds into it the peak of
+    /// the memory the leader had before its `exec`, which is ours (shared
+    /// or copied at the spawn): so it is never below this process's own
+    /// peak. [`peak_rss_since_exec`](crate::peak_rss_since_exec) read
+    /// before the leader exits gives its own figure.
     pub peak_rss_bytes: u64,
 }
 

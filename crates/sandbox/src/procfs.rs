@@ -54,6 +54,23 @@ pub(crate) fn stat(pid: u32) -> Option<ProcStat> {
         .and_then(|t| ProcStat::parse(&t))
 }
 
+/// Peak resident set of `pid` since its last `exec`, bytes: `VmHWM` of
+/// `/proc/<pid>/status`, which, unlike `wait4`'s figure, does not count the
+/// memory the process had before its exec. `None` once the process has
+/// exited (a zombie has no memory left to measure) or when unreadable.
+pub fn peak_rss_since_exec(pid: u32) -> Option<u64> {
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kib: u64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))?
+        .trim()
+        .strip_suffix("kB")?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib.saturating_mul(1024))
+}
+
 /// Every process visible in `/proc`.
 pub(crate) fn process_table() -> Vec<ProcStat> {
     let Ok(entries) = fs::read_dir("/proc") else {

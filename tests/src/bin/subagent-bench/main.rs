@@ -17,6 +17,7 @@ mod micro;
 mod report;
 mod spawn;
 mod timing;
+mod worker_rss;
 
 use anyhow::{Context as _, Result, bail};
 

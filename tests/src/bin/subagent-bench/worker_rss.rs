@@ -1,0 +1,157 @@
+//! The worker's own peak resident set on a one-turn run: the real
+//! `subagent-worker` under the supervisor, answering one task from a
+//! loopback OpenAI Chat server that streams a short text turn.
+//!
+//! Read from `/proc/<worker>/status` (`VmHWM`, the peak since its exec),
+//! polled while it runs: the result's `peakRssBytes` comes from `wait4`,
+//! which folds in the memory the child had before its exec (the
+//! supervisor's), so it cannot tell the worker's own figure.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+use subagent_protocol::{ProviderKind, ProviderSpec};
+use subagent_supervisor::{RunRequest, Supervisor, SupervisorConfig, WorkerCommand};
+use tokio_util::sync::CancellationToken;
+
+use crate::context::BenchContext;
+use crate::report::{Row, Target};
+
+/// One streamed text turn in the OpenAI Chat dialect.
+const TURN: &str = concat!(
+    "data: {\"id\":\"b\",\"object\":\"chat.completion.chunk\",\"model\":\"bench\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Hello from the loopback model.\"},\"finish_reason\":null}]}\n\n",
+    "data: {\"id\":\"b\",\"object\":\"chat.completion.chunk\",\"model\":\"bench\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":6,\"total_tokens\":18}}\n\n",
+    "data: [DONE]\n\n"
+);
+
+/// Serves [`TURN`] to every request until `stop`; one thread, one
+/// connection at a time (the worker makes one request).
+fn serve(listener: TcpListener, stop: Arc<AtomicBool>) {
+    for stream in listener.incoming() {
+        if stop.load(Ordering::SeqCst) {
+            return;
+        }
+        if let Ok(stream) = stream {
+            let _ = answer(stream);
+        }
+    }
+}
+
+fn answer(stream: TcpStream) -> std::io::Result<()> {
+    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut length = 0usize;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 {
+            return Ok(());
+        }
+        let lower = line.to_ascii_lowercase();
+        if let Some(value) = lower.strip_prefix("content-length:") {
+            length = value.trim().parse().unwrap_or(0);
+        }
+        if line == "\r\n" {
+            break;
+        }
+    }
+    let mut body = vec![0u8; length];
+    reader.read_exact(&mut body)?;
+    let mut stream = stream;
+    write!(
+        stream,
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{TURN}",
+        TURN.len()
+    )?;
+    stream.flush()
+}
+
+/// Pids of our children running `program`'s file name.
+fn children_running(name: &str) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+        .flat_map(|text| {
+            text.split_whitespace()
+                .filter_map(|p| p.parse::<u32>().ok())
+                .collect::<Vec<_>>()
+        })
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .is_ok_and(|comm| name.starts_with(comm.trim()))
+        })
+        .collect()
+}
+
+pub fn run(cx: &BenchContext, rt: &tokio::runtime::Runtime) -> Result<Vec<Row>> {
+    let listener = TcpListener::bind("127.0.0.1:0")?;
+    let port = listener.local_addr()?.port();
+    let stop = Arc::new(AtomicBool::new(false));
+    let server = {
+        let stop = Arc::clone(&stop);
+        std::thread::spawn(move || serve(listener, stop))
+    };
+    let dir = tempfile::tempdir()?;
+    let worker = WorkerCommand {
+        program: cx.binary("subagent-worker")?,
+        args: Vec::new(),
+    };
+    let supervisor = Supervisor::new(SupervisorConfig::new(worker, dir.path().join("sessions")));
+    let provider = ProviderSpec {
+        kind: ProviderKind::OpenaiChat,
+        base_url: format!("http://127.0.0.1:{port}/v1"),
+        model: "bench".into(),
+        api_key: None,
+        temperature: None,
+        max_tokens: None,
+        reasoning: false,
+        price: None,
+    };
+    let mut request = RunRequest::new("general", "Say hello.", provider);
+    request.workspace_dir = dir.path().to_owned();
+    let mut peaks = Vec::new();
+    for _ in 0..10 {
+        let peak = Arc::new(AtomicU64::new(0));
+        let done = Arc::new(AtomicBool::new(false));
+        let poller = {
+            let (peak, done) = (Arc::clone(&peak), Arc::clone(&done));
+            std::thread::spawn(move || {
+                // Polls until the run is over: the peak is a high-water
+                // mark, so the last reading before the exit holds it.
+                while !done.load(Ordering::SeqCst) {
+                    for pid in children_running("subagent-worker") {
+                        if let Some(bytes) = subagent_sandbox::peak_rss_since_exec(pid) {
+                            peak.fetch_max(bytes, Ordering::SeqCst);
+                        }
+                    }
+                    std::thread::sleep(Duration::from_micros(200));
+                }
+            })
+        };
+        let result = rt.block_on(supervisor.run(request.clone(), CancellationToken::new()));
+        done.store(true, Ordering::SeqCst);
+        let _ = poller.join();
+        if let Some(e) = &result.details.error {
+            bail!("the one-turn run failed: {}: {}", e.code, e.message);
+        }
+        peaks.push(peak.load(Ordering::SeqCst) as f64 / (1024.0 * 1024.0));
+    }
+    stop.store(true, Ordering::SeqCst);
+    let _ = TcpStream::connect(("127.0.0.1", port));
+    let _ = server.join();
+    Ok(vec![
+        Row::timed(
+            "spawn.worker_peak_rss",
+            "worker peak RSS (VmHWM) on a one-turn run, loopback model",
+            "MiB",
+            &peaks,
+        )
+        .target(Target::AtMost(6.0)),
+    ])
+}
