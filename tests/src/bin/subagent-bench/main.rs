@@ -13,6 +13,7 @@
 
 mod context;
 mod hello;
+mod kill;
 mod micro;
 mod report;
 mod spawn;
@@ -89,6 +90,7 @@ fn main() -> Result<()> {
         let result = match *group {
             "spawn" => spawn::run(&cx),
             "micro" => micro::run(&cx),
+            "kill" => kill::run(&cx),
             _ => Ok(Vec::new()),
         };
         match result {
