@@ -14,6 +14,9 @@
 mod context;
 mod hello;
 mod kill;
+mod llama;
+mod llama_server;
+mod loopback;
 mod micro;
 mod report;
 mod spawn;
@@ -91,6 +94,7 @@ fn main() -> Result<()> {
             "spawn" => spawn::run(&cx),
             "micro" => micro::run(&cx),
             "kill" => kill::run(&cx),
+            "llama" => llama::run(&cx),
             _ => Ok(Vec::new()),
         };
         match result {

@@ -7,8 +7,6 @@
 //! which folds in the memory the child had before its exec (the
 //! supervisor's), so it cannot tell the worker's own figure.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
@@ -19,55 +17,8 @@ use subagent_supervisor::{RunRequest, Supervisor, SupervisorConfig, WorkerComman
 use tokio_util::sync::CancellationToken;
 
 use crate::context::BenchContext;
+use crate::loopback::Loopback;
 use crate::report::{Row, Target};
-
-/// One streamed text turn in the OpenAI Chat dialect.
-const TURN: &str = concat!(
-    "data: {\"id\":\"b\",\"object\":\"chat.completion.chunk\",\"model\":\"bench\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Hello from the loopback model.\"},\"finish_reason\":null}]}\n\n",
-    "data: {\"id\":\"b\",\"object\":\"chat.completion.chunk\",\"model\":\"bench\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":6,\"total_tokens\":18}}\n\n",
-    "data: [DONE]\n\n"
-);
-
-/// Serves [`TURN`] to every request until `stop`; one thread, one
-/// connection at a time (the worker makes one request).
-fn serve(listener: TcpListener, stop: Arc<AtomicBool>) {
-    for stream in listener.incoming() {
-        if stop.load(Ordering::SeqCst) {
-            return;
-        }
-        if let Ok(stream) = stream {
-            let _ = answer(stream);
-        }
-    }
-}
-
-fn answer(stream: TcpStream) -> std::io::Result<()> {
-    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let mut length = 0usize;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line)? == 0 {
-            return Ok(());
-        }
-        let lower = line.to_ascii_lowercase();
-        if let Some(value) = lower.strip_prefix("content-length:") {
-            length = value.trim().parse().unwrap_or(0);
-        }
-        if line == "\r\n" {
-            break;
-        }
-    }
-    let mut body = vec![0u8; length];
-    reader.read_exact(&mut body)?;
-    let mut stream = stream;
-    write!(
-        stream,
-        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{TURN}",
-        TURN.len()
-    )?;
-    stream.flush()
-}
 
 /// Pids of our children running `program`'s file name.
 fn children_running(name: &str) -> Vec<u32> {
@@ -90,13 +41,7 @@ fn children_running(name: &str) -> Vec<u32> {
 }
 
 pub fn run(cx: &BenchContext, rt: &tokio::runtime::Runtime) -> Result<Vec<Row>> {
-    let listener = TcpListener::bind("127.0.0.1:0")?;
-    let port = listener.local_addr()?.port();
-    let stop = Arc::new(AtomicBool::new(false));
-    let server = {
-        let stop = Arc::clone(&stop);
-        std::thread::spawn(move || serve(listener, stop))
-    };
+    let model = Loopback::start()?;
     let dir = tempfile::tempdir()?;
     let worker = WorkerCommand {
         program: cx.binary("subagent-worker")?,
@@ -105,7 +50,7 @@ pub fn run(cx: &BenchContext, rt: &tokio::runtime::Runtime) -> Result<Vec<Row>> 
     let supervisor = Supervisor::new(SupervisorConfig::new(worker, dir.path().join("sessions")));
     let provider = ProviderSpec {
         kind: ProviderKind::OpenaiChat,
-        base_url: format!("http://127.0.0.1:{port}/v1"),
+        base_url: model.base_url(),
         model: "bench".into(),
         api_key: None,
         temperature: None,
@@ -142,9 +87,6 @@ pub fn run(cx: &BenchContext, rt: &tokio::runtime::Runtime) -> Result<Vec<Row>> 
         }
         peaks.push(peak.load(Ordering::SeqCst) as f64 / (1024.0 * 1024.0));
     }
-    stop.store(true, Ordering::SeqCst);
-    let _ = TcpStream::connect(("127.0.0.1", port));
-    let _ = server.join();
     Ok(vec![
         Row::timed(
             "spawn.worker_peak_rss",
