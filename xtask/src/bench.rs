@@ -1,28 +1,107 @@
-//! `cargo xtask bench`: builds the release binaries and runs
-//! `subagent-bench`, which prints each measurement beside its baseline
-//! (e.g. sandboxed spawn vs bare fork/exec of /bin/true). The method and a
-//! recorded run are in BENCHMARKS.md.
+//! `cargo xtask bench`: builds the release binaries, makes sure every tool
+//! a comparison needs is there (the local model, curl, a C compiler, pi
+//! from npm, installed into the cache like the model), and runs
+//! `subagent-bench`, which prints each figure beside its baseline and
+//! target. The method and a recorded run are in BENCHMARKS.md.
 
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 
-use crate::cmd;
+use crate::cache::Entry;
+use crate::{cmd, deps, local_model, paths};
 
-/// Builds release binaries, prints the machine, runs the benchmarks.
-pub fn run(iterations: u32) -> Result<()> {
-    let root = crate::paths::repo_root();
+/// pi, the harness whose subagent extensions the `pi` group compares with.
+const PI_PACKAGE: &str = "@mariozechner/pi-coding-agent";
+/// Pinned, so two runs compare the same pi.
+const PI_VERSION: &str = "0.73.1";
+
+/// What `cargo xtask bench` was asked for.
+pub struct BenchArgs {
+    pub iterations: u32,
+    pub json: Option<PathBuf>,
+    pub only: Option<String>,
+    pub policy: deps::Policy,
+}
+
+/// Builds, installs what is missing, runs the benchmarks.
+pub fn run(args: BenchArgs) -> Result<()> {
+    let root = paths::repo_root();
     cmd::run(cmd::cargo().current_dir(&root).args([
         "build",
         "--release",
-        "-p",
-        "subagent-tests",
+        "--workspace",
         "--bins",
     ]))?;
+    let groups = args.only.clone().unwrap_or_default();
+    let wants = |group: &str| groups.is_empty() || groups.split(',').any(|g| g.trim() == group);
+    let mut tools = vec![deps::CC];
+    if wants("llama") || wants("pi") {
+        tools.push(deps::CURL);
+    }
+    if wants("pi") {
+        tools.push(deps::NPM);
+    }
+    deps::ensure(&tools, args.policy)?;
+    let bench = paths::target_dir(&root)?.join("release/subagent-bench");
+    let mut command = Command::new(&bench);
+    command.args(["--iterations", &args.iterations.to_string()]);
+    if let Some(json) = &args.json {
+        command.arg("--json").arg(json);
+    }
+    if let Some(only) = &args.only {
+        command.args(["--only", only]);
+    }
+    if wants("llama") || wants("pi") {
+        let model = local_model::ensure(args.policy)?;
+        command
+            .env("SUBAGENT_LLAMA_SERVER", &model.server)
+            .env("SUBAGENT_LLAMA_MODEL", &model.model)
+            .env("SUBAGENT_BENCH_CURL", which("curl")?);
+    }
+    if wants("pi") {
+        command.env("SUBAGENT_BENCH_PI", install_pi()?);
+    }
     println!("machine: {}", machine()?);
-    let bench = crate::paths::target_dir(&root)?.join("release/subagent-bench");
-    cmd::run(Command::new(&bench).arg(iterations.to_string()))
-        .with_context(|| format!("run {}", bench.display()))
+    let status = command
+        .status()
+        .with_context(|| format!("run {}", bench.display()))?;
+    match status.code() {
+        Some(0) => Ok(()),
+        Some(1) => bail!(
+            "a benchmark missed its target (FAIL rows above); BENCHMARKS.md says what bounds each"
+        ),
+        _ => bail!("subagent-bench did not run to the end ({status}); see its messages above"),
+    }
+}
+
+/// pi installed with npm into the cache (once per version); its entry
+/// script, run with node.
+fn install_pi() -> Result<PathBuf> {
+    let entry = Entry::new(&paths::cache_root()?, format!("pi-{PI_VERSION}"));
+    let dir = entry.get_or_fill(|dir: &Path| {
+        cmd::run(
+            Command::new("npm")
+                .args(["install", "--no-audit", "--no-fund", "--prefix"])
+                .arg(dir)
+                .arg(format!("{PI_PACKAGE}@{PI_VERSION}")),
+        )
+    })?;
+    let script = dir.join("node_modules/@mariozechner/pi-coding-agent/dist/cli.js");
+    if !script.exists() {
+        bail!(
+            "{} missing after installing pi; remove {} and run again",
+            script.display(),
+            dir.display()
+        );
+    }
+    Ok(script)
+}
+
+fn which(program: &str) -> Result<PathBuf> {
+    let path = cmd::stdout_of(Command::new("sh").args(["-c", &format!("command -v {program}")]))?;
+    Ok(PathBuf::from(path.trim()))
 }
 
 /// CPU model, core count and kernel, for the record.

@@ -82,6 +82,30 @@ pub const PIP: Tool = Tool {
     package: "python3-pip",
 };
 
+/// curl, the baseline of the benchmarks' model rows.
+pub const CURL: Tool = Tool {
+    name: "curl",
+    program: "curl",
+    probe_args: &["--version"],
+    package: "curl",
+};
+
+/// npm, to install pi for the benchmarks' comparison (Node.js comes with it).
+pub const NPM: Tool = Tool {
+    name: "npm",
+    program: "npm",
+    probe_args: &["--version"],
+    package: "npm",
+};
+
+/// A C compiler and static libc, for the benchmarks' static no-op baseline.
+pub const CC: Tool = Tool {
+    name: "a C compiler",
+    program: "cc",
+    probe_args: &["--version"],
+    package: "gcc",
+};
+
 /// tar, to unpack the llama.cpp source archive.
 pub const TAR: Tool = Tool {
     name: "tar",

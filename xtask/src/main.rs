@@ -65,11 +65,24 @@ enum Command {
         #[arg(long)]
         no_install_deps: bool,
     },
-    /// Release-build benchmarks, each beside its baseline (see BENCHMARKS.md).
+    /// Release-build benchmarks, each beside its baseline and target (see
+    /// BENCHMARKS.md). Installs what the comparisons need (the local model,
+    /// curl, a C compiler, pi from npm) into the cache first.
     Bench {
         /// Iterations per process-spawning measurement.
         #[arg(long, default_value_t = 200)]
         iterations: u32,
+        /// Also write every row as JSON to this file, to compare two runs.
+        #[arg(long, value_name = "FILE")]
+        json: Option<std::path::PathBuf>,
+        /// Run only these groups (comma-separated): spawn, micro, kill,
+        /// llama, scale, pi.
+        #[arg(long, value_name = "GROUPS")]
+        only: Option<String>,
+        /// Install missing system tools with apt-get; needs root. Implied
+        /// when `CI` is set.
+        #[arg(long)]
+        install_deps: bool,
     },
     /// Fuzz the frame decoder with libFuzzer for a bounded time.
     Fuzz {
@@ -115,7 +128,17 @@ fn main() -> std::process::ExitCode {
             task,
             no_install_deps,
         } => demo::run(&task, deps::Policy::for_demo(no_install_deps)),
-        Command::Bench { iterations } => bench::run(iterations),
+        Command::Bench {
+            iterations,
+            json,
+            only,
+            install_deps,
+        } => bench::run(bench::BenchArgs {
+            iterations,
+            json,
+            only,
+            policy: deps::Policy::from_flag(install_deps),
+        }),
         Command::Fuzz {
             seconds,
             install_deps,

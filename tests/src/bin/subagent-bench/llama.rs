@@ -16,7 +16,7 @@ use crate::context::BenchContext;
 use crate::llama_server::LlamaServer;
 use crate::loopback::Loopback;
 use crate::report::{Row, Stats, Target};
-use crate::timing::ms;
+use crate::timing::{ms, sample_n};
 
 /// Tokens the model may generate per turn.
 pub const MAX_TOKENS: &str = "16";
@@ -109,13 +109,6 @@ pub fn curl(cx: &BenchContext, server: &LlamaServer, body: &Path) -> Result<Comm
     Ok(command)
 }
 
-fn samples(n: usize, warmup: usize, mut f: impl FnMut() -> Result<f64>) -> Result<Vec<f64>> {
-    for _ in 0..warmup {
-        f()?;
-    }
-    (0..n).map(|_| f()).collect()
-}
-
 pub fn run(cx: &BenchContext) -> Result<Vec<Row>> {
     let server = LlamaServer::start(cx)?;
     let dir = tempfile::tempdir()?;
@@ -126,13 +119,13 @@ pub fn run(cx: &BenchContext) -> Result<Vec<Row>> {
         "llama.curl_one_turn",
         "baseline: curl, the worker's request, straight to llama-server (whole process)",
         "ms",
-        &samples(n, 3, || timed(&mut curl(cx, &server, &body)?))?,
+        &sample_n(n, 3, || timed(&mut curl(cx, &server, &body)?))?,
     );
     let cli_one = Row::timed(
         "llama.cli_one_turn",
         "subagent run, one turn (whole process: config, supervisor, sandboxed worker, session file)",
         "ms",
-        &samples(n, 3, || {
+        &sample_n(n, 3, || {
             timed(&mut cli_run(cx, &server.base_url(), dir.path())?)
         })?,
     )

@@ -18,6 +18,7 @@ mod llama;
 mod llama_server;
 mod loopback;
 mod micro;
+mod pi;
 mod report;
 mod spawn;
 mod timing;
@@ -95,6 +96,7 @@ fn main() -> Result<()> {
             "micro" => micro::run(&cx),
             "kill" => kill::run(&cx),
             "llama" => llama::run(&cx),
+            "pi" => pi::run(&cx),
             _ => Ok(Vec::new()),
         };
         match result {

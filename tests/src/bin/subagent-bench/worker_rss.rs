@@ -21,7 +21,7 @@ use crate::loopback::Loopback;
 use crate::report::{Row, Target};
 
 /// Pids of our children running `program`'s file name.
-fn children_running(name: &str) -> Vec<u32> {
+pub fn children_running(name: &str) -> Vec<u32> {
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
         return Vec::new();
     };

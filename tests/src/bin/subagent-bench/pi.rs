@@ -1,0 +1,252 @@
+//! The `pi` group: a subagent as pi's subagent extensions make one (a `pi`
+//! process in print mode, `@mariozechner/pi-coding-agent` from npm) beside
+//! ours (a sandboxed `subagent-worker` under an already running
+//! supervisor), one turn each against the same llama-server, with the same
+//! system prompt, no tools, temperature 0 and the same token cap. Also the
+//! whole `subagent run` process beside the same pi process, for a user
+//! starting either from a shell.
+//!
+//! Peak RSS is each process's `VmHWM`, polled while it runs (for ours, the
+//! CLI's plus its worker's).
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, bail};
+use subagent_protocol::{ProviderKind, ProviderSpec};
+use subagent_supervisor::{RunRequest, Supervisor, SupervisorConfig, WorkerCommand};
+use tokio_util::sync::CancellationToken;
+
+use crate::context::BenchContext;
+use crate::llama::{MAX_TOKENS, TASK, cli_run};
+use crate::llama_server::LlamaServer;
+use crate::report::{Row, Stats, Target};
+use crate::timing::ms;
+use crate::worker_rss::children_running;
+
+const SYSTEM_PROMPT: &str = "You are a helpful assistant. Answer briefly.";
+
+/// Polls the peak RSS of the processes `pids()` names until `done`.
+struct PeakPoller {
+    done: Arc<AtomicBool>,
+    peak: Arc<AtomicU64>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl PeakPoller {
+    fn start(pids: impl Fn() -> Vec<u32> + Send + 'static) -> Self {
+        let done = Arc::new(AtomicBool::new(false));
+        let peak = Arc::new(AtomicU64::new(0));
+        let thread = {
+            let (done, peak) = (Arc::clone(&done), Arc::clone(&peak));
+            std::thread::spawn(move || {
+                while !done.load(Ordering::SeqCst) {
+                    let sum: u64 = pids()
+                        .into_iter()
+                        .filter_map(subagent_sandbox::peak_rss_since_exec)
+                        .sum();
+                    peak.fetch_max(sum, Ordering::SeqCst);
+                    std::thread::sleep(Duration::from_micros(500));
+                }
+            })
+        };
+        Self { done, peak, thread }
+    }
+
+    /// MiB.
+    fn stop(self) -> f64 {
+        self.done.store(true, Ordering::SeqCst);
+        let _ = self.thread.join();
+        self.peak.load(Ordering::SeqCst) as f64 / (1024.0 * 1024.0)
+    }
+}
+
+/// One pi process in print mode: (wall ms, peak RSS MiB).
+fn pi_once(cx: &BenchContext, server: &LlamaServer, home: &Path) -> Result<(f64, f64)> {
+    let script = cx.external("SUBAGENT_BENCH_PI")?;
+    let agent_dir = home.join("agent");
+    std::fs::create_dir_all(&agent_dir)?;
+    let models = serde_json::json!({"providers": {"local": {
+        "baseUrl": server.base_url(),
+        "api": "openai-completions",
+        "apiKey": "none",
+        "compat": {"supportsDeveloperRole": false, "supportsReasoningEffort": false},
+        "models": [{"id": "smollm2", "maxTokens": MAX_TOKENS.parse::<u32>()?}],
+    }}});
+    std::fs::write(agent_dir.join("models.json"), models.to_string())?;
+    let started = Instant::now();
+    let mut child = Command::new("node")
+        .arg(script)
+        .args(["-p", "--provider", "local", "--model", "smollm2"])
+        .args(["--system-prompt", SYSTEM_PROMPT])
+        .args([
+            "--no-session",
+            "--no-tools",
+            "--no-extensions",
+            "--no-skills",
+        ])
+        .args(["--no-context-files", "--no-prompt-templates", "--offline"])
+        .arg(TASK)
+        .current_dir(home)
+        .env("HOME", home)
+        .env("PI_CODING_AGENT_DIR", &agent_dir)
+        .env("PI_OFFLINE", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let pid = child.id();
+    let poller = PeakPoller::start(move || vec![pid]);
+    let status = child.wait()?;
+    let wall = ms(started.elapsed());
+    let peak = poller.stop();
+    if !status.success() {
+        bail!("pi failed ({status}); check that it can reach the llama-server");
+    }
+    Ok((wall, peak))
+}
+
+pub fn run(cx: &BenchContext) -> Result<Vec<Row>> {
+    let server = LlamaServer::start(cx)?;
+    let dir = tempfile::tempdir()?;
+    let n = cx.iterations.clamp(3, 10);
+
+    let mut pi_wall = Vec::new();
+    let mut pi_rss = Vec::new();
+    for i in 0..n + 1 {
+        let (wall, rss) = pi_once(cx, &server, dir.path())?;
+        if i > 0 {
+            pi_wall.push(wall);
+            pi_rss.push(rss);
+        }
+    }
+
+    // Ours, per child: a supervisor already running, one worker per task.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let worker = WorkerCommand {
+        program: cx.binary("subagent-worker")?,
+        args: Vec::new(),
+    };
+    let supervisor = Supervisor::new(SupervisorConfig::new(worker, dir.path().join("sessions")));
+    let provider = ProviderSpec {
+        kind: ProviderKind::OpenaiChat,
+        base_url: server.base_url(),
+        model: "smollm2".into(),
+        api_key: None,
+        temperature: Some(0.0),
+        max_tokens: Some(MAX_TOKENS.parse()?),
+        reasoning: false,
+        price: None,
+    };
+    let mut request = RunRequest::new("general", TASK, provider);
+    request.workspace_dir = dir.path().to_owned();
+    request.system_prompt = Some(SYSTEM_PROMPT.into());
+    request.tools = Some(Vec::new());
+    request.budget.max_turns = 1;
+    let mut child_wall = Vec::new();
+    let mut child_rss = Vec::new();
+    for i in 0..n + 1 {
+        let poller = PeakPoller::start(|| children_running("subagent-worker"));
+        let started = Instant::now();
+        let result = rt.block_on(supervisor.run(request.clone(), CancellationToken::new()));
+        let wall = ms(started.elapsed());
+        let rss = poller.stop();
+        if let Some(e) = &result.details.error {
+            bail!("our one-turn child failed: {}: {}", e.code, e.message);
+        }
+        if i > 0 {
+            child_wall.push(wall);
+            child_rss.push(rss);
+        }
+    }
+
+    // Ours, whole process from a shell.
+    let mut cli_wall = Vec::new();
+    let mut cli_rss = Vec::new();
+    for i in 0..n + 1 {
+        let mut command = cli_run(cx, &server.base_url(), dir.path())?;
+        let started = Instant::now();
+        let mut child = command.spawn()?;
+        let pid = child.id();
+        let poller = PeakPoller::start(move || {
+            let mut pids = vec![pid];
+            pids.extend(children_of(pid));
+            pids
+        });
+        let status = child.wait()?;
+        let wall = ms(started.elapsed());
+        let rss = poller.stop();
+        if !status.success() {
+            bail!("subagent run failed: {status}");
+        }
+        if i > 0 {
+            cli_wall.push(wall);
+            cli_rss.push(rss);
+        }
+    }
+
+    let pi_wall_m = Stats::of(&pi_wall).median;
+    let pi_rss_m = Stats::of(&pi_rss).median;
+    let name_pi = "a pi child, print mode (node)";
+    Ok(vec![
+        Row::timed("pi.pi_wall", "baseline: a pi child, print mode, one turn (wall)", "ms", &pi_wall),
+        Row::timed("pi.pi_rss", "baseline: a pi child, print mode, peak RSS", "MiB", &pi_rss),
+        Row::timed(
+            "pi.child_wall",
+            "our child, one turn (sandboxed worker under a running supervisor), wall; ratio = ours/pi",
+            "ms",
+            &child_wall,
+        )
+        .against(name_pi, pi_wall_m)
+        .target(Target::RatioAtMost(1.0 / 20.0))
+        .note(format!(
+            "{:.1}x faster than a pi child; both wait for the same model turn, which bounds the ratio (llama.curl_one_turn: the turn alone, sent by curl)",
+            pi_wall_m / Stats::of(&child_wall).median
+        )),
+        Row::timed(
+            "pi.child_rss",
+            "our child's worker, peak RSS; ratio = ours/pi",
+            "MiB",
+            &child_rss,
+        )
+        .against(name_pi, pi_rss_m)
+        .target(Target::RatioAtMost(1.0 / 15.0))
+        .note(format!("{:.1}x lighter than a pi child", pi_rss_m / Stats::of(&child_rss).median)),
+        Row::timed(
+            "pi.cli_wall",
+            "subagent run from a shell (whole process), wall; ratio = ours/pi",
+            "ms",
+            &cli_wall,
+        )
+        .against(name_pi, pi_wall_m),
+        Row::timed(
+            "pi.cli_rss",
+            "subagent run from a shell, peak RSS of the CLI plus its worker; ratio = ours/pi",
+            "MiB",
+            &cli_rss,
+        )
+        .against(name_pi, pi_rss_m),
+    ])
+}
+
+/// Children of `pid` (any of its threads).
+fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+        .flat_map(|text| {
+            text.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
+}
