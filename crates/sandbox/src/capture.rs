@@ -19,8 +19,14 @@ use tokio::sync::watch;
 
 use crate::kill::{KillHandle, KillReason};
 
-/// Read buffer per stream, bytes: one default pipe's worth.
+/// Largest read buffer per stream, bytes: one default pipe's worth.
 const READ_CHUNK_BYTES: usize = 64 * 1024;
+
+/// First read buffer per stream, bytes. Most children write little or
+/// nothing to stdout and stderr, and a supervisor holding a thousand of
+/// them would carry two 64 KiB buffers each; a buffer that a read fills
+/// doubles, up to [`READ_CHUNK_BYTES`].
+const FIRST_READ_BYTES: usize = 4 * 1024;
 
 /// What was kept of one stream.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -130,7 +136,7 @@ impl StreamCapture {
         mut stop: watch::Receiver<bool>,
     ) -> Captured {
         let mut kept = HeadTail::new(self.keep_head, self.keep_tail);
-        let mut buf = vec![0u8; READ_CHUNK_BYTES];
+        let mut buf = vec![0u8; FIRST_READ_BYTES];
         loop {
             let want = self.allowance(&kept, buf.len());
             tokio::select! {
@@ -142,6 +148,9 @@ impl StreamCapture {
                     }
                     Ok(n) => {
                         kept.push(&buf[..n]);
+                        if n == buf.len() && buf.len() < READ_CHUNK_BYTES {
+                            buf.resize(buf.len() * 2, 0);
+                        }
                         if self.over_limit(&kept) {
                             break;
                         }

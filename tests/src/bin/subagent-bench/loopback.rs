@@ -6,7 +6,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -20,18 +20,51 @@ pub const TURN: &str = concat!(
 pub struct Loopback {
     pub port: u16,
     bodies: Arc<Mutex<Vec<Vec<u8>>>>,
+    gate: Arc<Gate>,
     stop: Arc<AtomicBool>,
     acceptor: Option<JoinHandle<()>>,
 }
 
+/// Holds every answer until released (a slow model whose every caller is
+/// live at once, without sleeping), and counts the requests that arrived.
+#[derive(Default)]
+struct Gate {
+    state: Mutex<GateState>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct GateState {
+    arrived: usize,
+    open: bool,
+}
+
+impl Gate {
+    fn lock(&self) -> std::sync::MutexGuard<'_, GateState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
 impl Loopback {
+    /// Answers at once.
     pub fn start() -> std::io::Result<Self> {
+        Self::serve(true)
+    }
+
+    /// Holds every answer until [`Self::release`].
+    pub fn start_held() -> std::io::Result<Self> {
+        Self::serve(false)
+    }
+
+    fn serve(open: bool) -> std::io::Result<Self> {
         let listener = TcpListener::bind("127.0.0.1:0")?;
         let port = listener.local_addr()?.port();
         let bodies = Arc::new(Mutex::new(Vec::new()));
+        let gate = Arc::new(Gate::default());
+        gate.lock().open = open;
         let stop = Arc::new(AtomicBool::new(false));
         let acceptor = {
-            let (bodies, stop) = (Arc::clone(&bodies), Arc::clone(&stop));
+            let (bodies, stop, gate) = (Arc::clone(&bodies), Arc::clone(&stop), Arc::clone(&gate));
             std::thread::spawn(move || {
                 for stream in listener.incoming() {
                     if stop.load(Ordering::SeqCst) {
@@ -39,20 +72,24 @@ impl Loopback {
                     }
                     let Ok(stream) = stream else { continue };
                     let bodies = Arc::clone(&bodies);
-                    std::thread::spawn(move || {
-                        if let Ok(body) = answer(stream) {
-                            bodies
-                                .lock()
-                                .unwrap_or_else(PoisonError::into_inner)
-                                .push(body);
-                        }
-                    });
+                    let gate = Arc::clone(&gate);
+                    let _ = std::thread::Builder::new()
+                        .stack_size(64 * 1024)
+                        .spawn(move || {
+                            if let Ok(body) = answer(stream, &gate) {
+                                bodies
+                                    .lock()
+                                    .unwrap_or_else(PoisonError::into_inner)
+                                    .push(body);
+                            }
+                        });
                 }
             })
         };
         Ok(Self {
             port,
             bodies,
+            gate,
             stop,
             acceptor: Some(acceptor),
         })
@@ -60,6 +97,32 @@ impl Loopback {
 
     pub fn base_url(&self) -> String {
         format!("http://127.0.0.1:{}/v1", self.port)
+    }
+
+    /// Lets every held answer go, and every later one.
+    pub fn release(&self) {
+        self.gate.lock().open = true;
+        self.gate.changed.notify_all();
+    }
+
+    /// Waits until `n` requests have arrived (or `timeout` passed); true
+    /// when they did.
+    pub fn wait_for_requests(&self, n: usize, timeout: Duration) -> bool {
+        let deadline = std::time::Instant::now() + timeout;
+        let mut state = self.gate.lock();
+        while state.arrived < n {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            state = self
+                .gate
+                .changed
+                .wait_timeout(state, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+        true
     }
 
     /// The request bodies received so far, oldest first.
@@ -74,6 +137,7 @@ impl Loopback {
 impl Drop for Loopback {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
+        self.release();
         // Wakes the acceptor so it sees the flag.
         let _ = TcpStream::connect(("127.0.0.1", self.port));
         if let Some(acceptor) = self.acceptor.take() {
@@ -83,8 +147,8 @@ impl Drop for Loopback {
 }
 
 /// Reads one request, answers it with [`TURN`], returns its body.
-fn answer(stream: TcpStream) -> std::io::Result<Vec<u8>> {
-    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+fn answer(stream: TcpStream, gate: &Gate) -> std::io::Result<Vec<u8>> {
+    stream.set_read_timeout(Some(Duration::from_secs(120)))?;
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut length = 0usize;
     loop {
@@ -101,6 +165,17 @@ fn answer(stream: TcpStream) -> std::io::Result<Vec<u8>> {
     }
     let mut body = vec![0u8; length];
     reader.read_exact(&mut body)?;
+    {
+        let mut state = gate.lock();
+        state.arrived += 1;
+        gate.changed.notify_all();
+        while !state.open {
+            state = gate
+                .changed
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
     let mut stream = stream;
     write!(
         stream,

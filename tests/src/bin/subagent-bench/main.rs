@@ -20,6 +20,7 @@ mod loopback;
 mod micro;
 mod pi;
 mod report;
+mod scale;
 mod spawn;
 mod timing;
 mod worker_rss;
@@ -97,6 +98,7 @@ fn main() -> Result<()> {
             "kill" => kill::run(&cx),
             "llama" => llama::run(&cx),
             "pi" => pi::run(&cx),
+            "scale" => scale::run(&cx),
             _ => Ok(Vec::new()),
         };
         match result {
