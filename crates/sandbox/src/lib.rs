@@ -62,7 +62,7 @@ mod unix;
 mod vfork;
 
 pub use capture::Captured;
-pub use cgroup::{CgroupKind, cgroup_support, prewarm_attach};
+pub use cgroup::{CgroupKind, cgroup_support, prewarm_attach, release_spare_cgroup};
 pub use child::{SandboxedChild, spawn};
 pub use error::SpawnError;
 pub use exit::{ChildExit, ResourceUsage, Termination};

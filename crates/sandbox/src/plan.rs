@@ -128,7 +128,8 @@ fn plan_cgroup(limits: &ResourceLimits, status: &mut SandboxStatus) -> Option<Ch
     if !limits.wants_cgroup() {
         return None;
     }
-    let created = cgroup_support_cached().and_then(|kind| ChildCgroup::create(&kind, limits));
+    let created =
+        cgroup_support_cached().and_then(|kind| crate::cgroup::take_or_create(&kind, limits));
     match created {
         Ok(setup) => {
             for protection in setup.applied {

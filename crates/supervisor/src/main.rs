@@ -15,5 +15,9 @@ fn main() {
     // compiling the secret patterns takes milliseconds, done meanwhile on a
     // thread of its own while the arguments and config are read.
     subagent_redact::warm_up();
-    std::process::exit(cli::main());
+    let code = cli::main();
+    // The sandbox keeps one cgroup made ahead for the next child; no child
+    // is coming any more.
+    subagent_sandbox::release_spare_cgroup();
+    std::process::exit(code);
 }

@@ -39,7 +39,7 @@ fn main() -> ExitCode {
             );
         }
     };
-    runtime.block_on(async {
+    let code = runtime.block_on(async {
         let stream = match protocol_io::open_protocol_socket(fd) {
             Ok(stream) => stream,
             Err(e) => return fail(exit_code::NO_PROTOCOL_SOCKET, &e.to_string()),
@@ -54,7 +54,11 @@ fn main() -> ExitCode {
                 std::process::exit(i32::from(exit_code::SUPERVISOR_GONE))
             }
         }
-    })
+    });
+    // The cgroup the sandbox made ahead for a next tool process; the
+    // supervisor would remove it with ours, but no need to leave it.
+    subagent_sandbox::release_spare_cgroup();
+    code
 }
 
 async fn run(

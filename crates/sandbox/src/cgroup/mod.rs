@@ -6,9 +6,12 @@ pub(crate) mod child;
 pub(crate) mod discover;
 pub(crate) mod members;
 mod prewarm;
+mod spare;
 
 pub(crate) use child::{CgroupVerdict, ChildCgroup, child_name_prefix};
 pub(crate) use discover::cgroup_support_cached;
 pub use discover::{CgroupKind, cgroup_support};
 pub(crate) use members::CgroupMembers;
 pub use prewarm::prewarm_attach;
+pub use spare::release_spare_cgroup;
+pub(crate) use spare::take_or_create;

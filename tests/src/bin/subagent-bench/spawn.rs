@@ -2,6 +2,7 @@
 //! of /bin/true up to a whole supervised run with the fixture worker.
 
 use std::process::{Command, Stdio};
+use std::time::Instant;
 
 use anyhow::{Result, bail};
 use subagent_protocol::{ApiKey, Limits, ProviderKind, ProviderSpec};
@@ -11,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::context::BenchContext;
 use crate::report::{Row, Target};
-use crate::timing::{time_n, time_n_async};
+use crate::timing::{ms, time_n, time_n_async};
 
 /// Debian's interpreter: its prefix (/usr) is among the sandbox's system
 /// paths, so no probe is needed.
@@ -22,6 +23,13 @@ fn sandbox_spec(limits: ResourceLimits) -> SandboxSpec {
     spec.env = subagent_sandbox::allowlisted_env(subagent_sandbox::DEFAULT_ENV_ALLOWLIST);
     spec.limits = limits;
     spec
+}
+
+/// Runs `work`, returning how long it took, ms.
+async fn timed(work: impl std::future::Future<Output = Result<()>>) -> Result<f64> {
+    let started = Instant::now();
+    work.await?;
+    Ok(ms(started.elapsed()))
 }
 
 async fn sandboxed(spec: SandboxSpec) -> Result<()> {
@@ -41,46 +49,58 @@ pub fn run(cx: &BenchContext) -> Result<Vec<Row>> {
         .build()?;
     let mut rows = Vec::new();
 
-    let bare = Row::timed(
-        "spawn.bare_true",
-        "baseline: fork/exec+wait /bin/true (std::process)",
-        "ms",
-        &time_n(n, 10, || {
-            let status = Command::new("/bin/true").stdin(Stdio::null()).status()?;
-            if !status.success() {
-                bail!("/bin/true failed");
-            }
-            Ok(())
-        })?,
-    );
-
+    // Interleaved, one of each per round: the ratio rows then see the same
+    // machine (a shared 2-core VM drifts by tens of percent over a minute).
     let no_cgroup = ResourceLimits {
         memory_bytes: None,
         pids: None,
         ..ResourceLimits::from_limits(&Limits::default())
     };
+    let full = ResourceLimits::from_limits(&Limits::default());
+    let with_cgroup = subagent_sandbox::cgroup_support().is_ok();
+    let (mut bare_ms, mut rlimits_ms, mut cgroup_ms) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..n + 10 {
+        let started = Instant::now();
+        let status = Command::new("/bin/true").stdin(Stdio::null()).status()?;
+        let bare_took = ms(started.elapsed());
+        if !status.success() {
+            bail!("/bin/true failed");
+        }
+        let rlimits_took = rt.block_on(timed(sandboxed(sandbox_spec(no_cgroup))))?;
+        let cgroup_took = if with_cgroup {
+            Some(rt.block_on(timed(sandboxed(sandbox_spec(full))))?)
+        } else {
+            None
+        };
+        if round >= 10 {
+            bare_ms.push(bare_took);
+            rlimits_ms.push(rlimits_took);
+            cgroup_ms.extend(cgroup_took);
+        }
+    }
+    let bare = Row::timed(
+        "spawn.bare_true",
+        "baseline: fork/exec+wait /bin/true (std::process)",
+        "ms",
+        &bare_ms,
+    );
     let rlimits = Row::timed(
         "spawn.sandbox_rlimits",
         "sandbox spawn+wait /bin/true, rlimits only",
         "ms",
-        &rt.block_on(time_n_async(n, 10, || sandboxed(sandbox_spec(no_cgroup))))?,
+        &rlimits_ms,
     )
     .against_row(&bare);
-    let cgroup = if subagent_sandbox::cgroup_support().is_ok() {
-        let full = ResourceLimits::from_limits(&Limits::default());
-        Some(
-            Row::timed(
-                "spawn.sandbox_cgroup",
-                "sandbox spawn+wait /bin/true, rlimits + cgroup memory/pids/freezer",
-                "ms",
-                &rt.block_on(time_n_async(n, 10, || sandboxed(sandbox_spec(full))))?,
-            )
-            .against_row(&bare)
-            .target(Target::RatioAtMost(1.5)),
+    let cgroup = with_cgroup.then(|| {
+        Row::timed(
+            "spawn.sandbox_cgroup",
+            "sandbox spawn+wait /bin/true, rlimits + cgroup memory/pids/freezer",
+            "ms",
+            &cgroup_ms,
         )
-    } else {
-        None
-    };
+        .against_row(&bare)
+        .target(Target::RatioAtMost(1.5))
+    });
     rows.push(bare.clone());
     rows.push(rlimits);
     rows.extend(cgroup);
