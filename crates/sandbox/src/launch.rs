@@ -97,6 +97,9 @@ fn launch_here(mut spec: SandboxSpec) -> Result<Launched, SpawnError> {
         .map_err(|e| setup_error("the cgroup paths", std::io::Error::other(e)))?;
     let setup = ChildSetup::new(procs, rlimits, spec.protocol_fd.take(), isolation)
         .map_err(|e| setup_error("the protocol fd", e))?;
+    if cgroup.is_some() {
+        crate::cgroup::keep_warm();
+    }
     let started = Instant::now();
     let (pid, stdout, stderr) = start_leader(&spec, setup).map_err(|source| SpawnError::Spawn {
         program: spec.program.clone(),

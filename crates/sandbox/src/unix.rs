@@ -36,6 +36,12 @@ pub(crate) fn own_pid() -> u32 {
     std::process::id()
 }
 
+/// The calling thread's id.
+pub(crate) fn own_tid() -> libc::pid_t {
+    // SAFETY: gettid cannot fail and touches no memory.
+    unsafe { libc::gettid() }
+}
+
 /// True when this process runs with effective uid 0.
 pub(crate) fn running_as_root() -> bool {
     // SAFETY: geteuid cannot fail and touches no memory.

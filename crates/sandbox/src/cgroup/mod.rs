@@ -12,6 +12,7 @@ pub(crate) use child::{CgroupVerdict, ChildCgroup, child_name_prefix};
 pub(crate) use discover::cgroup_support_cached;
 pub use discover::{CgroupKind, cgroup_support};
 pub(crate) use members::CgroupMembers;
+pub(crate) use prewarm::keep_warm;
 pub use prewarm::prewarm_attach;
 pub use spare::release_spare_cgroup;
 pub(crate) use spare::take_or_create;
