@@ -1,33 +1,66 @@
 //! The single writer of a session file.
 //!
-//! One thread owns the file; everyone else sends it lines over a channel.
-//! Each line is serialized whole and written with one `write_all` to a file
-//! opened append-only, flushed per line, and fsynced after lifecycle lines
-//! (the header and `agent_event`), so a crash loses at most the progress
-//! lines after the last lifecycle record and never tears a lifecycle record.
+//! Each file has exactly one writer; everyone else sends it lines. Each line
+//! is serialized whole and written with one `write_all` to a file opened
+//! append-only, flushed per line, and fsynced after lifecycle lines (the
+//! header and `agent_event`), so a crash loses at most the progress lines
+//! after the last lifecycle record and never tears a lifecycle record.
 //!
-//! The owner is a dedicated OS thread, not a task on the async runtime: the
+//! The writers are plain OS threads, not tasks on the async runtime: the
 //! writes and fsyncs block for as long as the disk takes, and the CLI's
-//! runtime has two threads that must never wait on a disk. Being a plain
-//! thread, it also needs no runtime to finish, so a run dropped half-way can
-//! still hand it a closing line from a `Drop` ([`SessionWriter::finish_blocking`]).
+//! runtime has two threads that must never wait on a disk. Being plain
+//! threads, they also need no runtime to finish a file, so a run dropped
+//! half-way can still hand its writer a closing line from a `Drop`
+//! ([`SessionWriter::finish_blocking`]).
+//!
+//! The threads are a small process-wide pool (`POOL_THREADS`), not one per
+//! file: `batch -j 1000` keeps 1,000 session files open at once, and a thread
+//! per file held 8 MiB and more (about 8 KiB each of resident stack and TLS,
+//! plus malloc arenas) in a supervisor that must stay under 64 MiB. A file is
+//! owned by one pool thread from [`SessionWriter::create`] to its close, which
+//! keeps one writer per file and its lines in order; the price is that the
+//! writes and fsyncs of the files sharing a thread wait for each other. A few
+//! threads keep one slow fsync from stalling every run; more would cost memory
+//! for little, as fsyncs on one filesystem largely queue on its journal
+//! anyway. Threads start when a file needs one and then live as long as the
+//! process, so a process that never writes a session starts none.
+//!
+//! A file's failure is its own: a write error (a full disk) stops that file's
+//! writer and is reported by its close, and the other files on the thread go
+//! on.
+//!
 //! Appends to a parent's file block too: [`append_to_parent`] runs them on
 //! the runtime's blocking pool.
 //!
 //! Sanitizing is the caller's job: this module writes what it is given.
 
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::future::Future;
 use std::io::{self, Write};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError, mpsc};
 
 use subagent_protocol::session::SessionLine;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
-/// Lines buffered between producers and the writer thread before `append`
-/// waits. Bounded so a flooding worker slows down instead of growing memory.
+/// Lines queued for one file before its `append` waits. Bounded so a
+/// flooding worker slows down instead of growing memory; per file, so it
+/// waits for its own lines, never for another run's.
 const CHANNEL_CAPACITY: usize = 1024;
+
+/// Writer threads in the process at most; see the module doc for why few.
+const POOL_THREADS: usize = 4;
+
+/// Stack of a writer thread, in bytes. Serializing one line is all it does;
+/// the deepest line is a tool call's `args`, which `serde_json` parses no
+/// deeper than 128 levels.
+const WRITER_STACK_BYTES: usize = 256 * 1024;
+
+/// The writers of every session file in the process.
+static POOL: Pool = Pool::new("session-writer", POOL_THREADS);
 
 /// Failures of the session writer.
 #[derive(Debug, thiserror::Error)]
@@ -53,7 +86,7 @@ pub enum SessionWriterError {
     /// A line could not be serialized.
     #[error("serialize session line: {0}")]
     Serialize(#[from] serde_json::Error),
-    /// The writer thread is gone (it failed earlier, or panicked).
+    /// The file's writer is gone (it failed earlier, or panicked).
     #[error("session writer stopped")]
     Stopped,
     /// The writer thread could not be started.
@@ -61,22 +94,13 @@ pub enum SessionWriterError {
     Thread(io::Error),
 }
 
-enum Command {
-    Line(Box<SessionLine>),
-}
-
-/// The line written after every queued one, once the queue is closed.
-type LastLine = Arc<Mutex<Option<SessionLine>>>;
-
-/// Handle to the writer thread of one session file. Dropping it closes the
-/// queue: the thread writes what was queued and ends.
+/// Handle to the writer of one session file. Dropping it closes the file's
+/// queue: its writer writes what was queued and closes the file.
 #[derive(Debug)]
 pub struct SessionWriter {
     path: PathBuf,
-    tx: mpsc::Sender<Command>,
-    last: LastLine,
-    done: oneshot::Receiver<Result<u64, SessionWriterError>>,
-    thread: std::thread::JoinHandle<()>,
+    queue: Queue,
+    outcome: Arc<Outcome>,
 }
 
 impl SessionWriterError {
@@ -88,8 +112,8 @@ impl SessionWriterError {
 }
 
 impl SessionWriter {
-    /// Creates the file (and its directories) and starts the writer thread.
-    /// Refuses to overwrite: a session file is never truncated.
+    /// Creates the file (and its directories) and hands it to a writer
+    /// thread. Refuses to overwrite: a session file is never truncated.
     pub fn create(path: &Path) -> Result<Self, SessionWriterError> {
         let create_err = |source| SessionWriterError::Create {
             path: path.to_owned(),
@@ -103,22 +127,36 @@ impl SessionWriter {
             .create_new(true)
             .open(path)
             .map_err(create_err)?;
-        let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
-        let (report, done) = oneshot::channel();
-        let last = LastLine::default();
-        let (owned, last_line) = (path.to_owned(), Arc::clone(&last));
-        let thread = std::thread::Builder::new()
-            .name("session-writer".into())
-            .spawn(move || {
-                let _ = report.send(write_loop(file, &owned, rx, &last_line));
-            })
-            .map_err(SessionWriterError::Thread)?;
+        Self::start(&POOL, file, path)
+    }
+
+    /// Hands an open `file` to a thread of `pool`.
+    fn start(pool: &Pool, file: File, path: &Path) -> Result<Self, SessionWriterError> {
+        static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        let slots = Arc::new(Semaphore::new(CHANNEL_CAPACITY));
+        let outcome = Arc::new(Outcome::default());
+        let open = Box::new(OpenFile {
+            path: path.to_owned(),
+            file: Ok(file),
+            written: 0,
+            slots: Arc::clone(&slots),
+            outcome: Some(Arc::clone(&outcome)),
+        });
+        let tx = pool.assign()?;
+        // Fails only if the thread died outside any one file's writing,
+        // which `serve` guards against.
+        tx.send(Event::Open { id, file: open })
+            .map_err(|_| SessionWriterError::Stopped)?;
         Ok(Self {
             path: path.to_owned(),
-            tx,
-            last,
-            done,
-            thread,
+            queue: Queue {
+                id,
+                tx,
+                slots,
+                last: None,
+            },
+            outcome,
         })
     }
 
@@ -129,70 +167,280 @@ impl SessionWriter {
 
     /// Queues one line. Fails only when the writer has stopped.
     pub async fn append(&self, line: SessionLine) -> Result<(), SessionWriterError> {
-        self.tx
-            .send(Command::Line(Box::new(line)))
+        let queue = &self.queue;
+        // The permit travels with the line and is released once it is
+        // written: at most CHANNEL_CAPACITY lines of this file are queued.
+        let slot = Arc::clone(&queue.slots)
+            .acquire_owned()
             .await
+            .map_err(|_| SessionWriterError::Stopped)?;
+        queue
+            .tx
+            .send(Event::Line {
+                id: queue.id,
+                line: Box::new(line),
+                _slot: slot,
+            })
             .map_err(|_| SessionWriterError::Stopped)
     }
 
     /// Writes everything queued and closes the file; returns the line count
     /// or the first error the writer met.
     pub async fn close(self) -> Result<u64, SessionWriterError> {
-        let SessionWriter { tx, done, .. } = self;
-        drop(tx);
-        done.await.map_err(|_| SessionWriterError::Stopped)?
+        let SessionWriter { queue, outcome, .. } = self;
+        drop(queue);
+        outcome.wait().await
     }
 
     /// Closes the queue with `last` as the file's last line, then waits for
     /// the writer as [`Self::close`] does. The line is handed over before
     /// this returns its future: dropping the future still gets it written.
     pub fn close_with(
-        self,
+        mut self,
         last: SessionLine,
     ) -> impl Future<Output = Result<u64, SessionWriterError>> + Send {
-        self.set_last(last);
+        self.queue.last = Some(last);
         self.close()
     }
 
     /// [`Self::close_with`] for code that cannot wait asynchronously (a
     /// `Drop`): blocks the calling thread until the writer has written
-    /// everything queued and `last`, and closed the file.
-    pub fn finish_blocking(self, last: SessionLine) -> Result<u64, SessionWriterError> {
-        self.set_last(last);
-        let SessionWriter {
-            tx,
-            mut done,
-            thread,
-            ..
-        } = self;
-        drop(tx);
-        thread.join().map_err(|_| SessionWriterError::Stopped)?;
-        done.try_recv().map_err(|_| SessionWriterError::Stopped)?
-    }
-
-    fn set_last(&self, last: SessionLine) {
-        *self.last.lock().unwrap_or_else(PoisonError::into_inner) = Some(last);
+    /// everything queued and `last`, and closed the file. Needs no runtime,
+    /// and does not mind being called on one.
+    pub fn finish_blocking(mut self, last: SessionLine) -> Result<u64, SessionWriterError> {
+        self.queue.last = Some(last);
+        let SessionWriter { queue, outcome, .. } = self;
+        drop(queue);
+        outcome.wait_blocking()
     }
 }
 
-fn write_loop(
-    mut file: File,
-    path: &Path,
-    mut rx: mpsc::Receiver<Command>,
-    last: &LastLine,
-) -> Result<u64, SessionWriterError> {
-    let mut written = 0u64;
-    while let Some(Command::Line(line)) = rx.blocking_recv() {
-        write_line(&mut file, path, &line)?;
-        written += 1;
+/// The producers' end of one file's queue. Dropping it is what closes the
+/// file, so a handle dropped without a close (or a dropped close future)
+/// still gets everything queued, and its last line, written.
+#[derive(Debug)]
+struct Queue {
+    id: u64,
+    tx: mpsc::Sender<Event>,
+    /// Free places in the queue; closed by the writer once it has failed.
+    slots: Arc<Semaphore>,
+    /// Written after every queued line, when the queue closes.
+    last: Option<SessionLine>,
+}
+
+impl Drop for Queue {
+    fn drop(&mut self) {
+        // Sent after every line of this queue on the same channel, so it
+        // arrives after them. If the thread is gone, the file was dropped
+        // with it and has reported `Stopped` already.
+        let _ = self.tx.send(Event::Close {
+            id: self.id,
+            last: self.last.take().map(Box::new),
+        });
     }
-    // Every sender is gone, so nothing can be queued behind this line.
-    let last = last.lock().unwrap_or_else(PoisonError::into_inner).take();
-    if let Some(line) = last {
-        write_line(&mut file, path, &line)?;
-        written += 1;
+}
+
+/// What a writer thread is asked to do, for one of its files.
+enum Event {
+    Open {
+        id: u64,
+        file: Box<OpenFile>,
+    },
+    Line {
+        id: u64,
+        line: Box<SessionLine>,
+        _slot: OwnedSemaphorePermit,
+    },
+    Close {
+        id: u64,
+        last: Option<Box<SessionLine>>,
+    },
+}
+
+/// How a file's writing ended, handed from its thread to whoever closes it,
+/// be it awaiting ([`Self::wait`]) or blocked ([`Self::wait_blocking`]).
+#[derive(Debug, Default)]
+struct Outcome {
+    result: Mutex<Option<Result<u64, SessionWriterError>>>,
+    ready: Condvar,
+    notify: Notify,
+}
+
+impl Outcome {
+    fn set(&self, result: Result<u64, SessionWriterError>) {
+        *self.result.lock().unwrap_or_else(PoisonError::into_inner) = Some(result);
+        self.ready.notify_all();
+        // `notify_one` keeps a permit when nobody waits yet, so a waiter
+        // that checked just before this still wakes.
+        self.notify.notify_one();
     }
-    Ok(written)
+
+    fn take(&self) -> Option<Result<u64, SessionWriterError>> {
+        self.result
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
+
+    async fn wait(&self) -> Result<u64, SessionWriterError> {
+        loop {
+            if let Some(result) = self.take() {
+                return result;
+            }
+            self.notify.notified().await;
+        }
+    }
+
+    fn wait_blocking(&self) -> Result<u64, SessionWriterError> {
+        let mut result = self.result.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            if let Some(result) = result.take() {
+                return result;
+            }
+            result = self
+                .ready
+                .wait(result)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+}
+
+/// A session file as its writer thread holds it.
+struct OpenFile {
+    path: PathBuf,
+    /// The first error once writing has failed: later lines are dropped and
+    /// the close reports it.
+    file: Result<File, SessionWriterError>,
+    written: u64,
+    slots: Arc<Semaphore>,
+    /// Taken once the outcome is reported.
+    outcome: Option<Arc<Outcome>>,
+}
+
+impl OpenFile {
+    fn write(&mut self, line: &SessionLine) {
+        let Ok(file) = &mut self.file else { return };
+        match write_line(file, &self.path, line) {
+            Ok(()) => self.written += 1,
+            Err(e) => {
+                // Later appends fail at once instead of queueing lines
+                // that would be dropped.
+                self.slots.close();
+                self.file = Err(e);
+            }
+        }
+    }
+
+    fn finish(mut self, last: Option<Box<SessionLine>>) {
+        if let Some(line) = last {
+            self.write(&line);
+        }
+        let file = std::mem::replace(&mut self.file, Err(SessionWriterError::Stopped));
+        if let Some(outcome) = self.outcome.take() {
+            outcome.set(file.map(|_| self.written));
+        }
+    }
+}
+
+impl Drop for OpenFile {
+    /// A file dropped unfinished (its writer panicked): whoever closes it
+    /// must not wait forever.
+    fn drop(&mut self) {
+        if let Some(outcome) = self.outcome.take() {
+            self.slots.close();
+            outcome.set(Err(SessionWriterError::Stopped));
+        }
+    }
+}
+
+/// Writer threads, started on demand up to a cap.
+struct Pool {
+    /// Thread names are this and a number.
+    name: &'static str,
+    max_threads: usize,
+    threads: Mutex<Vec<PoolThread>>,
+}
+
+struct PoolThread {
+    tx: mpsc::Sender<Event>,
+    /// Files it holds open: the least busy thread gets the next file.
+    files: Arc<AtomicUsize>,
+}
+
+impl Pool {
+    const fn new(name: &'static str, max_threads: usize) -> Self {
+        Self {
+            name,
+            max_threads,
+            threads: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The thread for a new file: an idle one, else a new one while under
+    /// the cap, else the one holding the fewest files.
+    fn assign(&self) -> Result<mpsc::Sender<Event>, SessionWriterError> {
+        let mut threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
+        let least_busy = threads
+            .iter()
+            .min_by_key(|t| t.files.load(Ordering::Relaxed))
+            .filter(|t| t.files.load(Ordering::Relaxed) == 0 || threads.len() >= self.max_threads);
+        let thread = match least_busy {
+            Some(thread) => thread,
+            None => {
+                let thread = self.start_thread(threads.len())?;
+                threads.push(thread);
+                &threads[threads.len() - 1]
+            }
+        };
+        thread.files.fetch_add(1, Ordering::Relaxed);
+        Ok(thread.tx.clone())
+    }
+
+    fn start_thread(&self, index: usize) -> Result<PoolThread, SessionWriterError> {
+        let (tx, rx) = mpsc::channel();
+        let files = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&files);
+        std::thread::Builder::new()
+            // No separator: a thread's OS name (`ps -L`, `top -H`) keeps 15
+            // bytes, and "session-writer" is 14 of them.
+            .name(format!("{}{index}", self.name))
+            .stack_size(WRITER_STACK_BYTES)
+            .spawn(move || serve(&rx, &counted))
+            .map_err(SessionWriterError::Thread)?;
+        Ok(PoolThread { tx, files })
+    }
+}
+
+/// A writer thread's loop: runs until every sender is gone, which for the
+/// process-wide pool is never.
+fn serve(rx: &mpsc::Receiver<Event>, open_files: &AtomicUsize) {
+    let mut files: HashMap<u64, Box<OpenFile>> = HashMap::new();
+    while let Ok(event) = rx.recv() {
+        match event {
+            Event::Open { id, file } => {
+                files.insert(id, file);
+            }
+            Event::Line { id, line, _slot } => {
+                let Some(file) = files.get_mut(&id) else {
+                    continue;
+                };
+                // A panic on one file's line must not take down the other
+                // files on this thread: that file alone stops.
+                if catch_unwind(AssertUnwindSafe(|| file.write(&line))).is_err() {
+                    files.remove(&id);
+                }
+            }
+            Event::Close { id, last } => {
+                // Every opened file is closed exactly once, even one
+                // dropped after a panic.
+                open_files.fetch_sub(1, Ordering::Relaxed);
+                if let Some(file) = files.remove(&id) {
+                    // Dropped unfinished on a panic, which reports `Stopped`.
+                    let _ = catch_unwind(AssertUnwindSafe(|| file.finish(last)));
+                }
+            }
+        }
+    }
 }
 
 fn write_line(file: &mut File, path: &Path, line: &SessionLine) -> Result<(), SessionWriterError> {

@@ -119,3 +119,282 @@ async fn a_closing_line_handed_over_is_written_even_if_the_close_is_dropped() {
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
 }
+
+/// Names of this process's threads that start with `prefix`, as the OS sees
+/// them (`comm`, 15 bytes at most).
+fn threads_named(prefix: &str) -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|task| std::fs::read_to_string(task.unwrap().path().join("comm")).ok())
+        .filter(|comm| comm.starts_with(prefix))
+        .count()
+}
+
+fn lines_of(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn fifty_files_written_at_once_each_keep_all_their_lines_in_order() {
+    const FILES: usize = 50;
+    const LINES: usize = 300;
+    let dir = tempfile::tempdir().unwrap();
+    let mut writers: Vec<_> = (0..FILES)
+        .map(|f| {
+            let path = dir.path().join(format!("run-{f}.jsonl"));
+            SessionWriter::create(&path).unwrap()
+        })
+        .collect();
+    // Five tasks, ten files each, interleaving their appends line by line.
+    let mut tasks = Vec::new();
+    for _ in 0..5 {
+        let mine: Vec<SessionWriter> = writers.drain(..10).collect();
+        tasks.push(tokio::spawn(async move {
+            for i in 0..LINES {
+                for w in &mine {
+                    w.append(log(&format!("{} line {i}", w.path().display())))
+                        .await
+                        .unwrap();
+                }
+            }
+            let mut counts = Vec::new();
+            for w in mine {
+                let path = w.path().to_owned();
+                counts.push((path, w.close_with(log("the end")).await.unwrap()));
+            }
+            counts
+        }));
+    }
+    for task in tasks {
+        for (path, count) in task.await.unwrap() {
+            assert_eq!(count, LINES as u64 + 1, "{}", path.display());
+            let lines = lines_of(&path);
+            assert_eq!(lines.len(), LINES + 1, "{}", path.display());
+            for (i, line) in lines[..LINES].iter().enumerate() {
+                assert_eq!(line["message"], format!("{} line {i}", path.display()));
+            }
+            assert_eq!(lines[LINES]["message"], "the end");
+        }
+    }
+}
+
+#[tokio::test]
+async fn fifty_open_files_share_at_most_the_pools_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let writers: Vec<_> = (0..50)
+        .map(|f| SessionWriter::create(&dir.path().join(format!("run-{f}.jsonl"))).unwrap())
+        .collect();
+    for w in &writers {
+        w.append(log("hello")).await.unwrap();
+    }
+    // Other tests use the process-wide pool at the same time: the cap holds
+    // for all of them together.
+    let threads = threads_named("session-writer");
+    assert!(threads <= POOL_THREADS, "{threads} writer threads");
+    for w in writers {
+        assert_eq!(w.close().await.unwrap(), 1);
+    }
+    // A thread names itself once it runs, which the closes prove: this
+    // counts the right threads.
+    let threads = threads_named("session-writer");
+    assert!(
+        (1..=POOL_THREADS).contains(&threads),
+        "{threads} writer threads"
+    );
+}
+
+#[tokio::test]
+async fn pool_threads_start_only_when_every_running_one_is_busy() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = Pool::new("lazy-writer", 2);
+    let threads = || pool.threads.lock().unwrap().len();
+    assert_eq!(threads(), 0, "nothing written, nothing started");
+    let open = |name: &str| {
+        let path = dir.path().join(name);
+        let file = OpenOptions::new()
+            .append(true)
+            .create_new(true)
+            .open(&path)
+            .unwrap();
+        SessionWriter::start(&pool, file, &path).unwrap()
+    };
+    let a = open("a.jsonl");
+    assert_eq!(threads(), 1);
+    let b = open("b.jsonl");
+    assert_eq!(threads(), 2);
+    let c = open("c.jsonl");
+    assert_eq!(threads(), 2, "the cap");
+    for w in [a, b, c] {
+        w.append(log("x")).await.unwrap();
+        assert_eq!(w.close().await.unwrap(), 1);
+    }
+    // A thread names itself once it runs, which the closes prove.
+    assert_eq!(threads_named("lazy-writer"), 2);
+}
+
+#[tokio::test]
+async fn a_file_that_fails_to_write_stops_alone_and_its_thread_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    // One thread, so both files are surely on it.
+    let pool = Pool::new("full-writer", 1);
+    let full = Path::new("/dev/full");
+    let failing = SessionWriter::start(
+        &pool,
+        OpenOptions::new().append(true).open(full).unwrap(),
+        full,
+    )
+    .unwrap();
+    let path = dir.path().join("fine.jsonl");
+    let file = OpenOptions::new()
+        .append(true)
+        .create_new(true)
+        .open(&path)
+        .unwrap();
+    let fine = SessionWriter::start(&pool, file, &path).unwrap();
+
+    failing.append(log("no space")).await.unwrap();
+    for i in 0..3 {
+        fine.append(log(&format!("line {i}"))).await.unwrap();
+    }
+    // One thread in queue order: once this close returns, the failed write
+    // came and went before it.
+    assert_eq!(fine.close_with(log("the end")).await.unwrap(), 4);
+    let lines = lines_of(&path);
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines[3]["message"], "the end");
+
+    let err = failing.append(log("more")).await.unwrap_err();
+    assert!(matches!(err, SessionWriterError::Stopped), "{err}");
+    let err = failing.close().await.unwrap_err();
+    match err {
+        SessionWriterError::Write { path, source } => {
+            assert_eq!(path, full);
+            assert_eq!(source.kind(), io::ErrorKind::StorageFull, "{source}");
+        }
+        other => panic!("{other}"),
+    }
+
+    // The thread still writes files handed to it afterwards.
+    let path = dir.path().join("later.jsonl");
+    let file = OpenOptions::new()
+        .append(true)
+        .create_new(true)
+        .open(&path)
+        .unwrap();
+    let later = SessionWriter::start(&pool, file, &path).unwrap();
+    later.append(log("still here")).await.unwrap();
+    assert_eq!(later.close().await.unwrap(), 1);
+    assert_eq!(threads_named("full-writer"), 1);
+}
+
+#[tokio::test]
+async fn a_stalled_file_holds_at_most_its_queue_of_lines_then_append_waits() {
+    use std::io::Read;
+
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("stalled");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    // A reader that reads nothing until told: the pipe fills and the writer
+    // thread blocks in `write`, as on a disk that stopped answering.
+    let (go, wait) = std::sync::mpsc::channel::<()>();
+    let reader = std::thread::spawn({
+        let fifo = fifo.clone();
+        move || {
+            let mut file = File::open(&fifo).unwrap();
+            wait.recv().unwrap();
+            let mut text = String::new();
+            file.read_to_string(&mut text).unwrap();
+            text
+        }
+    });
+    let file = OpenOptions::new().append(true).open(&fifo).unwrap();
+    let pool = Pool::new("stall-writer", 1);
+    let writer = SessionWriter::start(&pool, file, &fifo).unwrap();
+
+    let big = "x".repeat(4096);
+    let mut queued = 0usize;
+    let waiting = loop {
+        let mut append = Box::pin(writer.append(log(&big)));
+        match tokio::time::timeout(std::time::Duration::from_millis(200), &mut append).await {
+            Ok(done) => {
+                done.unwrap();
+                queued += 1;
+            }
+            Err(_) => break append,
+        }
+        // The pipe holds 16 of these lines (64 KiB): far fewer than this.
+        assert!(queued <= CHANNEL_CAPACITY + 64, "{queued} lines queued");
+    };
+    assert!(queued >= CHANNEL_CAPACITY, "waited after {queued} lines");
+
+    go.send(()).unwrap();
+    waiting.await.unwrap();
+    assert_eq!(writer.close().await.unwrap(), queued as u64 + 1);
+    let text = reader.join().unwrap();
+    assert_eq!(text.lines().count(), queued + 1);
+}
+
+#[tokio::test]
+async fn a_closing_line_is_written_from_a_thread_without_a_runtime() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.jsonl");
+    let writer = SessionWriter::create(&path).unwrap();
+    for i in 0..10 {
+        writer.append(log(&format!("line {i}"))).await.unwrap();
+    }
+    let count = std::thread::spawn(move || writer.finish_blocking(log("the end")))
+        .join()
+        .unwrap()
+        .unwrap();
+    assert_eq!(count, 11);
+    let lines = lines_of(&path);
+    assert_eq!(lines.len(), 11);
+    assert_eq!(lines[9]["message"], "line 9");
+    assert_eq!(lines[10]["message"], "the end");
+}
+
+#[tokio::test]
+async fn finish_blocking_on_a_runtime_thread_does_not_need_the_runtime() {
+    // As from a `Drop` inside a task on the one-thread runtime: the pool
+    // thread must finish the file without this thread's help.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.jsonl");
+    let writer = SessionWriter::create(&path).unwrap();
+    writer.append(log("first")).await.unwrap();
+    assert_eq!(writer.finish_blocking(log("the end")).unwrap(), 2);
+    assert_eq!(lines_of(&path).len(), 2);
+}
+
+#[tokio::test]
+async fn a_deeply_nested_tool_call_fits_the_writer_threads_stack() {
+    use subagent_protocol::session::ToolCallLine;
+
+    // As deep as serde_json lets a worker's arguments be parsed.
+    let depth = 127;
+    let text = format!(
+        "{}{}",
+        "{\"a\":".repeat(depth),
+        "1".to_owned() + &"}".repeat(depth)
+    );
+    let args: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.jsonl");
+    let writer = SessionWriter::create(&path).unwrap();
+    writer
+        .append(SessionLine::now(SessionEntry::ToolCall(ToolCallLine {
+            turn: 1,
+            call_id: "c".into(),
+            name: "deep".into(),
+            args,
+        })))
+        .await
+        .unwrap();
+    assert_eq!(writer.close().await.unwrap(), 1);
+    // Too deep to parse back whole; compact JSON writes it as it came.
+    let line = std::fs::read_to_string(&path).unwrap();
+    assert!(line.contains(&format!("\"args\":{text}")), "{line}");
+}
