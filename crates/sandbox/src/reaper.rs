@@ -53,7 +53,7 @@ pub(crate) struct CleanupReport {
 pub(crate) struct ReaperLink {
     pub(crate) exited: oneshot::Receiver<LeaderExit>,
     /// Dropping this without sending also triggers the cleanup (drop guard).
-    pub(crate) cleanup: mpsc::Sender<CleanupRequest>,
+    pub(crate) cleanup: mpsc::SyncSender<CleanupRequest>,
 }
 
 /// What the reaper thread owns: handed over only once it runs, so a thread
@@ -69,8 +69,11 @@ pub(crate) fn start(
     killer: KillHandle,
 ) -> io::Result<ReaperLink> {
     let (exit_tx, exited) = oneshot::channel();
-    let (cleanup, requests) = mpsc::channel::<CleanupRequest>();
-    let (hand_over, tree) = mpsc::channel::<Tree>();
+    // One message each way, so one slot each: an unbounded channel would
+    // allocate a block of 31 slots per child, about 6 KiB for the tree
+    // (held for the child's whole life, times 1,000 live children).
+    let (cleanup, requests) = mpsc::sync_channel::<CleanupRequest>(1);
+    let (hand_over, tree) = mpsc::sync_channel::<Tree>(1);
     let started = std::thread::Builder::new()
         .name(format!("subagent-reaper-{}", scope.leader))
         .stack_size(REAPER_STACK_BYTES)

@@ -36,7 +36,7 @@ pub(crate) struct Running {
     pub(crate) started: Instant,
     pub(crate) exited: Option<oneshot::Receiver<LeaderExit>>,
     /// Dropping this unsent makes the reaper clean up on its own.
-    pub(crate) cleanup: Option<mpsc::Sender<CleanupRequest>>,
+    pub(crate) cleanup: Option<mpsc::SyncSender<CleanupRequest>>,
     pub(crate) stdout: Option<CaptureTask>,
     pub(crate) stderr: Option<CaptureTask>,
     /// Tells the capture tasks to hand over what they have.
