@@ -12,6 +12,7 @@
 //! [`release_spare_cgroup`] removes it at the end of a program; one left by
 //! a killed process is removed by the next one's sweep of stale cgroups.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use super::child::{CgroupSetup, ChildCgroup};
@@ -23,6 +24,11 @@ use crate::spec::ResourceLimits;
 type Caps = (Option<u64>, Option<u64>);
 
 static SPARE: Mutex<Option<(Caps, CgroupSetup)>> = Mutex::new(None);
+
+/// Whether a spare was ever asked for: a process that started no child in
+/// a cgroup (a worker whose run used no tool) has nothing to release and
+/// need not start the chores thread just to find that out.
+static SPARE_STARTED: AtomicBool = AtomicBool::new(false);
 
 fn caps(limits: &ResourceLimits) -> Caps {
     (limits.memory_bytes, limits.pids)
@@ -41,6 +47,7 @@ pub(crate) fn take_or_create(
         _ => ChildCgroup::create(kind, limits)?,
     };
     let (kind, limits) = (kind.clone(), *limits);
+    SPARE_STARTED.store(true, Ordering::SeqCst);
     chores::run(move || {
         if let Ok(next) = ChildCgroup::create(&kind, &limits) {
             let previous = SPARE
@@ -57,6 +64,9 @@ pub(crate) fn take_or_create(
 /// thread behind a spare still being made, and waits for it (at most a
 /// second): call it off any async runtime.
 pub fn release_spare_cgroup() {
+    if !SPARE_STARTED.load(Ordering::SeqCst) {
+        return;
+    }
     let (done, finished) = std::sync::mpsc::channel();
     chores::run(move || {
         let spare = SPARE.lock().unwrap_or_else(PoisonError::into_inner).take();
