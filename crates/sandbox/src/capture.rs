@@ -13,7 +13,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use subagent_protocol::session::Stream;
-use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;
 use tokio::sync::watch;
 
@@ -22,10 +21,11 @@ use crate::kill::{KillHandle, KillReason};
 /// Largest read buffer per stream, bytes: one default pipe's worth.
 const READ_CHUNK_BYTES: usize = 64 * 1024;
 
-/// First read buffer per stream, bytes. Most children write little or
-/// nothing to stdout and stderr, and a supervisor holding a thousand of
-/// them would carry two 64 KiB buffers each; a buffer that a read fills
-/// doubles, up to [`READ_CHUNK_BYTES`].
+/// First read buffer per stream, bytes, allocated only once the pipe has
+/// something to read. Most children write little or nothing to stdout and
+/// stderr (a worker writes nothing at all), and a supervisor holding a
+/// thousand of them would otherwise carry two buffers each for nothing; a
+/// buffer that a read fills doubles, up to [`READ_CHUNK_BYTES`].
 const FIRST_READ_BYTES: usize = 4 * 1024;
 
 /// What was kept of one stream.
@@ -132,34 +132,51 @@ impl StreamCapture {
     /// drains what is already buffered and returns what was kept.
     pub(crate) async fn run(
         self,
-        mut pipe: pipe::Receiver,
+        pipe: pipe::Receiver,
         mut stop: watch::Receiver<bool>,
     ) -> Captured {
         let mut kept = HeadTail::new(self.keep_head, self.keep_tail);
-        let mut buf = vec![0u8; FIRST_READ_BYTES];
+        let mut buf = Vec::new();
         loop {
-            let want = self.allowance(&kept, buf.len());
             tokio::select! {
                 biased;
-                read = pipe.read(&mut buf[..want]) => match read {
-                    Ok(0) => {
-                        self.eof.store(true, Ordering::SeqCst);
+                ready = pipe.readable() => {
+                    if ready.is_err() {
                         break;
                     }
-                    Ok(n) => {
-                        kept.push(&buf[..n]);
-                        if n == buf.len() && buf.len() < READ_CHUNK_BYTES {
-                            buf.resize(buf.len() * 2, 0);
-                        }
-                        if self.over_limit(&kept) {
+                    if buf.is_empty() {
+                        buf.resize(FIRST_READ_BYTES, 0);
+                    }
+                    let want = self.allowance(&kept, buf.len());
+                    match pipe.try_read(&mut buf[..want]) {
+                        Ok(0) => {
+                            self.eof.store(true, Ordering::SeqCst);
                             break;
                         }
+                        Ok(n) => {
+                            kept.push(&buf[..n]);
+                            if n == buf.len() && buf.len() < READ_CHUNK_BYTES {
+                                buf.resize(buf.len() * 2, 0);
+                            }
+                            if self.over_limit(&kept) {
+                                break;
+                            }
+                        }
+                        Err(e)
+                            if matches!(
+                                e.kind(),
+                                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+                            ) => {}
+                        Err(_) => break,
                     }
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(_) => break,
-                },
+                }
                 _ = stop.wait_for(|stopped| *stopped) => {
-                    self.drain_buffered(&pipe, &mut kept, &mut buf);
+                    if buf.is_empty() {
+                        let mut scratch = [0u8; FIRST_READ_BYTES];
+                        self.drain_buffered(&pipe, &mut kept, &mut scratch);
+                    } else {
+                        self.drain_buffered(&pipe, &mut kept, &mut buf);
+                    }
                     break;
                 }
             }
