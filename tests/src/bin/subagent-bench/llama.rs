@@ -140,7 +140,10 @@ pub fn run(cx: &BenchContext) -> Result<Vec<Row>> {
         .map(|i| format!("{{\"id\":\"t{i}\",\"task\":\"{TASK}\"}}\n"))
         .collect();
     std::fs::write(&tasks, lines)?;
-    let reps = 3;
+    // Seven rounds, each the batch then the same number of curls: the
+    // llama-server turn wanders by several ms between rounds, more than
+    // the +5 ms judged, and the median of three rounds followed it.
+    let reps = 7;
     let mut batch = Vec::with_capacity(reps);
     let mut curls = Vec::with_capacity(reps);
     for rep in 0..reps {
