@@ -38,6 +38,11 @@ struct PeakPoller {
 }
 
 impl PeakPoller {
+    /// A poller when `watch`, else none.
+    fn start_if(watch: bool, pids: impl Fn() -> Vec<u32> + Send + 'static) -> Option<Self> {
+        watch.then(|| Self::start(pids))
+    }
+
     fn start(pids: impl Fn() -> Vec<u32> + Send + 'static) -> Self {
         let done = Arc::new(AtomicBool::new(false));
         let peak = Arc::new(AtomicU64::new(0));
@@ -65,8 +70,45 @@ impl PeakPoller {
     }
 }
 
-/// One pi process in print mode: (wall ms, peak RSS MiB).
-fn pi_once(cx: &BenchContext, server: &LlamaServer, home: &Path) -> Result<(f64, f64)> {
+/// Wall and peak-RSS samples of one kind of child. Rounds alternate: the
+/// wall time is taken with no poller running (on 2 cores shared with the
+/// model's two threads, polling /proc every 500 µs slowed the very turn it
+/// timed), the peak RSS in the next round, with the poller.
+#[derive(Default)]
+struct Samples {
+    wall: Vec<f64>,
+    rss: Vec<f64>,
+}
+
+impl Samples {
+    /// Rounds for `n` samples of each, after one warm-up round of each.
+    fn rounds(n: usize) -> usize {
+        2 * (n + 1)
+    }
+
+    /// Whether `round` watches memory (else it times).
+    fn watching(round: usize) -> bool {
+        round % 2 == 1
+    }
+
+    fn add(&mut self, round: usize, wall: f64, rss: Option<f64>) {
+        if round < 2 {
+            return;
+        }
+        match rss {
+            Some(rss) => self.rss.push(rss),
+            None => self.wall.push(wall),
+        }
+    }
+}
+
+/// One pi process in print mode: (wall ms, peak RSS MiB when `watch`).
+fn pi_once(
+    cx: &BenchContext,
+    server: &LlamaServer,
+    home: &Path,
+    watch: bool,
+) -> Result<(f64, Option<f64>)> {
     let script = cx.external("SUBAGENT_BENCH_PI")?;
     let agent_dir = home.join("agent");
     std::fs::create_dir_all(&agent_dir)?;
@@ -100,10 +142,10 @@ fn pi_once(cx: &BenchContext, server: &LlamaServer, home: &Path) -> Result<(f64,
         .stderr(Stdio::null())
         .spawn()?;
     let pid = child.id();
-    let poller = PeakPoller::start(move || vec![pid]);
+    let poller = PeakPoller::start_if(watch, move || vec![pid]);
     let status = child.wait()?;
     let wall = ms(started.elapsed());
-    let peak = poller.stop();
+    let peak = poller.map(PeakPoller::stop);
     if !status.success() {
         bail!("pi failed ({status}); check that it can reach the llama-server");
     }
@@ -115,14 +157,10 @@ pub fn run(cx: &BenchContext) -> Result<Vec<Row>> {
     let dir = tempfile::tempdir()?;
     let n = cx.iterations.clamp(3, 10);
 
-    let mut pi_wall = Vec::new();
-    let mut pi_rss = Vec::new();
-    for i in 0..n + 1 {
-        let (wall, rss) = pi_once(cx, &server, dir.path())?;
-        if i > 0 {
-            pi_wall.push(wall);
-            pi_rss.push(rss);
-        }
+    let mut pi = Samples::default();
+    for round in 0..Samples::rounds(n) {
+        let (wall, rss) = pi_once(cx, &server, dir.path(), Samples::watching(round))?;
+        pi.add(round, wall, rss);
     }
 
     // Ours, per child: a supervisor already running, one worker per task.
@@ -154,47 +192,44 @@ pub fn run(cx: &BenchContext) -> Result<Vec<Row>> {
     // a loopback server, sent to the same llama-server by curl. No child,
     // ours or pi's, can finish faster than this.
     let turn = model_turn_alone(cx, &rt, &supervisor, &request, &server, dir.path(), n)?;
-    let mut child_wall = Vec::new();
-    let mut child_rss = Vec::new();
-    for i in 0..n + 1 {
-        let poller = PeakPoller::start(|| children_running("subagent-worker"));
+    let mut child = Samples::default();
+    for round in 0..Samples::rounds(n) {
+        let poller = PeakPoller::start_if(Samples::watching(round), || {
+            children_running("subagent-worker")
+        });
         let started = Instant::now();
         let result = rt.block_on(supervisor.run(request.clone(), CancellationToken::new()));
         let wall = ms(started.elapsed());
-        let rss = poller.stop();
+        let rss = poller.map(PeakPoller::stop);
         if let Some(e) = &result.details.error {
             bail!("our one-turn child failed: {}: {}", e.code, e.message);
         }
-        if i > 0 {
-            child_wall.push(wall);
-            child_rss.push(rss);
-        }
+        child.add(round, wall, rss);
     }
 
     // Ours, whole process from a shell.
-    let mut cli_wall = Vec::new();
-    let mut cli_rss = Vec::new();
-    for i in 0..n + 1 {
+    let mut cli = Samples::default();
+    for round in 0..Samples::rounds(n) {
         let mut command = cli_run(cx, &server.base_url(), dir.path())?;
         let started = Instant::now();
-        let mut child = command.spawn()?;
-        let pid = child.id();
-        let poller = PeakPoller::start(move || {
+        let mut process = command.spawn()?;
+        let pid = process.id();
+        let poller = PeakPoller::start_if(Samples::watching(round), move || {
             let mut pids = vec![pid];
             pids.extend(children_of(pid));
             pids
         });
-        let status = child.wait()?;
+        let status = process.wait()?;
         let wall = ms(started.elapsed());
-        let rss = poller.stop();
+        let rss = poller.map(PeakPoller::stop);
         if !status.success() {
             bail!("subagent run failed: {status}");
         }
-        if i > 0 {
-            cli_wall.push(wall);
-            cli_rss.push(rss);
-        }
+        cli.add(round, wall, rss);
     }
+    let (pi_wall, pi_rss) = (pi.wall, pi.rss);
+    let (child_wall, child_rss) = (child.wall, child.rss);
+    let (cli_wall, cli_rss) = (cli.wall, cli.rss);
 
     let pi_wall_m = Stats::of(&pi_wall).median;
     let pi_rss_m = Stats::of(&pi_rss).median;
