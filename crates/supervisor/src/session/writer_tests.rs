@@ -207,21 +207,23 @@ async fn fifty_open_files_share_at_most_the_pools_threads() {
     );
 }
 
+/// A writer on `pool` for a new file at `path`.
+fn new_writer(pool: &Pool, path: &Path) -> SessionWriter {
+    let file = OpenOptions::new()
+        .append(true)
+        .create_new(true)
+        .open(path)
+        .unwrap();
+    SessionWriter::start(pool, file, path).unwrap()
+}
+
 #[tokio::test]
 async fn pool_threads_start_only_when_every_running_one_is_busy() {
     let dir = tempfile::tempdir().unwrap();
     let pool = Pool::new("lazy-writer", 2);
     let threads = || pool.threads.lock().unwrap().len();
     assert_eq!(threads(), 0, "nothing written, nothing started");
-    let open = |name: &str| {
-        let path = dir.path().join(name);
-        let file = OpenOptions::new()
-            .append(true)
-            .create_new(true)
-            .open(&path)
-            .unwrap();
-        SessionWriter::start(&pool, file, &path).unwrap()
-    };
+    let open = |name: &str| new_writer(&pool, &dir.path().join(name));
     let a = open("a.jsonl");
     assert_eq!(threads(), 1);
     let b = open("b.jsonl");
@@ -249,12 +251,7 @@ async fn a_file_that_fails_to_write_stops_alone_and_its_thread_goes_on() {
     )
     .unwrap();
     let path = dir.path().join("fine.jsonl");
-    let file = OpenOptions::new()
-        .append(true)
-        .create_new(true)
-        .open(&path)
-        .unwrap();
-    let fine = SessionWriter::start(&pool, file, &path).unwrap();
+    let fine = new_writer(&pool, &path);
 
     failing.append(log("no space")).await.unwrap();
     for i in 0..3 {
@@ -280,12 +277,7 @@ async fn a_file_that_fails_to_write_stops_alone_and_its_thread_goes_on() {
 
     // The thread still writes files handed to it afterwards.
     let path = dir.path().join("later.jsonl");
-    let file = OpenOptions::new()
-        .append(true)
-        .create_new(true)
-        .open(&path)
-        .unwrap();
-    let later = SessionWriter::start(&pool, file, &path).unwrap();
+    let later = new_writer(&pool, &path);
     later.append(log("still here")).await.unwrap();
     assert_eq!(later.close().await.unwrap(), 1);
     assert_eq!(threads_named("full-writer"), 1);

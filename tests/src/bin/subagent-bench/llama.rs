@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use anyhow::{Context as _, Result, bail};
+use anyhow::{Result, bail};
 
 use crate::context::BenchContext;
 use crate::llama_server::LlamaServer;
@@ -87,13 +87,8 @@ pub fn timed(command: &mut Command) -> Result<f64> {
 pub fn recorded_request(cx: &BenchContext, dir: &Path) -> Result<PathBuf> {
     let loopback = Loopback::start()?;
     timed(&mut cli_run(cx, &loopback.base_url(), dir)?)?;
-    let body = loopback
-        .bodies()
-        .into_iter()
-        .next()
-        .context("the loopback server recorded no request")?;
     let path = dir.join("request.json");
-    std::fs::write(&path, body)?;
+    loopback.save_first_body(&path)?;
     Ok(path)
 }
 

@@ -134,6 +134,19 @@ impl Loopback {
     }
 }
 
+impl Loopback {
+    /// Writes the first request body received to `path`, for curl to replay.
+    pub fn save_first_body(&self, path: &std::path::Path) -> anyhow::Result<()> {
+        let body = self
+            .bodies()
+            .into_iter()
+            .next()
+            .ok_or_else(|| anyhow::anyhow!("the loopback server recorded no request"))?;
+        std::fs::write(path, body)?;
+        Ok(())
+    }
+}
+
 impl Drop for Loopback {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);

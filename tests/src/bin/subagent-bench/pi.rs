@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, Result, bail};
+use anyhow::{Result, bail};
 use subagent_protocol::{ProviderKind, ProviderSpec};
 use subagent_supervisor::{RunRequest, Supervisor, SupervisorConfig, WorkerCommand};
 use tokio_util::sync::CancellationToken;
@@ -308,13 +308,8 @@ fn model_turn_alone(
             e.message
         );
     }
-    let body = loopback
-        .bodies()
-        .into_iter()
-        .next()
-        .context("the loopback server recorded no request from our child")?;
     let path = dir.join("child-request.json");
-    std::fs::write(&path, body)?;
+    loopback.save_first_body(&path)?;
     sample_n(n, 1, || timed(&mut curl(cx, server, &path)?))
 }
 
