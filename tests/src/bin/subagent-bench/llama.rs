@@ -127,7 +127,7 @@ pub fn run(cx: &BenchContext) -> Result<Vec<Row>> {
     .against_row(&curl_one);
     let over = cli_one.figure - curl_one.figure;
     let cli_one = cli_one.note(format!(
-        "+{over:.1} ms over curl; where it goes is in BENCHMARKS.md (process start, the first cgroup migration's RCU wait, worker start, session fsyncs)"
+        "+{over:.1} ms over curl; where it goes: BENCHMARKS.md, \"One turn through the CLI\" (the CLI's own start, config, the worker's start, session fsyncs; the model's threads hold both cores, so every ms of our CPU delays the turn)"
     ));
 
     let tasks = dir.path().join("tasks.jsonl");
