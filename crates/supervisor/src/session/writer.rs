@@ -34,17 +34,17 @@
 //!
 //! Sanitizing is the caller's job: this module writes what it is given.
 
-use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::future::Future;
 use std::io::{self, Write};
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError, mpsc};
 
 use subagent_protocol::session::SessionLine;
-use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{Notify, Semaphore};
+
+use pool::{Event, OpenFile, Pool};
 
 /// Lines queued for one file before its `append` waits. Bounded so a
 /// flooding worker slows down instead of growing memory; per file, so it
@@ -53,11 +53,6 @@ const CHANNEL_CAPACITY: usize = 1024;
 
 /// Writer threads in the process at most; see the module doc for why few.
 const POOL_THREADS: usize = 4;
-
-/// Stack of a writer thread, in bytes. Serializing one line is all it does;
-/// the deepest line is a tool call's `args`, which `serde_json` parses no
-/// deeper than 128 levels.
-const WRITER_STACK_BYTES: usize = 256 * 1024;
 
 /// The writers of every session file in the process.
 static POOL: Pool = Pool::new("session-writer", POOL_THREADS);
@@ -136,13 +131,12 @@ impl SessionWriter {
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         let slots = Arc::new(Semaphore::new(CHANNEL_CAPACITY));
         let outcome = Arc::new(Outcome::default());
-        let open = Box::new(OpenFile {
-            path: path.to_owned(),
-            file: Ok(file),
-            written: 0,
-            slots: Arc::clone(&slots),
-            outcome: Some(Arc::clone(&outcome)),
-        });
+        let open = Box::new(OpenFile::new(
+            path,
+            file,
+            Arc::clone(&slots),
+            Arc::clone(&outcome),
+        ));
         let tx = pool.assign()?;
         // Fails only if the thread died outside any one file's writing,
         // which `serve` guards against.
@@ -240,23 +234,6 @@ impl Drop for Queue {
     }
 }
 
-/// What a writer thread is asked to do, for one of its files.
-enum Event {
-    Open {
-        id: u64,
-        file: Box<OpenFile>,
-    },
-    Line {
-        id: u64,
-        line: Box<SessionLine>,
-        _slot: OwnedSemaphorePermit,
-    },
-    Close {
-        id: u64,
-        last: Option<Box<SessionLine>>,
-    },
-}
-
 /// How a file's writing ended, handed from its thread to whoever closes it,
 /// be it awaiting ([`Self::wait`]) or blocked ([`Self::wait_blocking`]).
 #[derive(Debug, Default)]
@@ -301,144 +278,6 @@ impl Outcome {
                 .ready
                 .wait(result)
                 .unwrap_or_else(PoisonError::into_inner);
-        }
-    }
-}
-
-/// A session file as its writer thread holds it.
-struct OpenFile {
-    path: PathBuf,
-    /// The first error once writing has failed: later lines are dropped and
-    /// the close reports it.
-    file: Result<File, SessionWriterError>,
-    written: u64,
-    slots: Arc<Semaphore>,
-    /// Taken once the outcome is reported.
-    outcome: Option<Arc<Outcome>>,
-}
-
-impl OpenFile {
-    fn write(&mut self, line: &SessionLine) {
-        let Ok(file) = &mut self.file else { return };
-        match write_line(file, &self.path, line) {
-            Ok(()) => self.written += 1,
-            Err(e) => {
-                // Later appends fail at once instead of queueing lines
-                // that would be dropped.
-                self.slots.close();
-                self.file = Err(e);
-            }
-        }
-    }
-
-    fn finish(mut self, last: Option<Box<SessionLine>>) {
-        if let Some(line) = last {
-            self.write(&line);
-        }
-        let file = std::mem::replace(&mut self.file, Err(SessionWriterError::Stopped));
-        if let Some(outcome) = self.outcome.take() {
-            outcome.set(file.map(|_| self.written));
-        }
-    }
-}
-
-impl Drop for OpenFile {
-    /// A file dropped unfinished (its writer panicked): whoever closes it
-    /// must not wait forever.
-    fn drop(&mut self) {
-        if let Some(outcome) = self.outcome.take() {
-            self.slots.close();
-            outcome.set(Err(SessionWriterError::Stopped));
-        }
-    }
-}
-
-/// Writer threads, started on demand up to a cap.
-struct Pool {
-    /// Thread names are this and a number.
-    name: &'static str,
-    max_threads: usize,
-    threads: Mutex<Vec<PoolThread>>,
-}
-
-struct PoolThread {
-    tx: mpsc::Sender<Event>,
-    /// Files it holds open: the least busy thread gets the next file.
-    files: Arc<AtomicUsize>,
-}
-
-impl Pool {
-    const fn new(name: &'static str, max_threads: usize) -> Self {
-        Self {
-            name,
-            max_threads,
-            threads: Mutex::new(Vec::new()),
-        }
-    }
-
-    /// The thread for a new file: an idle one, else a new one while under
-    /// the cap, else the one holding the fewest files.
-    fn assign(&self) -> Result<mpsc::Sender<Event>, SessionWriterError> {
-        let mut threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
-        let least_busy = threads
-            .iter()
-            .min_by_key(|t| t.files.load(Ordering::Relaxed))
-            .filter(|t| t.files.load(Ordering::Relaxed) == 0 || threads.len() >= self.max_threads);
-        let thread = match least_busy {
-            Some(thread) => thread,
-            None => {
-                let thread = self.start_thread(threads.len())?;
-                threads.push(thread);
-                &threads[threads.len() - 1]
-            }
-        };
-        thread.files.fetch_add(1, Ordering::Relaxed);
-        Ok(thread.tx.clone())
-    }
-
-    fn start_thread(&self, index: usize) -> Result<PoolThread, SessionWriterError> {
-        let (tx, rx) = mpsc::channel();
-        let files = Arc::new(AtomicUsize::new(0));
-        let counted = Arc::clone(&files);
-        std::thread::Builder::new()
-            // No separator: a thread's OS name (`ps -L`, `top -H`) keeps 15
-            // bytes, and "session-writer" is 14 of them.
-            .name(format!("{}{index}", self.name))
-            .stack_size(WRITER_STACK_BYTES)
-            .spawn(move || serve(&rx, &counted))
-            .map_err(SessionWriterError::Thread)?;
-        Ok(PoolThread { tx, files })
-    }
-}
-
-/// A writer thread's loop: runs until every sender is gone, which for the
-/// process-wide pool is never.
-fn serve(rx: &mpsc::Receiver<Event>, open_files: &AtomicUsize) {
-    let mut files: HashMap<u64, Box<OpenFile>> = HashMap::new();
-    while let Ok(event) = rx.recv() {
-        match event {
-            Event::Open { id, file } => {
-                files.insert(id, file);
-            }
-            Event::Line { id, line, _slot } => {
-                let Some(file) = files.get_mut(&id) else {
-                    continue;
-                };
-                // A panic on one file's line must not take down the other
-                // files on this thread: that file alone stops.
-                if catch_unwind(AssertUnwindSafe(|| file.write(&line))).is_err() {
-                    files.remove(&id);
-                }
-            }
-            Event::Close { id, last } => {
-                // Every opened file is closed exactly once, even one
-                // dropped after a panic.
-                open_files.fetch_sub(1, Ordering::Relaxed);
-                if let Some(file) = files.remove(&id) {
-                    // Dropped unfinished on a panic, which reports `Stopped`.
-                    let _ = catch_unwind(AssertUnwindSafe(|| file.finish(last)));
-                }
-            }
         }
     }
 }
@@ -493,6 +332,9 @@ pub fn append_to_parent_blocking(
             source,
         })
 }
+
+#[path = "writer_pool.rs"]
+mod pool;
 
 #[cfg(test)]
 #[path = "writer_tests.rs"]

@@ -1,6 +1,7 @@
 use subagent_protocol::message::LogLevel;
 use subagent_protocol::session::{LogLine, LogSource, SessionEntry, SessionLine};
 
+use super::pool::WRITER_STACK_BYTES;
 use super::*;
 
 fn log(message: &str) -> SessionLine {
@@ -389,4 +390,42 @@ async fn a_deeply_nested_tool_call_fits_the_writer_threads_stack() {
     // Too deep to parse back whole; compact JSON writes it as it came.
     let line = std::fs::read_to_string(&path).unwrap();
     assert!(line.contains(&format!("\"args\":{text}")), "{line}");
+}
+
+#[tokio::test]
+async fn a_thread_that_cannot_start_fails_a_file_only_when_no_thread_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = Pool::new("nostart-writer", 2);
+    // Larger than any address space: the thread cannot be started.
+    pool.stack_bytes
+        .store(usize::MAX, std::sync::atomic::Ordering::Relaxed);
+    let path = dir.path().join("first.jsonl");
+    let file = OpenOptions::new()
+        .append(true)
+        .create_new(true)
+        .open(&path)
+        .unwrap();
+    let refused = SessionWriter::start(&pool, file, &path).unwrap_err();
+    assert!(
+        matches!(refused, SessionWriterError::Thread(_)),
+        "{refused}"
+    );
+
+    pool.stack_bytes
+        .store(WRITER_STACK_BYTES, std::sync::atomic::Ordering::Relaxed);
+    let busy = new_writer(&pool, &dir.path().join("busy.jsonl"));
+    pool.stack_bytes
+        .store(usize::MAX, std::sync::atomic::Ordering::Relaxed);
+    // Under the cap, a second thread is due but cannot start: the running
+    // one takes the file.
+    let second = new_writer(&pool, &dir.path().join("second.jsonl"));
+    assert_eq!(pool.threads.lock().unwrap().len(), 1);
+    second.append(log("written all the same")).await.unwrap();
+    busy.append(log("busy")).await.unwrap();
+    assert_eq!(second.close().await.unwrap(), 1);
+    assert_eq!(busy.close().await.unwrap(), 1);
+    assert_eq!(
+        lines_of(&dir.path().join("second.jsonl"))[0]["message"],
+        "written all the same"
+    );
 }
