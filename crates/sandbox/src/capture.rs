@@ -172,11 +172,9 @@ impl StreamCapture {
                 }
                 _ = stop.wait_for(|stopped| *stopped) => {
                     if buf.is_empty() {
-                        let mut scratch = [0u8; FIRST_READ_BYTES];
-                        self.drain_buffered(&pipe, &mut kept, &mut scratch);
-                    } else {
-                        self.drain_buffered(&pipe, &mut kept, &mut buf);
+                        buf.resize(FIRST_READ_BYTES, 0);
                     }
+                    self.drain_buffered(&pipe, &mut kept, &mut buf);
                     break;
                 }
             }
