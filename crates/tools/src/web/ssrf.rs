@@ -7,8 +7,14 @@
 //! checked, and the connection is pinned to the address that passed (see
 //! `fetch.rs`), on the first hop and on every redirect.
 //!
+//! IPv6 addresses that embed or map an IPv4 address (IPv4-mapped and
+//! -translated, IPv4-compatible, 6to4, NAT64, Teredo) reach that IPv4 host
+//! wherever a translator or tunnel exists, so they are judged by the IPv4
+//! address inside them.
+//!
 //! This module only decides; it never connects. The search backend's URL is
-//! operator configuration and does not pass through here.
+//! operator configuration and does not pass through here (`search.rs`
+//! follows no redirect off the backend's origin instead).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
@@ -116,38 +122,90 @@ fn v4_reason(ip: Ipv4Addr) -> Option<&'static str> {
 }
 
 fn v6_reason(ip: Ipv6Addr) -> Option<&'static str> {
-    // An IPv4-mapped (::ffff:a.b.c.d) or IPv4-compatible address reaches
-    // the IPv4 host, so it is judged as that host.
-    if let Some(v4) = ip.to_ipv4_mapped() {
-        return v4_reason(v4);
+    if ip.is_unspecified() {
+        return Some("unspecified");
     }
-    let segments = ip.segments();
+    if ip.is_loopback() {
+        return Some("loopback");
+    }
     if ip == Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254) {
         return Some("cloud metadata endpoint");
     }
+    // Ranges that embed or map an IPv4 address reach that IPv4 host
+    // wherever a translator or tunnel exists, so they are judged as it.
+    if let Some(reason) = embedded_v4_reason(ip) {
+        return reason;
+    }
+    let segments = ip.segments();
     let reason = match segments[0] {
-        _ if ip.is_unspecified() => "unspecified",
-        _ if ip.is_loopback() => "loopback",
-        // ::/96, deprecated IPv4-compatible addresses: judged as their IPv4 host.
-        0 if segments[1..6].iter().all(|s| *s == 0) => {
-            let [_, _, _, _, _, _, hi, lo] = segments;
-            let v4 = Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo));
-            return v4_reason(v4).or(Some("IPv4-compatible address"));
-        }
-        // 64:ff9b::/96 NAT64 embeds an IPv4 host as well.
-        0x64 if segments[1] == 0xff9b && segments[2..6].iter().all(|s| *s == 0) => {
-            let [_, _, _, _, _, _, hi, lo] = segments;
-            let v4 = Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo));
-            return v4_reason(v4);
-        }
         s if s & 0xfe00 == 0xfc00 => "unique-local (fc00::/7)",
         s if s & 0xffc0 == 0xfe80 => "link-local (fe80::/10)",
         s if s & 0xffc0 == 0xfec0 => "site-local (fec0::/10)",
         s if s & 0xff00 == 0xff00 => "multicast",
+        0x0100 if segments[1..4].iter().all(|s| *s == 0) => "discard-only (100::/64)",
         0x2001 if segments[1] == 0x0db8 => "documentation range (2001:db8::/32)",
+        0x2001 if segments[1] == 0x0002 && segments[2] == 0 => "benchmarking range (2001:2::/48)",
+        s if s & 0xfff0 == 0x3ff0 => "documentation range (3fff::/20)",
         _ => return None,
     };
     Some(reason)
+}
+
+/// Where the IPv4 address sits in a NAT64 address under each prefix length
+/// the local-use /48 may be cut to (48, 56, 64, 96; RFC 6052 section 2.2,
+/// which skips octet 8), and the first octet of the zero suffix after it.
+const NAT64_FORMS: [([usize; 4], usize); 4] = [
+    ([6, 7, 9, 10], 11),
+    ([7, 9, 10, 11], 12),
+    ([9, 10, 11, 12], 13),
+    ([12, 13, 14, 15], 16),
+];
+
+/// A local-use NAT64 address: the operator picks the prefix length, which
+/// moves the IPv4 address, and the address alone does not say which. The
+/// true length is one whose form the address fits (octet 8 zero, zeros
+/// after the IPv4 address), so every fitting form must hold a public
+/// address: in practice the /96 form of a public IPv4 address passes.
+fn nat64_local_use_reason(o: [u8; 16]) -> Option<&'static str> {
+    if o[8] != 0 {
+        return Some("NAT64 local-use address with a nonzero u octet (64:ff9b:1::/48)");
+    }
+    NAT64_FORMS
+        .iter()
+        .filter(|(_, suffix)| o[*suffix..].iter().all(|b| *b == 0))
+        .find_map(|([a, b, c, d], _)| v4_reason(Ipv4Addr::new(o[*a], o[*b], o[*c], o[*d])))
+}
+
+/// For an address in a range that embeds an IPv4 address: `Some` of the
+/// verdict on it (`Some(None)`: the embedded host is public). `None` when
+/// `ip` embeds no IPv4 address.
+fn embedded_v4_reason(ip: Ipv6Addr) -> Option<Option<&'static str>> {
+    let o = ip.octets();
+    let s = ip.segments();
+    let v4 = |a: usize, b: usize, c: usize, d: usize| Ipv4Addr::new(o[a], o[b], o[c], o[d]);
+    let low32 = v4(12, 13, 14, 15);
+    let verdict = match s {
+        // ::ffff:0:0/96, IPv4-mapped.
+        [0, 0, 0, 0, 0, 0xffff, _, _] => v4_reason(low32),
+        // ::ffff:0:0:0/96, IPv4-translated (SIIT, RFC 6145).
+        [0, 0, 0, 0, 0xffff, 0, _, _] => v4_reason(low32),
+        // ::/96, IPv4-compatible (deprecated by RFC 4291): no public use.
+        [0, 0, 0, 0, 0, 0, _, _] => v4_reason(low32).or(Some("IPv4-compatible address (::/96)")),
+        // 64:ff9b::/96, NAT64 well-known prefix (RFC 6052).
+        [0x64, 0xff9b, 0, 0, 0, 0, _, _] => v4_reason(low32),
+        // 64:ff9b:1::/48, NAT64 local-use prefix (RFC 8215).
+        [0x64, 0xff9b, 1, ..] => nat64_local_use_reason(o),
+        // 2002::/16, 6to4: the IPv4 address of the tunnel end in bits 16..48.
+        [0x2002, ..] => v4_reason(v4(2, 3, 4, 5)),
+        // 2001::/32, Teredo: the server's IPv4 in bits 32..64, the
+        // client's in the last 32 bits, inverted (RFC 4380).
+        [0x2001, 0, ..] => {
+            let client = Ipv4Addr::from(!u32::from(low32));
+            v4_reason(v4(4, 5, 6, 7)).or_else(|| v4_reason(client))
+        }
+        _ => return None,
+    };
+    Some(verdict)
 }
 
 #[cfg(test)]

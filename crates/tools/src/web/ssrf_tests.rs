@@ -58,6 +58,140 @@ fn public_addresses_pass() {
     }
 }
 
+/// Every IPv6 range that embeds or maps an IPv4 address, with a loopback,
+/// a private, a metadata and a public IPv4 host inside: the verdict is the
+/// embedded host's (`None`: allowed).
+#[test]
+fn ipv6_ranges_that_embed_ipv4_are_judged_by_the_embedded_address() {
+    const LOOPBACK: Option<&str> = Some("loopback");
+    const PRIVATE_10: Option<&str> = Some("private network (10.0.0.0/8)");
+    const METADATA: Option<&str> = Some("cloud metadata endpoint");
+    let cases: &[(&str, &str, Option<&str>)] = &[
+        // (range, address, verdict)
+        ("IPv4-mapped ::ffff:0:0/96", "::ffff:127.0.0.1", LOOPBACK),
+        ("IPv4-mapped ::ffff:0:0/96", "::ffff:a9fe:a9fe", METADATA),
+        ("IPv4-mapped ::ffff:0:0/96", "::ffff:8.8.8.8", None),
+        ("IPv4-compatible ::/96", "::127.0.0.1", LOOPBACK),
+        ("IPv4-compatible ::/96", "::10.1.2.3", PRIVATE_10),
+        (
+            "IPv4-compatible ::/96",
+            "::8.8.8.8",
+            Some("IPv4-compatible address (::/96)"),
+        ),
+        (
+            "IPv4-translated ::ffff:0:0:0/96",
+            "::ffff:0:7f00:1",
+            LOOPBACK,
+        ),
+        (
+            "IPv4-translated ::ffff:0:0:0/96",
+            "::ffff:0:a9fe:a9fe",
+            METADATA,
+        ),
+        ("IPv4-translated ::ffff:0:0:0/96", "::ffff:0:808:808", None),
+        ("6to4 2002::/16", "2002:7f00:1::1", LOOPBACK),
+        ("6to4 2002::/16", "2002:a9fe:a9fe::", METADATA),
+        ("6to4 2002::/16", "2002:a00:1:1::5", PRIVATE_10),
+        ("6to4 2002::/16", "2002:808:808::1", None),
+        ("NAT64 well-known 64:ff9b::/96", "64:ff9b::7f00:1", LOOPBACK),
+        (
+            "NAT64 well-known 64:ff9b::/96",
+            "64:ff9b::a00:1",
+            PRIVATE_10,
+        ),
+        ("NAT64 well-known 64:ff9b::/96", "64:ff9b::808:808", None),
+        // Local-use: the IPv4 address sits where the operator's prefix
+        // length puts it (/48, /56, /64, /96); every form the address fits
+        // is checked, so only an unambiguous public one passes.
+        (
+            "NAT64 local-use 64:ff9b:1::/48 as /96",
+            "64:ff9b:1::7f00:1",
+            LOOPBACK,
+        ),
+        (
+            "NAT64 local-use 64:ff9b:1::/48 as /96",
+            "64:ff9b:1::808:808",
+            None,
+        ),
+        (
+            "NAT64 local-use 64:ff9b:1::/48 as /48",
+            "64:ff9b:1:7f00:0:100::",
+            LOOPBACK,
+        ),
+        (
+            "NAT64 local-use 64:ff9b:1::/48 as /56",
+            "64:ff9b:1:a9:fe:a9fe::",
+            METADATA,
+        ),
+        (
+            "NAT64 local-use 64:ff9b:1::/48 as /64",
+            "64:ff9b:1:0:a:0:100:0",
+            PRIVATE_10,
+        ),
+        // 8.8.8.8 as /48 is 0.0.0.0 as /96: which one the translator
+        // reaches is not known, so it is refused.
+        (
+            "NAT64 local-use 64:ff9b:1::/48 as /48",
+            "64:ff9b:1:808:8:808::",
+            Some("unspecified"),
+        ),
+        (
+            "NAT64 local-use 64:ff9b:1::/48, u octet set",
+            "64:ff9b:1:0:100::",
+            Some("NAT64 local-use address with a nonzero u octet (64:ff9b:1::/48)"),
+        ),
+        // Teredo: server 65.54.227.120 (public) in bits 32..64; the client
+        // is the last 32 bits inverted.
+        (
+            "Teredo 2001::/32, client",
+            "2001:0:4136:e378:8000:63bf:80ff:fffe",
+            LOOPBACK,
+        ),
+        (
+            "Teredo 2001::/32, client",
+            "2001:0:4136:e378:8000:63bf:5601:5601",
+            METADATA,
+        ),
+        (
+            "Teredo 2001::/32, server",
+            "2001:0:7f00:1:8000:63bf:f7f7:f7f7",
+            LOOPBACK,
+        ),
+        (
+            "Teredo 2001::/32, public",
+            "2001:0:4136:e378:8000:63bf:f7f7:f7f7",
+            None,
+        ),
+    ];
+    for (range, address, verdict) in cases {
+        assert_eq!(
+            non_public_reason(ip(address)),
+            *verdict,
+            "{range}: {address}"
+        );
+    }
+}
+
+/// The other special IPv6 ranges, none of which is a public host.
+#[test]
+fn special_ipv6_ranges_are_refused() {
+    let cases = [
+        ("2001:db8::1", "documentation range (2001:db8::/32)"),
+        ("3fff:1::1", "documentation range (3fff::/20)"),
+        ("100::1", "discard-only (100::/64)"),
+        ("ff05::2", "multicast"),
+        ("ff0e::1", "multicast"),
+        ("fec0::1", "site-local (fec0::/10)"),
+        ("2001:2::1", "benchmarking range (2001:2::/48)"),
+    ];
+    for (address, reason) in cases {
+        assert_eq!(non_public_reason(ip(address)), Some(reason), "{address}");
+    }
+    for public in ["100:0:0:1::1", "2001:4860:4860::8888", "2a00:1450::1"] {
+        assert_eq!(non_public_reason(ip(public)), None, "{public}");
+    }
+}
+
 #[test]
 fn the_default_policy_refuses_loopback_and_names_the_switch() {
     let socket: SocketAddr = "127.0.0.1:8080".parse().unwrap();
