@@ -6,10 +6,19 @@
 //! configuration, so it is NOT subject to the SSRF filter of `ssrf.rs`: a
 //! SearXNG on localhost is the normal setup. Without a backend the call
 //! fails with the setting to add. This tool sends only the query.
+//!
+//! Redirects are followed by hand and only within the backend's origin
+//! (scheme, host and port), at most [`SEARCH_MAX_REDIRECTS`] of them: a
+//! backend (or an open redirect on it) answering 302 to another host must
+//! not carry the request, and the Brave key with it, to that host, a
+//! loopback or LAN service included. So the key only ever goes to the
+//! host the operator configured.
 
 use std::time::Duration;
 
 use reqwest::Url;
+use reqwest::header::LOCATION;
+use reqwest::redirect::Policy;
 use serde::Deserialize;
 use subagent_protocol::text::prefix_chars;
 use subagent_protocol::tool_names::SEARCH_WEB;
@@ -27,6 +36,9 @@ pub const SEARCH_MAX_RESULTS: usize = 20;
 const SEARCH_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Limit on one search, answer included.
 const SEARCH_TOTAL_TIMEOUT: Duration = Duration::from_secs(30);
+/// Redirects followed within the backend's origin (a SearXNG behind a
+/// proxy may add a slash or a prefix; more hops than this is a loop).
+pub const SEARCH_MAX_REDIRECTS: usize = 3;
 /// Largest answer read; a results page is a few tens of KiB.
 const SEARCH_MAX_RESPONSE_BYTES: usize = 4 * 1024 * 1024;
 
@@ -145,7 +157,7 @@ pub fn search_url(backend: &SearchBackend, query: &str, count: usize) -> Result<
 }
 
 async fn request(backend: &SearchBackend, query: &str, count: usize) -> Result<Vec<u8>, ToolError> {
-    let url = search_url(backend, query, count)?;
+    let mut url = search_url(backend, query, count)?;
     let failed = |e: reqwest::Error| {
         ToolError::Failed(format!(
             "search request to {} failed: {}",
@@ -153,24 +165,55 @@ async fn request(backend: &SearchBackend, query: &str, count: usize) -> Result<V
             describe(&e)
         ))
     };
-    let client = reqwest::Client::builder()
-        .connect_timeout(SEARCH_CONNECT_TIMEOUT)
-        .build()
-        .map_err(failed)?;
-    let mut request = client
-        .get(url)
-        .header(reqwest::header::ACCEPT, "application/json");
-    if backend.kind == SearchKind::Brave {
-        let Some(key) = &backend.api_key else {
+    let key = match (backend.kind, &backend.api_key) {
+        (SearchKind::Brave, Some(key)) => Some(key),
+        (SearchKind::Brave, None) => {
             return Err(ToolError::Failed(
                 "the Brave search backend has no API key: set `api_key_env` in [search] of \
                  .subagent/config.toml to the variable holding it"
                     .to_owned(),
             ));
+        }
+        (SearchKind::Searxng, _) => None,
+    };
+    // reqwest's default policy follows up to ten redirects to any host and
+    // keeps custom headers (the key) on them: off, and followed below.
+    let client = reqwest::Client::builder()
+        .connect_timeout(SEARCH_CONNECT_TIMEOUT)
+        .redirect(Policy::none())
+        .build()
+        .map_err(failed)?;
+    let origin = url.origin();
+    let mut redirects = 0;
+    let mut response = loop {
+        let mut request = client
+            .get(url.clone())
+            .header(reqwest::header::ACCEPT, "application/json");
+        if let Some(key) = key {
+            request = request.header("X-Subscription-Token", key.expose());
+        }
+        let response = request.send().await.map_err(failed)?;
+        let Some(next) = redirect_location(backend, &url, &response)? else {
+            break response;
         };
-        request = request.header("X-Subscription-Token", key.expose());
-    }
-    let mut response = request.send().await.map_err(failed)?;
+        if next.origin() != origin {
+            return Err(ToolError::Failed(format!(
+                "the search API at {} redirected to {}, another host: search_web follows \
+                 redirects only within the configured backend (same scheme, host and port); \
+                 if the backend moved, set [search] url to its new address",
+                backend.url,
+                next.origin().ascii_serialization()
+            )));
+        }
+        if redirects == SEARCH_MAX_REDIRECTS {
+            return Err(ToolError::Failed(format!(
+                "the search API at {} redirected more than {SEARCH_MAX_REDIRECTS} times",
+                backend.url
+            )));
+        }
+        redirects += 1;
+        url = next;
+    };
     let status = response.status();
     let mut body = Vec::new();
     while let Some(chunk) = response.chunk().await.map_err(failed)? {
@@ -190,6 +233,29 @@ async fn request(backend: &SearchBackend, query: &str, count: usize) -> Result<V
         )));
     }
     Ok(body)
+}
+
+/// Where a redirect answer points (resolved against `current`), or `None`
+/// when `response` is no redirect or names no location.
+fn redirect_location(
+    backend: &SearchBackend,
+    current: &Url,
+    response: &reqwest::Response,
+) -> Result<Option<Url>, ToolError> {
+    if !response.status().is_redirection() {
+        return Ok(None);
+    }
+    let Some(location) = response.headers().get(LOCATION) else {
+        return Ok(None);
+    };
+    let invalid = || {
+        ToolError::Failed(format!(
+            "the search API at {} answered a redirect with an invalid location",
+            backend.url
+        ))
+    };
+    let location = location.to_str().map_err(|_| invalid())?;
+    current.join(location).map(Some).map_err(|_| invalid())
 }
 
 #[derive(Deserialize)]

@@ -73,6 +73,77 @@ async fn brave_gets_its_token_header_and_count_and_its_markup_is_stripped() {
     );
 }
 
+/// The attack of issue 25 item 5: a backend (or an open redirect on it)
+/// sends the search to another loopback service. Refused, and that
+/// service never sees the request, let alone the key.
+#[tokio::test]
+async fn a_redirect_to_another_port_is_refused_and_the_key_stays_with_the_backend() {
+    let internal = TestServer::start(|_| Reply::ok("application/json", BRAVE_ANSWER)).await;
+    let elsewhere = internal.url("/internal-admin");
+    let server = TestServer::start(move |_| Reply::redirect(&elsewhere)).await;
+    let ctx = ctx_with(Some(backend(
+        SearchKind::Brave,
+        &server,
+        Some("brave-key-123"),
+    )));
+    let result = SearchWeb
+        .call(serde_json::json!({"query": "otter"}), &ctx)
+        .await;
+    let Err(ToolError::Failed(message)) = result else {
+        panic!("expected a refusal, got {result:?}");
+    };
+    assert!(
+        message.contains("another host") && message.contains(&internal.addr.to_string()),
+        "{message}"
+    );
+    assert!(!message.contains("brave-key-123"), "{message}");
+    assert_eq!(server.requests().len(), 1);
+    assert!(internal.requests().is_empty(), "{:?}", internal.requests());
+}
+
+#[tokio::test]
+async fn a_redirect_within_the_backend_is_followed_with_the_key() {
+    let server = TestServer::start(|target| {
+        if target.starts_with("/v2/") {
+            Reply::ok("application/json", BRAVE_ANSWER)
+        } else {
+            Reply::redirect(&format!("/v2{target}"))
+        }
+    })
+    .await;
+    let ctx = ctx_with(Some(backend(
+        SearchKind::Brave,
+        &server,
+        Some("brave-key-123"),
+    )));
+    let output = SearchWeb
+        .call(serde_json::json!({"query": "otter"}), &ctx)
+        .await
+        .unwrap();
+    assert!(output.text.starts_with("1. Sea otter"), "{}", output.text);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[1].target, "/v2/res/v1/web/search?q=otter&count=5");
+    assert_eq!(
+        requests[1].header("x-subscription-token"),
+        Some("brave-key-123")
+    );
+}
+
+#[tokio::test]
+async fn a_redirect_loop_within_the_backend_ends_after_the_limit() {
+    let server = TestServer::start(|_| Reply::redirect("/search?again")).await;
+    let ctx = ctx_with(Some(backend(SearchKind::Searxng, &server, None)));
+    let result = SearchWeb
+        .call(serde_json::json!({"query": "otter"}), &ctx)
+        .await;
+    let Err(ToolError::Failed(message)) = result else {
+        panic!("expected a failure, got {result:?}");
+    };
+    assert!(message.contains("redirected more than"), "{message}");
+    assert_eq!(server.requests().len(), SEARCH_MAX_REDIRECTS + 1);
+}
+
 #[tokio::test]
 async fn without_a_backend_the_error_names_the_setting_to_add() {
     let ctx = ctx_with(None);
