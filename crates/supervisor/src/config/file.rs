@@ -213,13 +213,11 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigFileErr
             )
         })?;
         if let Some(var) = &entry.api_key_env
-            && !is_variable_name(var)
+            && let Err(problem) = check_key_variable(var)
         {
             return Err(invalid(
                 line_of_key_after(text, "api_key_env", header),
-                format!(
-                    "providers.{name}.api_key_env: `{var}` is not a variable name (e.g. OPENAI_API_KEY)"
-                ),
+                problem.message(&format!("providers.{name}.api_key_env"), "OPENAI_API_KEY"),
             ));
         }
         let price = match entry.price {
@@ -346,11 +344,11 @@ fn parse_search(raw: RawSearch, text: &str) -> Result<SearchEntry, (usize, Strin
         }
     };
     if let Some(var) = &raw.api_key_env
-        && !is_variable_name(var)
+        && let Err(problem) = check_key_variable(var)
     {
         return Err((
             at("api_key_env"),
-            format!("search.api_key_env: `{var}` is not a variable name (e.g. BRAVE_API_KEY)"),
+            problem.message("search.api_key_env", "BRAVE_API_KEY"),
         ));
     }
     Ok(SearchEntry {
@@ -360,9 +358,52 @@ fn parse_search(raw: RawSearch, text: &str) -> Result<SearchEntry, (usize, Strin
     })
 }
 
-/// True when `var` can name an environment variable.
-fn is_variable_name(var: &str) -> bool {
-    !(var.is_empty() || var.contains('=') || var.chars().any(char::is_whitespace))
+/// What is wrong with a value given where the name of the variable that
+/// holds a key belongs (`api_key_env`, `--api-key-env`). Neither says the
+/// value: it may be the key itself, pasted in the wrong place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyVariableProblem {
+    /// It has the shape of a secret (`subagent_redact`'s patterns).
+    LooksLikeKey,
+    /// It is not `[A-Za-z_][A-Za-z0-9_]*`.
+    NotAName,
+}
+
+impl KeyVariableProblem {
+    /// The refusal for `setting` (`search.api_key_env`, `--api-key-env`),
+    /// with `example` as a variable name to follow.
+    pub fn message(self, setting: &str, example: &str) -> String {
+        match self {
+            KeyVariableProblem::LooksLikeKey => format!(
+                "{setting} looks like a key, not a variable name: put the key in an environment \
+                 variable and name that variable here (e.g. {example})"
+            ),
+            KeyVariableProblem::NotAName => format!(
+                "{setting} is not a variable name (letters, digits and _, not starting with a \
+                 digit, e.g. {example}): put the key in an environment variable and name that \
+                 variable here"
+            ),
+        }
+    }
+}
+
+/// Checks that `var` names an environment variable and is not a key.
+pub fn check_key_variable(var: &str) -> Result<(), KeyVariableProblem> {
+    if matches!(
+        subagent_redact::mask_patterns(var),
+        std::borrow::Cow::Owned(_)
+    ) {
+        return Err(KeyVariableProblem::LooksLikeKey);
+    }
+    let mut chars = var.chars();
+    let starts_well = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    if starts_well && chars.all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        Ok(())
+    } else {
+        Err(KeyVariableProblem::NotAName)
+    }
 }
 
 /// The 1-based line holding byte `offset`.

@@ -3,7 +3,7 @@ use std::path::Path;
 use pretty_assertions::assert_eq;
 use subagent_protocol::ProviderKind;
 
-use super::file::{ConfigFileError, parse_config};
+use super::file::{ConfigFileError, KeyVariableProblem, check_key_variable, parse_config};
 use super::limits::{LimitKey, LimitValue};
 
 fn parse(text: &str) -> Result<super::file::ConfigFile, ConfigFileError> {
@@ -121,6 +121,65 @@ fn a_key_written_into_the_file_is_refused_and_never_echoed() {
     assert_eq!(line, 3);
     assert!(message.contains("api_key_env"), "{message}");
     assert!(!message.contains("sk-ant-"), "{message}");
+}
+
+/// Issue 25 item 7: a key pasted where the variable's name belongs is
+/// refused, in [providers.NAME] and in [search], and never echoed.
+#[test]
+fn a_key_in_api_key_env_is_refused_without_echoing_it() {
+    const KEY: &str = "sk-proj-abcdefghijklmnopqrstuvwx0123";
+    let cases = [
+        (
+            format!("[providers.x]\nkind = \"openai-chat\"\napi_key_env = \"{KEY}\"\n"),
+            3,
+            "providers.x.api_key_env looks like a key, not a variable name: put the key in an \
+             environment variable and name that variable here",
+        ),
+        (
+            format!("\n[search]\nbackend = \"brave\"\napi_key_env = \"{KEY}\"\n"),
+            4,
+            "search.api_key_env looks like a key, not a variable name",
+        ),
+        // A token with a variable name's characters is still a key.
+        (
+            "[providers.x]\nkind = \"openai-chat\"\napi_key_env = \"ghp_abcdefghijklmnopqrstuvwxyz0123456789\"\n"
+                .to_owned(),
+            3,
+            "providers.x.api_key_env looks like a key",
+        ),
+        // Not a key's shape, not a name either: refused, not echoed.
+        (
+            "[providers.x]\nkind = \"openai-chat\"\napi_key_env = \"a1b2-c3d4 e5\"\n".to_owned(),
+            3,
+            "providers.x.api_key_env is not a variable name",
+        ),
+    ];
+    for (text, want_line, want) in cases {
+        let (line, message) = invalid(&text);
+        assert_eq!(line, want_line, "{text}");
+        assert!(message.contains(want), "{message}");
+        for secret in [KEY, "ghp_abcdef", "a1b2-c3d4"] {
+            assert!(!message.contains(secret), "{message}");
+        }
+    }
+}
+
+#[test]
+fn variable_names_are_checked_by_shape() {
+    for good in ["OPENAI_API_KEY", "_K", "k2", "MY_BRAVE"] {
+        assert_eq!(check_key_variable(good), Ok(()), "{good}");
+    }
+    for bad in ["", "2KEY", "MY-KEY", "A B", "A=B", "ÄKEY"] {
+        assert_eq!(
+            check_key_variable(bad),
+            Err(KeyVariableProblem::NotAName),
+            "{bad}"
+        );
+    }
+    assert_eq!(
+        check_key_variable("sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345"),
+        Err(KeyVariableProblem::LooksLikeKey)
+    );
 }
 
 #[test]

@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use subagent_protocol::usage::ModelPrice;
 use subagent_protocol::{ApiKey, Budget, Limits, ProviderKind, ProviderSpec, WebSettings};
 
-use super::file::ProviderEntry;
+use super::file::{KeyVariableProblem, ProviderEntry, check_key_variable};
 use super::limits::{LimitKey, LimitSet, LimitValue};
 use super::load::LoadedConfig;
 use crate::agents::{AgentCatalog, AgentDefinition, AgentSource};
@@ -115,6 +115,15 @@ pub enum ResolveError {
         var: String,
         /// Who named it.
         origin: Origin,
+    },
+    /// `--api-key-env` (or a request's key variable) is a key, or no
+    /// variable name; the message does not repeat it.
+    #[error("{}", .problem.message(&.origin.to_string(), "OPENAI_API_KEY"))]
+    BadKeyVariable {
+        /// Who gave it.
+        origin: Origin,
+        /// What is wrong with it.
+        problem: KeyVariableProblem,
     },
     /// The search backend's key variable is not set.
     #[error(
@@ -225,6 +234,12 @@ pub fn resolve_run(
     catalog: &AgentCatalog,
     env: EnvLookup<'_>,
 ) -> Result<ResolvedRun, ResolveError> {
+    if let Some(var) = &flags.api_key_env {
+        check_key_variable(var).map_err(|problem| ResolveError::BadKeyVariable {
+            origin: Origin::Flag("--api-key-env".into()),
+            problem,
+        })?;
+    }
     let mut sources = Vec::new();
     // Highest layer first.
     let project = config.project.as_ref();
