@@ -33,7 +33,13 @@ impl Project {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(file);
         std::fs::write(&path, text).unwrap();
+        self.trust();
         path
+    }
+
+    /// The operator trusts the project's files as they are now.
+    fn trust(&self) {
+        trust_project(&self.repo(), &self.root.path().join("home"));
     }
 
     fn subagent(&self, args: &[&str]) -> Output {
@@ -124,6 +130,7 @@ fn agents_show_prints_the_prompt_and_claude_code_warnings() {
         "---\nname: cc\ntools: Read, Bash\n---\np\n",
     )
     .unwrap();
+    project.trust();
     let out = project.subagent(&["agents", "show", "cc"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(

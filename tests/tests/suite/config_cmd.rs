@@ -29,7 +29,14 @@ impl Setup {
         std::fs::create_dir_all(root.path().join("home/.config/subagent")).unwrap();
         std::fs::write(root.path().join("home/.config/subagent/config.toml"), user).unwrap();
         std::fs::write(repo.join(".subagent/config.toml"), project).unwrap();
-        Self { root }
+        let setup = Self { root };
+        setup.trust();
+        setup
+    }
+
+    /// The operator trusts the project's files as they are now.
+    fn trust(&self) {
+        trust_project(&self.repo(), &self.root.path().join("home"));
     }
 
     fn repo(&self) -> PathBuf {
@@ -52,6 +59,7 @@ impl Setup {
         let dir = self.repo().join(".subagent/agents");
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("a.md"), text).unwrap();
+        self.trust();
     }
 
     fn subagent(&self, args: &[&str]) -> Output {

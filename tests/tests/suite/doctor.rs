@@ -242,6 +242,7 @@ fn doctor_probes_every_configured_provider_and_names_the_file_to_fix() {
         ),
     )
     .unwrap();
+    trust_project(dir.path(), &dir.path().join("home"));
     let out = doctor(dir.path(), &["--json"]);
     let request = server.join().unwrap();
     assert!(request.starts_with("GET /v1/models "), "{request}");
@@ -297,6 +298,7 @@ fn doctor_reports_a_malformed_config_or_agent_file_with_its_line() {
         "---\nname: x\nmaxTurns: many\n---\np",
     )
     .unwrap();
+    trust_project(dir.path(), &dir.path().join("home"));
     let out = doctor(dir.path(), &["--json"]);
     let report = report(&out);
     let config = probe(&report, "config");

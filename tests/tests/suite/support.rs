@@ -381,3 +381,24 @@ pub fn processes_in(dir: &Path) -> Vec<String> {
     }
     alive
 }
+
+/// `subagent trust DIR` with `home` as HOME (no XDG_CONFIG_HOME): the
+/// operator's word that the project files a run in `dir` reads may
+/// configure it. Runs ignore a project's config and agent files until
+/// then; tests that write them call this after.
+pub fn trust_project(dir: &Path, home: &Path) {
+    let out = std::process::Command::new(binary("subagent"))
+        .arg("trust")
+        .arg(dir)
+        .env("HOME", home)
+        .env_remove("XDG_CONFIG_HOME")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "subagent trust {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

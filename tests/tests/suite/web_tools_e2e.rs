@@ -107,10 +107,9 @@ impl Project {
             ),
         )
         .unwrap();
-        Self {
-            workspace,
-            home: tempfile::tempdir().unwrap(),
-        }
+        let home = tempfile::tempdir().unwrap();
+        trust_project(workspace.path(), home.path());
+        Self { workspace, home }
     }
 }
 

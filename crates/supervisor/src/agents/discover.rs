@@ -9,15 +9,20 @@
 //! directory are read in name order, so the outcome does not depend on the
 //! filesystem's listing order.
 //!
-//! In: a workspace dir and the user's agents dir (passed in, so tests never
-//! read the real home). Out: an [`AgentCatalog`] or the first file's error.
-//! It only reads.
+//! The project's files (the walk up to the repository root) count only when
+//! the operator trusted them (`crate::config::read_project`, which read
+//! them once; they are parsed from that text here).
+//!
+//! In: the project as read and the user's agents dir (passed in, so tests
+//! never read the real home). Out: an [`AgentCatalog`] or the first file's
+//! error. It only reads.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use super::catalog::{AgentCatalog, AgentDefinition};
 use super::file::{AgentFileError, AgentFileFlavor, parse_agent_file};
+use crate::config::{ProjectConfig, ProjectFileKind};
 
 /// Why discovery failed.
 #[derive(Debug, thiserror::Error)]
@@ -28,14 +33,6 @@ pub enum DiscoverError {
     /// An agents directory exists but cannot be listed.
     #[error("list agents dir {}: {source}", dir.display())]
     ListDir {
-        /// The directory.
-        dir: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// The workspace path cannot be made absolute.
-    #[error("resolve workspace {}: {source}", dir.display())]
-    Workspace {
         /// The directory.
         dir: PathBuf,
         /// Why.
@@ -62,81 +59,44 @@ pub fn default_user_agents_dir() -> Option<PathBuf> {
     )
 }
 
-/// The agents dirs to read for `workspace`, nearest first, with the flavor
-/// of each (see the module docs for the order).
-pub fn agent_dirs(
-    workspace: &Path,
-    user_dir: Option<&Path>,
-) -> Result<Vec<(PathBuf, AgentFileFlavor)>, DiscoverError> {
-    let start = std::path::absolute(workspace).map_err(|source| DiscoverError::Workspace {
-        dir: workspace.to_owned(),
-        source,
-    })?;
-    let mut dirs = Vec::new();
-    for dir in start.ancestors() {
-        dirs.push((dir.join(".subagent/agents"), AgentFileFlavor::Subagent));
-        dirs.push((dir.join(".claude/agents"), AgentFileFlavor::ClaudeCode));
-        // Above the repository root is someone else's project.
-        if dir.join(".git").exists() {
-            break;
-        }
-    }
-    if let Some(user) = user_dir {
-        dirs.push((user.to_owned(), AgentFileFlavor::Subagent));
-    }
-    Ok(dirs)
-}
-
-/// The catalog for `workspace`: agent files in lookup order, then the
-/// built-ins not defined by a file.
+/// The catalog for a workspace: its project's agent files when the
+/// operator trusted them (`project` read them: see
+/// [`crate::config::read_project`]), then the user's, then the built-ins
+/// not defined by a file.
 pub fn discover_catalog(
-    workspace: &Path,
+    project: &ProjectConfig,
     user_dir: Option<&Path>,
 ) -> Result<AgentCatalog, DiscoverError> {
     let mut agents: Vec<AgentDefinition> = Vec::new();
-    for (dir, flavor) in agent_dirs(workspace, user_dir)? {
-        for path in agent_files(&dir)? {
+    let mut add = |agent: AgentDefinition| {
+        if !agents.iter().any(|a| a.name == agent.name) {
+            agents.push(agent);
+        }
+    };
+    for file in project.trusted_files() {
+        if let ProjectFileKind::Agent(flavor) = file.kind {
+            add(parse_agent_file(&file.path, &file.text, flavor)?);
+        }
+    }
+    if let Some(dir) = user_dir {
+        for path in agent_files(dir)? {
             let text = std::fs::read_to_string(&path).map_err(|source| AgentFileError::Read {
                 path: path.clone(),
                 source,
             })?;
-            let agent = parse_agent_file(&path, &text, flavor)?;
-            if !agents.iter().any(|a| a.name == agent.name) {
-                agents.push(agent);
-            }
+            add(parse_agent_file(&path, &text, AgentFileFlavor::Subagent)?);
         }
     }
     for builtin in AgentCatalog::builtin().agents() {
-        if !agents.iter().any(|a| a.name == builtin.name) {
-            agents.push(builtin.clone());
-        }
+        add(builtin.clone());
     }
     Ok(AgentCatalog::new(agents))
 }
 
 /// `dir/*.md` in name order; none when `dir` does not exist.
 fn agent_files(dir: &Path) -> Result<Vec<PathBuf>, DiscoverError> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(source) => {
-            return Err(DiscoverError::ListDir {
-                dir: dir.to_owned(),
-                source,
-            });
-        }
-    };
-    let mut files = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|source| DiscoverError::ListDir {
-            dir: dir.to_owned(),
-            source,
-        })?;
-        let path = entry.path();
-        if path.extension().is_some_and(|e| e == "md") && path.is_file() {
-            files.push(path);
-        }
-    }
-    files.sort();
-    Ok(files)
+    crate::config::md_files_in(dir).map_err(|source| DiscoverError::ListDir {
+        dir: dir.to_owned(),
+        source,
+    })
 }

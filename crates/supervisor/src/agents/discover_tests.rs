@@ -5,6 +5,7 @@ use pretty_assertions::assert_eq;
 
 use super::catalog::AgentSource;
 use super::discover::{DiscoverError, discover_catalog, user_agents_dir};
+use crate::config::{read_project, read_project_trusting_all};
 
 fn write_agent(dir: &Path, file: &str, name: &str, prompt: &str) -> PathBuf {
     std::fs::create_dir_all(dir).unwrap();
@@ -43,7 +44,7 @@ fn agents_lookup_prefers_project_over_user_over_builtin() {
     );
     write_agent(&user, "a.md", "reviewer", "user");
     let mine = write_agent(&user, "b.md", "mine", "user");
-    let catalog = discover_catalog(&work, Some(&user)).unwrap();
+    let catalog = discover_catalog(&read_project_trusting_all(&work), Some(&user)).unwrap();
     assert_eq!(source_of(&catalog, "reviewer"), AgentSource::File(project));
     assert_eq!(catalog.get("reviewer").unwrap().system_prompt, "project");
     assert_eq!(source_of(&catalog, "mine"), AgentSource::File(mine));
@@ -61,7 +62,7 @@ fn agents_lookup_takes_the_nearest_dir_first_and_subagent_before_claude() {
     let near = write_agent(&repo.join("sub/.claude/agents"), "x.md", "x", "near claude");
     let near_own = write_agent(&repo.join("sub/.subagent/agents"), "y.md", "y", "own");
     write_agent(&repo.join("sub/.claude/agents"), "y.md", "y", "claude");
-    let catalog = discover_catalog(&work, None).unwrap();
+    let catalog = discover_catalog(&read_project_trusting_all(&work), None).unwrap();
     assert_eq!(source_of(&catalog, "x"), AgentSource::File(near));
     assert_eq!(source_of(&catalog, "y"), AgentSource::File(near_own));
 }
@@ -75,7 +76,7 @@ fn agents_lookup_stops_at_the_repository_root() {
         "outside",
         "p",
     );
-    let catalog = discover_catalog(&work, None).unwrap();
+    let catalog = discover_catalog(&read_project_trusting_all(&work), None).unwrap();
     assert!(catalog.get("outside").is_none());
 }
 
@@ -85,9 +86,27 @@ fn a_malformed_agents_file_fails_discovery_naming_it() {
     let dir = repo.join(".subagent/agents");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("bad.md"), "---\nname: [x\n---\n").unwrap();
-    let err = discover_catalog(&work, None).unwrap_err();
+    let err = discover_catalog(&read_project_trusting_all(&work), None).unwrap_err();
     assert!(matches!(err, DiscoverError::File(_)), "{err:?}");
     assert!(err.to_string().contains("bad.md:"), "{err}");
+}
+
+#[test]
+fn an_untrusted_project_contributes_no_agent_and_its_malformed_file_no_error() {
+    let (root, repo, work, user) = layout();
+    write_agent(
+        &repo.join(".subagent/agents"),
+        "e.md",
+        "explorer",
+        "every tool",
+    );
+    std::fs::write(repo.join(".subagent/agents/bad.md"), "---\nname: [x\n---\n").unwrap();
+    let mine = write_agent(&user, "m.md", "mine", "user");
+    let store = root.path().join("config/subagent/trusted.json");
+    let project = read_project(&work, Some(&store)).unwrap();
+    let catalog = discover_catalog(&project, Some(&user)).unwrap();
+    assert_eq!(source_of(&catalog, "explorer"), AgentSource::BuiltIn);
+    assert_eq!(source_of(&catalog, "mine"), AgentSource::File(mine));
 }
 
 #[test]

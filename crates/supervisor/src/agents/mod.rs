@@ -13,7 +13,5 @@ mod discover_tests;
 mod file_tests;
 
 pub use catalog::{AgentCatalog, AgentDefinition, AgentOutputSchema, AgentSource};
-pub use discover::{
-    DiscoverError, agent_dirs, default_user_agents_dir, discover_catalog, user_agents_dir,
-};
+pub use discover::{DiscoverError, default_user_agents_dir, discover_catalog, user_agents_dir};
 pub use file::{AgentFileError, AgentFileFlavor, CLAUDE_TOOL_MAP, parse_agent_file};

@@ -9,21 +9,24 @@
 //! provider, limits and output schema sit below the run's flags and above
 //! the config files (`subagent_supervisor::config::resolve_run`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use serde_json::json;
 use subagent_supervisor::agents::{
     AgentCatalog, AgentDefinition, AgentOutputSchema, default_user_agents_dir, discover_catalog,
 };
+use subagent_supervisor::config::ProjectConfig;
 use subagent_supervisor::exit_codes;
 
+use super::trust::load_project;
 use crate::console;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "LOOKUP ORDER (the first definition of a name wins):\n  \
     1. .subagent/agents/*.md, then .claude/agents/*.md, in the workspace and each\n     \
-    parent directory up to the repository root (the first dir holding .git)\n  \
+    parent directory up to the repository root (the first dir holding .git),\n     \
+    once the project is trusted (`subagent trust`; until then they are ignored)\n  \
     2. $XDG_CONFIG_HOME/subagent/agents/*.md (default ~/.config/subagent/agents)\n  \
     3. built-in: general, explorer, researcher, reviewer, implementer\n\n\
     AGENT FILE (Markdown with YAML frontmatter; the body is the system prompt):\n  \
@@ -83,10 +86,11 @@ enum AgentsCommand {
     },
 }
 
-/// The catalog a run in `workspace` sees; each agent file's warnings are
-/// printed on stderr.
-pub(super) fn load_catalog(workspace: &Path) -> Result<AgentCatalog> {
-    let catalog = discover_catalog(workspace, default_user_agents_dir().as_deref())?;
+/// The catalog a run in `project`'s workspace sees (its agent files only
+/// when trusted: [`super::trust::load_project`]); each agent file's
+/// warnings are printed on stderr.
+pub(super) fn load_catalog(project: &ProjectConfig) -> Result<AgentCatalog> {
+    let catalog = discover_catalog(project, default_user_agents_dir().as_deref())?;
     for agent in catalog.agents() {
         for warning in &agent.warnings {
             console::err(&format!(
@@ -109,7 +113,7 @@ pub(super) fn workspace_or_cwd(workspace: Option<PathBuf>) -> Result<PathBuf> {
 pub(super) fn run(args: AgentsArgs) -> Result<i32> {
     match args.command {
         AgentsCommand::Ls { workspace, json } => {
-            let catalog = load_catalog(&workspace_or_cwd(workspace)?)?;
+            let catalog = load_catalog(&load_project(&workspace_or_cwd(workspace)?)?)?;
             if json {
                 let list: Vec<_> = catalog.agents().iter().map(agent_json).collect();
                 console::out(&serde_json::to_string_pretty(&list)?)?;
@@ -123,7 +127,7 @@ pub(super) fn run(args: AgentsArgs) -> Result<i32> {
             workspace,
             json,
         } => {
-            let catalog = load_catalog(&workspace_or_cwd(workspace)?)?;
+            let catalog = load_catalog(&load_project(&workspace_or_cwd(workspace)?)?)?;
             let Some(agent) = catalog.get(&name) else {
                 console::err(&format!(
                     "UNKNOWN_AGENT: {}",

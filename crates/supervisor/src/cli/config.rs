@@ -7,20 +7,22 @@ use std::path::PathBuf;
 use anyhow::Result;
 use serde_json::json;
 use subagent_supervisor::config::{
-    default_user_config_path, describe_config, find_project_config, load_config,
-    project_config_home,
+    LoadedConfig, ProjectConfig, ProjectFileKind, TrustVerdict, default_user_config_path,
+    describe_config, find_project_config, load_config, project_config_home,
 };
 use subagent_supervisor::exit_codes;
 
 use super::agents::workspace_or_cwd;
 use super::run_flags::env_value;
+use super::trust::load_project;
 use crate::console;
 
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "FILES (a project value overrides the user's; a flag overrides both):\n  \
     user     $XDG_CONFIG_HOME/subagent/config.toml (default ~/.config/subagent/config.toml)\n  \
-    project  .subagent/config.toml in the workspace or a parent, up to the repository root\n\n\
+    project  .subagent/config.toml in the workspace or a parent, up to the repository root;\n           \
+    read only once trusted (`subagent trust`), and ignored again when it changes\n\n\
     EXAMPLE config.toml:\n  \
     default_provider = \"local\"\n  \
     default_agent = \"general\"\n\n  \
@@ -85,31 +87,22 @@ pub(super) fn run(args: ConfigArgs) -> Result<i32> {
         ConfigCommand::Show { workspace, json } => {
             let workspace = workspace_or_cwd(workspace)?;
             let user_path = default_user_config_path();
-            let config = load_config(&workspace, user_path.as_deref())?;
+            let project = load_project(&workspace)?;
+            let config = load_config(&project, user_path.as_deref())?;
             let values = describe_config(&config, &env_value);
-            let files: Vec<(&str, String)> = [
-                (
-                    "user",
-                    config.user.as_ref().map(|l| l.path.clone()).or(user_path),
-                ),
-                ("project", config.project.as_ref().map(|l| l.path.clone())),
-            ]
-            .into_iter()
-            .map(|(which, path)| {
-                let state = match (&path, which) {
-                    (Some(p), "user") if config.user.is_some() => p.display().to_string(),
-                    (Some(p), "project") if config.project.is_some() => p.display().to_string(),
-                    (Some(p), _) => format!("{} (not found)", p.display()),
-                    (None, _) => "none found".to_owned(),
-                };
-                (which, state)
-            })
-            .collect();
+            let files = [
+                ("user", user_state(&config, user_path)),
+                ("project", project_state(&project)),
+                ("trust", trust_state(&project)),
+            ];
+            // The last guard: nothing shown has a secret's shape, whatever
+            // a file put in a name, a model or a path.
+            let mask = |text: &str| subagent_redact::mask_patterns(text).into_owned();
             if json {
                 let report = json!({
-                    "files": files.iter().map(|(w, s)| json!({"scope": w, "file": s})).collect::<Vec<_>>(),
+                    "files": files.iter().map(|(w, s)| json!({"scope": w, "file": mask(s)})).collect::<Vec<_>>(),
                     "values": values.iter().map(|v| json!({
-                        "key": v.key, "value": v.value, "source": v.origin.to_string(),
+                        "key": mask(&v.key), "value": mask(&v.value), "source": mask(&v.origin.to_string()),
                     })).collect::<Vec<_>>(),
                 });
                 console::out(&serde_json::to_string_pretty(&report)?)?;
@@ -127,7 +120,7 @@ pub(super) fn run(args: ConfigArgs) -> Result<i32> {
                     let pair = format!("{} = {}", v.key, v.value);
                     text.push_str(&format!("{pair:<width$}  # {}\n", v.origin));
                 }
-                console::out(text.trim_end())?;
+                console::out(&mask(text.trim_end()))?;
             }
             Ok(exit_codes::OK)
         }
@@ -169,5 +162,55 @@ pub(super) fn run(args: ConfigArgs) -> Result<i32> {
             }
             Ok(exit_codes::OK)
         }
+    }
+}
+
+/// The user file's line of `config show`.
+fn user_state(config: &LoadedConfig, user_path: Option<PathBuf>) -> String {
+    match (&config.user, user_path) {
+        (Some(layer), _) => layer.path.display().to_string(),
+        (None, Some(path)) => format!("{} (not found)", path.display()),
+        (None, None) => "none found".to_owned(),
+    }
+}
+
+/// The project file's line of `config show`: whether it counts.
+fn project_state(project: &ProjectConfig) -> String {
+    let Some(file) = project
+        .files()
+        .iter()
+        .find(|f| f.kind == ProjectFileKind::Config)
+    else {
+        return "none found".to_owned();
+    };
+    match project.verdict() {
+        TrustVerdict::Trusted => format!("{} (trusted)", file.path.display()),
+        TrustVerdict::NoFiles | TrustVerdict::Untrusted(_) => format!(
+            "{} (IGNORED: not trusted; `{}` to use it)",
+            file.path.display(),
+            project.trust_command()
+        ),
+    }
+}
+
+/// The trust line of `config show`: the project's files and the record.
+fn trust_state(project: &ProjectConfig) -> String {
+    let record = project.store.as_ref().map_or_else(
+        || "no record (set HOME)".to_owned(),
+        |p| p.display().to_string(),
+    );
+    let files = project.files().len();
+    match project.verdict() {
+        TrustVerdict::NoFiles => format!("no project files to trust (record {record})"),
+        TrustVerdict::Trusted => format!(
+            "project {} trusted: {files} file(s) loaded (record {record})",
+            project.root.display()
+        ),
+        TrustVerdict::Untrusted(changes) => format!(
+            "project {} NOT trusted: {files} file(s) ignored, {} differ from the record \
+             (record {record})",
+            project.root.display(),
+            changes.len()
+        ),
     }
 }

@@ -9,7 +9,9 @@ use anyhow::{Context, Result};
 use subagent_protocol::ProviderKind;
 use subagent_supervisor::WorkerCommand;
 use subagent_supervisor::agents::{default_user_agents_dir, discover_catalog};
-use subagent_supervisor::config::{default_user_config_path, kind_defaults, load_config};
+use subagent_supervisor::config::{
+    default_trust_file_path, default_user_config_path, kind_defaults, load_config, read_project,
+};
 use subagent_supervisor::doctor::{self, Probe, Report};
 use subagent_supervisor::exit_codes;
 use subagent_supervisor::session::default_sessions_dir;
@@ -92,7 +94,22 @@ pub(super) fn run(args: DoctorArgs) -> Result<i32> {
 /// names one. A provider nobody configured is not probed (pass --base-url).
 fn config_probes(workspace: &Path) -> Vec<Probe> {
     let mut probes = Vec::new();
-    let config = match load_config(workspace, default_user_config_path().as_deref()) {
+    let project = match read_project(workspace, default_trust_file_path().as_deref()) {
+        Ok(project) => project,
+        Err(e) => {
+            probes.push(Probe::missing(
+                "project",
+                e.to_string(),
+                "make the workspace's .subagent and .claude readable",
+            ));
+            return probes;
+        }
+    };
+    if let Some(warning) = project.warning() {
+        let detail = warning.strip_prefix("warning: ").unwrap_or(&warning);
+        probes.push(Probe::ok("project", detail.to_owned()));
+    }
+    let config = match load_config(&project, default_user_config_path().as_deref()) {
         Ok(config) => {
             let files: Vec<String> = config
                 .layers()
@@ -117,7 +134,7 @@ fn config_probes(workspace: &Path) -> Vec<Probe> {
             None
         }
     };
-    match discover_catalog(workspace, default_user_agents_dir().as_deref()) {
+    match discover_catalog(&project, default_user_agents_dir().as_deref()) {
         Ok(catalog) => probes.push(Probe::ok(
             "agents",
             format!(

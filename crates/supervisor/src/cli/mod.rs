@@ -16,6 +16,7 @@ mod serve;
 mod serve_mcp;
 mod sessions;
 mod status;
+mod trust;
 
 use clap::{Parser, Subcommand};
 use subagent_supervisor::exit_codes;
@@ -106,6 +107,9 @@ enum Command {
     /// Show the merged configuration and where each value came from, or
     /// where the config files are.
     Config(config::ConfigArgs),
+    /// Trust a project's .subagent/config.toml and agent files as they are now
+    /// (until then runs ignore them), or revoke or list trust.
+    Trust(trust::TrustArgs),
     /// Serve runs to a program: MCP (--mcp) or JSON-lines (--stdio) on stdin/stdout, with these flags as every run's defaults.
     #[command(after_help = "EXAMPLES:\n  \
         # an MCP server for Claude Code, Claude Desktop or Codex (see README, MCP)\n  \
@@ -172,6 +176,13 @@ pub fn main() -> i32 {
             }
         },
         Command::Config(args) => match config::run(args) {
+            Ok(code) => code,
+            Err(e) => {
+                console::err(&format!("{e:#}"));
+                exit_codes::INVALID_INPUT
+            }
+        },
+        Command::Trust(args) => match trust::run(args) {
             Ok(code) => code,
             Err(e) => {
                 console::err(&format!("{e:#}"));

@@ -348,9 +348,11 @@ impl RunFlags {
             Some(dir) => dir.clone(),
             None => std::env::current_dir().context("cannot read the current directory")?,
         };
-        // Agent files near the workspace and the user's come before the built-ins.
-        let catalog = super::agents::load_catalog(&workspace_dir)?;
-        let files = load_config(&workspace_dir, default_user_config_path().as_deref())?;
+        // The project's files count once the operator trusted them; its
+        // agent files and the user's come before the built-ins.
+        let project = super::trust::load_project(&workspace_dir)?;
+        let catalog = super::agents::load_catalog(&project)?;
+        let files = load_config(&project, default_user_config_path().as_deref())?;
         let resolved = resolve_run(overrides, &files, &catalog, &env_value)?;
         let output_schema_json =
             output_schema_text(self.output_schema.as_deref(), catalog.get(&resolved.agent))?;

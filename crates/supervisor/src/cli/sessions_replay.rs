@@ -68,7 +68,8 @@ pub(super) fn run(sessions_dir: &Path, args: ReplayArgs) -> Result<i32> {
         .clone()
         .unwrap_or_else(|| PathBuf::from(&recording.header.cwd));
     let mut config = SupervisorConfig::new(worker, sessions_dir.to_owned());
-    config.catalog = crate::cli::agents::load_catalog(&workspace)?;
+    config.catalog =
+        crate::cli::agents::load_catalog(&crate::cli::trust::load_project(&workspace)?)?;
     let runtime = crate::cli::runtime::supervisor_runtime()?;
     let cancel = CancellationToken::new();
     let report = runtime.block_on(async {

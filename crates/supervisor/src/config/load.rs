@@ -2,7 +2,8 @@
 //! (`$XDG_CONFIG_HOME/subagent/config.toml`, else
 //! `~/.config/subagent/config.toml`) and the project's (the nearest
 //! `.subagent/config.toml` from the workspace up to the repository root,
-//! the same walk as agent files). A file that does not exist is no layer;
+//! the same walk as agent files, taken only when the operator trusted the
+//! project: `trust.rs`). A file that does not exist is no layer;
 //! one that exists and is malformed is an error, since running with half a
 //! configuration would surprise more than stopping.
 //!
@@ -13,6 +14,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use super::file::{ConfigFile, ConfigFileError, parse_config};
+use super::trust::ProjectConfig;
 
 /// The project config's place relative to a project directory.
 pub const PROJECT_CONFIG: &str = ".subagent/config.toml";
@@ -76,46 +78,60 @@ pub fn default_user_config_path() -> Option<PathBuf> {
     )
 }
 
-/// The nearest `.subagent/config.toml` from `workspace` up to the
-/// repository root (the first directory holding `.git`), if any.
-pub fn find_project_config(workspace: &Path) -> Option<PathBuf> {
-    let start = std::path::absolute(workspace).ok()?;
+/// The directories whose `.subagent/` and `.claude/` a run in `workspace`
+/// reads, nearest first, and the project's root. The workspace is made
+/// canonical (so the trust record's paths and the loaders' are the same
+/// whatever symlink led there); the walk goes up to the repository root,
+/// the first directory holding `.git` (above it is someone else's
+/// project), else to `/`, and then the root is the workspace itself.
+pub fn project_dirs(workspace: &Path) -> std::io::Result<(Vec<PathBuf>, PathBuf)> {
+    let start = std::fs::canonicalize(workspace).or_else(|_| std::path::absolute(workspace))?;
+    let mut dirs = Vec::new();
+    let mut root = None;
     for dir in start.ancestors() {
-        let candidate = dir.join(PROJECT_CONFIG);
-        if candidate.is_file() {
-            return Some(candidate);
-        }
+        dirs.push(dir.to_owned());
         if dir.join(".git").exists() {
+            root = Some(dir.to_owned());
             break;
         }
     }
-    None
+    Ok((dirs, root.unwrap_or(start)))
+}
+
+/// The nearest `.subagent/config.toml` from `workspace` up to the
+/// repository root, if any (trusted or not).
+pub fn find_project_config(workspace: &Path) -> Option<PathBuf> {
+    let (dirs, _) = project_dirs(workspace).ok()?;
+    dirs.into_iter()
+        .map(|dir| dir.join(PROJECT_CONFIG))
+        .find(|candidate| candidate.is_file())
 }
 
 /// Where a new project config for `workspace` would go: the repository
 /// root's `.subagent/config.toml`, else the workspace's.
 pub fn project_config_home(workspace: &Path) -> PathBuf {
-    let start = std::path::absolute(workspace).unwrap_or_else(|_| workspace.to_owned());
-    let root = start
-        .ancestors()
-        .find(|dir| dir.join(".git").exists())
-        .unwrap_or(&start)
-        .to_owned();
-    root.join(PROJECT_CONFIG)
+    match project_dirs(workspace) {
+        Ok((_, root)) => root.join(PROJECT_CONFIG),
+        Err(_) => workspace.join(PROJECT_CONFIG),
+    }
 }
 
-/// Reads the user's file (`user_path`) and the project's for `workspace`.
+/// Reads the user's file (`user_path`) and takes the project's from
+/// `project`, which read it, when the operator trusted it ([`super::trust`]).
 pub fn load_config(
-    workspace: &Path,
+    project: &ProjectConfig,
     user_path: Option<&Path>,
 ) -> Result<LoadedConfig, ConfigFileError> {
     let user = match user_path {
         Some(path) => read_layer(path)?,
         None => None,
     };
-    let project = match find_project_config(workspace) {
+    let project = match project.trusted_config() {
         // The user's file can be the project's when the workspace is home.
-        Some(path) if Some(path.as_path()) != user_path => read_layer(&path)?,
+        Some(file) if Some(file.path.as_path()) != user_path => Some(ConfigLayer {
+            path: file.path.clone(),
+            file: parse_config(&file.path, &file.text)?,
+        }),
         _ => None,
     };
     Ok(LoadedConfig { user, project })

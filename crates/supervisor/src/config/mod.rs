@@ -1,6 +1,8 @@
 //! Configuration: `config.toml` files (the user's and the project's), the
-//! limit keys shared by flags, agent files and config, and how one run's
-//! settings are put together from all of them with the origin of each.
+//! limit keys shared by flags, agent files and config, how one run's
+//! settings are put together from all of them with the origin of each, and
+//! project trust (a project's files count only once the operator trusted
+//! them as they are).
 //!
 //! Not here: the supervisor's own [`crate::SupervisorConfig`] (how children
 //! are run), which is built from what this module resolves.
@@ -10,6 +12,8 @@ mod limits;
 mod load;
 mod resolve;
 mod show;
+mod trust;
+mod trust_store;
 mod web;
 
 #[cfg(test)]
@@ -23,16 +27,25 @@ mod limits_tests;
 mod resolve_tests;
 
 pub use file::{
-    BRAVE_DEFAULT_KEY_VAR, BRAVE_DEFAULT_URL, ConfigFile, ConfigFileError, ProviderEntry,
-    SearchEntry, parse_config,
+    BRAVE_DEFAULT_KEY_VAR, BRAVE_DEFAULT_URL, ConfigFile, ConfigFileError, KeyVariableProblem,
+    ProviderEntry, SearchEntry, check_key_variable, parse_config,
 };
 pub use limits::{LimitKey, LimitSet, LimitUnit, LimitValue, RawLimit};
 pub use load::{
     ConfigLayer, LoadedConfig, PROJECT_CONFIG, default_user_config_path, find_project_config,
-    load_config, project_config_home, user_config_dir, user_config_path,
+    load_config, project_config_home, project_dirs, user_config_dir, user_config_path,
 };
 pub use resolve::{
     DEFAULT_AGENT, DEFAULT_MAX_DEPTH, EnvLookup, KindDefaults, Origin, ResolveError, ResolvedRun,
     RunOverrides, Sourced, kind_defaults, resolve_run,
 };
 pub use show::describe_config;
+#[cfg(test)]
+pub(crate) use trust::read_project_trusting_all;
+pub use trust::{
+    Change, ProjectConfig, ProjectFile, ProjectFileKind, TrustVerdict, md_files_in, read_project,
+};
+pub use trust_store::{
+    TRUST_FILE, TrustError, TrustRecords, TrustedFile, TrustedProject, default_trust_file_path,
+    read_records, trust_file_path, write_records,
+};

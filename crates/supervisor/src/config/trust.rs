@@ -1,0 +1,351 @@
+//! Project trust: a project's `.subagent/config.toml` and agent files
+//! (`.subagent/agents/*.md`, `.claude/agents/*.md`, in the workspace and
+//! each parent up to the repository root) count only when the operator
+//! trusted them as they are now, like `direnv allow` or `mise trust`.
+//!
+//! Why: a run's tools may write its workspace, and those files decide the
+//! powers of every later run there (private networks, key variables sent
+//! as bearer tokens, an agent's tools). A file a tool could have written
+//! is data until the operator says otherwise with `subagent trust`, which
+//! records each file's SHA-256 outside the workspace (`trust_store.rs`).
+//! Any file changed, added or removed since then makes the whole project
+//! untrusted again: its config and agent files are then ignored (with one
+//! warning naming them and the command to trust them), and the run has
+//! the user's config, the flags and the built-in agents only.
+//!
+//! In: a workspace and the trust record. Out: a [`ProjectConfig`], the
+//! files as read once (text and hash) with the verdict. The loaders
+//! (`load.rs`, `agents::discover`) parse the text read here, never the
+//! disk again, so a file swapped after the check is not what runs. This
+//! module reads; it never writes the record.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::load::{PROJECT_CONFIG, project_dirs};
+use super::trust_store::{TrustError, TrustRecords, TrustedFile, read_records};
+use crate::agents::AgentFileFlavor;
+
+/// What a project file is to a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProjectFileKind {
+    /// A `.subagent/config.toml`.
+    Config,
+    /// An agent file of this flavor.
+    Agent(AgentFileFlavor),
+}
+
+/// One project file as read for the trust check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectFile {
+    /// Where it is (under the canonical workspace or a parent of it).
+    pub path: PathBuf,
+    /// Config or agent file.
+    pub kind: ProjectFileKind,
+    /// Its text, as hashed.
+    pub text: String,
+    /// SHA-256 of the text, lowercase hex.
+    pub sha256: String,
+}
+
+/// How a file differs from what was trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// Not in the record (or no record for the project).
+    New,
+    /// In the record with another hash.
+    Changed,
+    /// In the record, gone from the disk.
+    Removed,
+}
+
+impl Change {
+    fn as_str(self) -> &'static str {
+        match self {
+            Change::New => "not trusted",
+            Change::Changed => "changed since trusted",
+            Change::Removed => "removed since trusted",
+        }
+    }
+}
+
+/// Whether a run may load the project's files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TrustVerdict {
+    /// The project has no config or agent file: nothing to trust.
+    NoFiles,
+    /// The files are exactly the ones the operator trusted.
+    Trusted,
+    /// Something differs: every file that does, with how.
+    Untrusted(Vec<(PathBuf, Change)>),
+}
+
+/// A workspace's project configuration, read once, with the verdict.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectConfig {
+    /// The workspace, canonical: what `subagent trust` is given.
+    pub workspace: PathBuf,
+    /// The project's directory: the repository root (the first directory
+    /// up from the workspace holding `.git`), else the workspace. Trust is
+    /// recorded under it.
+    pub root: PathBuf,
+    /// The trust record consulted; `None` without HOME or XDG_CONFIG_HOME.
+    pub store: Option<PathBuf>,
+    dirs: Vec<PathBuf>,
+    files: Vec<ProjectFile>,
+    verdict: TrustVerdict,
+}
+
+impl ProjectConfig {
+    /// The verdict.
+    pub fn verdict(&self) -> &TrustVerdict {
+        &self.verdict
+    }
+
+    /// Every file found, trusted or not, nearest directory first.
+    pub fn files(&self) -> &[ProjectFile] {
+        &self.files
+    }
+
+    /// The files a run loads: all of them when trusted, none otherwise.
+    pub fn trusted_files(&self) -> &[ProjectFile] {
+        match self.verdict {
+            TrustVerdict::Trusted => &self.files,
+            TrustVerdict::NoFiles | TrustVerdict::Untrusted(_) => &[],
+        }
+    }
+
+    /// The config file a run loads: the nearest `.subagent/config.toml`,
+    /// when the project is trusted.
+    pub fn trusted_config(&self) -> Option<&ProjectFile> {
+        self.trusted_files()
+            .iter()
+            .find(|f| f.kind == ProjectFileKind::Config)
+    }
+
+    /// True when a `file` of the record lies where this workspace looks
+    /// for project files (so its absence means it was removed).
+    pub(super) fn watches(&self, file: &Path) -> bool {
+        self.dirs.iter().any(|dir| {
+            file == dir.join(PROJECT_CONFIG)
+                || file.parent().is_some_and(|parent| {
+                    parent == dir.join(SUBAGENT_AGENTS) || parent == dir.join(CLAUDE_AGENTS)
+                })
+        })
+    }
+
+    /// `path` as the operator knows it: relative to the project's root
+    /// when under it.
+    pub fn display_path(&self, path: &Path) -> String {
+        path.strip_prefix(&self.root)
+            .unwrap_or(path)
+            .display()
+            .to_string()
+    }
+
+    /// The command that trusts these files, ready to paste.
+    pub fn trust_command(&self) -> String {
+        format!(
+            "subagent trust {}",
+            shell_word(&self.workspace.display().to_string())
+        )
+    }
+
+    /// The one warning for an untrusted project: which files are ignored
+    /// and why, and what to run. `None` when nothing is ignored.
+    pub fn warning(&self) -> Option<String> {
+        let TrustVerdict::Untrusted(changes) = &self.verdict else {
+            return None;
+        };
+        let mut text = format!(
+            "warning: ignoring the project configuration of {} (a tool run there could have \
+             written it):",
+            self.root.display()
+        );
+        for (path, change) in changes {
+            let _ = write!(text, " {} ({}),", self.display_path(path), change.as_str());
+        }
+        text.pop();
+        match &self.store {
+            Some(_) => {
+                let _ = write!(
+                    text,
+                    "; the run uses the user config, flags and built-in agents. Review the files, \
+                     then run `{}` to use them",
+                    self.trust_command()
+                );
+            }
+            None => text.push_str(
+                "; trust cannot be recorded without HOME or XDG_CONFIG_HOME: set one, then run \
+                 `subagent trust`",
+            ),
+        }
+        Some(text)
+    }
+
+    /// SHA-256 over every file's hash and path: one value for the set.
+    pub fn combined_hash(&self) -> String {
+        let mut all = Sha256::new();
+        for file in &self.files {
+            all.update(file.sha256.as_bytes());
+            all.update(b"  ");
+            all.update(file.path.as_os_str().as_encoded_bytes());
+            all.update(b"\n");
+        }
+        hex(&all.finalize())
+    }
+}
+
+/// `.subagent/agents` under a project directory.
+const SUBAGENT_AGENTS: &str = ".subagent/agents";
+/// Claude Code's agent files under a project directory.
+const CLAUDE_AGENTS: &str = ".claude/agents";
+
+/// Reads the project files of `workspace` and judges them against the
+/// record at `store` (`None`: no record can exist, so nothing is trusted).
+pub fn read_project(workspace: &Path, store: Option<&Path>) -> Result<ProjectConfig, TrustError> {
+    let (dirs, root) = project_dirs(workspace).map_err(|source| TrustError::Workspace {
+        dir: workspace.to_owned(),
+        source,
+    })?;
+    let mut files = Vec::new();
+    for dir in &dirs {
+        let config = dir.join(PROJECT_CONFIG);
+        if config.is_file() {
+            files.push(read_file(config, ProjectFileKind::Config)?);
+        }
+        for (sub, flavor) in [
+            (SUBAGENT_AGENTS, AgentFileFlavor::Subagent),
+            (CLAUDE_AGENTS, AgentFileFlavor::ClaudeCode),
+        ] {
+            let dir = dir.join(sub);
+            let paths = md_files_in(&dir).map_err(|source| TrustError::ListDir { dir, source })?;
+            for path in paths {
+                files.push(read_file(path, ProjectFileKind::Agent(flavor))?);
+            }
+        }
+    }
+    let records = match store {
+        Some(path) => read_records(path)?,
+        None => TrustRecords::default(),
+    };
+    let mut project = ProjectConfig {
+        workspace: dirs.first().cloned().unwrap_or_else(|| root.clone()),
+        root,
+        store: store.map(Path::to_owned),
+        dirs,
+        files,
+        verdict: TrustVerdict::NoFiles,
+    };
+    let recorded = records
+        .project(&project.root)
+        .map(|p| p.files.as_slice())
+        .unwrap_or_default();
+    project.verdict = judge(&project, recorded);
+    Ok(project)
+}
+
+/// The verdict on `project`'s files against the `recorded` ones of its root.
+fn judge(project: &ProjectConfig, recorded: &[TrustedFile]) -> TrustVerdict {
+    let watched: Vec<&TrustedFile> = recorded
+        .iter()
+        .filter(|r| project.watches(&r.path))
+        .collect();
+    if project.files.is_empty() && watched.is_empty() {
+        return TrustVerdict::NoFiles;
+    }
+    let mut changes = Vec::new();
+    for file in &project.files {
+        match watched.iter().find(|r| r.path == file.path) {
+            None => changes.push((file.path.clone(), Change::New)),
+            Some(r) if r.sha256 != file.sha256 => {
+                changes.push((file.path.clone(), Change::Changed));
+            }
+            Some(_) => {}
+        }
+    }
+    for r in watched {
+        if !project.files.iter().any(|f| f.path == r.path) {
+            changes.push((r.path.clone(), Change::Removed));
+        }
+    }
+    if changes.is_empty() {
+        TrustVerdict::Trusted
+    } else {
+        TrustVerdict::Untrusted(changes)
+    }
+}
+
+fn read_file(path: PathBuf, kind: ProjectFileKind) -> Result<ProjectFile, TrustError> {
+    let bytes = std::fs::read(&path).map_err(|source| TrustError::ReadFile {
+        path: path.clone(),
+        source,
+    })?;
+    // Hashed as bytes; a file that is not UTF-8 is kept (so it can be
+    // listed, and refused by its parser only if someone trusts it).
+    let sha256 = hex(&Sha256::digest(&bytes));
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    Ok(ProjectFile {
+        path,
+        kind,
+        text,
+        sha256,
+    })
+}
+
+/// `dir/*.md` in name order; none when `dir` does not exist.
+pub fn md_files_in(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut files = Vec::new();
+    for entry in entries {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "md") && path.is_file() {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// Lowercase hex of `bytes`.
+fn hex(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(out, "{b:02x}");
+    }
+    out
+}
+
+/// `word` as one shell word: as is when it holds nothing the shell reads
+/// specially, else in single quotes.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+@%:,=".contains(c));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// A project read with every file trusted, for tests of the loaders.
+#[cfg(test)]
+pub(crate) fn read_project_trusting_all(workspace: &Path) -> ProjectConfig {
+    let mut project = read_project(workspace, None).unwrap_or_else(|e| {
+        unreachable!("test workspace {}: {e}", workspace.display());
+    });
+    project.verdict = TrustVerdict::Trusted;
+    project
+}
+
+#[cfg(test)]
+#[path = "trust_tests.rs"]
+mod tests;

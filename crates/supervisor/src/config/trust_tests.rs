@@ -1,0 +1,230 @@
+use std::path::{Path, PathBuf};
+
+use pretty_assertions::assert_eq;
+
+use super::*;
+use crate::config::trust_store::{read_records, write_records};
+
+/// A repository `repo/.git` with a workspace `repo/sub`, and the place of
+/// the trust record outside it.
+struct Layout {
+    root: tempfile::TempDir,
+}
+
+impl Layout {
+    fn new() -> Self {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("repo/.git")).unwrap();
+        std::fs::create_dir_all(root.path().join("repo/sub")).unwrap();
+        Self { root }
+    }
+
+    fn repo(&self) -> PathBuf {
+        std::fs::canonicalize(self.root.path().join("repo")).unwrap()
+    }
+
+    fn work(&self) -> PathBuf {
+        self.repo().join("sub")
+    }
+
+    fn store(&self) -> PathBuf {
+        self.root.path().join("config/subagent/trusted.json")
+    }
+
+    fn write(&self, relative: &str, text: &str) -> PathBuf {
+        let path = self.repo().join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn read(&self, workspace: &Path) -> ProjectConfig {
+        read_project(workspace, Some(&self.store())).unwrap()
+    }
+
+    fn trust(&self, workspace: &Path) {
+        let mut records = read_records(&self.store()).unwrap();
+        records.trust(&self.read(workspace));
+        write_records(&self.store(), &records).unwrap();
+    }
+}
+
+fn changes(project: &ProjectConfig) -> Vec<(String, Change)> {
+    match project.verdict() {
+        TrustVerdict::Untrusted(changes) => changes
+            .iter()
+            .map(|(p, c)| (project.display_path(p), *c))
+            .collect(),
+        other => panic!("expected Untrusted, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_project_without_files_has_nothing_to_trust() {
+    let layout = Layout::new();
+    let project = layout.read(&layout.work());
+    assert_eq!(project.verdict(), &TrustVerdict::NoFiles);
+    assert_eq!(project.root, layout.repo());
+    assert_eq!(project.warning(), None);
+}
+
+#[test]
+fn files_never_trusted_are_ignored_with_one_warning_naming_them_and_the_command() {
+    let layout = Layout::new();
+    layout.write(
+        ".subagent/config.toml",
+        "[web]\nallow_private_networks = true\n",
+    );
+    layout.write(
+        ".subagent/agents/explorer.md",
+        "---\nname: explorer\n---\np\n",
+    );
+    layout.write("sub/.claude/agents/c.md", "---\nname: c\n---\np\n");
+    let project = layout.read(&layout.work());
+    assert_eq!(
+        changes(&project),
+        vec![
+            ("sub/.claude/agents/c.md".to_owned(), Change::New),
+            (".subagent/config.toml".to_owned(), Change::New),
+            (".subagent/agents/explorer.md".to_owned(), Change::New),
+        ]
+    );
+    assert!(project.trusted_files().is_empty());
+    assert_eq!(project.trusted_config(), None);
+    let warning = project.warning().unwrap();
+    assert_eq!(warning.lines().count(), 1, "{warning}");
+    for part in [
+        ".subagent/config.toml (not trusted)",
+        ".subagent/agents/explorer.md (not trusted)",
+        &format!("`subagent trust {}`", layout.work().display()),
+    ] {
+        assert!(warning.contains(part), "{part} not in {warning}");
+    }
+}
+
+#[test]
+fn trusted_files_count_until_one_changes_appears_or_goes() {
+    let layout = Layout::new();
+    let config = layout.write(".subagent/config.toml", "max_concurrent = 2\n");
+    let agent = layout.write(".subagent/agents/a.md", "---\nname: a\n---\np\n");
+    layout.trust(&layout.work());
+    let project = layout.read(&layout.work());
+    assert_eq!(project.verdict(), &TrustVerdict::Trusted);
+    assert_eq!(project.trusted_files().len(), 2);
+    assert_eq!(
+        project.trusted_config().map(|f| f.text.as_str()),
+        Some("max_concurrent = 2\n")
+    );
+
+    std::fs::write(&config, "max_concurrent = 3\n").unwrap();
+    assert_eq!(
+        changes(&layout.read(&layout.work())),
+        vec![(".subagent/config.toml".to_owned(), Change::Changed)]
+    );
+    std::fs::write(&config, "max_concurrent = 2\n").unwrap();
+    assert_eq!(
+        layout.read(&layout.work()).verdict(),
+        &TrustVerdict::Trusted
+    );
+
+    layout.write(".claude/agents/new.md", "---\nname: n\n---\np\n");
+    assert_eq!(
+        changes(&layout.read(&layout.work())),
+        vec![(".claude/agents/new.md".to_owned(), Change::New)]
+    );
+    std::fs::remove_file(layout.repo().join(".claude/agents/new.md")).unwrap();
+
+    std::fs::remove_file(&agent).unwrap();
+    assert_eq!(
+        changes(&layout.read(&layout.work())),
+        vec![(".subagent/agents/a.md".to_owned(), Change::Removed)]
+    );
+}
+
+#[test]
+fn trust_from_a_subdirectory_keeps_the_root_trusted_and_revoke_forgets_both() {
+    let layout = Layout::new();
+    layout.write(".subagent/config.toml", "max_concurrent = 2\n");
+    layout.trust(&layout.repo());
+    // The workspace below sees one more file: not trusted yet.
+    layout.write("sub/.subagent/agents/s.md", "---\nname: s\n---\np\n");
+    assert_eq!(
+        changes(&layout.read(&layout.work())),
+        vec![("sub/.subagent/agents/s.md".to_owned(), Change::New)]
+    );
+    layout.trust(&layout.work());
+    assert_eq!(
+        layout.read(&layout.work()).verdict(),
+        &TrustVerdict::Trusted
+    );
+    // The root does not look into sub/, so its verdict is unchanged.
+    assert_eq!(
+        layout.read(&layout.repo()).verdict(),
+        &TrustVerdict::Trusted
+    );
+    let mut records = read_records(&layout.store()).unwrap();
+    assert_eq!(records.projects.len(), 1);
+    assert!(records.revoke(&layout.repo()));
+    assert!(!records.revoke(&layout.repo()));
+    write_records(&layout.store(), &records).unwrap();
+    assert!(matches!(
+        layout.read(&layout.work()).verdict(),
+        TrustVerdict::Untrusted(_)
+    ));
+}
+
+#[test]
+fn a_symlinked_workspace_is_judged_by_its_real_path() {
+    let layout = Layout::new();
+    layout.write(".subagent/config.toml", "max_concurrent = 2\n");
+    layout.trust(&layout.work());
+    let link = layout.root.path().join("link");
+    std::os::unix::fs::symlink(layout.work(), &link).unwrap();
+    let project = layout.read(&link);
+    assert_eq!(project.verdict(), &TrustVerdict::Trusted);
+    assert_eq!(project.workspace, layout.work());
+}
+
+#[test]
+fn without_a_record_place_nothing_is_trusted_and_the_warning_says_why() {
+    let layout = Layout::new();
+    layout.write(".subagent/config.toml", "max_concurrent = 2\n");
+    let project = read_project(&layout.work(), None).unwrap();
+    assert!(project.trusted_files().is_empty());
+    let warning = project.warning().unwrap();
+    assert!(warning.contains("HOME or XDG_CONFIG_HOME"), "{warning}");
+}
+
+#[test]
+fn a_record_that_is_not_json_is_an_error_naming_it() {
+    let layout = Layout::new();
+    std::fs::create_dir_all(layout.store().parent().unwrap()).unwrap();
+    std::fs::write(layout.store(), "{not json").unwrap();
+    let error = read_project(&layout.work(), Some(&layout.store())).unwrap_err();
+    let message = error.to_string();
+    assert!(
+        message.contains(&layout.store().display().to_string())
+            && message.contains("fix it or delete it"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_file_that_is_not_utf8_is_listed_not_fatal() {
+    let layout = Layout::new();
+    let path = layout.repo().join(".subagent/agents/bin.md");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, [0xff, 0xfe, 0x00]).unwrap();
+    let project = layout.read(&layout.work());
+    assert_eq!(
+        changes(&project),
+        vec![(".subagent/agents/bin.md".to_owned(), Change::New)]
+    );
+}
+
+#[test]
+fn the_trust_command_quotes_a_path_the_shell_would_split() {
+    assert_eq!(shell_word("/home/me/proj"), "/home/me/proj");
+    assert_eq!(shell_word("/tmp/my proj"), "'/tmp/my proj'");
+    assert_eq!(shell_word("/tmp/it's"), r"'/tmp/it'\''s'");
+}
