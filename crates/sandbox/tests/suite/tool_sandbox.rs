@@ -10,106 +10,15 @@ use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use subagent_sandbox::{
-    ChildExit, Isolation, KillReason, Layers, SandboxSpec, Termination, protection, spawn,
-};
-use tempfile::TempDir;
+use subagent_sandbox::{ChildExit, Isolation, KillReason, Layers, Termination, protection, spawn};
 
 use super::support::{
-    MARKER_VAR, MIB, Marker, assert_nothing_alive, finish, marker, needs_cgroups, needs_file,
+    MARKER_VAR, MIB, assert_nothing_alive, finish, marker, needs_cgroups, needs_file,
     needs_landlock_abi, needs_tool_sandbox, needs_x86_64,
 };
-
-const PYTHON: &str = "/usr/bin/python3";
-
-/// A workspace, a private tmp dir, and a directory outside both.
-struct Dirs {
-    workspace: TempDir,
-    tmp: TempDir,
-    outside: TempDir,
-}
-
-fn dirs() -> Dirs {
-    Dirs {
-        workspace: tempfile::tempdir().unwrap(),
-        tmp: tempfile::tempdir().unwrap(),
-        outside: tempfile::tempdir().unwrap(),
-    }
-}
-
-fn strict(dirs: &Dirs) -> Isolation {
-    Isolation::strict(vec![
-        dirs.workspace.path().to_owned(),
-        dirs.tmp.path().to_owned(),
-    ])
-}
-
-fn python_spec(code: &str, dirs: &Dirs, marker: &Marker, isolation: Isolation) -> SandboxSpec {
-    let mut spec = SandboxSpec::new(PYTHON, dirs.workspace.path());
-    spec.args = vec!["-B".into(), "-u".into(), "-c".into(), code.into()];
-    spec.env = vec![
-        ("PATH".into(), "/usr/bin:/bin".into()),
-        ("HOME".into(), dirs.tmp.path().into()),
-        ("TMPDIR".into(), dirs.tmp.path().into()),
-        (MARKER_VAR.into(), marker.to_string().into()),
-    ];
-    spec.grace = Duration::from_millis(300);
-    spec.isolation = Some(isolation);
-    spec
-}
-
-/// Runs `code` under `isolation` and returns its exit, after checking that
-/// nothing it started is alive.
-async fn run(code: &str, dirs: &Dirs, isolation: Isolation) -> ChildExit {
-    let marker = marker().await;
-    let child = spawn(python_spec(code, dirs, &marker, isolation))
-        .await
-        .unwrap();
-    let pid = child.pid();
-    let exit = finish(child).await;
-    assert_nothing_alive(&marker, &[pid]);
-    exit
-}
-
-fn stdout(exit: &ChildExit) -> String {
-    exit.stdout.lossy_text()
-}
-
-fn without(isolation: Isolation, change: impl FnOnce(&mut Layers)) -> Isolation {
-    let mut isolation = isolation;
-    change(&mut isolation.layers);
-    isolation
-}
-
-/// Python that tries `attempt` and prints `ESCAPED` or `DENIED <error>`.
-fn probe(attempt: &str) -> String {
-    format!(
-        "try:\n{}\n    print('ESCAPED')\nexcept Exception as e:\n    print('DENIED', type(e).__name__, e)\n",
-        attempt
-            .lines()
-            .map(|l| format!("    {l}"))
-            .collect::<Vec<_>>()
-            .join("\n")
-    )
-}
-
-fn assert_denied(exit: &ChildExit, what: &str) {
-    let out = stdout(exit);
-    assert!(
-        out.starts_with("DENIED"),
-        "{what} was not denied: stdout {out:?}, stderr {:?}",
-        exit.stderr.lossy_text()
-    );
-}
-
-fn assert_escaped(exit: &ChildExit, what: &str) {
-    let out = stdout(exit);
-    assert!(
-        out.starts_with("ESCAPED"),
-        "control: {what} should succeed without the layer: stdout {out:?}, stderr {:?}",
-        exit.stderr.lossy_text()
-    );
-}
+use super::tool_sandbox_support::{
+    Dirs, assert_denied, assert_escaped, dirs, probe, python_spec, run, stdout, strict, without,
+};
 
 #[tokio::test]
 async fn python_runs_and_every_layer_is_reported_applied() {
@@ -138,8 +47,17 @@ async fn python_runs_and_every_layer_is_reported_applied() {
         protection::MOUNT_NAMESPACE,
         protection::FRESH_PROC,
         protection::NETWORK_NAMESPACE,
+        protection::IPC_NAMESPACE,
+        protection::UTS_NAMESPACE,
+        protection::CGROUP_NAMESPACE,
+        protection::FILESYSTEM_VIEW,
+        protection::PRIVATE_TMP,
+        protection::WORKSPACE_CONFIG_READ_ONLY,
         protection::LANDLOCK_FS,
         protection::SECCOMP,
+        protection::SECCOMP_SUID_SGID,
+        protection::SECCOMP_NAMESPACES,
+        protection::SECCOMP_ADDRESS_FAMILIES,
         protection::NO_NEW_PRIVS,
         protection::NO_CAPABILITIES,
     ] {
@@ -190,7 +108,10 @@ async fn writing_outside_the_workspace_is_denied_by_landlock() {
     let control = run(
         &write_outside(&dirs),
         &dirs,
-        without(strict(&dirs), |l| l.landlock = false),
+        without(strict(&dirs), |l| {
+            l.landlock = false;
+            l.filesystem_view = false;
+        }),
     )
     .await;
     assert_escaped(&control, "writing outside the workspace");
@@ -214,7 +135,10 @@ async fn reading_outside_the_allowed_roots_is_denied_by_landlock() {
     let control = run(
         &attempt,
         &dirs,
-        without(strict(&dirs), |l| l.landlock = false),
+        without(strict(&dirs), |l| {
+            l.landlock = false;
+            l.filesystem_view = false;
+        }),
     )
     .await;
     assert!(
@@ -369,6 +293,7 @@ async fn each_network_layer_alone_blocks_loopback_tcp() {
         without(strict(&dirs), |l| {
             *l = Layers {
                 namespaces,
+                filesystem_view: namespaces,
                 landlock,
                 seccomp,
                 capabilities: true,
@@ -579,7 +504,13 @@ async fn a_switched_off_layer_is_reported_not_applied() {
     finish(child).await;
     assert_eq!(
         not_applied,
-        vec!["seccomp: switched off by the caller".to_owned()]
+        [
+            "seccomp",
+            "seccomp_suid_sgid",
+            "seccomp_namespaces",
+            "seccomp_address_families"
+        ]
+        .map(|name| format!("{name}: switched off by the caller"))
     );
     assert_nothing_alive(&marker, &[pid]);
 }
