@@ -293,3 +293,49 @@ async fn threads_and_subprocesses_work_through_the_clone3_fallback() {
     let exit = run(code, &dirs, strict(&dirs)).await;
     assert_eq!(stdout(&exit), "child\n", "{exit:?}");
 }
+
+#[tokio::test]
+async fn openat2_cannot_create_a_setuid_file_behind_the_filters_back() {
+    if !needs_tool_sandbox() || !needs_x86_64() {
+        return;
+    }
+    let dirs = dirs();
+    // struct open_how { flags, mode, resolve }: the mode is out of a
+    // filter's reach, so openat2 must not run at all.
+    let attempt = probe(
+        "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nhow = (ctypes.c_uint64 * 3)(os.O_CREAT | os.O_WRONLY, 0o4755, 0)\nfd = libc.syscall(437, -100, b'suid', ctypes.byref(how), 24)\nif fd < 0:\n    raise OSError(ctypes.get_errno(), 'openat2 refused')\nif os.stat('suid').st_mode & 0o4000 == 0:\n    raise ValueError('made without the setuid bit')",
+    );
+    let exit = run(&attempt, &dirs, strict(&dirs)).await;
+    assert_denied(&exit, "openat2 with a setuid mode");
+    assert!(stdout(&exit).contains("Errno 38]"), "ENOSYS: {exit:?}");
+    let control = run(
+        &attempt,
+        &dirs,
+        without(strict(&dirs), |l| l.seccomp = false),
+    )
+    .await;
+    assert_escaped(&control, "openat2 with a setuid mode");
+}
+
+#[tokio::test]
+async fn clone3_cannot_make_a_namespace_behind_the_filters_back() {
+    if !needs_tool_sandbox() || !needs_x86_64() {
+        return;
+    }
+    let dirs = dirs();
+    // struct clone_args: flags at 0, exit_signal at word 4; the flags are
+    // out of a filter's reach, so clone3 must not run at all.
+    let attempt = probe(
+        "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nargs = (ctypes.c_uint64 * 11)()\nargs[0] = 0x10000000 | 0x40000000\nargs[4] = 17\npid = libc.syscall(435, ctypes.byref(args), 88)\nif pid == 0:\n    os._exit(0)\nif pid < 0:\n    raise OSError(ctypes.get_errno(), 'clone3 refused')\nos.waitpid(pid, 0)",
+    );
+    let exit = run(&attempt, &dirs, strict(&dirs)).await;
+    assert_denied(&exit, "clone3 into a new user namespace");
+    assert!(stdout(&exit).contains("Errno 38]"), "ENOSYS: {exit:?}");
+    let control = run(
+        &attempt,
+        &dirs,
+        without(strict(&dirs), |l| l.seccomp = false),
+    )
+    .await;
+    assert_escaped(&control, "clone3 into a new user namespace");
+}

@@ -260,7 +260,7 @@ async fn the_view_holds_a_capped_private_tmp_a_minimal_dev_and_a_read_only_root(
     }
     let dirs = dirs();
     let code = format!(
-        "import os\nst = os.statvfs({:?})\nprint(st.f_blocks * st.f_frsize // (1024 * 1024))\ntry:\n    os.mkdir('/planted')\nexcept OSError as e:\n    print(e.strerror)\nfor group in (['/dev/null', '/dev/zero', '/dev/full', '/dev/random', '/dev/urandom', '/dev/fd', '/proc/self', '/tmp', '/usr/bin'], ['/dev/kmsg', '/dev/mem', '/dev/shm', '/dev/tty', '/run', '/var', '/home', '/root', '/sys', '/srv', '/mnt', '/boot']):\n    print([p for p in group if os.path.lexists(p)] == group, [p for p in group if os.path.lexists(p)])",
+        "import os\nst = os.statvfs({:?})\nprint(st.f_blocks * st.f_frsize // (1024 * 1024))\ntry:\n    os.mkdir('/planted')\nexcept OSError as e:\n    print(e.strerror)\nfor group in (['/dev/null', '/dev/zero', '/dev/full', '/dev/random', '/dev/urandom', '/dev/fd', '/proc/self', '/tmp', '/usr/bin'], ['/dev/kmsg', '/dev/mem', '/dev/shm', '/dev/tty', '/run', '/var', '/home', '/root', '/sys', '/srv', '/mnt', '/boot', '/oldroot', '/newroot']):\n    print([p for p in group if os.path.lexists(p)] == group, [p for p in group if os.path.lexists(p)])",
         dirs.tmp.path().display().to_string()
     );
     let exit = run(&code, &dirs, strict(&dirs)).await;
