@@ -339,3 +339,30 @@ async fn clone3_cannot_make_a_namespace_behind_the_filters_back() {
     .await;
     assert_escaped(&control, "clone3 into a new user namespace");
 }
+
+#[tokio::test]
+async fn every_namespace_is_the_tools_own_and_its_cgroup_is_its_root() {
+    if !needs_tool_sandbox() {
+        return;
+    }
+    let dirs = dirs();
+    let kinds = ["user", "pid", "mnt", "net", "ipc", "uts", "cgroup"];
+    let code = format!(
+        "import os\nfor kind in {kinds:?}:\n    print(kind, os.readlink('/proc/self/ns/' + kind))\nprint(all(line.rstrip().endswith(':/') for line in open('/proc/self/cgroup')))"
+    );
+    let exit = run(&code, &dirs, strict(&dirs)).await;
+    let out = stdout(&exit);
+    for kind in kinds {
+        let host = std::fs::read_link(format!("/proc/self/ns/{kind}")).unwrap();
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(&format!("{kind} ")))
+            .unwrap_or_else(|| panic!("no {kind} in {exit:?}"));
+        assert_ne!(
+            line,
+            format!("{kind} {}", host.display()),
+            "the tool shares the host's {kind} namespace"
+        );
+    }
+    assert!(out.ends_with("True\n"), "the cgroup namespace: {out}");
+}
