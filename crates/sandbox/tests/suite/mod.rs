@@ -13,5 +13,6 @@ mod rlimits;
 mod support;
 mod tool_sandbox;
 mod tool_sandbox_kernel;
+mod tool_sandbox_limits;
 mod tool_sandbox_support;
 mod tool_sandbox_view;
