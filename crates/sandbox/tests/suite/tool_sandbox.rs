@@ -403,3 +403,39 @@ async fn require_all_refuses_a_switched_off_layer() {
     assert!(error.contains("refusing to run unsandboxed"), "{error}");
     assert!(error.contains("landlock_fs"), "{error}");
 }
+
+#[tokio::test]
+async fn require_all_refuses_a_missing_filesystem_view() {
+    if !needs_tool_sandbox() {
+        return;
+    }
+    let dirs = dirs();
+    let marker = marker().await;
+    let mut spec = python_spec(
+        "pass",
+        &dirs,
+        &marker,
+        without(strict(&dirs), |l| l.filesystem_view = false),
+    );
+    spec.policy = subagent_sandbox::SandboxPolicy::RequireAll;
+    let error = spawn(spec).await.unwrap_err().to_string();
+    assert!(error.contains("refusing to run unsandboxed"), "{error}");
+    for layer in [
+        protection::FILESYSTEM_VIEW,
+        protection::PRIVATE_TMP,
+        protection::WORKSPACE_CONFIG_READ_ONLY,
+    ] {
+        assert!(error.contains(layer), "{layer}: {error}");
+    }
+    // The view needs the namespaces: without them it is refused too, and
+    // says why.
+    let status = subagent_sandbox::isolation_status(&without(strict(&dirs), |l| {
+        l.namespaces = false;
+    }));
+    let view = status
+        .not_applied
+        .iter()
+        .find(|n| n.protection == protection::FILESYSTEM_VIEW)
+        .unwrap_or_else(|| panic!("{status:?}"));
+    assert!(view.reason.contains("needs the namespaces"), "{view:?}");
+}
