@@ -52,12 +52,12 @@ fn a_view_holds_only_what_is_listed_plus_tmp_dev_links_and_proc() {
         ("/usr", Kind::Dir),
         ("/etc/passwd", Kind::File),
         ("/dev/null", Kind::Device),
-        ("/work/ws", Kind::Dir),
+        ("/srv/ws", Kind::Dir),
     ]);
     let mounts = plan_mounts(
         &isolation(
             &["/usr", "/etc/passwd", "/opt/missing"],
-            &["/work/ws", "/dev/null"],
+            &["/srv/ws", "/dev/null"],
             None,
         ),
         &kind,
@@ -72,9 +72,9 @@ fn a_view_holds_only_what_is_listed_plus_tmp_dev_links_and_proc() {
             "/dev/stdout",
             "/etc/passwd",
             "/proc",
+            "/srv/ws",
             "/tmp",
             "/usr",
-            "/work/ws",
         ]
     );
     assert!(mounts.contains(&bind("/usr", "/usr", BindMode::ReadOnly, true, false)));
@@ -93,8 +93,8 @@ fn a_view_holds_only_what_is_listed_plus_tmp_dev_links_and_proc() {
         false
     )));
     assert!(mounts.contains(&bind(
-        "/work/ws",
-        "/work/ws",
+        "/srv/ws",
+        "/srv/ws",
         BindMode::ReadWrite,
         true,
         false
