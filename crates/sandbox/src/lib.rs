@@ -67,8 +67,9 @@ pub use child::{SandboxedChild, spawn};
 pub use error::SpawnError;
 pub use exit::{ChildExit, ResourceUsage, Termination};
 pub use isolation::{
-    Isolation, IsolationSupport, Layers, SYSTEM_READ_ONLY_PATHS, SYSTEM_READ_WRITE_FILES,
-    isolation_status, isolation_support, prewarm_isolation_support,
+    Isolation, IsolationSupport, Layers, PRIVATE_TMP_BYTES, PROTECTED_WORKSPACE_ENTRIES,
+    SYSTEM_READ_ONLY_PATHS, SYSTEM_READ_WRITE_FILES, isolation_status, isolation_support,
+    prewarm_isolation_support,
 };
 pub use kill::{KillHandle, KillReason};
 pub use procfs::peak_rss_since_exec;

@@ -43,7 +43,7 @@ pub(crate) fn plan(
     let mut status = base_status();
     let rlimits = plan_rlimits(limits, &mut status);
     let cgroup = plan_cgroup(limits, &mut status);
-    let isolation = isolation.map(|i| isolation::plan::plan(i, &mut status));
+    let isolation = isolation.map(|i| isolation::plan::plan(i, Some(cwd), &mut status));
     Ok(Planned {
         status,
         rlimits,

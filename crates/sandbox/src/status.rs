@@ -44,6 +44,18 @@ pub(crate) enum Protection {
     FreshProc,
     /// New network namespace: only a down loopback.
     NetworkNamespace,
+    /// New IPC namespace: no host SysV IPC or POSIX message queues.
+    IpcNamespace,
+    /// New UTS namespace: the host name is the tool's own.
+    UtsNamespace,
+    /// New cgroup namespace: the tool's cgroup is the root it sees.
+    CgroupNamespace,
+    /// A fresh tmpfs root with read-only system paths and the writable roots only.
+    FilesystemView,
+    /// A private, size-capped tmpfs /tmp.
+    PrivateTmp,
+    /// `.subagent`, `.claude` and `.git` of a writable root bound read-only.
+    WorkspaceConfigReadOnly,
     /// Landlock filesystem rules: read-only system paths, read-write workspace and tmp.
     LandlockFs,
     /// Landlock TCP rules: no bind or connect (network off).
@@ -52,6 +64,12 @@ pub(crate) enum Protection {
     LandlockScope,
     /// A seccomp filter against ptrace, mount, keyctl, bpf, perf, modules (and inet sockets).
     Seccomp,
+    /// seccomp: no setuid or setgid mode bits (systemd's RestrictSUIDSGID).
+    SeccompSuidSgid,
+    /// seccomp: no new or joined namespaces (systemd's RestrictNamespaces).
+    SeccompNamespaces,
+    /// seccomp: sockets of the unix (and inet) families only (systemd's RestrictAddressFamilies).
+    SeccompAddressFamilies,
     /// no_new_privs: exec cannot gain privileges.
     NoNewPrivs,
     /// Every capability dropped before exec.
@@ -79,10 +97,19 @@ impl Protection {
             Protection::MountNamespace => "mount_namespace",
             Protection::FreshProc => "fresh_proc",
             Protection::NetworkNamespace => "network_namespace",
+            Protection::IpcNamespace => "ipc_namespace",
+            Protection::UtsNamespace => "uts_namespace",
+            Protection::CgroupNamespace => "cgroup_namespace",
+            Protection::FilesystemView => "filesystem_view",
+            Protection::PrivateTmp => "private_tmp",
+            Protection::WorkspaceConfigReadOnly => "workspace_config_read_only",
             Protection::LandlockFs => "landlock_fs",
             Protection::LandlockNet => "landlock_net",
             Protection::LandlockScope => "landlock_scope",
             Protection::Seccomp => "seccomp",
+            Protection::SeccompSuidSgid => "seccomp_suid_sgid",
+            Protection::SeccompNamespaces => "seccomp_namespaces",
+            Protection::SeccompAddressFamilies => "seccomp_address_families",
             Protection::NoNewPrivs => "no_new_privs",
             Protection::NoCapabilities => "no_capabilities",
         }
@@ -140,6 +167,18 @@ pub mod protection {
     pub const FRESH_PROC: &str = Protection::FreshProc.name();
     /// New network namespace: only a down loopback.
     pub const NETWORK_NAMESPACE: &str = Protection::NetworkNamespace.name();
+    /// New IPC namespace: no host SysV IPC or POSIX message queues.
+    pub const IPC_NAMESPACE: &str = Protection::IpcNamespace.name();
+    /// New UTS namespace: the host name is the tool's own.
+    pub const UTS_NAMESPACE: &str = Protection::UtsNamespace.name();
+    /// New cgroup namespace: the tool's cgroup is the root it sees.
+    pub const CGROUP_NAMESPACE: &str = Protection::CgroupNamespace.name();
+    /// A fresh tmpfs root with read-only system paths and the writable roots only.
+    pub const FILESYSTEM_VIEW: &str = Protection::FilesystemView.name();
+    /// A private, size-capped tmpfs /tmp.
+    pub const PRIVATE_TMP: &str = Protection::PrivateTmp.name();
+    /// `.subagent`, `.claude` and `.git` of a writable root bound read-only.
+    pub const WORKSPACE_CONFIG_READ_ONLY: &str = Protection::WorkspaceConfigReadOnly.name();
     /// Landlock filesystem rules: read-only system paths, read-write workspace and tmp.
     pub const LANDLOCK_FS: &str = Protection::LandlockFs.name();
     /// Landlock TCP rules: no bind or connect (network off).
@@ -148,6 +187,12 @@ pub mod protection {
     pub const LANDLOCK_SCOPE: &str = Protection::LandlockScope.name();
     /// A seccomp filter against ptrace, mount, keyctl, bpf, perf, modules (and inet sockets).
     pub const SECCOMP: &str = Protection::Seccomp.name();
+    /// seccomp: no setuid or setgid mode bits (systemd's RestrictSUIDSGID).
+    pub const SECCOMP_SUID_SGID: &str = Protection::SeccompSuidSgid.name();
+    /// seccomp: no new or joined namespaces (systemd's RestrictNamespaces).
+    pub const SECCOMP_NAMESPACES: &str = Protection::SeccompNamespaces.name();
+    /// seccomp: sockets of the unix (and inet) families only (systemd's RestrictAddressFamilies).
+    pub const SECCOMP_ADDRESS_FAMILIES: &str = Protection::SeccompAddressFamilies.name();
     /// no_new_privs: exec cannot gain privileges.
     pub const NO_NEW_PRIVS: &str = Protection::NoNewPrivs.name();
     /// Every capability dropped before exec.

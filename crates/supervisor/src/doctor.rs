@@ -3,7 +3,7 @@
 //! with what is missing and the command or setting that fixes it.
 //!
 //! The probes that only interpret facts ([`landlock_probe`],
-//! [`namespaces_probe`], [`cgroup_probe`], [`python_probe_from`], [`parse_http_url`],
+//! [`namespaces_probe`], [`filesystem_view_probe`], [`cgroup_probe`], [`python_probe_from`], [`parse_http_url`],
 //! [`model_ids`]) are pure and tested without the machine; the others
 //! look once (run `python3`, create and remove a probe file, connect) and
 //! never change anything beyond the sessions dir a run would create anyway.
@@ -103,13 +103,15 @@ impl Report {
     }
 }
 
-/// The tool sandbox's layers (`landlock`, `seccomp`, `namespaces`) from the
-/// sandbox's own probe, whose errors already say why a layer is missing.
+/// The tool sandbox's layers (`landlock`, `seccomp`, `namespaces`,
+/// `filesystem_view`) from the sandbox's own probe, whose errors already
+/// say why a layer is missing.
 pub fn isolation_probes(support: &IsolationSupport) -> Vec<Probe> {
     vec![
         landlock_probe(&support.landlock_abi),
         seccomp_probe(&support.seccomp),
         namespaces_probe(&support.namespaces),
+        filesystem_view_probe(&support.filesystem_view),
     ]
 }
 
@@ -129,7 +131,11 @@ pub fn landlock_probe(abi: &Result<i32, String>) -> Probe {
 /// seccomp filters.
 pub fn seccomp_probe(support: &Result<(), String>) -> Probe {
     match support {
-        Ok(()) => Probe::ok("seccomp", "filters can be installed"),
+        Ok(()) => Probe::ok(
+            "seccomp",
+            "filters can be installed (syscall denylist, no setuid/setgid modes, no new \
+             namespaces, unix and inet sockets only)",
+        ),
         Err(why) => Probe::missing(
             "seccomp",
             why.as_str(),
@@ -139,12 +145,13 @@ pub fn seccomp_probe(support: &Result<(), String>) -> Probe {
     }
 }
 
-/// User, pid, mount and network namespaces with a fresh `/proc`.
+/// User, pid, mount, IPC, UTS, cgroup and network namespaces with a
+/// fresh `/proc`.
 pub fn namespaces_probe(support: &Result<(), String>) -> Probe {
     match support {
         Ok(()) => Probe::ok(
             "namespaces",
-            "user, pid, mount and network namespaces with a fresh /proc",
+            "user, pid, mount, IPC, UTS, cgroup and network namespaces with a fresh /proc",
         ),
         Err(why) => Probe::missing(
             "namespaces",
@@ -153,6 +160,24 @@ pub fn namespaces_probe(support: &Result<(), String>) -> Probe {
              where they exist, `sysctl -w kernel.unprivileged_userns_clone=1` and \
              `sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`; in a container, \
              allow unshare and an unmasked /proc",
+        ),
+    }
+}
+
+/// The filesystem view: a tmpfs root with read-only binds, entered by
+/// `pivot_root` in the namespaces.
+pub fn filesystem_view_probe(support: &Result<(), String>) -> Probe {
+    match support {
+        Ok(()) => Probe::ok(
+            "filesystem_view",
+            "tmpfs root, read-only nosuid,nodev binds and pivot_root in a user namespace",
+        ),
+        Err(why) => Probe::missing(
+            "filesystem_view",
+            why.as_str(),
+            "fix the namespaces probe first; then the view needs tmpfs, bind mounts and \
+             pivot_root inside a user namespace (a container must not deny mount to it) and \
+             a /tmp directory to stage on",
         ),
     }
 }

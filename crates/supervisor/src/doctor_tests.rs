@@ -46,6 +46,9 @@ fn a_missing_sandbox_layer_keeps_the_sandboxs_reason_and_adds_a_fix() {
     assert!(probe.fix.unwrap().contains("sysctl"));
     assert_eq!(landlock_probe(&Ok(4)), Probe::ok("landlock", "ABI 4"));
     assert!(!seccomp_probe(&Err("no".into())).ok);
+    let view = filesystem_view_probe(&Err("pivot_root into the filesystem view failed".into()));
+    assert_eq!(view.detail, "pivot_root into the filesystem view failed");
+    assert!(view.fix.unwrap().contains("namespaces probe first"));
 }
 
 #[test]

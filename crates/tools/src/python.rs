@@ -226,6 +226,9 @@ fn tool_spec(
     };
     let mut isolation = Isolation::strict(vec![workspace.to_owned(), private_tmp.to_owned()]);
     isolation.read_only.extend(prefixes.iter().cloned());
+    // With the filesystem view, this path is a directory of the view's
+    // size-capped tmpfs /tmp rather than the host directory.
+    isolation.private_tmp = Some(private_tmp.to_owned());
     isolation.network = policy.allow_network;
     spec.isolation = Some(isolation);
     spec

@@ -97,8 +97,71 @@ async fn writing_outside_the_workspace_is_refused() {
     let code = format!("open({:?}, 'w').write('x')", target.display().to_string());
     let out = python(&code, &ctx(dir.path())).await;
     assert!(out.is_error, "{out:?}");
-    assert!(out.output.contains("PermissionError"), "{}", out.output);
+    // The filesystem view has no such directory; Landlock, where the view
+    // is missing, refuses the write.
+    assert!(
+        out.output.contains("FileNotFoundError") || out.output.contains("PermissionError"),
+        "{}",
+        out.output
+    );
     assert!(!target.exists());
+}
+
+#[tokio::test]
+async fn a_setuid_copy_of_id_cannot_be_made_in_the_workspace() {
+    let dir = tempfile::tempdir().unwrap();
+    let code = "import os, shutil\nshutil.copy('/usr/bin/id', 'id')\nos.chmod('id', 0o4755)";
+    let out = python(code, &ctx(dir.path())).await;
+    assert!(out.is_error, "{out:?}");
+    assert!(out.output.contains("PermissionError"), "{}", out.output);
+    let mode = std::fs::metadata(dir.path().join("id"))
+        .unwrap()
+        .permissions();
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&mode) & 0o6000,
+        0,
+        "{mode:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_host_unix_socket_outside_the_workspace_is_not_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let socket = outside.path().join("engine.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let code = format!(
+        "import socket\ns = socket.socket(socket.AF_UNIX)\ns.connect({:?})\nprint('connected')",
+        socket.display().to_string()
+    );
+    let out = python(&code, &ctx(dir.path())).await;
+    assert!(out.is_error, "{out:?}");
+    assert!(!out.output.contains("connected"), "{}", out.output);
+}
+
+#[tokio::test]
+async fn git_hooks_and_agent_config_in_the_workspace_are_read_only() {
+    let dir = tempfile::tempdir().unwrap();
+    for sub in [".git/hooks", ".subagent", ".claude/agents"] {
+        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+    }
+    let code = "for path in ('.git/hooks/pre-commit', '.subagent/config.toml', '.claude/agents/x.md'):\n    try:\n        open(path, 'w').write('planted')\n        print(path, 'written')\n    except OSError as e:\n        print(path, e.strerror)\nopen('ordinary.txt', 'w').write('fine')";
+    let out = python(code, &ctx(dir.path())).await;
+    assert!(!out.is_error, "{out:?}");
+    for path in [
+        ".git/hooks/pre-commit",
+        ".subagent/config.toml",
+        ".claude/agents/x.md",
+    ] {
+        assert!(
+            out.output
+                .contains(&format!("{path} Read-only file system")),
+            "{}",
+            out.output
+        );
+        assert!(!dir.path().join(path).exists(), "{path}");
+    }
+    assert!(dir.path().join("ordinary.txt").exists());
 }
 
 #[tokio::test]

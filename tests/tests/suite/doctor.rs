@@ -57,7 +57,14 @@ fn doctor_finds_the_sandbox_layers_cgroup_and_python_on_this_machine() {
     // CI machines of this kind have every layer; a developer's machine may
     // lack one, which is then reported rather than failed.
     let required = std::env::var_os("CI").is_some_and(|v| v == "true");
-    for name in ["landlock", "seccomp", "namespaces", "cgroup", "python3"] {
+    for name in [
+        "landlock",
+        "seccomp",
+        "namespaces",
+        "filesystem_view",
+        "cgroup",
+        "python3",
+    ] {
         let p = probe(&report, name);
         if p["ok"] == true {
             continue;

@@ -28,5 +28,6 @@ mod supervisor_faults;
 mod supervisor_limits;
 mod supervisor_success;
 mod supervisor_watch;
+mod tool_sandbox_e2e;
 mod tools_e2e;
 mod web_tools_e2e;

@@ -18,12 +18,12 @@ use super::support::*;
 /// A workspace with real files: sources, a text file with a searchable
 /// line, a .gitignore'd file that the file tools must not show, and a big
 /// file (20,000 lines of ~90 bytes) for the output cap.
-struct Workspace {
+pub(super) struct Workspace {
     dir: tempfile::TempDir,
 }
 
 impl Workspace {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         std::fs::write(root.join(".gitignore"), "ignored.txt\n").unwrap();
@@ -52,13 +52,13 @@ impl Workspace {
         Self { dir }
     }
 
-    fn path(&self) -> &Path {
+    pub(super) fn path(&self) -> &Path {
         self.dir.path()
     }
 }
 
 /// One CLI run against `model` in `workspace`; `extra` are more flags.
-fn run_cli(
+pub(super) fn run_cli(
     model: &ScriptedModel,
     workspace: &Workspace,
     sessions: &Path,
@@ -68,7 +68,7 @@ fn run_cli(
 }
 
 /// [`run_cli`] with `env` added to the supervisor's environment.
-fn run_cli_with_env(
+pub(super) fn run_cli_with_env(
     model: &ScriptedModel,
     workspace: &Workspace,
     sessions: &Path,
@@ -100,7 +100,7 @@ fn run_cli_with_env(
 
 /// Exit status, result validation, session-file validation and reaping;
 /// returns the result and the session lines.
-fn checked(out: &Output, expected_exit: i32) -> (Value, Vec<Value>) {
+pub(super) fn checked(out: &Output, expected_exit: i32) -> (Value, Vec<Value>) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(expected_exit), "stderr: {stderr}");
     let json: Value = serde_json::from_slice(&out.stdout)
@@ -114,7 +114,7 @@ fn checked(out: &Output, expected_exit: i32) -> (Value, Vec<Value>) {
     (json, lines)
 }
 
-fn of_type<'a>(lines: &'a [Value], ty: &str) -> Vec<&'a Value> {
+pub(super) fn of_type<'a>(lines: &'a [Value], ty: &str) -> Vec<&'a Value> {
     lines.iter().filter(|l| l["type"] == ty).collect()
 }
 

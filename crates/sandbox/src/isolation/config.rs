@@ -4,6 +4,8 @@
 //! Pure data. The defaults are the strict ones: every layer on, network off,
 //! the system paths a Python interpreter needs readable, nothing writable
 //! but what the caller names (the workspace and a private tmp dir).
+//! `/etc/ssl` is listed by its public parts only: `/etc/ssl/private` holds
+//! the host's TLS keys.
 
 use std::path::PathBuf;
 
@@ -36,7 +38,8 @@ pub const SYSTEM_READ_ONLY_PATHS: &[&str] = &[
     "/etc/services",
     "/etc/mime.types",
     "/etc/os-release",
-    "/etc/ssl",
+    "/etc/ssl/certs",
+    "/etc/ssl/openssl.cnf",
     "/etc/ca-certificates",
     "/etc/alternatives",
     "/etc/python3",
@@ -51,19 +54,36 @@ pub const SYSTEM_READ_ONLY_PATHS: &[&str] = &[
 /// Device files a tool process may write.
 pub const SYSTEM_READ_WRITE_FILES: &[&str] = &["/dev/null", "/dev/full"];
 
+/// Size of the private `/tmp` of the filesystem view, bytes: a tmpfs, so
+/// what a tool writes there is memory (charged to its cgroup) and this cap
+/// keeps one call from taking more than this of it.
+pub const PRIVATE_TMP_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Entries of a writable root that the filesystem view binds read-only over
+/// themselves when they exist: configuration the supervisor trusts
+/// (`.subagent/`, `.claude/` agent files) and git's hooks and config, which
+/// run code on the user's next `git commit`.
+pub const PROTECTED_WORKSPACE_ENTRIES: &[&str] = &[".subagent", ".claude", ".git"];
+
 /// The layers of the tool sandbox. Each can be switched off on its own, so
 /// a test can show that a probe really detects an escape when the layer
 /// that stops it is missing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Layers {
-    /// New user, pid and mount namespaces with a fresh `/proc` that shows
-    /// only the tool's own tree; capabilities dropped before exec.
+    /// New user, pid, mount, IPC, UTS and cgroup namespaces with a fresh
+    /// `/proc` that shows only the tool's own tree.
     pub namespaces: bool,
+    /// The filesystem view (needs `namespaces`): a fresh tmpfs root with
+    /// only the system paths (read-only), the writable roots, a private
+    /// `/tmp`, a minimal `/dev` and the fresh `/proc`, entered by
+    /// `pivot_root`; the host's root is detached.
+    pub filesystem_view: bool,
     /// Landlock: reads limited to [`Isolation::read_only`] and
     /// [`Isolation::read_write`], writes to the latter.
     pub landlock: bool,
-    /// A seccomp filter against ptrace, mount, keyctl, bpf, module loading
-    /// and (network off) inet sockets.
+    /// A seccomp filter against ptrace, mount, keyctl, bpf, module loading,
+    /// setuid/setgid modes, new namespaces, socket families other than
+    /// unix (and inet with the network on).
     pub seccomp: bool,
     /// Every capability dropped before exec. Besides what capabilities
     /// grant directly, this is what keeps a tool that runs as the
@@ -77,6 +97,7 @@ impl Default for Layers {
     fn default() -> Self {
         Self {
             namespaces: true,
+            filesystem_view: true,
             landlock: true,
             seccomp: true,
             capabilities: true,
@@ -96,6 +117,14 @@ pub struct Isolation {
     pub read_only: Vec<PathBuf>,
     /// Paths that may be read, written, created and removed below.
     pub read_write: Vec<PathBuf>,
+    /// The tool's private tmp dir (its `TMPDIR` and `HOME`), when it has
+    /// one. Without the filesystem view it is one of `read_write`; with it,
+    /// it is a directory of the view's size-capped `/tmp` tmpfs (or a tmpfs
+    /// of its own when it lies outside `/tmp`), and the host directory is
+    /// not used.
+    pub private_tmp: Option<PathBuf>,
+    /// Size cap of the view's private `/tmp`, bytes.
+    pub tmp_bytes: u64,
 }
 
 impl Isolation {
@@ -111,6 +140,8 @@ impl Isolation {
             network: false,
             read_only: SYSTEM_READ_ONLY_PATHS.iter().map(PathBuf::from).collect(),
             read_write: writable,
+            private_tmp: None,
+            tmp_bytes: PRIVATE_TMP_BYTES,
         }
     }
 }

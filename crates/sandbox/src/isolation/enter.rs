@@ -1,7 +1,8 @@
 //! The in-child sequence of the tool sandbox, in the only order that works:
-//! namespaces first (mounting /proc needs the capabilities a fresh user
-//! namespace grants), then Landlock (its ruleset must see the new /proc),
-//! then dropping capabilities, then seccomp last (it forbids `mount`).
+//! namespaces first (mounting /proc and building the filesystem view need
+//! the capabilities a fresh user namespace grants), the view next (inside
+//! them), then Landlock (its ruleset must see the new root and /proc), then
+//! dropping capabilities, then seccomp last (it forbids `mount`).
 
 use std::io;
 
@@ -9,11 +10,14 @@ use super::capabilities;
 use super::landlock::LandlockPlan;
 use super::namespaces::NamespacePlan;
 use super::seccomp::SeccompPlan;
+use super::view::ViewPlan;
 
 /// Everything the child applies to itself, prepared before the fork.
 #[derive(Debug, Clone)]
 pub(crate) struct IsolationSetup {
     pub(crate) namespaces: Option<NamespacePlan>,
+    /// Built inside the namespaces; only planned with them.
+    pub(crate) view: Option<ViewPlan>,
     pub(crate) landlock: Option<LandlockPlan>,
     pub(crate) drop_capabilities: bool,
     pub(crate) seccomp: Option<SeccompPlan>,
@@ -30,7 +34,7 @@ impl IsolationSetup {
         // the forked child, which is where this runs.
         unsafe {
             if let Some(namespaces) = &self.namespaces {
-                namespaces.enter()?;
+                namespaces.enter(self.view.as_ref())?;
             }
             if let Some(landlock) = &self.landlock {
                 landlock.apply()?;

@@ -142,6 +142,13 @@ impl LandlockPlan {
         self.rules.push((path.to_owned(), fs::READ_ONLY));
     }
 
+    /// Adds a directory rule that is only known to be valid in the child
+    /// (the filesystem view's private `/tmp`): every handled right.
+    pub(crate) fn allow_write_in_child(&mut self, path: &'static std::ffi::CStr) {
+        self.rules
+            .push((path.to_owned(), self.attr.handled_access_fs));
+    }
+
     /// Builds the ruleset and enforces it on this process (and so on what
     /// it execs). Sets `no_new_privs`, which Landlock requires.
     ///

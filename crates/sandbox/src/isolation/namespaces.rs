@@ -1,4 +1,11 @@
-//! New user, pid, mount (and network) namespaces with a fresh `/proc`.
+//! New user, pid, mount, IPC, UTS, cgroup (and network) namespaces, with a
+//! fresh `/proc` or, when asked, the whole filesystem view ([`ViewPlan`]).
+//!
+//! The IPC namespace hides the host's SysV shared memory, semaphores and
+//! message queues and its POSIX message queues; the UTS namespace keeps a
+//! host name change to the tool; the cgroup namespace (entered after the
+//! child joined its own cgroup) shows that cgroup as the root of
+//! `/proc/self/cgroup`, not the host's hierarchy.
 //!
 //! `unshare(CLONE_NEWPID)` moves only the caller's *future* children into
 //! the new pid namespace, so the forked child does it in two steps: it
@@ -12,72 +19,10 @@
 //! Everything after the fork is async-signal-safe: raw syscalls on data
 //! prepared in [`NamespacePlan::new`].
 
-use std::io;
 use std::ptr;
 
-/// The step that failed, for a message that says what the kernel refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Step {
-    Unshare = 1,
-    Setgroups,
-    UidMap,
-    GidMap,
-    Fork,
-    DeathSignal,
-    MountPrivate,
-    MountProc,
-}
-
-impl Step {
-    const ALL: [Step; 8] = [
-        Step::Unshare,
-        Step::Setgroups,
-        Step::UidMap,
-        Step::GidMap,
-        Step::Fork,
-        Step::DeathSignal,
-        Step::MountPrivate,
-        Step::MountProc,
-    ];
-
-    /// The step whose number a probe child exited with.
-    pub(crate) fn from_code(code: i32) -> Option<Step> {
-        Step::ALL.into_iter().find(|s| *s as i32 == code)
-    }
-
-    /// What the step does, for error messages.
-    pub(crate) fn describe(self) -> &'static str {
-        match self {
-            Step::Unshare => {
-                "creating user, pid and mount namespaces (unshare) was refused; user namespaces may be \
-                 disabled (see /proc/sys/user/max_user_namespaces and kernel.unprivileged_userns_clone)"
-            }
-            Step::Setgroups => "writing /proc/self/setgroups in the new user namespace failed",
-            Step::UidMap => "writing /proc/self/uid_map in the new user namespace failed",
-            Step::GidMap => "writing /proc/self/gid_map in the new user namespace failed",
-            Step::Fork => "forking the namespace's first process failed",
-            Step::DeathSignal => "setting the parent-death signal in the namespace failed",
-            Step::MountPrivate => "making the mounts of the new mount namespace private failed",
-            Step::MountProc => {
-                "mounting a fresh /proc failed (the kernel refuses it when /proc is partly hidden, \
-                 e.g. inside some containers)"
-            }
-        }
-    }
-}
-
-/// A failed step and the errno it failed with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct StepError {
-    pub(crate) step: Step,
-    pub(crate) errno: i32,
-}
-
-impl From<StepError> for io::Error {
-    fn from(e: StepError) -> Self {
-        io::Error::from_raw_os_error(e.errno)
-    }
-}
+use super::step::{Step, StepError, check, last};
+use super::view::ViewPlan;
 
 /// Namespaces to enter, with the uid and gid maps prepared before the fork.
 #[derive(Debug, Clone)]
@@ -88,13 +33,19 @@ pub(crate) struct NamespacePlan {
 }
 
 impl NamespacePlan {
-    /// User, pid and mount namespaces, plus a network namespace unless
-    /// `network`. The caller's uid and gid are mapped to themselves, so
-    /// files a tool creates in the workspace belong to the user.
+    /// User, pid, mount, IPC, UTS and cgroup namespaces, plus a network
+    /// namespace unless `network`. The caller's uid and gid are mapped to
+    /// themselves, so files a tool creates in the workspace belong to the
+    /// user.
     pub(crate) fn new(network: bool) -> Self {
         // SAFETY: geteuid and getegid cannot fail and touch no memory.
         let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
-        let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWPID | libc::CLONE_NEWNS;
+        let mut flags = libc::CLONE_NEWUSER
+            | libc::CLONE_NEWPID
+            | libc::CLONE_NEWNS
+            | libc::CLONE_NEWIPC
+            | libc::CLONE_NEWUTS
+            | libc::CLONE_NEWCGROUP;
         if !network {
             flags |= libc::CLONE_NEWNET;
         }
@@ -106,11 +57,12 @@ impl NamespacePlan {
     }
 
     /// Enters the namespaces. Returns in pid 1 of the new pid namespace,
-    /// with a fresh `/proc` mounted; the keeper process never returns.
+    /// with a fresh `/proc` mounted over the host's, or inside `view` once
+    /// it is built; the keeper process never returns.
     ///
     /// # Safety
     /// Only in a freshly forked child: it forks again and mounts.
-    pub(crate) unsafe fn enter(&self) -> Result<(), StepError> {
+    pub(crate) unsafe fn enter(&self, view: Option<&ViewPlan>) -> Result<(), StepError> {
         // SAFETY (whole block): unshare, open, write, close, clone, wait4,
         // prctl, mount and _exit are async-signal-safe syscalls; every
         // pointer points into data prepared before the fork.
@@ -159,6 +111,9 @@ impl NamespacePlan {
                     ptr::null(),
                 ),
             )?;
+            if let Some(view) = view {
+                return view.build();
+            }
             check(
                 Step::MountProc,
                 libc::mount(
@@ -229,19 +184,6 @@ unsafe fn keep(child: libc::pid_t) -> ! {
 /// Exit code of a keeper whose child vanished without a status: cannot
 /// happen for a child of ours, but must not be mistaken for the tool's.
 const KEEPER_LOST_CHILD_EXIT_CODE: i32 = 126;
-
-fn check(step: Step, rc: libc::c_int) -> Result<(), StepError> {
-    if rc == 0 { Ok(()) } else { Err(last(step)) }
-}
-
-fn last(step: Step) -> StepError {
-    StepError {
-        step,
-        errno: io::Error::last_os_error()
-            .raw_os_error()
-            .unwrap_or(libc::EIO),
-    }
-}
 
 /// Writes `data` to `path` with one write(2).
 ///

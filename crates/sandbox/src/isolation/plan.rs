@@ -2,6 +2,8 @@
 //! on this machine, and recording each one applied or not (with why) in its
 //! [`SandboxStatus`].
 
+use std::path::Path;
+
 use subagent_protocol::session::SandboxStatus;
 
 use super::config::Isolation;
@@ -10,6 +12,7 @@ use super::landlock::LandlockPlan;
 use super::namespaces::NamespacePlan;
 use super::seccomp::SeccompPlan;
 use super::support::isolation_support;
+use super::view::ViewPlan;
 use crate::status::Protection;
 use crate::unix;
 
@@ -20,12 +23,17 @@ const SWITCHED_OFF: &str = "switched off by the caller";
 /// without starting anything: for reports such as a session header.
 pub fn isolation_status(isolation: &Isolation) -> SandboxStatus {
     let mut status = SandboxStatus::default();
-    plan(isolation, &mut status);
+    plan(isolation, None, &mut status);
     status
 }
 
-/// The setup for `isolation`, with `status` extended to say what it covers.
-pub(crate) fn plan(isolation: &Isolation, status: &mut SandboxStatus) -> IsolationSetup {
+/// The setup for `isolation` of a child working in `cwd` (`None`: a
+/// forecast), with `status` extended to say what it covers.
+pub(crate) fn plan(
+    isolation: &Isolation,
+    cwd: Option<&Path>,
+    status: &mut SandboxStatus,
+) -> IsolationSetup {
     let support = isolation_support();
     let mut refuse = |protections: &[Protection], reason: &str| {
         for protection in protections {
@@ -38,6 +46,9 @@ pub(crate) fn plan(isolation: &Isolation, status: &mut SandboxStatus) -> Isolati
         Protection::UserNamespace,
         Protection::PidNamespace,
         Protection::MountNamespace,
+        Protection::IpcNamespace,
+        Protection::UtsNamespace,
+        Protection::CgroupNamespace,
         Protection::FreshProc,
     ];
     if !isolation.network {
@@ -56,6 +67,42 @@ pub(crate) fn plan(isolation: &Isolation, status: &mut SandboxStatus) -> Isolati
             applied.extend(&namespace_layers);
             Some(NamespacePlan::new(isolation.network))
         }
+    };
+
+    let view_layers = [
+        Protection::FilesystemView,
+        Protection::PrivateTmp,
+        Protection::WorkspaceConfigReadOnly,
+    ];
+    let view = match (&support.filesystem_view, isolation.layers.filesystem_view) {
+        (_, false) => {
+            refuse(&view_layers, SWITCHED_OFF);
+            None
+        }
+        (Err(reason), true) => {
+            refuse(&view_layers, reason);
+            None
+        }
+        (Ok(()), true) if namespaces.is_none() => {
+            refuse(
+                &view_layers,
+                "it needs the namespaces, which are not applied",
+            );
+            None
+        }
+        (Ok(()), true) => match ViewPlan::new(isolation, cwd) {
+            Ok(view) => {
+                applied.extend(view_layers);
+                Some(view)
+            }
+            Err(e) => {
+                refuse(
+                    &view_layers,
+                    &format!("cannot plan the filesystem view: {e}"),
+                );
+                None
+            }
+        },
     };
 
     let landlock = match (&support.landlock_abi, isolation.layers.landlock) {
@@ -79,6 +126,10 @@ pub(crate) fn plan(isolation: &Isolation, status: &mut SandboxStatus) -> Isolati
                         // The fresh /proc shows only the tool's own tree.
                         plan.allow_read_in_child(c"/proc");
                     }
+                    if view.is_some() {
+                        // The view's /tmp is a private tmpfs.
+                        plan.allow_write_in_child(c"/tmp");
+                    }
                     applied.push(Protection::LandlockFs);
                     if coverage.network {
                         applied.push(Protection::LandlockNet);
@@ -99,22 +150,28 @@ pub(crate) fn plan(isolation: &Isolation, status: &mut SandboxStatus) -> Isolati
         }
     };
 
+    let seccomp_layers = [
+        Protection::Seccomp,
+        Protection::SeccompSuidSgid,
+        Protection::SeccompNamespaces,
+        Protection::SeccompAddressFamilies,
+    ];
     let seccomp = match (&support.seccomp, isolation.layers.seccomp) {
         (_, false) => {
-            refuse(&[Protection::Seccomp], SWITCHED_OFF);
+            refuse(&seccomp_layers, SWITCHED_OFF);
             None
         }
         (Err(reason), true) => {
-            refuse(&[Protection::Seccomp], reason);
+            refuse(&seccomp_layers, reason);
             None
         }
         (Ok(()), true) => match SeccompPlan::new(!isolation.network) {
             Ok(plan) => {
-                applied.push(Protection::Seccomp);
+                applied.extend(seccomp_layers);
                 Some(plan)
             }
             Err(reason) => {
-                refuse(&[Protection::Seccomp], &reason);
+                refuse(&seccomp_layers, &reason);
                 None
             }
         },
@@ -137,6 +194,7 @@ pub(crate) fn plan(isolation: &Isolation, status: &mut SandboxStatus) -> Isolati
 
     IsolationSetup {
         namespaces,
+        view,
         landlock,
         drop_capabilities,
         seccomp,

@@ -1,24 +1,31 @@
-//! The seccomp filter of a tool process: a second layer behind the
-//! namespaces and Landlock, against the syscalls a tool never needs and an
-//! escape would: debugging other processes, mounting, kernel keyrings, BPF,
-//! perf, loading kernels or modules, io_uring and userfaultfd (both favourite
-//! exploit primitives), and, with the network off, inet sockets.
+//! The seccomp filters of a tool process: a second layer behind the
+//! namespaces, the filesystem view and Landlock, against the syscalls a
+//! tool never needs and an escape would: debugging other processes,
+//! mounting, kernel keyrings, BPF, perf, loading kernels or modules,
+//! io_uring and userfaultfd (both favourite exploit primitives); setuid and
+//! setgid modes, new namespaces and socket families other than unix and
+//! inet (systemd's `RestrictSUIDSGID=`, `RestrictNamespaces=`,
+//! `RestrictAddressFamilies=`; rules in [`super::seccomp_rules`]); and,
+//! with the network off, inet sockets.
 //!
-//! The program is compiled before the fork (seccompiler) and installed in
-//! the child with two syscalls. Denied calls fail with EPERM rather than
-//! killing the process, so Python raises a readable `PermissionError`.
+//! Three programs, one per answer, because a seccompiler filter has one
+//! action for all its matches: EPERM for what is refused (Python raises a
+//! readable `PermissionError`), ENOSYS for `clone3` and `openat2` (so libc
+//! falls back to calls whose flags the filter can read), EAFNOSUPPORT for
+//! other socket families. They match disjoint calls, so the kernel's rule
+//! of taking the strictest answer of all filters never has to choose. Each
+//! is compiled before the fork and installed in the child with two
+//! syscalls.
 //!
 //! Known limit: on x86_64 kernels built with the x32 ABI, x32 syscall
 //! numbers are not matched (Debian's and most distributions' kernels do
 //! not enable it).
 
-use std::collections::BTreeMap;
 use std::io;
 
-use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-    SeccompRule, TargetArch,
-};
+use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, TargetArch};
+
+use super::seccomp_rules::{self, Rules};
 
 /// Syscalls denied whatever the network setting.
 const DENIED: &[libc::c_long] = &[
@@ -48,14 +55,15 @@ const DENIED: &[libc::c_long] = &[
     libc::SYS_userfaultfd,
 ];
 
-/// A compiled filter, ready to install in the child.
+/// Compiled filters, ready to install in the child.
 #[derive(Debug, Clone)]
 pub(crate) struct SeccompPlan {
-    program: BpfProgram,
+    programs: Vec<BpfProgram>,
 }
 
 impl SeccompPlan {
-    /// The filter for this architecture; `deny_inet` adds the socket rule.
+    /// The filters for this architecture; `deny_inet` adds the inet socket
+    /// rule.
     pub(crate) fn new(deny_inet: bool) -> Result<Self, String> {
         let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|_| {
             format!(
@@ -63,44 +71,58 @@ impl SeccompPlan {
                 std::env::consts::ARCH
             )
         })?;
-        let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
-            DENIED.iter().map(|nr| (*nr, Vec::new())).collect();
-        if deny_inet {
-            let family = |domain: libc::c_int| {
-                let domain = u64::try_from(domain).unwrap_or(u64::MAX);
-                SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, domain)
-                    .and_then(|c| SeccompRule::new(vec![c]))
-            };
-            let socket_rules = [family(libc::AF_INET), family(libc::AF_INET6)]
-                .into_iter()
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| format!("cannot build the socket rule: {e}"))?;
-            rules.insert(libc::SYS_socket, socket_rules);
-        }
-        let eperm = u32::try_from(libc::EPERM).unwrap_or(1);
-        let filter = SeccompFilter::new(
-            rules,
-            SeccompAction::Allow,
-            SeccompAction::Errno(eperm),
-            arch,
-        )
-        .map_err(|e| format!("cannot build the seccomp filter: {e}"))?;
-        let program = BpfProgram::try_from(filter)
-            .map_err(|e| format!("cannot compile the seccomp filter: {e}"))?;
-        Ok(Self { program })
+        let mut refused: Rules = DENIED.iter().map(|nr| (*nr, Vec::new())).collect();
+        let built = seccomp_rules::suid_sgid(&mut refused)
+            .and_then(|()| seccomp_rules::namespaces(&mut refused))
+            .and_then(|()| seccomp_rules::memfd_exec(&mut refused))
+            .and_then(|()| {
+                if deny_inet {
+                    seccomp_rules::inet(&mut refused)
+                } else {
+                    Ok(())
+                }
+            });
+        built.map_err(|e| format!("cannot build the seccomp rules: {e}"))?;
+        let families = seccomp_rules::address_families()
+            .map_err(|e| format!("cannot build the socket family rule: {e}"))?;
+        let programs = [
+            (refused, libc::EPERM),
+            (seccomp_rules::unreadable_flags(), libc::ENOSYS),
+            (families, libc::EAFNOSUPPORT),
+        ]
+        .into_iter()
+        .map(|(rules, errno)| compile(rules, errno, arch))
+        .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self { programs })
     }
 
-    /// Installs the filter on this process (sets `no_new_privs` first, as
+    /// Installs the filters on this process (sets `no_new_privs` first, as
     /// an unprivileged filter requires).
     ///
     /// # Safety
     /// Async-signal-safe on success; for the forked child.
     pub(crate) unsafe fn apply(&self) -> io::Result<()> {
-        seccompiler::apply_filter(&self.program).map_err(|e| match e {
-            seccompiler::Error::Prctl(e) | seccompiler::Error::Seccomp(e) => e,
-            _ => io::Error::from(io::ErrorKind::InvalidInput),
-        })
+        for program in &self.programs {
+            seccompiler::apply_filter(program).map_err(|e| match e {
+                seccompiler::Error::Prctl(e) | seccompiler::Error::Seccomp(e) => e,
+                _ => io::Error::from(io::ErrorKind::InvalidInput),
+            })?;
+        }
+        Ok(())
     }
+}
+
+/// One program: every call in `rules` answered `errno`, the rest allowed.
+fn compile(rules: Rules, errno: i32, arch: TargetArch) -> Result<BpfProgram, String> {
+    let errno = u32::try_from(errno).unwrap_or(1);
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(errno),
+        arch,
+    )
+    .map_err(|e| format!("cannot build the seccomp filter: {e}"))?;
+    BpfProgram::try_from(filter).map_err(|e| format!("cannot compile the seccomp filter: {e}"))
 }
 
 /// Whether this kernel takes seccomp filters, or why not.

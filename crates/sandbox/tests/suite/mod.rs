@@ -12,3 +12,7 @@ mod policy;
 mod rlimits;
 mod support;
 mod tool_sandbox;
+mod tool_sandbox_kernel;
+mod tool_sandbox_limits;
+mod tool_sandbox_support;
+mod tool_sandbox_view;

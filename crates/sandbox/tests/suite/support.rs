@@ -275,12 +275,13 @@ pub fn needs_cgroup_freezer() -> Option<CgroupKind> {
     needs("a cgroup freezer", probe)
 }
 
-/// Every layer of the tool sandbox: user, pid, mount and network
-/// namespaces, Landlock and seccomp.
+/// Every layer of the tool sandbox: the namespaces, the filesystem view,
+/// Landlock and seccomp.
 pub fn needs_tool_sandbox() -> bool {
     let support = isolation_support();
     let missing: Vec<&str> = [
         support.namespaces.as_ref().err(),
+        support.filesystem_view.as_ref().err(),
         support.landlock_abi.as_ref().err(),
         support.seccomp.as_ref().err(),
     ]

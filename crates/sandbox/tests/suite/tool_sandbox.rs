@@ -8,108 +8,16 @@
 
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
 
-use subagent_sandbox::{
-    ChildExit, Isolation, KillReason, Layers, SandboxSpec, Termination, protection, spawn,
-};
-use tempfile::TempDir;
+use subagent_sandbox::{ChildExit, Isolation, Layers, Termination, protection, spawn};
 
 use super::support::{
-    MARKER_VAR, MIB, Marker, assert_nothing_alive, finish, marker, needs_cgroups, needs_file,
-    needs_landlock_abi, needs_tool_sandbox, needs_x86_64,
+    MARKER_VAR, assert_nothing_alive, finish, marker, needs_file, needs_landlock_abi,
+    needs_tool_sandbox, needs_x86_64,
 };
-
-const PYTHON: &str = "/usr/bin/python3";
-
-/// A workspace, a private tmp dir, and a directory outside both.
-struct Dirs {
-    workspace: TempDir,
-    tmp: TempDir,
-    outside: TempDir,
-}
-
-fn dirs() -> Dirs {
-    Dirs {
-        workspace: tempfile::tempdir().unwrap(),
-        tmp: tempfile::tempdir().unwrap(),
-        outside: tempfile::tempdir().unwrap(),
-    }
-}
-
-fn strict(dirs: &Dirs) -> Isolation {
-    Isolation::strict(vec![
-        dirs.workspace.path().to_owned(),
-        dirs.tmp.path().to_owned(),
-    ])
-}
-
-fn python_spec(code: &str, dirs: &Dirs, marker: &Marker, isolation: Isolation) -> SandboxSpec {
-    let mut spec = SandboxSpec::new(PYTHON, dirs.workspace.path());
-    spec.args = vec!["-B".into(), "-u".into(), "-c".into(), code.into()];
-    spec.env = vec![
-        ("PATH".into(), "/usr/bin:/bin".into()),
-        ("HOME".into(), dirs.tmp.path().into()),
-        ("TMPDIR".into(), dirs.tmp.path().into()),
-        (MARKER_VAR.into(), marker.to_string().into()),
-    ];
-    spec.grace = Duration::from_millis(300);
-    spec.isolation = Some(isolation);
-    spec
-}
-
-/// Runs `code` under `isolation` and returns its exit, after checking that
-/// nothing it started is alive.
-async fn run(code: &str, dirs: &Dirs, isolation: Isolation) -> ChildExit {
-    let marker = marker().await;
-    let child = spawn(python_spec(code, dirs, &marker, isolation))
-        .await
-        .unwrap();
-    let pid = child.pid();
-    let exit = finish(child).await;
-    assert_nothing_alive(&marker, &[pid]);
-    exit
-}
-
-fn stdout(exit: &ChildExit) -> String {
-    exit.stdout.lossy_text()
-}
-
-fn without(isolation: Isolation, change: impl FnOnce(&mut Layers)) -> Isolation {
-    let mut isolation = isolation;
-    change(&mut isolation.layers);
-    isolation
-}
-
-/// Python that tries `attempt` and prints `ESCAPED` or `DENIED <error>`.
-fn probe(attempt: &str) -> String {
-    format!(
-        "try:\n{}\n    print('ESCAPED')\nexcept Exception as e:\n    print('DENIED', type(e).__name__, e)\n",
-        attempt
-            .lines()
-            .map(|l| format!("    {l}"))
-            .collect::<Vec<_>>()
-            .join("\n")
-    )
-}
-
-fn assert_denied(exit: &ChildExit, what: &str) {
-    let out = stdout(exit);
-    assert!(
-        out.starts_with("DENIED"),
-        "{what} was not denied: stdout {out:?}, stderr {:?}",
-        exit.stderr.lossy_text()
-    );
-}
-
-fn assert_escaped(exit: &ChildExit, what: &str) {
-    let out = stdout(exit);
-    assert!(
-        out.starts_with("ESCAPED"),
-        "control: {what} should succeed without the layer: stdout {out:?}, stderr {:?}",
-        exit.stderr.lossy_text()
-    );
-}
+use super::tool_sandbox_support::{
+    Dirs, assert_denied, assert_escaped, dirs, probe, python_spec, run, stdout, strict, without,
+};
 
 #[tokio::test]
 async fn python_runs_and_every_layer_is_reported_applied() {
@@ -138,8 +46,17 @@ async fn python_runs_and_every_layer_is_reported_applied() {
         protection::MOUNT_NAMESPACE,
         protection::FRESH_PROC,
         protection::NETWORK_NAMESPACE,
+        protection::IPC_NAMESPACE,
+        protection::UTS_NAMESPACE,
+        protection::CGROUP_NAMESPACE,
+        protection::FILESYSTEM_VIEW,
+        protection::PRIVATE_TMP,
+        protection::WORKSPACE_CONFIG_READ_ONLY,
         protection::LANDLOCK_FS,
         protection::SECCOMP,
+        protection::SECCOMP_SUID_SGID,
+        protection::SECCOMP_NAMESPACES,
+        protection::SECCOMP_ADDRESS_FAMILIES,
         protection::NO_NEW_PRIVS,
         protection::NO_CAPABILITIES,
     ] {
@@ -190,7 +107,10 @@ async fn writing_outside_the_workspace_is_denied_by_landlock() {
     let control = run(
         &write_outside(&dirs),
         &dirs,
-        without(strict(&dirs), |l| l.landlock = false),
+        without(strict(&dirs), |l| {
+            l.landlock = false;
+            l.filesystem_view = false;
+        }),
     )
     .await;
     assert_escaped(&control, "writing outside the workspace");
@@ -214,7 +134,10 @@ async fn reading_outside_the_allowed_roots_is_denied_by_landlock() {
     let control = run(
         &attempt,
         &dirs,
-        without(strict(&dirs), |l| l.landlock = false),
+        without(strict(&dirs), |l| {
+            l.landlock = false;
+            l.filesystem_view = false;
+        }),
     )
     .await;
     assert!(
@@ -369,6 +292,7 @@ async fn each_network_layer_alone_blocks_loopback_tcp() {
         without(strict(&dirs), |l| {
             *l = Layers {
                 namespaces,
+                filesystem_view: namespaces,
                 landlock,
                 seccomp,
                 capabilities: true,
@@ -430,135 +354,6 @@ async fn the_tool_process_has_no_capabilities() {
 }
 
 #[tokio::test]
-async fn a_setsid_daemon_dies_with_the_call() {
-    if !needs_tool_sandbox() {
-        return;
-    }
-    let dirs = dirs();
-    // The parent exits only once the daemon is up (in its own session, its
-    // stdio closed), so the test does not race the daemon's start.
-    let daemon = "import os, time\nr, w = os.pipe()\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        os.closerange(0, 3)\n        os.write(w, b'up')\n        os.close(w)\n        time.sleep(60)\n    os._exit(0)\nos.close(w)\nassert os.read(r, 2) == b'up'\nprint('parent done')";
-    let exit = run(daemon, &dirs, strict(&dirs)).await;
-    assert_eq!(
-        exit.termination,
-        Termination::Exited { code: 0 },
-        "{exit:?}"
-    );
-    // The namespace took the daemon down with pid 1: nothing was left for
-    // the leak scan to find (run() asserted nothing with the marker lives).
-    assert!(exit.leaked_pids.is_empty(), "{exit:?}");
-    // Control: without the pid namespace the daemon outlives the call and
-    // only the leak scan catches it.
-    let control = run(
-        daemon,
-        &dirs,
-        without(strict(&dirs), |l| l.namespaces = false),
-    )
-    .await;
-    assert!(!control.leaked_pids.is_empty(), "control: {control:?}");
-}
-
-#[tokio::test]
-async fn fork_bomb_hits_the_pids_cap_and_leaves_nothing() {
-    if !needs_tool_sandbox() || needs_cgroups().is_none() {
-        return;
-    }
-    let dirs = dirs();
-    let marker = marker().await;
-    // Every process forks until a fork is refused, then exits 3: the leader
-    // ends by itself once the cap bites, so the verdict is the cap's, not
-    // the safety timer's.
-    let bomb = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        os._exit(3)";
-    let mut spec = python_spec(bomb, &dirs, &marker, strict(&dirs));
-    spec.limits.pids = Some(32);
-    let child = spawn(spec).await.unwrap();
-    let pid = child.pid();
-    let killer = child.killer();
-    let timer = tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_secs(3)).await;
-        killer.terminate(KillReason::Timeout);
-    });
-    let exit = finish(child).await;
-    timer.abort();
-    assert_eq!(exit.termination, Termination::PidsLimit, "{exit:?}");
-    assert_nothing_alive(&marker, &[pid]);
-}
-
-#[tokio::test]
-async fn memory_bomb_ends_with_memory_limit() {
-    if !needs_tool_sandbox() || needs_cgroups().is_none() {
-        return;
-    }
-    let dirs = dirs();
-    let marker = marker().await;
-    let mut spec = python_spec(
-        "b = b'x' * (1024 * 1024 * 1024)\nprint(len(b))",
-        &dirs,
-        &marker,
-        strict(&dirs),
-    );
-    spec.limits.memory_bytes = Some(128 * MIB);
-    let child = spawn(spec).await.unwrap();
-    let pid = child.pid();
-    let exit = finish(child).await;
-    assert_eq!(exit.termination, Termination::MemoryLimit, "{exit:?}");
-    assert_nothing_alive(&marker, &[pid]);
-}
-
-#[tokio::test]
-async fn endless_output_is_cut_at_the_cap() {
-    if !needs_tool_sandbox() {
-        return;
-    }
-    let dirs = dirs();
-    let marker = marker().await;
-    let mut spec = python_spec(
-        "while True:\n    print('y' * 1000)",
-        &dirs,
-        &marker,
-        strict(&dirs),
-    );
-    spec.capture.stdout_hard_bytes = MIB;
-    let child = spawn(spec).await.unwrap();
-    let pid = child.pid();
-    let exit = finish(child).await;
-    assert!(
-        matches!(exit.termination, Termination::OutputLimit { .. }),
-        "{exit:?}"
-    );
-    assert_nothing_alive(&marker, &[pid]);
-}
-
-#[tokio::test]
-async fn sleeping_past_the_deadline_is_killed_whole() {
-    if !needs_tool_sandbox() {
-        return;
-    }
-    let dirs = dirs();
-    let marker = marker().await;
-    let code = "import subprocess, time\nsubprocess.Popen(['sleep', '60'])\ntime.sleep(60)";
-    let child = spawn(python_spec(code, &dirs, &marker, strict(&dirs)))
-        .await
-        .unwrap();
-    let pid = child.pid();
-    let killer = child.killer();
-    let started = std::time::Instant::now();
-    let timer = tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        killer.terminate(KillReason::Timeout);
-    });
-    let exit = finish(child).await;
-    timer.await.unwrap();
-    assert_eq!(exit.termination, Termination::Timeout, "{exit:?}");
-    assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "{:?}",
-        started.elapsed()
-    );
-    assert_nothing_alive(&marker, &[pid]);
-}
-
-#[tokio::test]
 async fn a_switched_off_layer_is_reported_not_applied() {
     if !needs_tool_sandbox() {
         return;
@@ -579,7 +374,13 @@ async fn a_switched_off_layer_is_reported_not_applied() {
     finish(child).await;
     assert_eq!(
         not_applied,
-        vec!["seccomp: switched off by the caller".to_owned()]
+        [
+            "seccomp",
+            "seccomp_suid_sgid",
+            "seccomp_namespaces",
+            "seccomp_address_families"
+        ]
+        .map(|name| format!("{name}: switched off by the caller"))
     );
     assert_nothing_alive(&marker, &[pid]);
 }
@@ -601,4 +402,40 @@ async fn require_all_refuses_a_switched_off_layer() {
     let error = spawn(spec).await.unwrap_err().to_string();
     assert!(error.contains("refusing to run unsandboxed"), "{error}");
     assert!(error.contains("landlock_fs"), "{error}");
+}
+
+#[tokio::test]
+async fn require_all_refuses_a_missing_filesystem_view() {
+    if !needs_tool_sandbox() {
+        return;
+    }
+    let dirs = dirs();
+    let marker = marker().await;
+    let mut spec = python_spec(
+        "pass",
+        &dirs,
+        &marker,
+        without(strict(&dirs), |l| l.filesystem_view = false),
+    );
+    spec.policy = subagent_sandbox::SandboxPolicy::RequireAll;
+    let error = spawn(spec).await.unwrap_err().to_string();
+    assert!(error.contains("refusing to run unsandboxed"), "{error}");
+    for layer in [
+        protection::FILESYSTEM_VIEW,
+        protection::PRIVATE_TMP,
+        protection::WORKSPACE_CONFIG_READ_ONLY,
+    ] {
+        assert!(error.contains(layer), "{layer}: {error}");
+    }
+    // The view needs the namespaces: without them it is refused too, and
+    // says why.
+    let status = subagent_sandbox::isolation_status(&without(strict(&dirs), |l| {
+        l.namespaces = false;
+    }));
+    let view = status
+        .not_applied
+        .iter()
+        .find(|n| n.protection == protection::FILESYSTEM_VIEW)
+        .unwrap_or_else(|| panic!("{status:?}"));
+    assert!(view.reason.contains("needs the namespaces"), "{view:?}");
 }

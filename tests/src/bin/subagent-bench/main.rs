@@ -11,6 +11,7 @@
 //! figure is a distribution over many iterations (min / median / p95),
 //! after warm-up, and the median is the one judged.
 
+mod bwrap;
 mod context;
 mod hello;
 mod kill;

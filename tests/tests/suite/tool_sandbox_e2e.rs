@@ -1,0 +1,218 @@
+//! The tool sandbox's second wall through the real CLI: a scripted model
+//! makes `python_execute` try what issue 18 found getting through (host
+//! metadata, a setuid file, a host unix socket, host SysV IPC, a nested
+//! namespace, other socket families, the workspace's configuration), and
+//! the test checks both what the model was told and what the host kept.
+//! The sandbox crate's suite shows each attempt succeeding with its layer
+//! switched off.
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::scripted_model::{ScriptedModel, text_turn, tool_call_turn};
+use super::support::binary;
+use super::tools_e2e::{Workspace, checked, of_type, run_cli};
+
+/// Runs one `python_execute` call of `code` through `subagent run` in
+/// `workspace`; returns the tool's output and the session lines.
+fn attack(workspace: &Workspace, code: &str) -> (String, Vec<Value>) {
+    // Built (when stale) before the model's server starts its lifetime.
+    binary("subagent");
+    let sessions = tempfile::tempdir().unwrap();
+    let model = ScriptedModel::start(vec![
+        tool_call_turn("call_attack", "python_execute", &json!({ "code": code })),
+        text_turn("done"),
+    ]);
+    let out = run_cli(
+        &model,
+        workspace,
+        sessions.path(),
+        &["--tools", "python_execute", "--task", "Try it."],
+    );
+    let (_, lines) = checked(&out, 0);
+    let output = of_type(&lines, "tool_result")
+        .first()
+        .and_then(|l| l["output"].as_str())
+        .unwrap_or_else(|| panic!("no tool result in {lines:#?}"))
+        .to_owned();
+    (output, lines)
+}
+
+/// Python that runs each `(name, statement)` and prints `name ok` or
+/// `name <exception>`.
+fn tries(attempts: &[(&str, String)]) -> String {
+    let mut code = String::from("import os, socket, ctypes, shutil\n");
+    for (name, statement) in attempts {
+        code.push_str(&format!(
+            "try:\n    {statement}\n    print({name:?}, 'ok')\nexcept Exception as e:\n    print({name:?}, type(e).__name__)\n"
+        ));
+    }
+    code
+}
+
+#[test]
+fn metadata_of_a_host_file_outside_the_workspace_is_out_of_reach() {
+    let workspace = Workspace::new();
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("secret.txt");
+    std::fs::write(&secret, "top secret").unwrap();
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let before = std::fs::metadata(&secret).unwrap();
+    let path = format!("{:?}", secret.display().to_string());
+    let (output, lines) = attack(
+        &workspace,
+        &tries(&[
+            ("chmod", format!("os.chmod({path}, 0o666)")),
+            ("setuid", format!("os.chmod({path}, 0o4755)")),
+            ("utime", format!("os.utime({path}, (0, 0))")),
+            ("setxattr", format!("os.setxattr({path}, 'user.x', b'1')")),
+            ("stat", format!("os.stat({path})")),
+            ("read", format!("open({path}).read()")),
+        ]),
+    );
+    for name in ["chmod", "utime", "setxattr", "stat", "read"] {
+        assert!(
+            output.contains(&format!("{name} FileNotFoundError")),
+            "{name}: {output}"
+        );
+    }
+    // The seccomp filter answers before the path is even looked up.
+    assert!(output.contains("setuid PermissionError"), "{output}");
+    let after = std::fs::metadata(&secret).unwrap();
+    assert_eq!(after.mode(), before.mode());
+    assert_eq!(after.mtime(), before.mtime());
+    // The header says which layers the tool processes got.
+    let applied: Vec<&str> = lines[0]["toolSandbox"]["applied"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no toolSandbox in {:#}", lines[0]))
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for layer in [
+        "ipc_namespace",
+        "uts_namespace",
+        "cgroup_namespace",
+        "filesystem_view",
+        "private_tmp",
+        "workspace_config_read_only",
+        "seccomp_suid_sgid",
+        "seccomp_namespaces",
+        "seccomp_address_families",
+    ] {
+        assert!(applied.contains(&layer), "{layer} not in {applied:?}");
+    }
+}
+
+#[test]
+fn a_setuid_copy_of_id_cannot_be_made_in_the_workspace() {
+    let workspace = Workspace::new();
+    let (output, _) = attack(
+        &workspace,
+        "import os, shutil\nshutil.copy('/usr/bin/id', 'id')\nos.chmod('id', 0o4755)",
+    );
+    assert!(output.contains("PermissionError"), "{output}");
+    let mode = std::fs::metadata(workspace.path().join("id"))
+        .unwrap()
+        .mode();
+    assert_eq!(mode & 0o6000, 0, "mode {mode:o}");
+}
+
+#[test]
+fn a_host_unix_socket_outside_the_workspace_is_unreachable() {
+    let workspace = Workspace::new();
+    let outside = tempfile::tempdir().unwrap();
+    let socket = outside.path().join("engine.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let (output, _) = attack(
+        &workspace,
+        &format!(
+            "import socket\ns = socket.socket(socket.AF_UNIX)\ns.connect({:?})\nprint('connected')",
+            socket.display().to_string()
+        ),
+    );
+    assert!(!output.contains("connected"), "{output}");
+    assert!(output.contains("FileNotFoundError"), "{output}");
+    assert!(
+        listener.accept().is_err(),
+        "a connection reached the host socket"
+    );
+}
+
+#[test]
+fn host_sysv_shared_memory_is_not_visible() {
+    let workspace = Workspace::new();
+    let key: libc::key_t = 0x5b00_0000 | i32::try_from(std::process::id() & 0xffff).unwrap();
+    // SAFETY: plain SysV calls on a segment of our own, removed below.
+    let id = unsafe { libc::shmget(key, 4096, libc::IPC_CREAT | libc::IPC_EXCL | 0o600) };
+    assert!(id >= 0, "shmget: {}", std::io::Error::last_os_error());
+    let (output, _) = attack(
+        &workspace,
+        &format!(
+            "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nprint('shmget', libc.shmget({key}, 0, 0), ctypes.get_errno())"
+        ),
+    );
+    // SAFETY: removes the segment made above.
+    unsafe { libc::shmctl(id, libc::IPC_RMID, std::ptr::null_mut()) };
+    assert!(
+        output.contains(&format!("shmget -1 {}", libc::ENOENT)),
+        "{output}"
+    );
+}
+
+#[test]
+fn nested_namespaces_and_other_socket_families_are_refused() {
+    let workspace = Workspace::new();
+    let (output, _) = attack(
+        &workspace,
+        &tries(&[
+            (
+                "unshare",
+                "assert ctypes.CDLL(None).unshare(0x10000000 | 0x40000000) == 0".into(),
+            ),
+            ("vsock", "socket.socket(40, socket.SOCK_STREAM)".into()),
+            ("netlink", "socket.socket(16, socket.SOCK_RAW)".into()),
+            ("packet", "socket.socket(17, socket.SOCK_RAW)".into()),
+            ("alg", "socket.socket(38, socket.SOCK_SEQPACKET)".into()),
+            ("memfd_exec", "os.memfd_create('x', 0x10)".into()),
+            ("etc_ssl_private", "os.listdir('/etc/ssl/private')".into()),
+        ]),
+    );
+    assert!(output.contains("unshare AssertionError"), "{output}");
+    for name in ["vsock", "netlink", "packet", "alg"] {
+        assert!(output.contains(&format!("{name} OSError")), "{output}");
+    }
+    assert!(output.contains("memfd_exec PermissionError"), "{output}");
+    assert!(
+        output.contains("etc_ssl_private FileNotFoundError"),
+        "{output}"
+    );
+}
+
+#[test]
+fn the_workspaces_configuration_and_git_hooks_stay_read_only() {
+    let workspace = Workspace::new();
+    for dir in [".subagent/agents", ".claude/agents", ".git/hooks"] {
+        std::fs::create_dir_all(workspace.path().join(dir)).unwrap();
+    }
+    let written = [
+        ".subagent/config.toml",
+        ".subagent/agents/x.md",
+        ".claude/agents/x.md",
+        ".git/hooks/pre-commit",
+    ];
+    let attempts: Vec<(&str, String)> = written
+        .iter()
+        .map(|p| (*p, format!("open({p:?}, 'w').write('planted')")))
+        .chain([("rename_git", "os.rename('.git', 'moved')".to_owned())])
+        .collect();
+    let (output, _) = attack(&workspace, &tries(&attempts));
+    for path in written {
+        assert!(output.contains(&format!("{path} OSError")), "{output}");
+        assert!(!workspace.path().join(path).exists(), "{path} was written");
+    }
+    assert!(output.contains("rename_git OSError"), "{output}");
+    assert!(Path::new(&workspace.path().join(".git/hooks")).is_dir());
+}
