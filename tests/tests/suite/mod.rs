@@ -15,6 +15,7 @@ mod masking;
 mod model_faults;
 mod modes;
 mod nested_e2e;
+mod serve_hostile;
 mod serve_mcp;
 mod serve_stdio;
 mod sessions_cmd;

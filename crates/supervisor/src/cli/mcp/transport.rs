@@ -6,10 +6,10 @@
 //! not JSON, but its service loop starts one task per outgoing message and
 //! reads the next request meanwhile: a client that sends `tools/list` and
 //! never reads made the server hold every answer (60,000 unread: +421 MiB).
-//! [`BoundedTransport`] wraps it: every outgoing message is counted, by its
-//! JSON size, from the moment rmcp hands it over until it is written, and
-//! while more than [`OUTGOING_BYTES`] wait, no further request is read
-//! (backpressure, not memory growth).
+//! [`BoundedTransport`] wraps it: every outgoing message is counted, with
+//! its JSON size, from the moment rmcp hands it over until it is written,
+//! and while more than [`OUTGOING_MESSAGES`] or [`OUTGOING_BYTES`] wait, no
+//! further request is read (backpressure, not memory growth).
 //!
 //! It must not change what is read or written: it only decides when the
 //! next message is read.
@@ -27,9 +27,10 @@ use tokio::sync::Notify;
 /// no further request is read (8 MiB, as `serve --stdio`'s queue).
 pub(crate) const OUTGOING_BYTES: usize = 8 * 1024 * 1024;
 
-/// What a message counts at least, bytes (1 KiB): the task rmcp starts
-/// for it and its message's own allocations.
-const MIN_MESSAGE_COST: usize = 1024;
+/// Outgoing messages not yet written above which no further request is
+/// read (64): rmcp holds each as a parsed tree in a task of its own, several
+/// times its JSON size, so the count is bounded as well as the bytes.
+pub(crate) const OUTGOING_MESSAGES: usize = 64;
 
 /// The server side of stdio, as rmcp makes it, with outgoing bytes bounded.
 pub(crate) type StdioTransport =
@@ -49,9 +50,10 @@ pub(crate) struct BoundedTransport<T> {
     pending: Arc<Pending>,
 }
 
-/// Bytes handed to the transport and not written yet.
+/// Messages and bytes handed to the transport and not written yet.
 #[derive(Default)]
 struct Pending {
+    messages: AtomicUsize,
     bytes: AtomicUsize,
     drained: Notify,
 }
@@ -66,6 +68,7 @@ struct Written {
 impl Drop for Written {
     fn drop(&mut self) {
         self.pending.bytes.fetch_sub(self.bytes, Ordering::AcqRel);
+        self.pending.messages.fetch_sub(1, Ordering::AcqRel);
         self.pending.drained.notify_waiters();
     }
 }
@@ -80,14 +83,16 @@ impl<T> BoundedTransport<T> {
 }
 
 impl Pending {
-    /// Returns once the outgoing bytes are at or below [`OUTGOING_BYTES`].
+    /// Returns once the outgoing bytes and messages are at or below
+    /// [`OUTGOING_BYTES`] and [`OUTGOING_MESSAGES`].
     async fn room(&self) {
         let mut logged = false;
         loop {
             // Registered before the check, so a drain in between is seen.
             let drained = self.drained.notified();
             let queued = self.bytes.load(Ordering::Acquire);
-            if queued <= OUTGOING_BYTES {
+            let messages = self.messages.load(Ordering::Acquire);
+            if queued <= OUTGOING_BYTES && messages <= OUTGOING_MESSAGES {
                 if logged {
                     tracing::info!("the client reads again: reading requests");
                 }
@@ -96,6 +101,7 @@ impl Pending {
             if !logged {
                 tracing::info!(
                     queued_bytes = queued,
+                    queued_messages = messages,
                     "stdout is not being read: reading no further request until the client reads"
                 );
                 logged = true;
@@ -117,10 +123,9 @@ where
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         // Counted now, when rmcp hands the message over (it then holds it in
         // a task of its own until written), not when the write starts.
-        let bytes = serde_json::to_vec(&item)
-            .map_or(0, |json| json.len())
-            .max(MIN_MESSAGE_COST);
+        let bytes = serde_json::to_vec(&item).map_or(0, |json| json.len());
         self.pending.bytes.fetch_add(bytes, Ordering::AcqRel);
+        self.pending.messages.fetch_add(1, Ordering::AcqRel);
         let written = Written {
             pending: Arc::clone(&self.pending),
             bytes,
