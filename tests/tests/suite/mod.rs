@@ -22,6 +22,8 @@ mod sessions_cmd;
 mod sessions_html;
 mod sessions_replay;
 mod status_line;
+mod terminal_escapes;
+mod tool_disk;
 
 mod supervisor_admission;
 mod supervisor_faults;
