@@ -269,15 +269,15 @@ fn serve_stdio_answers_bad_lines_skips_a_huge_one_and_holds_back_an_unread_flood
     server.send_long_line(100 * 1024 * 1024);
     server.request(&json!({"id": 4, "method": "list"}));
     let bad = server.read_until("the long line's error", |m| m["id"].is_null());
-    assert_eq!(bad["error"]["code"], "INVALID_REQUEST", "{bad}");
-    assert!(bad["error"]["message"].as_str().unwrap().contains("16 MiB"));
-    assert!(server.answer(4)["result"]["jobs"].is_array());
     let (_, peak) = server.memory();
     assert!(
         peak < rss_before + RSS_GROWTH_BOUND,
         "a 100 MiB line grew the server by {} MiB",
         (peak - rss_before) >> 20
     );
+    assert_eq!(bad["error"]["code"], "INVALID_REQUEST", "{bad}");
+    assert!(bad["error"]["message"].as_str().unwrap().contains("16 MiB"));
+    assert!(server.answer(4)["result"]["jobs"].is_array());
 
     let (rss_before, _) = server.memory();
     server.flood_unread(
