@@ -98,3 +98,19 @@ impl Default for Limits {
 fn default_tool_disk_bytes() -> u64 {
     GIB
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_session_header_written_before_tool_disk_reads_the_default() {
+        let mut old = serde_json::to_value(Limits::default()).unwrap_or_default();
+        if let Some(map) = old.as_object_mut() {
+            map.remove("toolDiskBytes");
+        }
+        let read: Limits = serde_json::from_value(old).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(read.tool_disk_bytes, GIB);
+        assert_eq!(read, Limits::default());
+    }
+}
