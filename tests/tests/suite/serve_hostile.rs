@@ -208,6 +208,11 @@ impl Server {
         }
         self.stdin = Some(writer.join().unwrap());
         let (_, peak) = self.memory();
+        eprintln!(
+            "serve_hostile: {FLOOD} unread requests: peak RSS {} MiB over {} MiB before",
+            peak.saturating_sub(rss_before) >> 20,
+            rss_before >> 20
+        );
         assert!(
             peak < rss_before + RSS_GROWTH_BOUND,
             "the server grew by {} MiB",
@@ -270,6 +275,11 @@ fn serve_stdio_answers_bad_lines_skips_a_huge_one_and_holds_back_an_unread_flood
     server.request(&json!({"id": 4, "method": "list"}));
     let bad = server.read_until("the long line's error", |m| m["id"].is_null());
     let (_, peak) = server.memory();
+    eprintln!(
+        "serve_hostile: a 100 MiB line: peak RSS {} MiB over {} MiB before",
+        peak.saturating_sub(rss_before) >> 20,
+        rss_before >> 20
+    );
     assert!(
         peak < rss_before + RSS_GROWTH_BOUND,
         "a 100 MiB line grew the server by {} MiB",
