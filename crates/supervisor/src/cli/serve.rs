@@ -149,7 +149,7 @@ impl Server {
                     let line = match lines.next().await {
                         Ok(ReadLine::Line(line)) => line,
                         Ok(ReadLine::TooLong { bytes }) => {
-                            out.send(too_long(bytes)).await;
+                            out.send(protocol::line_too_long(bytes, MAX_LINE_BYTES)).await;
                             continue;
                         }
                         Ok(ReadLine::Eof) => break,
@@ -162,7 +162,8 @@ impl Server {
                         Ok(line) if line.trim().is_empty() => continue,
                         Ok(line) => line,
                         Err(e) => {
-                            out.send(not_utf8(&e)).await;
+                            out.send(protocol::not_utf8(e.utf8_error().valid_up_to()))
+                                .await;
                             continue;
                         }
                     };
@@ -446,30 +447,4 @@ async fn run_notify(cmd: String, line: SessionLine) {
             ));
         }
     }
-}
-
-/// The error answer to a line over [`MAX_LINE_BYTES`].
-fn too_long(bytes: usize) -> String {
-    protocol::error_response(
-        &Value::Null,
-        codes::INVALID_REQUEST,
-        &format!(
-            "the line is {bytes} bytes, more than the {} MiB a request may have; it was skipped. \
-             Send long tasks as files in the workspace and name them in the task",
-            MAX_LINE_BYTES / (1024 * 1024)
-        ),
-    )
-}
-
-/// The error answer to a line that is not UTF-8.
-fn not_utf8(error: &std::string::FromUtf8Error) -> String {
-    protocol::error_response(
-        &Value::Null,
-        codes::PARSE_ERROR,
-        &format!(
-            "the line is not UTF-8 (invalid byte at offset {}); send each request as one line of \
-             JSON text in UTF-8",
-            error.utf8_error().valid_up_to()
-        ),
-    )
 }
