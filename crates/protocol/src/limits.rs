@@ -53,6 +53,13 @@ pub struct Limits {
     pub tool_memory_bytes: u64,
     /// Processes and threads of one tool process tree (default 64).
     pub tool_pids: u64,
+    /// How much the run's process tools (python_execute) may grow the
+    /// workspace, bytes, measured as allocated blocks against the
+    /// workspace at the run's first process-tool call (default 1 GiB): a
+    /// call that passes it is stopped. Absent from session headers written
+    /// before it existed, which read as the default.
+    #[serde(default = "default_tool_disk_bytes")]
+    pub tool_disk_bytes: u64,
     /// Bytes the worker may send over the protocol socket in one run
     /// (default 64 MiB): a real run sends a few MiB at most (tool results are
     /// capped), so this only stops a flooding or broken worker.
@@ -80,7 +87,30 @@ impl Default for Limits {
             tool_timeout_max_ms: 120_000,
             tool_memory_bytes: GIB,
             tool_pids: 64,
+            tool_disk_bytes: default_tool_disk_bytes(),
             protocol_bytes: 64 * MIB,
         }
+    }
+}
+
+/// [`Limits::tool_disk_bytes`]'s default, 1 GiB: room for datasets and
+/// build outputs, far from filling a disk.
+fn default_tool_disk_bytes() -> u64 {
+    GIB
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_session_header_written_before_tool_disk_reads_the_default() {
+        let mut old = serde_json::to_value(Limits::default()).unwrap_or_default();
+        if let Some(map) = old.as_object_mut() {
+            map.remove("toolDiskBytes");
+        }
+        let read: Limits = serde_json::from_value(old).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(read.tool_disk_bytes, GIB);
+        assert_eq!(read, Limits::default());
     }
 }

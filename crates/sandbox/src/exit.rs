@@ -41,6 +41,8 @@ pub enum Termination {
     },
     /// The cgroup's OOM killer ended it.
     MemoryLimit,
+    /// Killed for [`KillReason::DiskLimit`].
+    DiskLimit,
     /// It hit the cgroup's pids cap and then failed.
     PidsLimit,
     /// Killed for [`KillReason::Cancelled`].
@@ -67,6 +69,7 @@ impl Termination {
             Termination::IdleTimeout => "idle_timeout",
             Termination::OutputLimit { .. } => "output_limit",
             Termination::MemoryLimit => "memory_limit",
+            Termination::DiskLimit => "disk_limit",
             Termination::PidsLimit => "pids_limit",
             Termination::Cancelled => "cancelled",
             Termination::Killed { .. } => "killed",
@@ -134,6 +137,7 @@ pub(crate) fn decide(
                 reason: reason.clone(),
             },
             KillReason::OutputLimit(stream) => Termination::OutputLimit { stream: *stream },
+            KillReason::DiskLimit => Termination::DiskLimit,
         };
     }
     if cgroup.oom_killed || (cgroup.memory_limit_hit && raw == RawExit::Signaled(libc::SIGKILL)) {

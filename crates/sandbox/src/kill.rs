@@ -32,6 +32,9 @@ pub enum KillReason {
     Cancelled,
     /// A stream passed its hard limit.
     OutputLimit(Stream),
+    /// The child grew a directory it writes past the caller's cap (the
+    /// caller watches the directory; the sandbox only records why).
+    DiskLimit,
     /// Anything else (e.g. a protocol violation); reported as
     /// [`crate::Termination::Killed`] with this text.
     Other(String),

@@ -5,8 +5,15 @@
 //! hint. A closed stdout or stderr is normal in pipelines: whatever the run
 //! produced is already in its session file, so these writes give up quietly
 //! and the exit status stays the run's own.
+//!
+//! Text a model or a tool chose (an answer, an error naming a tool) may
+//! hold escape sequences: [`out_text`] and [`err`] strip them when their
+//! stream is a terminal ([`strip_controls`]), and leave a pipe's bytes as
+//! they are.
 
-use std::io::{ErrorKind, Write};
+use std::io::{ErrorKind, IsTerminal, Write};
+
+use subagent_supervisor::terminal_text::strip_controls;
 
 /// Writes `text` and a newline to stdout; a closed stdout is not an error.
 pub fn out(text: &str) -> std::io::Result<()> {
@@ -21,9 +28,25 @@ pub fn out(text: &str) -> std::io::Result<()> {
     }
 }
 
-/// Writes `subagent: <text>` to stderr; a stderr nobody reads is ignored
-/// (there is nowhere left to report it).
+/// Like [`out`], for text a model or a tool chose: stripped of control
+/// sequences when stdout is a terminal, as it is otherwise.
+pub fn out_text(text: &str) -> std::io::Result<()> {
+    if std::io::stdout().is_terminal() {
+        out(&strip_controls(text))
+    } else {
+        out(text)
+    }
+}
+
+/// Writes `subagent: <text>` to stderr, stripped of control sequences when
+/// stderr is a terminal (errors quote names a model chose); a stderr nobody
+/// reads is ignored (there is nowhere left to report it).
 pub fn err(text: &str) {
     let mut stderr = std::io::stderr().lock();
+    let text = if stderr.is_terminal() {
+        strip_controls(text)
+    } else {
+        text.into()
+    };
     let _ = writeln!(stderr, "subagent: {text}");
 }

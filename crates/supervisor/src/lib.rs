@@ -22,6 +22,7 @@ pub mod jobs;
 pub mod run;
 pub mod sanitize;
 pub mod session;
+pub mod terminal_text;
 pub mod truncate;
 pub mod units;
 

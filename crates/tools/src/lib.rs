@@ -28,6 +28,7 @@
 
 mod arguments;
 mod blocking;
+pub mod disk;
 pub mod find;
 pub mod interpreter;
 pub mod output_cap;

@@ -12,6 +12,11 @@
 //!
 //! The process's life is tied to the call: dropping the future (the worker's
 //! cancel or outer deadline) kills the whole tree.
+//!
+//! The run may grow the workspace by `--tool-disk` at most ([`crate::disk`]):
+//! each call measures the workspace first, caps every file it writes
+//! (RLIMIT_FSIZE) at what is left, and is stopped by [`disk::watch`] when
+//! the growth passes the cap all the same (many files, or many calls).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -25,6 +30,7 @@ use subagent_sandbox::{
 };
 
 use crate::arguments::parse_arguments;
+use crate::disk::{self, Breach, CallStart};
 use crate::interpreter::python_interpreter;
 use crate::tool::{Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
 
@@ -43,8 +49,11 @@ const STREAM_KEEP_BYTES: usize = 32 * 1024;
 /// shutdown beyond this.
 const KILL_GRACE: Duration = Duration::from_secs(1);
 
-/// Largest file a tool process may write, bytes.
+/// Largest file a tool process may write, bytes (less when less of the
+/// run's `--tool-disk` is left).
 const FILE_SIZE_BYTES: u64 = 256 * 1024 * 1024;
+
+const MIB: u64 = 1024 * 1024;
 
 /// Open files of a tool process.
 const OPEN_FILES: u64 = 1024;
@@ -148,11 +157,18 @@ async fn run(code: &str, timeout: Duration, ctx: &ToolContext) -> Result<ToolOut
             ctx.workspace_dir.display()
         ))
     })?;
+    let disk = ctx.disk.start_call(&workspace).await.map_err(|e| {
+        ToolError::Failed(format!(
+            "the workspace {} could not be measured for --tool-disk ({e}); the operator must fix \
+             --workspace",
+            workspace.display()
+        ))
+    })?;
     let private_tmp = tempfile::Builder::new()
         .prefix("subagent-tool-")
         .tempdir()
         .map_err(|e| ToolError::Failed(format!("cannot create a private tmp dir: {e}")))?;
-    let spec = tool_spec(
+    let mut spec = tool_spec(
         code,
         &interpreter.executable,
         &interpreter.prefixes,
@@ -160,6 +176,7 @@ async fn run(code: &str, timeout: Duration, ctx: &ToolContext) -> Result<ToolOut
         private_tmp.path(),
         ctx,
     );
+    spec.limits.file_size_bytes = Some(FILE_SIZE_BYTES.min(disk.remaining()));
     let child = subagent_sandbox::spawn(spec)
         .await
         .map_err(|e| ToolError::Failed(format!("the tool process could not be started: {e}")))?;
@@ -167,15 +184,22 @@ async fn run(code: &str, timeout: Duration, ctx: &ToolContext) -> Result<ToolOut
     let killer = child.killer();
     let wait = child.wait();
     tokio::pin!(wait);
+    let mut breach = None;
     let exit = tokio::select! {
         exit = &mut wait => exit,
         () = tokio::time::sleep(timeout) => {
             killer.terminate(KillReason::Timeout);
             wait.await
         }
+        found = disk::watch(workspace.clone(), disk) => {
+            breach = Some(found);
+            killer.terminate(KillReason::DiskLimit);
+            wait.await
+        }
     };
     drop(private_tmp);
-    let report = report(&exit, timeout, ctx, &not_applied);
+    let mut report = report(&exit, timeout, ctx, &not_applied);
+    report.push_str(&disk_note(breach, &disk));
     if exit.termination == (Termination::Exited { code: 0 }) {
         Ok(ToolOutput::text(report))
     } else {
@@ -279,6 +303,10 @@ fn ending(termination: &Termination, timeout: Duration, ctx: &ToolContext) -> St
             timeout.as_secs_f64(),
             ctx.max_timeout.max(ctx.timeout).as_secs()
         ),
+        Termination::DiskLimit => format!(
+            "stopped: the tool grew the workspace by more than {} (--tool-disk) and was stopped",
+            size(ctx.disk.cap())
+        ),
         Termination::MemoryLimit => format!(
             "stopped: the memory limit of {} MiB was reached; process the data in smaller pieces",
             ctx.process.memory_bytes / (1024 * 1024)
@@ -302,6 +330,46 @@ fn ending(termination: &Termination, timeout: Duration, ctx: &ToolContext) -> St
         Termination::Cancelled => "cancelled".into(),
         Termination::IdleTimeout => "stopped: no progress".into(),
         Termination::Killed { reason } => format!("stopped: {reason}"),
+    }
+}
+
+/// What the model is told of the workspace cap: what a breach was, or,
+/// when less than a full file is left, how much may still be written.
+fn disk_note(breach: Option<Breach>, start: &CallStart) -> String {
+    match breach {
+        Some(Breach::Grew(grown)) => format!(
+            "--- workspace: grown by {} this run, past the {} allowed; delete what is not \
+             needed, write smaller outputs, or ask the operator for a larger --tool-disk ---\n",
+            size(grown),
+            size(start.cap)
+        ),
+        Some(Breach::Hidden(dirs)) => format!(
+            "--- workspace: {dirs} director(ies) made unreadable (chmod), so the --tool-disk \
+             watch could not measure them; keep workspace directories readable ---\n"
+        ),
+        None if start.remaining() < FILE_SIZE_BYTES => format!(
+            "--- workspace: {} more may be written this run (--tool-disk {}); a file is \
+             capped at that ---\n",
+            size(start.remaining()),
+            size(start.cap)
+        ),
+        None => String::new(),
+    }
+}
+
+/// Bytes for the model: `512 MiB`, `1 GiB`, `1.5 GiB`, `300 KiB`.
+fn size(bytes: u64) -> String {
+    if bytes >= 1024 * MIB {
+        let gib = bytes as f64 / (1024 * MIB) as f64;
+        if bytes.is_multiple_of(1024 * MIB) {
+            format!("{gib:.0} GiB")
+        } else {
+            format!("{gib:.1} GiB")
+        }
+    } else if bytes >= MIB {
+        format!("{} MiB", bytes / MIB)
+    } else {
+        format!("{} KiB", bytes.div_ceil(1024))
     }
 }
 

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use subagent_protocol::{Limits, WebSettings};
 
+use crate::disk::WorkspaceGrowth;
 use crate::web::WebContext;
 
 /// The future a [`Tool::call`] returns.
@@ -65,6 +66,9 @@ pub struct ToolContext {
     pub output_caps: OutputCaps,
     /// Limits and sandbox policy of tool processes.
     pub process: ProcessPolicy,
+    /// How much this run's process tools may still grow the workspace;
+    /// shared by every call of the run (clones share it).
+    pub disk: WorkspaceGrowth,
     /// Search backend and address policy of the web tools.
     pub web: WebContext,
 }
@@ -100,6 +104,7 @@ impl ToolContext {
                 allow_network,
                 require_sandbox,
             },
+            disk: WorkspaceGrowth::new(limits.tool_disk_bytes),
             web: WebContext::default(),
         }
     }

@@ -258,6 +258,12 @@ fn main() {
                 "echo-spec" => echo_spec(&mut io, &spec),
                 "structured" => structured(&mut io),
                 "spawn-subagent" => spawn_subagent(&mut io),
+                // A 4 KiB answer: a job whose status is worth flooding.
+                "big-answer" => io.done(
+                    &"all work and no play\n".repeat(200),
+                    StopReason::Completed,
+                    None,
+                ),
                 _ => succeed(&mut io, &spec),
             }
         }

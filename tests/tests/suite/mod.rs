@@ -16,12 +16,15 @@ mod model_faults;
 mod modes;
 mod nested_e2e;
 mod project_trust;
+mod serve_hostile;
 mod serve_mcp;
 mod serve_stdio;
 mod sessions_cmd;
 mod sessions_html;
 mod sessions_replay;
 mod status_line;
+mod terminal_escapes;
+mod tool_disk;
 
 mod supervisor_admission;
 mod supervisor_faults;

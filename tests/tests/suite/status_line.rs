@@ -29,7 +29,7 @@ const ANSWER: &str = "The notes say hello from the workspace.";
 
 /// A private tmux server (its own socket name) running one `sh` in a
 /// 200x50 pane whose output is also recorded to a file.
-struct Tmux {
+pub(super) struct Tmux {
     socket: String,
     cwd: PathBuf,
     record: PathBuf,
@@ -37,7 +37,7 @@ struct Tmux {
 
 impl Tmux {
     /// `None` (after one line saying so) when tmux is missing outside CI.
-    fn start_or_skip(test: &str, cwd: &Path, record: PathBuf) -> Option<Self> {
+    pub(super) fn start_or_skip(test: &str, cwd: &Path, record: PathBuf) -> Option<Self> {
         let found = Command::new("tmux")
             .arg("-V")
             .stdout(Stdio::null())
@@ -75,7 +75,7 @@ impl Tmux {
         Some(tmux)
     }
 
-    fn run(&self, args: &[&str]) -> Output {
+    pub(super) fn run(&self, args: &[&str]) -> Output {
         let out = Command::new("tmux")
             .args(["-L", &self.socket, "-f", "/dev/null"])
             .args(args)
@@ -90,24 +90,24 @@ impl Tmux {
     }
 
     /// Types `line` into the shell and presses Enter.
-    fn type_line(&self, line: &str) {
+    pub(super) fn type_line(&self, line: &str) {
         self.run(&["send-keys", "-l", line]);
         self.run(&["send-keys", "Enter"]);
     }
 
     /// The pane as it looks now.
-    fn screen(&self) -> String {
+    pub(super) fn screen(&self) -> String {
         String::from_utf8_lossy(&self.run(&["capture-pane", "-p"]).stdout).into_owned()
     }
 
     /// Everything written to the pane so far.
-    fn recorded(&self) -> String {
+    pub(super) fn recorded(&self) -> String {
         String::from_utf8_lossy(&std::fs::read(&self.record).unwrap_or_default()).into_owned()
     }
 
     /// Polls `look` (the screen or the record) until `ready` holds; panics
     /// with the last thing seen after [`PANE_WAIT`].
-    fn wait_for(
+    pub(super) fn wait_for(
         &self,
         what: &str,
         look: impl Fn(&Self) -> String,
@@ -128,7 +128,7 @@ impl Tmux {
     }
 
     /// Kills the server and waits until no process of it is left.
-    fn kill(self) {
+    pub(super) fn kill(self) {
         self.kill_server();
         wait_until("the tmux server to exit", || {
             support::survivors(&self.socket).is_empty()
@@ -190,14 +190,14 @@ fn wait_until(what: &str, done: impl Fn() -> bool) {
 }
 
 /// A workspace with a file to read, and a sessions dir inside it.
-fn workspace() -> tempfile::TempDir {
+pub(super) fn workspace() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("notes.txt"), "hello from the workspace\n").unwrap();
     dir
 }
 
 /// `subagent run` against the scripted model, as argv.
-fn run_args(model: &ScriptedModel, dir: &Path, extra: &[&str]) -> Vec<String> {
+pub(super) fn run_args(model: &ScriptedModel, dir: &Path, extra: &[&str]) -> Vec<String> {
     let mut args: Vec<String> = vec![
         support::binary("subagent").to_string_lossy().into_owned(),
         "run".into(),
@@ -221,7 +221,7 @@ fn run_args(model: &ScriptedModel, dir: &Path, extra: &[&str]) -> Vec<String> {
 }
 
 /// The argv as one shell line, each word single-quoted.
-fn shell_line(args: &[String]) -> String {
+pub(super) fn shell_line(args: &[String]) -> String {
     let words: Vec<String> = args
         .iter()
         .map(|a| format!("'{}'", a.replace('\'', r"'\''")))
@@ -253,7 +253,7 @@ fn status_line<'a>(screen: &'a str, turn: &str) -> Option<&'a str> {
 }
 
 /// Every session file under `sessions` is valid and its worker was reaped.
-fn check_sessions(sessions: &Path) -> usize {
+pub(super) fn check_sessions(sessions: &Path) -> usize {
     let mut files = Vec::new();
     let mut dirs = vec![sessions.to_owned()];
     while let Some(dir) = dirs.pop() {

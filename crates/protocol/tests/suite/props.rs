@@ -101,7 +101,7 @@ fn price() -> impl Strategy<Value = ModelPrice> {
 }
 
 fn limits() -> impl Strategy<Value = Limits> {
-    (vec(any::<u64>(), 18), option::of(any::<u64>())).prop_map(|(v, cpu_seconds)| Limits {
+    (vec(any::<u64>(), 19), option::of(any::<u64>())).prop_map(|(v, cpu_seconds)| Limits {
         wall_timeout_ms: v[0],
         idle_timeout_ms: v[1],
         kill_grace_ms: v[2],
@@ -121,6 +121,7 @@ fn limits() -> impl Strategy<Value = Limits> {
         tool_timeout_max_ms: v[15],
         tool_memory_bytes: v[16],
         tool_pids: v[17],
+        tool_disk_bytes: v[18],
     })
 }
 

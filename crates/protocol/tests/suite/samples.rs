@@ -68,6 +68,7 @@ pub fn full_task_spec() -> TaskSpec {
             tool_timeout_max_ms: 90_000,
             tool_memory_bytes: 512 << 20,
             tool_pids: 32,
+            tool_disk_bytes: 256 << 20,
             protocol_bytes: 32 << 20,
         },
         workspace_dir: "workspace/repo".into(),

@@ -162,7 +162,7 @@ fn print_plain(
     error: Option<&str>,
 ) -> Result<()> {
     if let Some(message) = error {
-        console::out(&format!("Error: {message}"))?;
+        console::out_text(&format!("Error: {message}"))?;
         return Ok(());
     }
     let answer = match structured {
@@ -176,7 +176,7 @@ fn print_plain(
             .collect::<Vec<_>>()
             .join("\n"),
     };
-    console::out(&answer)?;
+    console::out_text(&answer)?;
     console::out("")?;
     console::out(DONE_MARKER)?;
     Ok(())

@@ -88,7 +88,7 @@ fn print_result(result: &SubagentResult, json: bool, quiet: bool) -> Result<()> 
     }
     for item in &result.content {
         let subagent_protocol::result::ContentItem::Text { text } = item;
-        console::out(text)?;
+        console::out_text(text)?;
     }
     if let Some(error) = &result.details.error {
         console::err(&format!("{}: {}", error.code, error.message));

@@ -138,6 +138,9 @@ pub(super) struct RunFlags {
     #[arg(long, value_name = "N", value_parser = limit_parser(LimitKey::ToolPids),
         help = limit_help(LimitKey::ToolPids, "Processes and threads of one tool process tree."))]
     pub(super) tool_pids: Option<LimitValue>,
+    #[arg(long, value_name = "SIZE", value_parser = limit_parser(LimitKey::ToolDisk),
+        help = limit_help(LimitKey::ToolDisk, "How much the run's python_execute calls may grow the workspace (allocated blocks, against the workspace at the first call); a call that passes it is stopped."))]
+    pub(super) tool_disk: Option<LimitValue>,
     /// Sampling temperature.
     #[arg(long)]
     pub(super) temperature: Option<f32>,
@@ -240,6 +243,7 @@ impl RunFlags {
             (LimitKey::ToolTimeout, self.tool_timeout),
             (LimitKey::ToolMemory, self.tool_memory),
             (LimitKey::ToolPids, self.tool_pids),
+            (LimitKey::ToolDisk, self.tool_disk),
         ] {
             if let Some(value) = value {
                 set.set(key, value);

@@ -18,11 +18,14 @@
 //! the next server knows which files in `<sessions dir>/serve/` belong to
 //! a dead one. See docs/serve.md.
 
+#[path = "serve_io.rs"]
+mod pipes;
 #[path = "serve_protocol.rs"]
 mod protocol;
 
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -31,19 +34,37 @@ use subagent_protocol::session::SessionLine;
 use subagent_supervisor::RunRequest;
 use subagent_supervisor::exit_codes;
 use subagent_supervisor::jobs::{JobRequest, JobStatus, Jobs};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::AsyncWriteExt;
+use tokio::sync::Semaphore;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::run_flags::{RequestPatch, RunFlags};
 use crate::console;
+use pipes::{MAX_LINE_BYTES, Output, ReadLine, RequestLines};
 use protocol::{Method, Request, Spawn, codes};
 
 /// How long `--notify-cmd` may run before its process group is killed:
 /// long enough to wake a harness, short enough that a hung command cannot
 /// pile up one process per ending.
 const NOTIFY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Requests read and not yet answered, bytes of their lines, each counted
+/// as at least [`MIN_REQUEST_COST`] (16 MiB: 4,096 small requests, or one
+/// line of the longest size). At the bound the server reads no further line
+/// until one is answered, so a client's waits and unread answers cannot
+/// grow it without end.
+const IN_FLIGHT_BYTES: usize = 16 * 1024 * 1024;
+
+/// What a request counts against [`IN_FLIGHT_BYTES`] at least, bytes (4 KiB):
+/// its task, its parsed request and its answer's share of the queue.
+const MIN_REQUEST_COST: usize = 4 * 1024;
+
+/// Answers composed at once (4): the answers to `status`, `wait` and `list`
+/// are built only when one of these is free, so thousands of unanswered
+/// requests never hold thousands of built answers.
+const COMPOSING: usize = 4;
 
 /// The flags `serve --stdio` adds to the run flags.
 #[derive(Debug, Clone, clap::Args)]
@@ -116,23 +137,50 @@ impl Server {
             )),
         ];
         let mut handlers = JoinSet::new();
-        let mut lines = BufReader::new(tokio::io::stdin()).lines();
+        let mut lines = RequestLines::new(tokio::io::stdin(), MAX_LINE_BYTES);
+        let in_flight = Arc::new(Semaphore::new(IN_FLIGHT_BYTES));
+        let composing = Arc::new(Semaphore::new(COMPOSING));
         let signalled = tokio::select! {
             () = async {
                 loop {
-                    match lines.next_line().await {
-                        Ok(Some(line)) if line.trim().is_empty() => {}
-                        Ok(Some(line)) => {
-                            let this = self.clone();
-                            let out = out.clone();
-                            handlers.spawn(async move { this.handle(&line, &out).await });
+                    // Backpressure: no request is read while the client
+                    // leaves the answers unread.
+                    out.wait_for_room().await;
+                    let line = match lines.next().await {
+                        Ok(ReadLine::Line(line)) => line,
+                        Ok(ReadLine::TooLong { bytes }) => {
+                            out.send(protocol::line_too_long(bytes, MAX_LINE_BYTES)).await;
+                            continue;
                         }
-                        Ok(None) => break,
+                        Ok(ReadLine::Eof) => break,
                         Err(e) => {
                             console::err(&format!("reading stdin failed ({e}); stopping"));
                             break;
                         }
-                    }
+                    };
+                    let line = match String::from_utf8(line) {
+                        Ok(line) if line.trim().is_empty() => continue,
+                        Ok(line) => line,
+                        Err(e) => {
+                            out.send(protocol::not_utf8(e.utf8_error().valid_up_to()))
+                                .await;
+                            continue;
+                        }
+                    };
+                    let cost = line.len().clamp(MIN_REQUEST_COST, IN_FLIGHT_BYTES);
+                    let Ok(slot) = Arc::clone(&in_flight)
+                        .acquire_many_owned(u32::try_from(cost).unwrap_or(u32::MAX))
+                        .await
+                    else {
+                        break;
+                    };
+                    let this = self.clone();
+                    let out = out.clone();
+                    let composing = Arc::clone(&composing);
+                    handlers.spawn(async move {
+                        this.handle(&line, &out, &composing).await;
+                        drop(slot);
+                    });
                 }
             } => false,
             () = signal() => true,
@@ -174,12 +222,36 @@ impl Server {
         self.jobs.cancel_all();
     }
 
-    async fn handle(&self, line: &str, out: &Output) {
-        let text = match protocol::parse_line(line) {
+    async fn handle(&self, line: &str, out: &Output, composing: &Semaphore) {
+        let request = protocol::parse_line(line);
+        // A `wait` first waits for its job's end without holding a place
+        // among those composing; a foreground `spawn` holds none at all (its
+        // answer is built once, when its run ends).
+        let composed = match &request {
+            Ok(Request {
+                method: Method::Wait(job),
+                ..
+            }) => {
+                let _ = self.jobs.wait(job).await;
+                true
+            }
+            Ok(Request {
+                method: Method::Spawn(_),
+                ..
+            }) => false,
+            _ => true,
+        };
+        let place = if composed {
+            composing.acquire().await.ok()
+        } else {
+            None
+        };
+        let text = match request {
             Ok(request) => self.answer(request).await,
             Err(bad) => protocol::error_response(&bad.id, bad.code, &bad.message),
         };
-        out.send(text);
+        out.send(text).await;
+        drop(place);
     }
 
     async fn answer(&self, Request { id, method }: Request) -> String {
@@ -282,7 +354,7 @@ async fn forward_progress(jobs: Jobs, out: Output, stop: CancellationToken) {
     loop {
         tokio::select! {
             got = rx.recv() => match got {
-                Ok(p) => out.send(protocol::progress(&p.job_id, &p.streaming)),
+                Ok(p) => out.offer(protocol::progress(&p.job_id, &p.streaming)),
                 Err(RecvError::Lagged(_)) => {}
                 Err(RecvError::Closed) => return,
             },
@@ -302,19 +374,19 @@ async fn forward_endings(
 ) {
     let mut rx = jobs.subscribe_endings();
     let mut commands = JoinSet::new();
-    let mut on_ending = |ending: subagent_supervisor::jobs::JobEnded| {
+    let mut on_ending = async |ending: subagent_supervisor::jobs::JobEnded| {
         if !ending.background {
             return;
         }
-        out.send(protocol::ending(&ending.line));
         if let Some(cmd) = notify_cmd.clone() {
-            commands.spawn(run_notify(cmd, ending.line));
+            commands.spawn(run_notify(cmd, ending.line.clone()));
         }
+        out.send(protocol::ending(&ending.line)).await;
     };
     loop {
         tokio::select! {
             got = rx.recv() => match got {
-                Ok(ending) => on_ending(ending),
+                Ok(ending) => on_ending(ending).await,
                 Err(RecvError::Lagged(n)) => {
                     console::err(&format!("{n} job endings were not announced (the writer fell behind); status and list still have them"));
                 }
@@ -322,7 +394,7 @@ async fn forward_endings(
             },
             () = stop.cancelled() => {
                 while let Ok(ending) = rx.try_recv() {
-                    on_ending(ending);
+                    on_ending(ending).await;
                 }
                 break;
             }
@@ -373,50 +445,6 @@ async fn run_notify(cmd: String, line: SessionLine) {
                 "--notify-cmd did not finish in {} s and was killed",
                 NOTIFY_TIMEOUT.as_secs()
             ));
-        }
-    }
-}
-
-/// The one writer of stdout: a thread of its own, so a client that reads
-/// slowly blocks only this thread, never the runtime that runs the jobs.
-#[derive(Clone)]
-struct Output {
-    tx: std::sync::mpsc::Sender<String>,
-    done: std::sync::Arc<std::sync::Mutex<Option<std::thread::JoinHandle<()>>>>,
-}
-
-impl Output {
-    fn start() -> Self {
-        let (tx, rx) = std::sync::mpsc::channel::<String>();
-        let thread = std::thread::spawn(move || {
-            while let Ok(line) = rx.recv() {
-                if let Err(e) = console::out(&line) {
-                    tracing::warn!(error = %e, "cannot write to stdout");
-                }
-            }
-        });
-        Self {
-            tx,
-            done: std::sync::Arc::new(std::sync::Mutex::new(Some(thread))),
-        }
-    }
-
-    fn send(&self, line: String) {
-        // The writer ends only after close(); nothing is sent after that.
-        let _ = self.tx.send(line);
-    }
-
-    /// Waits until every line sent is written. Every other clone must be
-    /// gone first (the thread ends when the last sender drops).
-    fn close(self) {
-        let thread = self
-            .done
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take();
-        drop(self);
-        if let Some(thread) = thread {
-            let _ = thread.join();
         }
     }
 }

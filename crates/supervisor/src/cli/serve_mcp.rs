@@ -12,6 +12,10 @@
 //! SIGTERM and the client closing stdin, each waiting until every child is
 //! gone before the server exits.
 //!
+//! The transport is rmcp's stdio one behind [`transport::BoundedTransport`]:
+//! a client that does not read its answers stops the reading of its
+//! requests instead of growing the server.
+//!
 //! All runs share one [`Supervisor`] (the one of the jobs registry,
 //! [`Jobs`], which runs the background jobs), so its concurrency limit
 //! holds over every call. When the server stops, background jobs are
@@ -23,6 +27,8 @@
 mod progress;
 #[path = "mcp/tools.rs"]
 mod tools;
+#[path = "mcp/transport.rs"]
+mod transport;
 
 use std::pin::pin;
 use std::sync::Arc;
@@ -118,7 +124,7 @@ fn run(flags: RunFlags) -> Result<i32> {
             }),
         };
         let service = server
-            .serve(rmcp::transport::stdio())
+            .serve(transport::stdio())
             .await
             .context("serve --mcp: the MCP handshake failed")?;
         let quit = tokio::select! {

@@ -231,6 +231,31 @@ pub(super) fn error_response(id: &Value, code: &str, message: &str) -> String {
     json!({"id": id, "error": {"code": code, "message": message}}).to_string()
 }
 
+/// The error answer to a line of `bytes` bytes, over the cap of `max`.
+pub(super) fn line_too_long(bytes: usize, max: usize) -> String {
+    error_response(
+        &Value::Null,
+        codes::INVALID_REQUEST,
+        &format!(
+            "the line is {bytes} bytes, more than the {} MiB a request may have; it was skipped. \
+             Send long tasks as files in the workspace and name them in the task",
+            max / (1024 * 1024)
+        ),
+    )
+}
+
+/// The error answer to a line that is not UTF-8 from byte `offset` on.
+pub(super) fn not_utf8(offset: usize) -> String {
+    error_response(
+        &Value::Null,
+        codes::PARSE_ERROR,
+        &format!(
+            "the line is not UTF-8 (invalid byte at offset {offset}); send each request as one \
+             line of JSON text in UTF-8"
+        ),
+    )
+}
+
 /// A progress notification line.
 pub(super) fn progress(job_id: &JobId, streaming: &Streaming) -> String {
     json!({

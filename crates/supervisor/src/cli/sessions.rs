@@ -145,8 +145,10 @@ pub(super) fn run(args: SessionsArgs) -> Result<i32> {
         .sessions_dir
         .or_else(default_sessions_dir)
         .context("no sessions dir: set SUBAGENT_HOME or HOME, or pass --sessions-dir")?;
+    let terminal = std::io::stdout().is_terminal();
     let style = Style {
-        color: std::io::stdout().is_terminal(),
+        color: terminal,
+        terminal,
     };
     match args.command {
         SessionsCommand::Ls(a) => ls(&dir, a, style),

@@ -7,6 +7,10 @@
 //! cleared before the result is printed, so the answer lands on a clean
 //! screen. Nothing here writes to stdout, which carries only the answer.
 //!
+//! Everything on the status line passes through
+//! [`strip_controls`]: a tool or agent name is chosen by a model or a file,
+//! and must not reach the terminal as an escape sequence.
+//!
 //! The supervisor calls the progress sink inline in a child's watch loop,
 //! so the sink only queues the event on a channel; a thread of its own
 //! draws, and a stalled terminal can hold up only that thread.
@@ -20,6 +24,7 @@ use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use subagent_supervisor::run::{ProgressEvent, ProgressSink};
+use subagent_supervisor::terminal_text::strip_controls;
 
 /// How often the spinner turns and the elapsed time is redrawn (100 ms):
 /// smooth to the eye, cheap for the terminal.
@@ -255,7 +260,9 @@ impl RunStatus {
         if self.cost > 0.0 {
             parts.push(dollars(self.cost));
         }
-        parts.join(" · ")
+        // Agent and tool names are the model's or a file's choice: on a
+        // terminal they are text, never sequences, and one line.
+        strip_controls(&parts.join(" · ")).replace(['\n', '\t'], " ")
     }
 }
 

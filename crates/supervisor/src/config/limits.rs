@@ -37,6 +37,8 @@ pub enum LimitKey {
     ToolMemory,
     /// Processes of one tool process tree.
     ToolPids,
+    /// Growth of the workspace by the run's process tools.
+    ToolDisk,
     /// Model turns.
     MaxTurns,
     /// Dollars.
@@ -96,7 +98,7 @@ pub enum RawLimit<'a> {
 
 impl LimitKey {
     /// Every key, in the order listings show them.
-    pub const ALL: [LimitKey; 13] = [
+    pub const ALL: [LimitKey; 14] = [
         LimitKey::Timeout,
         LimitKey::IdleTimeout,
         LimitKey::Memory,
@@ -107,6 +109,7 @@ impl LimitKey {
         LimitKey::ToolTimeout,
         LimitKey::ToolMemory,
         LimitKey::ToolPids,
+        LimitKey::ToolDisk,
         LimitKey::MaxTurns,
         LimitKey::MaxCost,
         LimitKey::MaxDepth,
@@ -125,6 +128,7 @@ impl LimitKey {
             LimitKey::ToolTimeout => "tool_timeout",
             LimitKey::ToolMemory => "tool_memory",
             LimitKey::ToolPids => "tool_pids",
+            LimitKey::ToolDisk => "tool_disk",
             LimitKey::MaxTurns => "max_turns",
             LimitKey::MaxCost => "max_cost",
             LimitKey::MaxDepth => "max_depth",
@@ -145,6 +149,7 @@ impl LimitKey {
             LimitKey::ToolTimeout => "toolTimeout",
             LimitKey::ToolMemory => "toolMemory",
             LimitKey::ToolPids => "toolPids",
+            LimitKey::ToolDisk => "toolDisk",
             LimitKey::MaxTurns => "maxTurns",
             LimitKey::MaxCost => "maxCost",
             LimitKey::MaxDepth => "maxDepth",
@@ -171,7 +176,8 @@ impl LimitKey {
             | LimitKey::StdoutLimit
             | LimitKey::StderrLimit
             | LimitKey::ReturnLimit
-            | LimitKey::ToolMemory => LimitUnit::Size,
+            | LimitKey::ToolMemory
+            | LimitKey::ToolDisk => LimitUnit::Size,
             LimitKey::Pids | LimitKey::ToolPids | LimitKey::MaxTurns | LimitKey::MaxDepth => {
                 LimitUnit::Count
             }
@@ -224,6 +230,7 @@ impl LimitKey {
             LimitKey::ToolTimeout => LimitValue::Ms(limits.tool_timeout_ms),
             LimitKey::ToolMemory => LimitValue::Bytes(limits.tool_memory_bytes),
             LimitKey::ToolPids => LimitValue::Count(limits.tool_pids),
+            LimitKey::ToolDisk => LimitValue::Bytes(limits.tool_disk_bytes),
             LimitKey::MaxTurns => LimitValue::Count(u64::from(budget.max_turns)),
             LimitKey::MaxCost => LimitValue::Dollars(budget.max_cost?),
             LimitKey::MaxDepth => LimitValue::Count(u64::from(max_depth)),
@@ -272,6 +279,7 @@ impl LimitSet {
                 (LimitKey::StderrLimit, LimitValue::Bytes(b)) => limits.stderr_bytes = b,
                 (LimitKey::ReturnLimit, LimitValue::Bytes(b)) => limits.returned_text_bytes = b,
                 (LimitKey::ToolMemory, LimitValue::Bytes(b)) => limits.tool_memory_bytes = b,
+                (LimitKey::ToolDisk, LimitValue::Bytes(b)) => limits.tool_disk_bytes = b,
                 (LimitKey::Pids, LimitValue::Count(n)) => limits.pids = n,
                 (LimitKey::ToolPids, LimitValue::Count(n)) => limits.tool_pids = n,
                 (LimitKey::MaxTurns, LimitValue::Count(n)) => {

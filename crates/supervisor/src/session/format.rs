@@ -3,6 +3,11 @@
 //!
 //! In: what [`super::read`] parsed. Out: strings; nothing here touches the
 //! terminal or decides whether it is one (the caller passes a [`Style`]).
+//! What a model, a tool or a file chose (messages, tool names, arguments
+//! and output, the task) is stripped of control sequences when the
+//! output is a terminal ([`strip_controls`]).
+
+use std::borrow::Cow;
 
 use serde::Serialize;
 use subagent_protocol::session::{
@@ -12,18 +17,31 @@ use subagent_protocol::text::prefix_chars;
 use subagent_protocol::{Limits, Usage};
 
 use super::read::{ReadItem, SessionStatus, SessionSummary, terminal_status};
+use crate::terminal_text::strip_controls;
 
 /// Characters of the task shown in the `ls` table.
 pub const TASK_HEAD_CHARS: usize = 40;
 
-/// Whether to colour the output (only when stdout is a terminal).
+/// Whether to colour the output and whether it goes to a terminal.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Style {
     /// Emit ANSI colour codes.
     pub color: bool,
+    /// The output is a terminal: recorded text is stripped of control
+    /// sequences.
+    pub terminal: bool,
 }
 
 impl Style {
+    /// Recorded text as it may be shown: stripped of control sequences on
+    /// a terminal, as it is otherwise.
+    fn shown(self, text: &str) -> Cow<'_, str> {
+        if self.terminal {
+            strip_controls(text)
+        } else {
+            Cow::Borrowed(text)
+        }
+    }
     fn paint(self, code: &str, text: &str) -> String {
         if self.color {
             format!("\x1b[{code}m{text}\x1b[0m")
@@ -109,15 +127,15 @@ pub fn format_table(sessions: &[SessionSummary], style: Style) -> String {
             };
             [
                 start_for_table(&s.started_at),
-                s.run_id.clone(),
-                s.agent.clone(),
+                style.shown(&s.run_id).into_owned(),
+                style.shown(&s.agent).into_owned(),
                 status,
                 s.duration_ms
                     .map(format_duration)
                     .unwrap_or_else(|| "-".into()),
                 format!("{}/{}", s.usage.input, s.usage.output),
                 cost(&s.usage),
-                head(&s.task, TASK_HEAD_CHARS),
+                head(&style.shown(&s.task), TASK_HEAD_CHARS),
             ]
         })
         .collect();
@@ -232,10 +250,14 @@ fn header(h: &SessionHeader, timestamp: &str, style: Style) -> String {
     let l = &h.limits;
     let mut rows = vec![
         style.bold(&format!("session {}", h.run_id)),
-        format!("  agent        {}", h.agent),
-        format!("  model        {} ({})", h.model, h.provider),
+        format!("  agent        {}", style.shown(&h.agent)),
+        format!(
+            "  model        {} ({})",
+            style.shown(&h.model),
+            style.shown(&h.provider)
+        ),
         format!("  started      {timestamp}"),
-        format!("  cwd          {}", h.cwd),
+        format!("  cwd          {}", style.shown(&h.cwd)),
         format!("  depth        {}", h.depth),
         format!("  limits       {}", limits_summary(l)),
         format!("  sandbox      {}", sandbox(&h.sandbox)),
@@ -244,9 +266,9 @@ fn header(h: &SessionHeader, timestamp: &str, style: Style) -> String {
         rows.push(format!("  toolSandbox  {}", sandbox(tool)));
     }
     if let Some(parent) = &h.parent_session {
-        rows.push(format!("  parent       {parent}"));
+        rows.push(format!("  parent       {}", style.shown(parent)));
     }
-    rows.push(format!("  task\n{}", indent(&h.task)));
+    rows.push(format!("  task\n{}", indent(&style.shown(&h.task))));
     rows.join("\n")
 }
 
@@ -263,7 +285,7 @@ fn lifecycle(e: &AgentEvent, style: Style) -> String {
         out.push_str(&format!(" after {}", format_duration(ms)));
     }
     if let Some(summary) = &e.summary {
-        out.push_str(&format!("\n{}", indent(summary)));
+        out.push_str(&format!("\n{}", indent(&style.shown(summary))));
     }
     out
 }
@@ -297,7 +319,11 @@ pub fn format_line(line: &SessionLine, style: Style) -> String {
                 .as_ref()
                 .map(|s| format!(", stop {s}"))
                 .unwrap_or_default();
-            format!("{role} (turn {}{stop})\n{}", m.turn, indent(&m.text))
+            format!(
+                "{role} (turn {}{stop})\n{}",
+                m.turn,
+                indent(&style.shown(&m.text))
+            )
         }
         SessionEntry::ToolCall(c) => {
             let args = match &c.args {
@@ -305,10 +331,11 @@ pub fn format_line(line: &SessionLine, style: Style) -> String {
                 other => other.to_string(),
             };
             format!(
-                "{} {} [{}] {args}",
+                "{} {} [{}] {}",
                 style.paint("33", "tool call"),
-                c.name,
-                c.call_id
+                style.shown(&c.name),
+                style.shown(&c.call_id),
+                style.shown(&args)
             )
         }
         SessionEntry::ToolResult(r) => {
@@ -317,7 +344,12 @@ pub fn format_line(line: &SessionLine, style: Style) -> String {
             } else {
                 style.paint("33", "tool result")
             };
-            format!("{label} {} [{}]\n{}", r.name, r.call_id, indent(&r.output))
+            format!(
+                "{label} {} [{}]\n{}",
+                style.shown(&r.name),
+                style.shown(&r.call_id),
+                indent(&style.shown(&r.output))
+            )
         }
         SessionEntry::Usage(u) => format!("usage turn {}: {}", u.turn, usage_text(&u.usage)),
         SessionEntry::Output(o) => {
@@ -327,14 +359,14 @@ pub fn format_line(line: &SessionLine, style: Style) -> String {
                 wire_name(&o.stream),
                 o.bytes_seen,
                 o.bytes_kept,
-                indent(&o.excerpt)
+                indent(&style.shown(&o.excerpt))
             )
         }
         SessionEntry::Limit(l) => {
             let detail = l
                 .detail
                 .as_ref()
-                .map(|d| format!(": {d}"))
+                .map(|d| format!(": {}", style.shown(d)))
                 .unwrap_or_default();
             style.paint(
                 "31",
@@ -350,7 +382,7 @@ pub fn format_line(line: &SessionLine, style: Style) -> String {
             "log {} [{}] {}",
             wire_name(&l.level),
             wire_name(&l.source),
-            l.message
+            style.shown(&l.message)
         ),
     };
     format!("{at} {body}")
@@ -362,7 +394,7 @@ pub fn format_item(item: &ReadItem, style: Style) -> String {
         ReadItem::Line(line) => format_line(line, style),
         ReadItem::Unknown { line_no, line_type } => style.dim(&format!(
             "(line {line_no}: unknown type {}, skipped)",
-            line_type.as_deref().unwrap_or("(none)")
+            style.shown(line_type.as_deref().unwrap_or("(none)"))
         )),
         ReadItem::Invalid { line_no, error } => {
             style.paint("31", &format!("(line {line_no} does not parse: {error})"))

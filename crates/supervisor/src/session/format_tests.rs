@@ -59,8 +59,26 @@ fn the_table_has_a_header_row_and_one_row_per_run_without_colour() {
 #[test]
 fn colour_is_only_added_when_asked() {
     let s = summary(SessionStatus::Failed);
-    assert!(format_closing(&s, Style { color: true }).contains("\x1b[31mfailed"));
-    assert!(!format_closing(&s, Style { color: false }).contains('\x1b'));
+    assert!(
+        format_closing(
+            &s,
+            Style {
+                color: true,
+                terminal: true
+            }
+        )
+        .contains("\x1b[31mfailed")
+    );
+    assert!(
+        !format_closing(
+            &s,
+            Style {
+                color: false,
+                terminal: false
+            }
+        )
+        .contains('\x1b')
+    );
 }
 
 #[test]
@@ -73,4 +91,46 @@ fn a_torn_line_is_explained() {
         Style::default(),
     );
     assert!(note.contains("line 9 is torn"), "{note}");
+}
+
+#[test]
+fn recorded_sequences_are_stripped_on_a_terminal_and_kept_on_a_pipe() {
+    use subagent_protocol::session::{MessageLine, Role, SessionEntry, SessionLine, ToolCallLine};
+    let evil = "\x1b]0;pwned\x07\x1b[2J\u{9b}31m";
+    let lines = [
+        SessionLine {
+            entry: SessionEntry::Message(MessageLine {
+                role: Role::Assistant,
+                turn: 1,
+                text: format!("answer{evil}"),
+                stop_reason: None,
+            }),
+            timestamp: "2026-11-22T12:00:00.123Z".into(),
+        },
+        SessionLine {
+            entry: SessionEntry::ToolCall(ToolCallLine {
+                turn: 1,
+                call_id: format!("c1{evil}"),
+                name: format!("tool{evil}"),
+                args: serde_json::Value::String(format!("{{{evil}")),
+            }),
+            timestamp: "2026-11-22T12:00:00.123Z".into(),
+        },
+    ];
+    let terminal = Style {
+        color: true,
+        terminal: true,
+    };
+    for line in &lines {
+        let shown = format_line(line, terminal);
+        assert!(!shown.contains("pwned"), "{shown:?}");
+        assert!(
+            !shown.contains("\x1b]") && !shown.contains("\x1b[2J"),
+            "{shown:?}"
+        );
+        assert!(!shown.contains('\u{9b}'), "{shown:?}");
+        let piped = format_line(line, Style::default());
+        assert!(piped.contains(evil), "a pipe gets the bytes: {piped:?}");
+    }
+    assert!(format_line(&lines[1], terminal).contains("tool [c1] {"));
 }
