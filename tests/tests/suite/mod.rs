@@ -5,6 +5,7 @@ pub mod support;
 
 mod agents_cmd;
 mod batch_cmd;
+mod batch_faults;
 mod call_cmd;
 mod cli;
 mod cli_flags;

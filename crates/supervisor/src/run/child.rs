@@ -26,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::assemble::{self, ChildRun};
 use super::config::{CAPTURE_KEEP, SupervisorConfig, tools_for_depth};
-use super::context::RunContext;
+use super::context::{RunContext, mark_session_lost};
 use super::nested::SpawnTree;
 use super::progress::ProgressEvent;
 use super::request::{RunRequest, new_run_id};
@@ -85,10 +85,12 @@ pub(super) async fn run_child(
     let writer = match created {
         Ok(w) => w,
         Err(e) => {
-            return assemble::setup_failure(
+            let mut result = assemble::setup_failure(
                 &ctx.assembly(),
                 format!("cannot create the session file: {e}"),
             );
+            mark_session_lost(&mut result, &e);
+            return result;
         }
     };
     ctx.writer = Some(writer);
@@ -100,8 +102,10 @@ pub(super) async fn run_child(
     );
 
     let run = spawn_and_watch(&mut ctx, spec, cancel).await;
-    let result = assemble::assemble_blocking(ctx.assembly(), run).await;
-    ctx.finish(&result).await;
+    let mut result = assemble::assemble_blocking(ctx.assembly(), run).await;
+    if let Err(e) = ctx.finish(&result).await {
+        mark_session_lost(&mut result, &e);
+    }
     ctx.progress(|| ProgressEvent::Ended {
         run_id,
         status: result
