@@ -184,6 +184,17 @@ fn a_read_only_sessions_dir_or_a_missing_worker_refuses_the_batch_and_records_no
     assert!(dir.session_files().is_empty());
 }
 
+/// A child killed when dropped, so a failed assertion leaves no batch
+/// running.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 #[test]
 fn merge_into_a_results_file_a_batch_is_writing_is_refused_and_dead_merges_temp_files_go() {
     let dir = BatchDir::new();
@@ -194,11 +205,12 @@ fn merge_into_a_results_file_a_batch_is_writing_is_refused_and_dead_merges_temp_
     .unwrap();
     // A batch that holds results.jsonl while its one task sleeps.
     dir.write_tasks(&[r#"{"id":"slow","task":"fixture:sleep"}"#.to_owned()]);
-    let mut batch = dir
-        .batch("results.jsonl", &[])
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut batch = KillOnDrop(
+        dir.batch("results.jsonl", &[])
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     wait_until("the batch's task to start", || {
         !dir.session_files().is_empty()
     });
@@ -218,7 +230,7 @@ fn merge_into_a_results_file_a_batch_is_writing_is_refused_and_dead_merges_temp_
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        err.contains(&format!("is being written by pid {}", batch.id())),
+        err.contains(&format!("is being written by pid {}", batch.0.id())),
         "{err}"
     );
     assert!(err.contains("subagent batch"), "{err}");
@@ -226,8 +238,8 @@ fn merge_into_a_results_file_a_batch_is_writing_is_refused_and_dead_merges_temp_
 
     // SIGINT ends the batch (130); then the file is free.
     // SAFETY: kill sends a signal to the child we started.
-    unsafe { libc::kill(batch.id() as libc::pid_t, libc::SIGINT) };
-    assert_eq!(batch.wait().unwrap().code(), Some(130));
+    unsafe { libc::kill(batch.0.id() as libc::pid_t, libc::SIGINT) };
+    assert_eq!(batch.0.wait().unwrap().code(), Some(130));
 
     // A merge killed before its rename left its temporary file.
     let mut gone = Command::new("true").spawn().unwrap();

@@ -24,10 +24,10 @@ use crate::status::Protection;
 
 /// How long removal retries while the kernel finishes tearing down the last
 /// members (ms): rmdir answers EBUSY until every task has fully exited.
-const REMOVE_RETRY_WINDOW: Duration = Duration::from_millis(1_000);
+pub(super) const REMOVE_RETRY_WINDOW: Duration = Duration::from_millis(1_000);
 
 /// Pause between removal attempts (ms).
-const REMOVE_RETRY_PAUSE: Duration = Duration::from_millis(10);
+pub(super) const REMOVE_RETRY_PAUSE: Duration = Duration::from_millis(10);
 
 /// Numbers the cgroups this process creates, so names never collide.
 static NEXT_CHILD: AtomicU64 = AtomicU64::new(0);
@@ -92,7 +92,7 @@ impl ChildCgroup {
         limits: &ResourceLimits,
     ) -> Result<CgroupSetup, String> {
         chores::assert_off_runtime("creating a cgroup");
-        STALE_SWEEP.call_once(|| sweep_stale(kind));
+        STALE_SWEEP.call_once(|| super::stale::sweep_stale(kind));
         if let CgroupKind::V2 { dir } = kind {
             enable_v2_controllers(dir)?;
         }
@@ -370,42 +370,6 @@ fn v1_dirs(memory: &Path, pids: &Path, freezer: Option<&PathBuf>) -> Vec<PathBuf
     let mut dirs = vec![memory.to_owned(), pids.to_owned()];
     dirs.extend(freezer.cloned());
     dirs
-}
-
-/// Removes `subagent-<pid>-<n>` cgroups whose creator is gone: a supervisor
-/// that crashed (or exited while a child was being torn down) cannot remove
-/// its own. Only empty cgroups can be removed, so a live tree is never hit.
-fn sweep_stale(kind: &CgroupKind) {
-    let parents = match kind {
-        CgroupKind::V1 {
-            memory,
-            pids,
-            freezer,
-        } => v1_dirs(memory, pids, freezer.as_ref()),
-        CgroupKind::V2 { dir } => vec![dir.clone()],
-    };
-    for parent in parents {
-        let Ok(entries) = fs::read_dir(&parent) else {
-            continue;
-        };
-        for entry in entries.filter_map(Result::ok) {
-            let name = entry.file_name();
-            let Some(owner) = name.to_str().and_then(stale_owner) else {
-                continue;
-            };
-            if owner != std::process::id() && !Path::new(&format!("/proc/{owner}")).exists() {
-                let _ = fs::remove_dir(entry.path());
-            }
-        }
-    }
-}
-
-/// The creator's pid of a cgroup named `subagent-<pid>-<n>`.
-fn stale_owner(name: &str) -> Option<u32> {
-    let rest = name.strip_prefix("subagent-")?;
-    let (pid, n) = rest.split_once('-')?;
-    n.parse::<u64>().ok()?;
-    pid.parse().ok()
 }
 
 /// Makes memory and pids available to our child cgroups (v2 only hands a

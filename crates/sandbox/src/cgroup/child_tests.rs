@@ -1,14 +1,6 @@
 use super::*;
 
 #[test]
-fn only_our_naming_scheme_names_an_owner() {
-    assert_eq!(stale_owner("subagent-4242-7"), Some(4242));
-    assert_eq!(stale_owner("subagent-4242"), None);
-    assert_eq!(stale_owner("subagent-x-1"), None);
-    assert_eq!(stale_owner("other-4242-7"), None);
-}
-
-#[test]
 fn counters_and_numbers_are_read_from_cgroup_files() {
     let dir = tempfile::tempdir().unwrap();
     let events = dir.path().join("pids.events");
