@@ -71,6 +71,7 @@ pub use isolation::{
     isolation_status, isolation_support, prewarm_isolation_support,
 };
 pub use kill::{KillHandle, KillReason};
+pub use plan::resource_status;
 pub use procfs::peak_rss_since_exec;
 pub use running::PIPE_DRAIN_WINDOW;
 pub use spec::{

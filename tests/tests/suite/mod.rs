@@ -13,6 +13,7 @@ mod config_cmd;
 mod doctor;
 mod e2e_llama;
 mod masking;
+mod memory_fallback;
 mod model_faults;
 mod modes;
 mod nested_e2e;
@@ -21,6 +22,7 @@ mod serve_stdio;
 mod sessions_cmd;
 mod sessions_html;
 mod sessions_replay;
+mod stale_cgroups;
 mod status_line;
 
 mod supervisor_admission;

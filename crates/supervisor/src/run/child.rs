@@ -385,14 +385,24 @@ fn check_spec_fits(spec: &TaskSpec) -> Result<(), String> {
 }
 
 /// The layers tool processes of this child will get, for the session
-/// header; `None` when it has no process tool.
+/// header: the isolation layers and the memory and pids caps (each cgroup
+/// cap that cannot be had listed as not applied, and the rlimit memory
+/// fallback); `None` when it has no process tool.
 fn tool_sandbox_status(spec: &TaskSpec) -> Option<SandboxStatus> {
     if !spec.tools.iter().any(|t| t == tool_names::PYTHON_EXECUTE) {
         return None;
     }
     let mut isolation = Isolation::strict(vec![PathBuf::from(&spec.workspace_dir)]);
     isolation.network = spec.allow_network;
-    Some(subagent_sandbox::isolation_status(&isolation))
+    let mut status = subagent_sandbox::isolation_status(&isolation);
+    let caps = subagent_sandbox::resource_status(&subagent_sandbox::ResourceLimits {
+        memory_bytes: Some(spec.limits.tool_memory_bytes),
+        pids: Some(spec.limits.tool_pids),
+        ..Default::default()
+    });
+    status.applied.extend(caps.applied);
+    status.not_applied.extend(caps.not_applied);
+    Some(status)
 }
 
 fn task_spec(
