@@ -206,3 +206,39 @@ fn without_a_writable_cgroup_a_worker_over_its_memory_is_stopped_by_the_rlimit()
     assert_children_reaped(&result);
     assert_nothing_runs_in(&ws);
 }
+
+#[test]
+fn a_tool_killed_by_its_workers_cap_is_told_the_workers_limit_not_its_own() {
+    if !cgroups_or_skip("memory message names the cap that fired") {
+        return;
+    }
+    let workspace = tempfile::tempdir().unwrap();
+    let sessions = tempfile::tempdir().unwrap();
+    // Touched page by page, so the memory is charged as it grows.
+    let code = "b = bytearray(768 * 1024 ** 2)\nprint('allocated', len(b))\n";
+    let model = ScriptedModel::start(vec![
+        tool_call_turn("call_py", "python_execute", &json!({"code": code})),
+        text_turn("done"),
+    ]);
+    let out = model
+        .run_command(workspace.path(), sessions.path())
+        .args(["--tools", "python_execute", "--json"])
+        .args(["--memory", "256M", "--tool-memory", "1G"])
+        .args(["--task", "allocate"])
+        .output()
+        .unwrap();
+    let result = result_of(&out);
+    let single = &result["details"]["results"][0];
+    let lines = check_session_file(Path::new(single["sessionFile"].as_str().unwrap()));
+    let tool = lines
+        .iter()
+        .find(|l| l["type"] == "tool_result")
+        .unwrap_or_else(|| panic!("no tool result: {lines:#?}"));
+    let output = tool["output"].as_str().unwrap();
+    assert!(
+        output.contains("the memory limit of the worker that runs this tool"),
+        "{output}"
+    );
+    assert!(!output.contains("1024 MiB"), "{output}");
+    assert_nothing_runs_in(workspace.path());
+}
