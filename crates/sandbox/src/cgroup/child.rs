@@ -200,8 +200,17 @@ impl ChildCgroup {
         match &self.layout {
             Layout::V1 { memory, pids, .. } => CgroupVerdict {
                 oom_killed: counter(&memory.join("memory.oom_control"), "oom_kill") > 0,
+                // With memsw capped too, this kernel leaves both failcnts
+                // at 0 when the cap is hit (seen on 6.18): a peak that
+                // reached the limit says it as well.
                 memory_limit_hit: number(&memory.join("memory.failcnt")) > 0
-                    || number(&memory.join("memory.memsw.failcnt")) > 0,
+                    || number(&memory.join("memory.memsw.failcnt")) > 0
+                    || peak_reached(memory, "memory.max_usage_in_bytes", "memory.limit_in_bytes")
+                    || peak_reached(
+                        memory,
+                        "memory.memsw.max_usage_in_bytes",
+                        "memory.memsw.limit_in_bytes",
+                    ),
                 pids_limit_hit: counter(&pids.join("pids.events"), "max") > 0,
             },
             Layout::V2 { dir } => {
@@ -393,6 +402,13 @@ fn enable_v2_controllers(ours: &Path) -> Result<(), String> {
 
 fn write(path: &Path, value: &str) -> Result<(), String> {
     fs::write(path, value).map_err(|e| format!("cannot write {value} to {}: {e}", path.display()))
+}
+
+/// True when the peak in `dir`'s file `peak` reached the limit in `limit`
+/// (v1 rounds the limit down to whole pages; the peak cannot pass it).
+fn peak_reached(dir: &Path, peak: &str, limit: &str) -> bool {
+    let limit = number(&dir.join(limit));
+    limit > 0 && number(&dir.join(peak)) >= limit
 }
 
 /// A bare number file such as `memory.failcnt`; 0 when unreadable.

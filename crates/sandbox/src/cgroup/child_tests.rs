@@ -43,3 +43,27 @@ fn removal_takes_nested_cgroups_with_it() {
     }
     assert!(cgroup.removed);
 }
+
+#[test]
+fn a_peak_that_reached_the_limit_counts_as_a_hit() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, value: &str| fs::write(dir.path().join(name), value).unwrap();
+    write("memory.limit_in_bytes", "134217728\n");
+    write("memory.max_usage_in_bytes", "134217728\n");
+    assert!(peak_reached(
+        dir.path(),
+        "memory.max_usage_in_bytes",
+        "memory.limit_in_bytes"
+    ));
+    write("memory.max_usage_in_bytes", "99999\n");
+    assert!(!peak_reached(
+        dir.path(),
+        "memory.max_usage_in_bytes",
+        "memory.limit_in_bytes"
+    ));
+    assert!(!peak_reached(
+        dir.path(),
+        "missing",
+        "memory.limit_in_bytes"
+    ));
+}
