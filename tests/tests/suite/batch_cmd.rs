@@ -332,7 +332,7 @@ fn signal_cancels_running_tasks_and_keeps_finished_results(signal: libc::c_int) 
     let second = dir.batch("results.jsonl", &[]).output().unwrap();
     assert_eq!(second.status.code(), Some(2), "{}", stderr(&second));
     assert!(
-        stderr(&second).contains("in use by another `subagent batch`"),
+        stderr(&second).contains(&format!("is being written by pid {}", child.id())),
         "{}",
         stderr(&second)
     );
