@@ -38,11 +38,15 @@ pub enum ErrorCode {
     SubagentSpawnDenied,
     /// A required protection could not be applied; the child was not started.
     SubagentSandboxUnavailable,
+    /// The run's session file could not be created or completed (a full
+    /// disk, an I/O error, a read-only or unwritable sessions dir): whatever
+    /// the child did, its record is not whole, so the run is not `ok`.
+    SubagentSessionLost,
 }
 
 impl ErrorCode {
     /// Every code, in wire order.
-    pub const ALL: [ErrorCode; 13] = [
+    pub const ALL: [ErrorCode; 14] = [
         ErrorCode::InvalidInput,
         ErrorCode::SubagentsDisabled,
         ErrorCode::UnknownAgent,
@@ -56,6 +60,7 @@ impl ErrorCode {
         ErrorCode::SubagentStructuredOutputInvalid,
         ErrorCode::SubagentSpawnDenied,
         ErrorCode::SubagentSandboxUnavailable,
+        ErrorCode::SubagentSessionLost,
     ];
 
     /// The code as it appears in JSON.
@@ -74,6 +79,7 @@ impl ErrorCode {
             ErrorCode::SubagentStructuredOutputInvalid => "SUBAGENT_STRUCTURED_OUTPUT_INVALID",
             ErrorCode::SubagentSpawnDenied => "SUBAGENT_SPAWN_DENIED",
             ErrorCode::SubagentSandboxUnavailable => "SUBAGENT_SANDBOX_UNAVAILABLE",
+            ErrorCode::SubagentSessionLost => "SUBAGENT_SESSION_LOST",
         }
     }
 }

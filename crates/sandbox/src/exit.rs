@@ -117,6 +117,10 @@ pub struct ChildExit {
     /// Descendants still alive (or holding our pipes) after the leader
     /// exited, which were killed.
     pub leaked_pids: Vec<u32>,
+    /// The child's own cgroup memory cap was reached. A `MemoryLimit` end
+    /// without it came from an enclosing cgroup's cap (a tool process
+    /// killed by its worker's), so a message names that one instead.
+    pub own_memory_cap_hit: bool,
 }
 
 /// The precedence rule: a recorded kill reason wins; else an OOM kill (or a

@@ -72,6 +72,7 @@ pub use isolation::{
     prewarm_isolation_support,
 };
 pub use kill::{KillHandle, KillReason};
+pub use plan::resource_status;
 pub use procfs::peak_rss_since_exec;
 pub use running::PIPE_DRAIN_WINDOW;
 pub use spec::{

@@ -41,8 +41,9 @@ pub(crate) fn plan(
 ) -> Result<Planned, SpawnError> {
     check_cwd(cwd)?;
     let mut status = base_status();
-    let rlimits = plan_rlimits(limits, &mut status);
+    let mut rlimits = plan_rlimits(limits, &mut status);
     let cgroup = plan_cgroup(limits, &mut status);
+    rlimits.extend(memory_fallback(limits, &mut status));
     let isolation = isolation.map(|i| isolation::plan::plan(i, Some(cwd), &mut status));
     Ok(Planned {
         status,
@@ -122,6 +123,38 @@ fn plan_rlimits(
     plan
 }
 
+/// The memory ceiling of a child whose memory no cgroup caps (no writable
+/// cgroup here, or its memory cap could not be written): RLIMIT_DATA at the
+/// requested bytes, clamped to our own hard limit.
+///
+/// RLIMIT_DATA rather than RLIMIT_AS: the data limit counts the private
+/// writable memory a process maps (heap, anonymous mappings, thread stacks),
+/// which is what a memory hog grows, while the address-space limit also
+/// counts shared libraries and the address space malloc reserves without
+/// using it (glibc reserves 64 MiB per thread arena, `PROT_NONE` until
+/// used): a worker with a few tokio threads, or a Python importing numpy,
+/// would pass a modest RLIMIT_AS without using the memory. Under the data
+/// limit an allocation past it fails (Python raises `MemoryError`, Rust
+/// aborts), where a cgroup would OOM-kill. It is weaker than the cgroup in
+/// two ways the status says: it caps each process, not the tree (a fork
+/// gets its own), and it does not count page cache or shared memory.
+fn memory_fallback(
+    limits: &ResourceLimits,
+    status: &mut SandboxStatus,
+) -> Option<(RlimitResource, u64, u64)> {
+    let bytes = limits.memory_bytes?;
+    let capped = status
+        .applied
+        .iter()
+        .any(|p| p == Protection::CgroupMemory.name());
+    if capped {
+        return None;
+    }
+    let value = bytes.min(unix::hard_limit(RlimitResource::Data));
+    Protection::RlimitMemory.applied(status);
+    Some((RlimitResource::Data, value, value))
+}
+
 /// Creates the child's cgroup when memory or pids caps are asked for, and
 /// records what could and could not be applied.
 fn plan_cgroup(limits: &ResourceLimits, status: &mut SandboxStatus) -> Option<ChildCgroup> {
@@ -151,4 +184,37 @@ fn plan_cgroup(limits: &ResourceLimits, status: &mut SandboxStatus) -> Option<Ch
             None
         }
     }
+}
+
+/// What a child with `limits` would get of the memory and pids caps here,
+/// without creating anything: the cgroup caps where a writable cgroup with
+/// those controllers is found, else each of them not applied with why, and
+/// the RLIMIT_DATA fallback for memory. For forecasts (a session header's
+/// `toolSandbox`); [`plan`] records what a real spawn got.
+pub fn resource_status(limits: &ResourceLimits) -> SandboxStatus {
+    let mut status = SandboxStatus::default();
+    if !limits.wants_cgroup() {
+        return status;
+    }
+    match cgroup_support_cached() {
+        Ok(_) => {
+            if limits.memory_bytes.is_some() {
+                Protection::CgroupMemory.applied(&mut status);
+            }
+            if limits.pids.is_some() {
+                Protection::CgroupPids.applied(&mut status);
+            }
+        }
+        Err(reason) => {
+            if limits.memory_bytes.is_some() {
+                Protection::CgroupMemory.refused(&mut status, reason.as_str());
+                Protection::CgroupMemorySwap.refused(&mut status, reason.as_str());
+            }
+            if limits.pids.is_some() {
+                Protection::CgroupPids.refused(&mut status, reason.as_str());
+            }
+        }
+    }
+    let _ = memory_fallback(limits, &mut status);
+    status
 }

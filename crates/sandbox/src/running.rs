@@ -92,6 +92,7 @@ impl Running {
                 peak_rss_bytes: rusage.max_rss_bytes,
             },
             leaked_pids: report.leaked,
+            own_memory_cap_hit: report.verdict.memory_limit_hit,
         }
     }
 

@@ -28,6 +28,8 @@ pub(crate) enum Protection {
     RlimitFsize,
     /// CPU time cap (RLIMIT_CPU).
     RlimitCpu,
+    /// Memory cap per process (RLIMIT_DATA), where no cgroup caps memory.
+    RlimitMemory,
     /// Memory cap of the child's cgroup.
     CgroupMemory,
     /// The memory cap includes swap.
@@ -89,6 +91,7 @@ impl Protection {
             Protection::RlimitNofile => "rlimit_nofile",
             Protection::RlimitFsize => "rlimit_fsize",
             Protection::RlimitCpu => "rlimit_cpu",
+            Protection::RlimitMemory => "rlimit_memory",
             Protection::CgroupMemory => "cgroup_memory",
             Protection::CgroupMemorySwap => "cgroup_memory_swap",
             Protection::CgroupPids => "cgroup_pids",
@@ -151,6 +154,8 @@ pub mod protection {
     pub const RLIMIT_FSIZE: &str = Protection::RlimitFsize.name();
     /// CPU time cap (RLIMIT_CPU).
     pub const RLIMIT_CPU: &str = Protection::RlimitCpu.name();
+    /// Memory cap per process (RLIMIT_DATA), where no cgroup caps memory.
+    pub const RLIMIT_MEMORY: &str = Protection::RlimitMemory.name();
     /// Memory cap of the child's cgroup.
     pub const CGROUP_MEMORY: &str = Protection::CgroupMemory.name();
     /// The memory cap includes swap.

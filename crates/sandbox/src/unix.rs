@@ -293,6 +293,8 @@ pub(crate) enum RlimitResource {
     OpenFiles,
     FileSize,
     CpuSeconds,
+    /// RLIMIT_DATA: the memory fallback where no cgroup caps memory.
+    Data,
 }
 
 impl RlimitResource {
@@ -302,6 +304,7 @@ impl RlimitResource {
             RlimitResource::OpenFiles => libc::RLIMIT_NOFILE,
             RlimitResource::FileSize => libc::RLIMIT_FSIZE,
             RlimitResource::CpuSeconds => libc::RLIMIT_CPU,
+            RlimitResource::Data => libc::RLIMIT_DATA,
         }
     }
 

@@ -201,8 +201,10 @@ pub fn cgroup_probe(support: &Result<CgroupKind, String>) -> Probe {
         Err(why) => Probe::missing(
             "cgroup",
             why.as_str(),
-            "run the supervisor in a cgroup with the memory and pids controllers delegated to \
-             its user, e.g. `systemd-run --user --scope -p Delegate=yes subagent ...`",
+            "meanwhile memory is capped per process by RLIMIT_DATA (not per process tree) and \
+             pids are not capped; for cgroup caps run the supervisor in a cgroup with the \
+             memory and pids controllers delegated to its user, e.g. \
+             `systemd-run --user --scope -p Delegate=yes subagent ...`",
         ),
     }
 }

@@ -55,7 +55,12 @@ fn a_missing_sandbox_layer_keeps_the_sandboxs_reason_and_adds_a_fix() {
 fn a_cgroup_without_controllers_is_missing_with_delegation_as_the_fix() {
     let probe = cgroup_probe(&Err("no pids controller".into()));
     assert!(!probe.ok);
-    assert!(probe.fix.unwrap().contains("Delegate=yes"));
+    let fix = probe.fix.unwrap();
+    assert!(
+        fix.contains("systemd-run --user --scope -p Delegate=yes"),
+        "{fix}"
+    );
+    assert!(fix.contains("RLIMIT_DATA"), "{fix}");
 }
 
 #[test]

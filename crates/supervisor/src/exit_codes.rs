@@ -26,6 +26,10 @@ pub const DOCTOR_MISSING: i32 = 7;
 /// (the first difference is printed); distinct from 1 because the replay
 /// itself may have succeeded.
 pub const REPLAY_DIVERGED: i32 = 8;
+/// The run's session file could not be created or completed (a full disk,
+/// an I/O error, a read-only sessions dir): the record is not whole, so the
+/// run is not claimed as done whatever the child did.
+pub const SESSION_LOST: i32 = 9;
 /// Cancelled (SIGINT / SIGTERM to the supervisor): 128 + SIGINT by convention.
 pub const CANCELLED: i32 = 130;
 
@@ -45,6 +49,7 @@ pub fn for_error(code: Option<ErrorCode>) -> i32 {
             ErrorCode::SubagentOutputTruncated => OUTPUT_TRUNCATED,
             ErrorCode::SubagentSandboxUnavailable => SANDBOX_UNAVAILABLE,
             ErrorCode::SubagentCancelled => CANCELLED,
+            ErrorCode::SubagentSessionLost => SESSION_LOST,
             ErrorCode::SubagentFailed | ErrorCode::SubagentStructuredOutputInvalid => {
                 SUBAGENT_FAILED
             }

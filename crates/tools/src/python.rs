@@ -265,7 +265,7 @@ fn report(
     ctx: &ToolContext,
     not_applied: &[NotApplied],
 ) -> String {
-    let mut text = ending(&exit.termination, timeout, ctx);
+    let mut text = ending(exit, timeout, ctx);
     text.push('\n');
     for (name, captured) in [("stdout", &exit.stdout), ("stderr", &exit.stderr)] {
         if captured.bytes_seen == 0 {
@@ -291,8 +291,8 @@ fn report(
     text
 }
 
-fn ending(termination: &Termination, timeout: Duration, ctx: &ToolContext) -> String {
-    match termination {
+fn ending(exit: &ChildExit, timeout: Duration, ctx: &ToolContext) -> String {
+    match &exit.termination {
         Termination::Exited { code } => format!("exit code {code}"),
         Termination::Signaled { signal } => {
             format!("killed by signal {signal} ({})", signal_name(*signal))
@@ -307,10 +307,16 @@ fn ending(termination: &Termination, timeout: Duration, ctx: &ToolContext) -> St
             "stopped: the tool grew the workspace by more than {} (--tool-disk) and was stopped",
             size(ctx.disk.cap())
         ),
-        Termination::MemoryLimit => format!(
+        Termination::MemoryLimit if exit.own_memory_cap_hit => format!(
             "stopped: the memory limit of {} MiB was reached; process the data in smaller pieces",
             ctx.process.memory_bytes / (1024 * 1024)
         ),
+        // Killed by an enclosing cap (the worker's `--memory`), which is
+        // smaller than the tool's own: naming the tool's would mislead.
+        Termination::MemoryLimit => "stopped: out of memory: the memory limit of the worker that \
+             runs this tool was reached (its own limit is lower than the tool's); process the \
+             data in smaller pieces"
+            .to_owned(),
         Termination::PidsLimit => format!(
             "stopped: the limit of {} processes and threads was reached",
             ctx.process.pids

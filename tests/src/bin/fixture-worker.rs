@@ -195,6 +195,21 @@ fn spawn_subagent(io: &mut Io) {
     io.done(&text, StopReason::Completed, None);
 }
 
+/// Allocates and touches 4 GiB, a MiB at a time, then reports it: a cap
+/// must stop it first.
+fn hog(io: &mut Io) {
+    let mut blocks: Vec<Vec<u8>> = Vec::new();
+    for _ in 0..4096 {
+        // Touch every page so the memory is really charged.
+        blocks.push(vec![1u8; 1 << 20]);
+    }
+    io.done(
+        &format!("allocated {} MiB", blocks.len()),
+        StopReason::Completed,
+        None,
+    );
+}
+
 /// Done with a structured output `{"capital":"Paris"}`.
 fn structured(io: &mut Io) {
     io.send(FromWorker::Done(Box::new(Outcome {
@@ -264,6 +279,7 @@ fn main() {
                     StopReason::Completed,
                     None,
                 ),
+                "memory" => hog(&mut io),
                 _ => succeed(&mut io, &spec),
             }
         }
@@ -433,16 +449,7 @@ fn main() {
         }
         "memory" => {
             io.handshake();
-            let mut blocks: Vec<Vec<u8>> = Vec::new();
-            for _ in 0..4096 {
-                // Touch every page so the memory is really charged.
-                blocks.push(vec![1u8; 1 << 20]);
-            }
-            io.done(
-                &format!("allocated {} MiB", blocks.len()),
-                StopReason::Completed,
-                None,
-            );
+            hog(&mut io);
         }
         "fork-bomb" => {
             io.handshake();

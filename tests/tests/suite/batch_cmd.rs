@@ -23,31 +23,31 @@ const WAIT: Duration = Duration::from_secs(60);
 const POLL: Duration = Duration::from_millis(20);
 
 /// A batch's directory: tasks, results, sessions and the workspace.
-struct BatchDir {
+pub(super) struct BatchDir {
     _tmp: tempfile::TempDir,
     root: PathBuf,
 }
 
 impl BatchDir {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().to_owned();
         std::fs::create_dir(root.join("ws")).unwrap();
         Self { _tmp: tmp, root }
     }
-    fn path(&self, name: &str) -> PathBuf {
+    pub(super) fn path(&self, name: &str) -> PathBuf {
         self.root.join(name)
     }
-    fn workspace(&self) -> PathBuf {
+    pub(super) fn workspace(&self) -> PathBuf {
         self.path("ws")
     }
-    fn write_tasks(&self, lines: &[String]) -> PathBuf {
+    pub(super) fn write_tasks(&self, lines: &[String]) -> PathBuf {
         let path = self.path("tasks.jsonl");
         std::fs::write(&path, lines.join("\n") + "\n").unwrap();
         path
     }
     /// `subagent batch tasks.jsonl --results <results>` with the fixture.
-    fn batch(&self, results: &str, extra: &[&str]) -> Command {
+    pub(super) fn batch(&self, results: &str, extra: &[&str]) -> Command {
         let mut c = self.batch_with(results, "fixture-model", "http://127.0.0.1:9/v1");
         c.arg("--worker").arg(FIXTURE).args(extra);
         c
@@ -77,7 +77,7 @@ impl BatchDir {
         c
     }
     /// The complete lines of a results file.
-    fn results(&self, name: &str) -> Vec<Value> {
+    pub(super) fn results(&self, name: &str) -> Vec<Value> {
         let text = std::fs::read_to_string(self.path(name)).unwrap_or_default();
         let complete = text.rfind('\n').map_or("", |i| &text[..=i]);
         complete
@@ -85,7 +85,7 @@ impl BatchDir {
             .map(|l| serde_json::from_str(l).unwrap())
             .collect()
     }
-    fn session_files(&self) -> Vec<PathBuf> {
+    pub(super) fn session_files(&self) -> Vec<PathBuf> {
         let mut files = Vec::new();
         let mut dirs = vec![self.path("sessions")];
         while let Some(dir) = dirs.pop() {
@@ -123,18 +123,18 @@ fn header(file: &Path) -> Option<Value> {
         .map(|l| serde_json::from_str(l).unwrap())
 }
 
-fn ok_task(id: &str) -> String {
+pub(super) fn ok_task(id: &str) -> String {
     format!(r#"{{"id":"{id}","task":"fixture:ok-{id}"}}"#)
 }
 
-fn ids(results: &[Value]) -> Vec<String> {
+pub(super) fn ids(results: &[Value]) -> Vec<String> {
     results
         .iter()
         .map(|r| r["id"].as_str().unwrap().to_owned())
         .collect()
 }
 
-fn wait_until(what: &str, done: impl Fn() -> bool) {
+pub(super) fn wait_until(what: &str, done: impl Fn() -> bool) {
     let deadline = Instant::now() + WAIT;
     while !done() {
         assert!(Instant::now() < deadline, "waited {WAIT:?} for {what}");
@@ -142,12 +142,12 @@ fn wait_until(what: &str, done: impl Fn() -> bool) {
     }
 }
 
-fn stderr(out: &Output) -> String {
+pub(super) fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// Every worker named by a session file is gone (reaped, not a zombie).
-fn assert_workers_gone(dir: &BatchDir) {
+pub(super) fn assert_workers_gone(dir: &BatchDir) {
     for file in dir.session_files() {
         let text = std::fs::read_to_string(&file).unwrap();
         let lines: Vec<Value> = text
@@ -332,7 +332,7 @@ fn signal_cancels_running_tasks_and_keeps_finished_results(signal: libc::c_int) 
     let second = dir.batch("results.jsonl", &[]).output().unwrap();
     assert_eq!(second.status.code(), Some(2), "{}", stderr(&second));
     assert!(
-        stderr(&second).contains("in use by another `subagent batch`"),
+        stderr(&second).contains(&format!("is being written by pid {}", child.id())),
         "{}",
         stderr(&second)
     );

@@ -38,7 +38,8 @@ async fn a_session_file_that_cannot_be_created_is_not_reported() {
             tokio_util::sync::CancellationToken::new(),
         )
         .await;
-    assert_eq!(out.code(), Some("SUBAGENT_FAILED"), "{:#}", out.json);
+    // The run's record cannot be kept: a machine fault, not the task's.
+    assert_eq!(out.code(), Some("SUBAGENT_SESSION_LOST"), "{:#}", out.json);
     assert!(
         out.single().get("sessionFile").is_none(),
         "a session file that does not exist must not be reported: {:#}",
@@ -46,7 +47,8 @@ async fn a_session_file_that_cannot_be_created_is_not_reported() {
     );
     let message = out.json["details"]["error"]["message"].as_str().unwrap();
     assert!(
-        message.contains("cannot create the session file"),
+        message.contains("the session file was lost: create session file"),
         "{message}"
     );
+    assert!(message.contains("Not a directory"), "{message}");
 }

@@ -33,6 +33,7 @@ fn error_codes_serialize_as_the_contract_strings() {
             ErrorCode::SubagentSandboxUnavailable,
             "SUBAGENT_SANDBOX_UNAVAILABLE",
         ),
+        (ErrorCode::SubagentSessionLost, "SUBAGENT_SESSION_LOST"),
     ];
     assert_eq!(
         contract.iter().map(|(c, _)| *c).collect::<Vec<_>>(),

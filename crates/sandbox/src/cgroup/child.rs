@@ -24,10 +24,10 @@ use crate::status::Protection;
 
 /// How long removal retries while the kernel finishes tearing down the last
 /// members (ms): rmdir answers EBUSY until every task has fully exited.
-const REMOVE_RETRY_WINDOW: Duration = Duration::from_millis(1_000);
+pub(super) const REMOVE_RETRY_WINDOW: Duration = Duration::from_millis(1_000);
 
 /// Pause between removal attempts (ms).
-const REMOVE_RETRY_PAUSE: Duration = Duration::from_millis(10);
+pub(super) const REMOVE_RETRY_PAUSE: Duration = Duration::from_millis(10);
 
 /// Numbers the cgroups this process creates, so names never collide.
 static NEXT_CHILD: AtomicU64 = AtomicU64::new(0);
@@ -92,7 +92,7 @@ impl ChildCgroup {
         limits: &ResourceLimits,
     ) -> Result<CgroupSetup, String> {
         chores::assert_off_runtime("creating a cgroup");
-        STALE_SWEEP.call_once(|| sweep_stale(kind));
+        STALE_SWEEP.call_once(|| super::stale::sweep_stale(kind));
         if let CgroupKind::V2 { dir } = kind {
             enable_v2_controllers(dir)?;
         }
@@ -200,8 +200,17 @@ impl ChildCgroup {
         match &self.layout {
             Layout::V1 { memory, pids, .. } => CgroupVerdict {
                 oom_killed: counter(&memory.join("memory.oom_control"), "oom_kill") > 0,
+                // With memsw capped too, this kernel leaves both failcnts
+                // at 0 when the cap is hit (seen on 6.18): a peak that
+                // reached the limit says it as well.
                 memory_limit_hit: number(&memory.join("memory.failcnt")) > 0
-                    || number(&memory.join("memory.memsw.failcnt")) > 0,
+                    || number(&memory.join("memory.memsw.failcnt")) > 0
+                    || peak_reached(memory, "memory.max_usage_in_bytes", "memory.limit_in_bytes")
+                    || peak_reached(
+                        memory,
+                        "memory.memsw.max_usage_in_bytes",
+                        "memory.memsw.limit_in_bytes",
+                    ),
                 pids_limit_hit: counter(&pids.join("pids.events"), "max") > 0,
             },
             Layout::V2 { dir } => {
@@ -372,42 +381,6 @@ fn v1_dirs(memory: &Path, pids: &Path, freezer: Option<&PathBuf>) -> Vec<PathBuf
     dirs
 }
 
-/// Removes `subagent-<pid>-<n>` cgroups whose creator is gone: a supervisor
-/// that crashed (or exited while a child was being torn down) cannot remove
-/// its own. Only empty cgroups can be removed, so a live tree is never hit.
-fn sweep_stale(kind: &CgroupKind) {
-    let parents = match kind {
-        CgroupKind::V1 {
-            memory,
-            pids,
-            freezer,
-        } => v1_dirs(memory, pids, freezer.as_ref()),
-        CgroupKind::V2 { dir } => vec![dir.clone()],
-    };
-    for parent in parents {
-        let Ok(entries) = fs::read_dir(&parent) else {
-            continue;
-        };
-        for entry in entries.filter_map(Result::ok) {
-            let name = entry.file_name();
-            let Some(owner) = name.to_str().and_then(stale_owner) else {
-                continue;
-            };
-            if owner != std::process::id() && !Path::new(&format!("/proc/{owner}")).exists() {
-                let _ = fs::remove_dir(entry.path());
-            }
-        }
-    }
-}
-
-/// The creator's pid of a cgroup named `subagent-<pid>-<n>`.
-fn stale_owner(name: &str) -> Option<u32> {
-    let rest = name.strip_prefix("subagent-")?;
-    let (pid, n) = rest.split_once('-')?;
-    n.parse::<u64>().ok()?;
-    pid.parse().ok()
-}
-
 /// Makes memory and pids available to our child cgroups (v2 only hands a
 /// controller to children that the parent lists in `cgroup.subtree_control`).
 fn enable_v2_controllers(ours: &Path) -> Result<(), String> {
@@ -429,6 +402,13 @@ fn enable_v2_controllers(ours: &Path) -> Result<(), String> {
 
 fn write(path: &Path, value: &str) -> Result<(), String> {
     fs::write(path, value).map_err(|e| format!("cannot write {value} to {}: {e}", path.display()))
+}
+
+/// True when the peak in `dir`'s file `peak` reached the limit in `limit`
+/// (v1 rounds the limit down to whole pages; the peak cannot pass it).
+fn peak_reached(dir: &Path, peak: &str, limit: &str) -> bool {
+    let limit = number(&dir.join(limit));
+    limit > 0 && number(&dir.join(peak)) >= limit
 }
 
 /// A bare number file such as `memory.failcnt`; 0 when unreadable.

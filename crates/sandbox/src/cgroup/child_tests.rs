@@ -1,14 +1,6 @@
 use super::*;
 
 #[test]
-fn only_our_naming_scheme_names_an_owner() {
-    assert_eq!(stale_owner("subagent-4242-7"), Some(4242));
-    assert_eq!(stale_owner("subagent-4242"), None);
-    assert_eq!(stale_owner("subagent-x-1"), None);
-    assert_eq!(stale_owner("other-4242-7"), None);
-}
-
-#[test]
 fn counters_and_numbers_are_read_from_cgroup_files() {
     let dir = tempfile::tempdir().unwrap();
     let events = dir.path().join("pids.events");
@@ -50,4 +42,28 @@ fn removal_takes_nested_cgroups_with_it() {
         assert!(!dir.exists(), "{} still exists", dir.display());
     }
     assert!(cgroup.removed);
+}
+
+#[test]
+fn a_peak_that_reached_the_limit_counts_as_a_hit() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, value: &str| fs::write(dir.path().join(name), value).unwrap();
+    write("memory.limit_in_bytes", "134217728\n");
+    write("memory.max_usage_in_bytes", "134217728\n");
+    assert!(peak_reached(
+        dir.path(),
+        "memory.max_usage_in_bytes",
+        "memory.limit_in_bytes"
+    ));
+    write("memory.max_usage_in_bytes", "99999\n");
+    assert!(!peak_reached(
+        dir.path(),
+        "memory.max_usage_in_bytes",
+        "memory.limit_in_bytes"
+    ));
+    assert!(!peak_reached(
+        dir.path(),
+        "missing",
+        "memory.limit_in_bytes"
+    ));
 }

@@ -128,7 +128,7 @@ impl Freezer {
 
 /// Writes `word` to the `name` file of every cgroup nested in `dir`,
 /// parents before children.
-fn thaw_below(dir: &Path, name: &std::ffi::OsStr, word: &str) {
+pub(super) fn thaw_below(dir: &Path, name: &std::ffi::OsStr, word: &str) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };

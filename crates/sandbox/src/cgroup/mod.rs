@@ -1,12 +1,14 @@
 //! Per-child cgroups: discovery of our own cgroup ([`discover`]), the
-//! lifecycle of one child's cgroup ([`child`]), and listing and signalling
-//! its members ([`members`]).
+//! lifecycle of one child's cgroup ([`child`]), listing and signalling its
+//! members ([`members`]), and the sweep of cgroups left by supervisors that
+//! died ([`stale`]).
 
 pub(crate) mod child;
 pub(crate) mod discover;
 pub(crate) mod members;
 mod prewarm;
 mod spare;
+mod stale;
 
 pub(crate) use child::{CgroupVerdict, ChildCgroup, child_name_prefix};
 pub(crate) use discover::cgroup_support_cached;

@@ -5,19 +5,27 @@
 //! ([`results`]), a shard spec and its environment ([`shard`]). Out: the
 //! task lines this process must run, a durable results writer, the end
 //! summary ([`summary`]) and the join of several shards' results
-//! ([`merge`]).
+//! ([`merge`], written by [`merge_output`]). One process writes a results
+//! file at a time ([`lock`]); faults of the machine, as opposed to the
+//! task's, are checked before a batch and told apart after a run
+//! ([`fault`]).
 //!
 //! Nothing here starts a process or talks to a provider: running the tasks
 //! is the supervisor's job, wired together by the CLI.
 
+pub mod fault;
+pub mod lock;
 pub mod merge;
+pub mod merge_output;
 pub mod results;
 pub mod shard;
 pub mod summary;
 pub mod task;
 
+pub use fault::{PreflightError, machine_fault, preflight};
 pub use merge::{MergeReport, merge_results};
+pub use merge_output::{MergeWritten, write_merged};
 pub use results::{ResultLine, ResultsError, ResultsFile, ResultsWriter, TaskStatus};
 pub use shard::{Shard, ShardError};
 pub use summary::Tally;
-pub use task::{TaskFileError, TaskLine, parse_tasks};
+pub use task::{TaskFileError, TaskLine, parse_task_bytes, parse_tasks, read_task_bytes};

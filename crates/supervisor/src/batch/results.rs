@@ -11,24 +11,25 @@
 //! would run tasks twice or never.
 //!
 //! The open file holds an exclusive `flock` for as long as the writer
-//! lives: two batches appending to one results file would each run the
-//! tasks the other is running, so the second is refused.
+//! lives ([`super::lock`]): two batches appending to one results file would
+//! each run the tasks the other is running, so the second is refused, and so
+//! is a `batch merge` into it.
 //!
 //! Only lines are read back for their `id`; the other fields are for the
 //! caller, so adding a field never breaks resuming an older file.
 
 use std::collections::HashSet;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
-
-use nix::errno::Errno;
-use nix::fcntl::{Flock, FlockArg};
 use std::path::{Path, PathBuf};
+
+use nix::fcntl::Flock;
 
 use serde::{Deserialize, Serialize};
 use subagent_protocol::result::{ContentItem, SubagentResult};
 use subagent_protocol::{ErrorCode, Usage};
 
+use super::lock::lock_results_file;
 use crate::exit_codes;
 
 /// How a task ended, as the summary counts it.
@@ -120,14 +121,18 @@ pub enum ResultsError {
         /// The cause.
         source: std::io::Error,
     },
-    /// Another process holds the file's lock.
+    /// Another process holds the file's lock: a running `batch` appending
+    /// to it, or a `batch merge` replacing it.
     #[error(
-        "results file {path} is in use by another `subagent batch` (it holds the file's lock); \
-         wait for that one to end or give another --results file"
+        "results file {path} is being written by {} (it holds the file's lock); wait for it \
+         to end, or write to another file",
+        holder.as_deref().unwrap_or("another process")
     )]
     Locked {
         /// The file.
         path: PathBuf,
+        /// Who holds it: `pid N (command line)`, when `/proc/locks` says.
+        holder: Option<String>,
     },
     /// A complete line is not a result line.
     #[error(
@@ -211,25 +216,7 @@ impl ResultsFile {
             path: path.to_owned(),
             source,
         };
-        let existed = path.exists();
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(io)?;
-        if !existed {
-            // The new file's directory entry must survive a crash too.
-            sync_parent_dir(path).map_err(io)?;
-        }
-        let file = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-            Ok(locked) => locked,
-            Err((_, Errno::EWOULDBLOCK)) => {
-                return Err(ResultsError::Locked {
-                    path: path.to_owned(),
-                });
-            }
-            Err((_, errno)) => return Err(io(errno.into())),
-        };
+        let file = lock_results_file(path)?;
         // Read under the lock, so no other batch appends after the read.
         let scan = read_scan(path)?;
         if scan.torn_tail {
@@ -248,14 +235,6 @@ impl ResultsFile {
             },
         ))
     }
-}
-
-fn sync_parent_dir(path: &Path) -> std::io::Result<()> {
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    File::open(parent)?.sync_all()
 }
 
 /// Appends result lines durably.

@@ -114,11 +114,7 @@ fn a_second_batch_on_the_same_results_file_is_refused_until_the_first_ends() {
     let (_, first) = ResultsFile::open(&path).unwrap();
     let err = ResultsFile::open(&path).unwrap_err();
     assert!(matches!(err, ResultsError::Locked { .. }), "{err}");
-    assert!(
-        err.to_string()
-            .contains("in use by another `subagent batch`"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("is being written by pid"), "{err}");
     drop(first);
     assert!(ResultsFile::open(&path).is_ok());
 }

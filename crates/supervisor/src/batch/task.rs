@@ -2,8 +2,8 @@
 //! `agent`, `provider`, `model`, `limits`, `outputSchema`), read whole and
 //! checked before anything runs.
 //!
-//! Every problem (a line that is not JSON, a missing `task`, an unknown key
-//! or limit, a duplicate id) is collected with its 1-based line number and
+//! Every problem (a line that is not UTF-8 or not JSON, a missing `task`, an
+//! unknown key or limit, a duplicate id) is collected with its 1-based line number and
 //! the file is refused as a whole: a batch never starts half-valid, so each
 //! shard of a scaled-out batch sees the same verdict. Blank lines are
 //! skipped. It never reads the disk itself; the caller hands it the text.
@@ -88,11 +88,45 @@ impl fmt::Display for TaskFileError {
 
 /// Reads every task of `text`, or every problem of it.
 pub fn parse_tasks(text: &str) -> Result<Vec<TaskLine>, TaskFileError> {
+    parse_task_bytes(text.as_bytes())
+}
+
+/// [`parse_tasks`] on the file's bytes: a line that is not UTF-8 is one
+/// more problem with its line number, not a refusal of the whole file
+/// without one.
+pub fn parse_task_bytes(bytes: &[u8]) -> Result<Vec<TaskLine>, TaskFileError> {
+    let (tasks, problems) = read_task_bytes(bytes);
+    if problems.is_empty() {
+        Ok(tasks)
+    } else {
+        Err(TaskFileError { problems })
+    }
+}
+
+/// The good lines of the file's bytes and the problems of the others, so a
+/// caller that checks more of each line (its agent, its provider) can
+/// report every problem of the file at once.
+pub fn read_task_bytes(bytes: &[u8]) -> (Vec<TaskLine>, Vec<LineProblem>) {
     let mut tasks = Vec::new();
     let mut problems = Vec::new();
     let mut first_line_of: HashMap<String, usize> = HashMap::new();
-    for (index, raw) in text.lines().enumerate() {
+    let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    for (index, raw) in bytes.split(|b| *b == b'\n').enumerate() {
         let line = index + 1;
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let raw = match std::str::from_utf8(raw) {
+            Ok(raw) => raw,
+            Err(e) => {
+                problems.push(LineProblem {
+                    line,
+                    message: format!(
+                        "not UTF-8 (a bad byte at column {}); save the file as UTF-8",
+                        e.valid_up_to() + 1
+                    ),
+                });
+                continue;
+            }
+        };
         if raw.trim().is_empty() {
             continue;
         }
@@ -113,11 +147,7 @@ pub fn parse_tasks(text: &str) -> Result<Vec<TaskLine>, TaskFileError> {
             Err(message) => problems.push(LineProblem { line, message }),
         }
     }
-    if problems.is_empty() {
-        Ok(tasks)
-    } else {
-        Err(TaskFileError { problems })
-    }
+    (tasks, problems)
 }
 
 fn parse_line(line: usize, raw: &str) -> Result<TaskLine, String> {

@@ -68,3 +68,15 @@ fn every_bad_line_is_reported_with_its_number() {
         "{text}"
     );
 }
+
+#[test]
+fn a_line_that_is_not_utf8_is_reported_with_its_number_beside_the_others() {
+    let mut bytes = b"{\"id\":\"a\",\"task\":\"x\"}\n{\"id\":\"b\",\"task\":\"caf".to_vec();
+    bytes.extend([0xff, b'"', b'}', b'\n']);
+    bytes.extend(b"not json\r\n");
+    let err = parse_task_bytes(&bytes).unwrap_err();
+    let lines: Vec<usize> = err.problems.iter().map(|p| p.line).collect();
+    assert_eq!(lines, vec![2, 3]);
+    assert!(err.problems[0].message.contains("not UTF-8"), "{err}");
+    assert!(err.problems[0].message.contains("column 22"), "{err}");
+}

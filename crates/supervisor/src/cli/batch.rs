@@ -17,7 +17,7 @@
 
 use std::collections::HashMap;
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -28,14 +28,15 @@ use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use subagent_protocol::ErrorCode;
 use subagent_supervisor::batch::results::read_scan;
 use subagent_supervisor::batch::{
-    ResultLine, ResultsFile, ResultsWriter, Shard, Tally, TaskLine, merge_results, parse_tasks,
+    PreflightError, ResultLine, ResultsFile, ResultsWriter, Shard, Tally, TaskLine, machine_fault,
+    merge_results, parse_tasks, preflight, read_task_bytes, write_merged,
 };
-use subagent_supervisor::config::RunOverrides;
 use subagent_supervisor::run::{DEFAULT_MAX_CONCURRENT, ProgressEvent, ProgressSink};
 use subagent_supervisor::{RunRequest, Supervisor, SupervisorConfig, exit_codes};
 use tokio_util::sync::CancellationToken;
 
-use super::run_flags::{Prepared, RunFlags, env_value};
+use super::batch_plan::{check_settings, plan};
+use super::run_flags::{RunFlags, env_value};
 use crate::console;
 
 /// How often the progress bar is redrawn (100 ms), as `run`'s status line.
@@ -61,11 +62,13 @@ pub(super) struct BatchArgs {
     results: Option<PathBuf>,
     /// Tasks running at a time; above --max-concurrent the rest queue.
     #[arg(short = 'j', long = "jobs", value_name = "N", default_value_t = DEFAULT_JOBS,
+        allow_negative_numbers = true,
         value_parser = clap::value_parser!(u64).range(1..))]
     jobs: u64,
     /// The supervisor's limit on children running at once (default:
     /// `max_concurrent` of config.toml, else 16).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
+    #[arg(long, value_name = "N", allow_negative_numbers = true,
+        value_parser = clap::value_parser!(u64).range(1..=1024))]
     max_concurrent: Option<u64>,
     /// Run only this shard's tasks: `i/n` (0-based) owns the ids whose FNV-1a
     /// 64 hash mod n is i. `auto` reads i from JOB_COMPLETION_INDEX
@@ -75,7 +78,8 @@ pub(super) struct BatchArgs {
     #[arg(long, value_name = "i/n|auto")]
     shard: Option<String>,
     /// With --shard auto: the number of shards.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", allow_negative_numbers = true,
+        value_parser = clap::value_parser!(u64).range(1..))]
     shards: Option<u64>,
     #[command(flatten)]
     flags: RunFlags,
@@ -113,10 +117,26 @@ pub(super) fn run(args: BatchArgs) -> Result<i32> {
     let (Some(tasks_path), Some(results_path)) = (&args.tasks, &args.results) else {
         bail!("usage: subagent batch TASKS.jsonl --results FILE (see --help)");
     };
-    let text = std::fs::read_to_string(tasks_path)
+    let bytes = std::fs::read(tasks_path)
         .with_context(|| format!("cannot read the tasks file {}", tasks_path.display()))?;
-    let tasks = parse_tasks(&text)?;
+    let (tasks, problems) = read_task_bytes(&bytes);
     let shard = Shard::resolve(args.shard.as_deref(), args.shards, &env_value)?;
+    // Every line's settings are checked, not only this shard's or the
+    // pending ones': each shard of a batch sees the same verdict, and every
+    // problem of the file is told at once.
+    let checked = check_settings(&args.flags, &tasks, problems)?;
+    // A machine that cannot keep a task's record or start its worker would
+    // fail every task the same way: refuse before the first, recording none
+    // (not even a results file).
+    if let Some(config) = checked.config()
+        && let Err(e) = preflight(&config.sessions_dir, &config.worker.program)
+    {
+        console::err(&format!("batch not started: {e}"));
+        return Ok(match e {
+            PreflightError::SessionsDir { .. } => exit_codes::SESSION_LOST,
+            _ => exit_codes::SUBAGENT_FAILED,
+        });
+    }
     let owned: Vec<TaskLine> = tasks.into_iter().filter(|t| shard.owns(&t.id)).collect();
     // Locked from here on: a second batch on this file is refused rather
     // than running the same tasks.
@@ -130,7 +150,7 @@ pub(super) fn run(args: BatchArgs) -> Result<i32> {
         .cloned()
         .collect();
     let skipped = (owned.len() - pending.len()) as u64;
-    let planned = plan(&args.flags, pending)?;
+    let planned = plan(checked, pending);
     let max_concurrent = match args.max_concurrent {
         Some(n) => usize::try_from(n).unwrap_or(DEFAULT_MAX_CONCURRENT),
         None => planned
@@ -157,9 +177,9 @@ pub(super) fn run(args: BatchArgs) -> Result<i32> {
     for line in outcome.tally.render(skipped, outcome.not_run) {
         console::err(&line);
     }
-    if let Some(e) = &outcome.write_error {
-        console::err(&format!("batch stopped: {e}"));
-        return Ok(exit_codes::SUBAGENT_FAILED);
+    if let Some(stop) = &outcome.stopped {
+        console::err(&format!("batch stopped: {}", stop.message));
+        return Ok(stop.exit_code);
     }
     Ok(if outcome.cancelled {
         exit_codes::CANCELLED
@@ -170,75 +190,23 @@ pub(super) fn run(args: BatchArgs) -> Result<i32> {
     })
 }
 
-/// The pending tasks as requests, and the supervisor config.
-struct Plan {
-    requests: Vec<(String, RunRequest)>,
-    /// `None` when nothing is left to run.
-    config: Option<SupervisorConfig>,
-}
-
-/// Each task's request: the flags, patched by the task line. Settings are
-/// prepared once per distinct set of overrides (most batches have one),
-/// since preparing reads the config and agent files; a line whose settings
-/// do not resolve refuses the batch with its line number.
-fn plan(flags: &RunFlags, pending: Vec<TaskLine>) -> Result<Plan> {
-    let base = flags.overrides();
-    let mut templates: HashMap<String, RunRequest> = HashMap::new();
-    let mut config = None;
-    let mut requests = Vec::with_capacity(pending.len());
-    for task in pending {
-        let overrides = task_overrides(&base, &task);
-        // RunOverrides has no Hash (limits hold floats); its Debug text is a
-        // faithful key.
-        let key = format!("{overrides:?}");
-        let template = match templates.get(&key) {
-            Some(template) => template.clone(),
-            None => {
-                let Prepared {
-                    request,
-                    config: prepared_config,
-                } = flags.prepare(&overrides).with_context(|| {
-                    format!("tasks file line {} (task `{}`)", task.line, task.id)
-                })?;
-                config.get_or_insert(prepared_config);
-                templates.insert(key, request.clone());
-                request
-            }
-        };
-        let mut request = template;
-        request.task = task.task;
-        if let Some(schema) = task.output_schema_json {
-            request.output_schema_json = Some(schema);
-        }
-        requests.push((task.id, request));
-    }
-    Ok(Plan { requests, config })
-}
-
-fn task_overrides(base: &RunOverrides, task: &TaskLine) -> RunOverrides {
-    let mut overrides = base.clone();
-    if task.agent.is_some() {
-        overrides.agent.clone_from(&task.agent);
-    }
-    if task.provider.is_some() {
-        overrides.provider.clone_from(&task.provider);
-    }
-    if task.model.is_some() {
-        overrides.model.clone_from(&task.model);
-    }
-    for (key, value) in task.limits.iter() {
-        overrides.limits.set(key, value);
-    }
-    overrides
-}
-
 /// How the run ended.
 struct Outcome {
     tally: Tally,
     /// Tasks a signal kept from finishing (not written; they run next time).
     not_run: u64,
     cancelled: bool,
-    write_error: Option<String>,
+    /// Why the batch stopped before its end, when a fault did.
+    stopped: Option<Stop>,
+}
+
+/// A fault that stops the whole batch: the results file cannot be written,
+/// or the machine failed a task (its session file lost, its worker never
+/// started). The task it hit is not recorded, so a resume runs it.
+#[derive(Debug, Clone)]
+struct Stop {
+    message: String,
+    exit_code: i32,
 }
 
 /// What the tasks share while they run; the progress bar's ticker thread
@@ -251,10 +219,20 @@ struct Shared {
     /// Tokens and cost so far of each task still running, by run id (from
     /// the supervisor's progress events).
     live: Mutex<HashMap<String, (u64, f64)>>,
-    write_error: Mutex<Option<String>>,
+    /// The first fault that stopped the batch.
+    stopped: Mutex<Option<Stop>>,
 }
 
 impl Shared {
+    /// Keeps the first fault and stops the batch: tasks not started yet are
+    /// not started, running ones are cancelled (and not recorded).
+    fn stop(&self, stop: Stop, cancel: &CancellationToken) {
+        if let Ok(mut slot) = self.stopped.lock() {
+            slot.get_or_insert(stop);
+        }
+        cancel.cancel();
+    }
+
     /// The bar's text now.
     fn counts(&self) -> String {
         let (live_tokens, live_cost) = self.live.lock().map_or((0, 0.0), |live| {
@@ -336,7 +314,7 @@ fn execute(
         running: AtomicU64::new(0),
         not_run: AtomicU64::new(0),
         live: Mutex::new(HashMap::new()),
-        write_error: Mutex::new(None),
+        stopped: Mutex::new(None),
     });
     let bar = progress_bar(&shared);
     let sink_state = Arc::clone(&shared);
@@ -364,12 +342,12 @@ fn execute(
     });
     bar.finish_and_clear();
     let tally = shared.tally.lock().map(|t| t.clone()).unwrap_or_default();
-    let write_error = shared.write_error.lock().ok().and_then(|e| e.clone());
+    let stopped = shared.stopped.lock().ok().and_then(|e| e.clone());
     Ok(Outcome {
         tally,
         not_run: shared.not_run.load(Ordering::SeqCst),
         cancelled: signalled.is_cancelled(),
-        write_error,
+        stopped,
     })
 }
 
@@ -397,6 +375,15 @@ async fn run_one(
         shared.not_run.fetch_add(1, Ordering::SeqCst);
         return;
     }
+    if let Some(fault) = machine_fault(&result) {
+        // Not the task's doing: recording it would make a resume skip a
+        // task that never truly ran (or whose record is torn).
+        shared.not_run.fetch_add(1, Ordering::SeqCst);
+        let message = format!("task `{id}`: {fault}");
+        let exit_code = exit_codes::for_error(code);
+        shared.stop(Stop { message, exit_code }, cancel);
+        return;
+    }
     let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let line = ResultLine::from_result(&id, &agent, &result, ms);
     // The fsync blocks; off the runtime's threads so other children's
@@ -415,12 +402,10 @@ async fn run_one(
                 tally.add(&line);
             }
         }
-        Err(e) => {
+        Err(message) => {
             // Running on would lose every later result: stop the batch.
-            if let Ok(mut slot) = shared.write_error.lock() {
-                slot.get_or_insert(e);
-            }
-            cancel.cancel();
+            let exit_code = exit_codes::SUBAGENT_FAILED;
+            shared.stop(Stop { message, exit_code }, cancel);
         }
     }
 }
@@ -476,7 +461,13 @@ fn run_merge(args: &MergeArgs) -> Result<i32> {
         }
     };
     let report = merge_results(&scans, expected.as_deref());
-    write_atomically(&args.output, &report.lines)?;
+    let written = write_merged(&args.output, &report.lines)?;
+    for leftover in &written.removed_leftovers {
+        console::err(&format!(
+            "removed {}, left by a merge that did not finish",
+            leftover.display()
+        ));
+    }
     console::err(&format!(
         "merged {} result(s) from {} file(s) into {}",
         report.lines.len(),
@@ -525,32 +516,6 @@ fn id_list<'a>(ids: impl Iterator<Item = &'a str>) -> String {
         text.push_str(&format!(" and {} more", ids.len() - SHOWN));
     }
     text
-}
-
-/// Writes `lines` to a temporary file beside `path`, syncs it, and renames
-/// it over `path`: readers see the old file or the whole new one.
-fn write_atomically(path: &Path, lines: &[Vec<u8>]) -> Result<()> {
-    use std::io::Write;
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
-        _ => PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "merged".to_owned());
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let write = || -> std::io::Result<()> {
-        let mut file = std::fs::File::create(&tmp)?;
-        for line in lines {
-            file.write_all(line)?;
-            file.write_all(b"\n")?;
-        }
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        std::fs::File::open(&dir)?.sync_all()
-    };
-    write().with_context(|| format!("cannot write {}", path.display()))
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 
 mod agents;
 mod batch;
+mod batch_plan;
 mod call;
 mod config;
 mod doctor;

@@ -99,53 +99,53 @@ pub(super) struct RunFlags {
     /// How structured output is obtained.
     #[arg(long, value_enum, default_value = "report-back")]
     pub(super) output_mode: OutputModeArg,
-    #[arg(long, value_name = "N", value_parser = limit_parser(LimitKey::MaxTurns),
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = limit_parser(LimitKey::MaxTurns),
         help = limit_help(LimitKey::MaxTurns, "Model turns allowed. Like every limit below, a flag overrides the agent file, which overrides config.toml's `[limits]`."))]
     pub(super) max_turns: Option<LimitValue>,
-    #[arg(long, value_name = "USD", value_parser = limit_parser(LimitKey::MaxCost),
+    #[arg(long, value_name = "USD", allow_hyphen_values = true, value_parser = limit_parser(LimitKey::MaxCost),
         help = limit_help(LimitKey::MaxCost, "Dollars allowed."))]
     pub(super) max_cost: Option<LimitValue>,
-    #[arg(long, value_name = "N", value_parser = limit_parser(LimitKey::MaxDepth),
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = limit_parser(LimitKey::MaxDepth),
         help = limit_help(LimitKey::MaxDepth, "Deepest nesting of subagents: 1 lets this run's subagent work alone, 2 lets it start subagents of its own."))]
     pub(super) max_depth: Option<LimitValue>,
-    #[arg(long, value_name = "DURATION", value_parser = limit_parser(LimitKey::Timeout),
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true, value_parser = limit_parser(LimitKey::Timeout),
         help = limit_help(LimitKey::Timeout, "Wall-clock limit of the whole run: 90s, 15m, 1h; a plain number is seconds."))]
     pub(super) timeout: Option<LimitValue>,
-    #[arg(long, value_name = "DURATION", value_parser = limit_parser(LimitKey::IdleTimeout),
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true, value_parser = limit_parser(LimitKey::IdleTimeout),
         help = limit_help(LimitKey::IdleTimeout, "Time without model or tool progress before the run is stopped."))]
     pub(super) idle_timeout: Option<LimitValue>,
-    #[arg(long, value_name = "SIZE", value_parser = limit_parser(LimitKey::Memory),
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = limit_parser(LimitKey::Memory),
         help = limit_help(LimitKey::Memory, "Memory of the worker including swap, a cgroup cap: K, M or G, 1024-based."))]
     pub(super) memory: Option<LimitValue>,
-    #[arg(long, value_name = "N", value_parser = limit_parser(LimitKey::Pids),
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = limit_parser(LimitKey::Pids),
         help = limit_help(LimitKey::Pids, "Processes and threads of the worker, a cgroup cap."))]
     pub(super) pids: Option<LimitValue>,
-    #[arg(long, value_name = "SIZE", value_parser = limit_parser(LimitKey::StdoutLimit),
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = limit_parser(LimitKey::StdoutLimit),
         help = limit_help(LimitKey::StdoutLimit, "Worker stdout kept before the run is killed."))]
     pub(super) stdout_limit: Option<LimitValue>,
-    #[arg(long, value_name = "SIZE", value_parser = limit_parser(LimitKey::StderrLimit),
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = limit_parser(LimitKey::StderrLimit),
         help = limit_help(LimitKey::StderrLimit, "Worker stderr kept before the run is killed."))]
     pub(super) stderr_limit: Option<LimitValue>,
-    #[arg(long, value_name = "SIZE", value_parser = limit_parser(LimitKey::ReturnLimit),
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = limit_parser(LimitKey::ReturnLimit),
         help = limit_help(LimitKey::ReturnLimit, "Bytes of text returned to the caller before it is truncated."))]
     pub(super) return_limit: Option<LimitValue>,
-    #[arg(long, value_name = "DURATION", value_parser = limit_parser(LimitKey::ToolTimeout),
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true, value_parser = limit_parser(LimitKey::ToolTimeout),
         help = limit_help(LimitKey::ToolTimeout, "Wall-clock limit of one tool call that names none."))]
     pub(super) tool_timeout: Option<LimitValue>,
-    #[arg(long, value_name = "SIZE", value_parser = limit_parser(LimitKey::ToolMemory),
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = limit_parser(LimitKey::ToolMemory),
         help = limit_help(LimitKey::ToolMemory, "Memory of one tool process tree including swap."))]
     pub(super) tool_memory: Option<LimitValue>,
-    #[arg(long, value_name = "N", value_parser = limit_parser(LimitKey::ToolPids),
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = limit_parser(LimitKey::ToolPids),
         help = limit_help(LimitKey::ToolPids, "Processes and threads of one tool process tree."))]
     pub(super) tool_pids: Option<LimitValue>,
     #[arg(long, value_name = "SIZE", value_parser = limit_parser(LimitKey::ToolDisk),
         help = limit_help(LimitKey::ToolDisk, "How much the run's python_execute calls may grow the workspace (allocated blocks, against the workspace at the first call); a call that passes it is stopped."))]
     pub(super) tool_disk: Option<LimitValue>,
     /// Sampling temperature.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(super) temperature: Option<f32>,
     /// Output tokens per turn.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(super) max_tokens: Option<u32>,
     /// Ask for reasoning / thinking where the API supports it.
     #[arg(long)]

@@ -26,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::assemble::{self, ChildRun};
 use super::config::{CAPTURE_KEEP, SupervisorConfig, tools_for_depth};
-use super::context::RunContext;
+use super::context::{RunContext, mark_session_lost};
 use super::nested::SpawnTree;
 use super::progress::ProgressEvent;
 use super::request::{RunRequest, new_run_id};
@@ -85,10 +85,12 @@ pub(super) async fn run_child(
     let writer = match created {
         Ok(w) => w,
         Err(e) => {
-            return assemble::setup_failure(
+            let mut result = assemble::setup_failure(
                 &ctx.assembly(),
                 format!("cannot create the session file: {e}"),
             );
+            mark_session_lost(&mut result, &e);
+            return result;
         }
     };
     ctx.writer = Some(writer);
@@ -100,8 +102,10 @@ pub(super) async fn run_child(
     );
 
     let run = spawn_and_watch(&mut ctx, spec, cancel).await;
-    let result = assemble::assemble_blocking(ctx.assembly(), run).await;
-    ctx.finish(&result).await;
+    let mut result = assemble::assemble_blocking(ctx.assembly(), run).await;
+    if let Err(e) = ctx.finish(&result).await {
+        mark_session_lost(&mut result, &e);
+    }
     ctx.progress(|| ProgressEvent::Ended {
         run_id,
         status: result
@@ -381,14 +385,24 @@ fn check_spec_fits(spec: &TaskSpec) -> Result<(), String> {
 }
 
 /// The layers tool processes of this child will get, for the session
-/// header; `None` when it has no process tool.
+/// header: the isolation layers and the memory and pids caps (each cgroup
+/// cap that cannot be had listed as not applied, and the rlimit memory
+/// fallback); `None` when it has no process tool.
 fn tool_sandbox_status(spec: &TaskSpec) -> Option<SandboxStatus> {
     if !spec.tools.iter().any(|t| t == tool_names::PYTHON_EXECUTE) {
         return None;
     }
     let mut isolation = Isolation::strict(vec![PathBuf::from(&spec.workspace_dir)]);
     isolation.network = spec.allow_network;
-    Some(subagent_sandbox::isolation_status(&isolation))
+    let mut status = subagent_sandbox::isolation_status(&isolation);
+    let caps = subagent_sandbox::resource_status(&subagent_sandbox::ResourceLimits {
+        memory_bytes: Some(spec.limits.tool_memory_bytes),
+        pids: Some(spec.limits.tool_pids),
+        ..Default::default()
+    });
+    status.applied.extend(caps.applied);
+    status.not_applied.extend(caps.not_applied);
+    Some(status)
 }
 
 fn task_spec(

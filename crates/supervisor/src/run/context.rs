@@ -28,7 +28,9 @@ use super::progress::ProgressEvent;
 use super::request::RunRequest;
 use super::supervisor::Supervisor;
 use crate::sanitize::Sanitizer;
-use crate::session::{SessionPaths, SessionWriter, append_to_parent, append_to_parent_blocking};
+use crate::session::{
+    SessionPaths, SessionWriter, SessionWriterError, append_to_parent, append_to_parent_blocking,
+};
 
 /// The summary of the terminal line a dropped run gets.
 const DROPPED_SUMMARY: &str =
@@ -209,21 +211,56 @@ impl RunContext<'_> {
         }
     }
 
-    /// The ending lifecycle line, then close the session file.
-    pub(super) async fn finish(&mut self, result: &SubagentResult) {
+    /// The ending lifecycle line, then close the session file. Fails when
+    /// any line of the file could not be written, flushed or synced: the
+    /// caller must then not report the run as done ([`mark_session_lost`]).
+    pub(super) async fn finish(
+        &mut self,
+        result: &SubagentResult,
+    ) -> Result<(), SessionWriterError> {
         let (event, _) = ending_of(result);
         let line = self.lifecycle(event, Some(result));
         self.closing = Some(line.clone());
         self.append_to_parent(&line).await;
-        if let Some(w) = self.writer.take() {
-            // Handed over at once: from here a drop cannot lose the line.
-            let closed = w.close_with(line);
-            self.closing = None;
-            if let Err(e) = closed.await {
-                tracing::error!(run_id = %self.run_id, error = %e, "session file incomplete");
-            }
+        let Some(w) = self.writer.take() else {
+            return Ok(());
+        };
+        // Handed over at once: from here a drop cannot lose the line.
+        let closed = w.close_with(line);
+        self.closing = None;
+        closed.await.map(|_| ()).inspect_err(|e| {
+            tracing::error!(run_id = %self.run_id, error = %e, "session file incomplete");
+        })
+    }
+}
+
+/// Turns `result` into a `SUBAGENT_SESSION_LOST` failure: the session file
+/// could not be made or completed (`cause`), so whatever the child did, its
+/// record is not whole and the run must not be claimed as done (a batch
+/// then leaves the task unrecorded, and a resume runs it again). The
+/// child's text stays in the result; an earlier error is kept in the message.
+pub(super) fn mark_session_lost(result: &mut SubagentResult, cause: &SessionWriterError) {
+    let mut message = format!(
+        "the session file was lost: {cause}; the run's record is not whole, so the run is not \
+         reported as done. Free space on the sessions dir's disk (or make it writable, or pass \
+         another --sessions-dir) and run the task again"
+    );
+    if let Some(earlier) = &result.details.error {
+        message.push_str(&format!(
+            " (the run itself ended with {}: {})",
+            earlier.code, earlier.message
+        ));
+    }
+    if let Some(single) = result.details.results.first_mut() {
+        single.error = Some(message.clone());
+        if single.exit_code == 0 {
+            single.exit_code = 1;
         }
     }
+    result.details.error = Some(subagent_protocol::result::ErrorInfo {
+        code: subagent_protocol::ErrorCode::SubagentSessionLost,
+        message,
+    });
 }
 
 impl Drop for RunContext<'_> {

@@ -1,0 +1,153 @@
+//! `subagent batch`'s plan: every task line's settings (the flags, patched
+//! by the line's agent, provider, model and limits) resolved and checked
+//! before anything runs, then the pending tasks as requests.
+//!
+//! Settings are prepared once per distinct set of overrides (most batches
+//! have one), since preparing reads the config and agent files. Every line
+//! whose settings do not resolve (an unknown provider, an unknown or
+//! disabled agent) is reported with its line number, all of them at once,
+//! and the batch is refused: it never starts half-valid.
+
+use std::collections::HashMap;
+
+use anyhow::Result;
+use subagent_supervisor::batch::TaskLine;
+use subagent_supervisor::batch::task::{LineProblem, TaskFileError};
+use subagent_supervisor::config::RunOverrides;
+use subagent_supervisor::{RunRequest, SupervisorConfig};
+
+use super::run_flags::{Prepared, RunFlags};
+
+/// Every task's settings, checked; built by [`check_settings`].
+pub(super) struct Checked {
+    /// The prepared request of each distinct set of overrides, by its key.
+    templates: HashMap<String, RunRequest>,
+    base: RunOverrides,
+    /// The first prepared config; `None` for an empty tasks file.
+    config: Option<SupervisorConfig>,
+}
+
+/// The pending tasks as requests, and the supervisor config.
+pub(super) struct Plan {
+    pub(super) requests: Vec<(String, RunRequest)>,
+    /// `None` when nothing is left to run.
+    pub(super) config: Option<SupervisorConfig>,
+}
+
+/// Resolves every line's settings; refuses with every bad line's number,
+/// those of `problems` (found earlier, in lines that did not parse) too.
+pub(super) fn check_settings(
+    flags: &RunFlags,
+    tasks: &[TaskLine],
+    mut problems: Vec<LineProblem>,
+) -> Result<Checked> {
+    let base = flags.overrides();
+    // Each distinct set of overrides, prepared once: its request, or why it
+    // does not resolve (so every line that shares it is named).
+    let mut prepared: HashMap<String, Result<RunRequest, String>> = HashMap::new();
+    let mut config: Option<SupervisorConfig> = None;
+    for task in tasks {
+        let overrides = task_overrides(&base, task);
+        let outcome = prepared
+            .entry(key_of(&overrides))
+            .or_insert_with(|| prepare(flags, &overrides, &mut config));
+        if let Err(why) = outcome {
+            problems.push(LineProblem {
+                line: task.line,
+                message: format!("task `{}`: {why}", task.id),
+            });
+        }
+    }
+    if !problems.is_empty() {
+        problems.sort_by_key(|p| p.line);
+        return Err(TaskFileError { problems }.into());
+    }
+    let templates = prepared
+        .into_iter()
+        .filter_map(|(key, outcome)| Some((key, outcome.ok()?)))
+        .collect();
+    Ok(Checked {
+        templates,
+        base,
+        config,
+    })
+}
+
+/// One set of overrides as a request whose agent exists and is enabled;
+/// the first config prepared is kept in `config`.
+fn prepare(
+    flags: &RunFlags,
+    overrides: &RunOverrides,
+    config: &mut Option<SupervisorConfig>,
+) -> Result<RunRequest, String> {
+    let Prepared {
+        request,
+        config: prepared,
+    } = flags.prepare(overrides).map_err(|e| format!("{e:#}"))?;
+    let config = config.get_or_insert(prepared);
+    match config.catalog.get(&request.agent) {
+        None => Err(config.catalog.unknown_message(&request.agent)),
+        Some(agent) if agent.disabled => Err(
+            subagent_supervisor::agents::AgentCatalog::disabled_message(agent),
+        ),
+        Some(_) => Ok(request),
+    }
+}
+
+impl Checked {
+    /// The supervisor config the tasks run under; `None` for a tasks file
+    /// without tasks.
+    pub(super) fn config(&self) -> Option<&SupervisorConfig> {
+        self.config.as_ref()
+    }
+}
+
+/// The requests of `pending` (tasks [`check_settings`] passed).
+pub(super) fn plan(checked: Checked, pending: Vec<TaskLine>) -> Plan {
+    let Checked {
+        templates,
+        base,
+        config,
+    } = checked;
+    let mut requests = Vec::with_capacity(pending.len());
+    for task in pending {
+        let Some(template) = templates.get(&key_of(&task_overrides(&base, &task))) else {
+            continue;
+        };
+        let mut request = template.clone();
+        request.task = task.task;
+        if let Some(schema) = task.output_schema_json {
+            request.output_schema_json = Some(schema);
+        }
+        requests.push((task.id, request));
+    }
+    let config = (!requests.is_empty()).then_some(config).flatten();
+    Plan { requests, config }
+}
+
+/// RunOverrides has no Hash (limits hold floats); its Debug text is a
+/// faithful key.
+fn key_of(overrides: &RunOverrides) -> String {
+    format!("{overrides:?}")
+}
+
+pub(super) fn task_overrides(base: &RunOverrides, task: &TaskLine) -> RunOverrides {
+    let mut overrides = base.clone();
+    if task.agent.is_some() {
+        overrides.agent.clone_from(&task.agent);
+    }
+    if task.provider.is_some() {
+        overrides.provider.clone_from(&task.provider);
+    }
+    if task.model.is_some() {
+        overrides.model.clone_from(&task.model);
+    }
+    for (key, value) in task.limits.iter() {
+        overrides.limits.set(key, value);
+    }
+    overrides
+}
+
+#[cfg(test)]
+#[path = "batch_plan_tests.rs"]
+mod tests;
