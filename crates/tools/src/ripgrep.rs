@@ -9,8 +9,11 @@
 //! search runs on ripgrep's library crates in this process (no `rg` binary),
 //! over the workspace's walk ([`Workspace::walk`]). Binary files (a NUL byte)
 //! are skipped whole. Files are read incrementally, never whole into memory.
-//! This tool never touches a path outside the workspace.
+//! This tool never touches a path outside the workspace: each file is opened
+//! beneath the fd of its directory in the walk ([`crate::walk`]) and read
+//! only when the fd is a regular file.
 
+use std::fs::File;
 use std::io;
 use std::path::Path;
 
@@ -22,7 +25,9 @@ use serde::Deserialize;
 use subagent_protocol::tool_names::BASH_RIPGREP;
 
 use crate::arguments::{count_in_range, parse_arguments};
-use crate::blocking::{CancelFlag, run_blocking};
+use crate::beneath::EntryKind;
+use crate::blocking::CancelFlag;
+use crate::confined::run_confined;
 use crate::find::PathGlob;
 use crate::tool::{Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
 use crate::workspace::Workspace;
@@ -59,7 +64,7 @@ pub struct BashRipgrep;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RipgrepArguments {
+pub(crate) struct RipgrepArguments {
     pattern: String,
     #[serde(default)]
     path: Option<String>,
@@ -130,14 +135,16 @@ impl Tool for BashRipgrep {
         Box::pin(async move {
             let arguments: RipgrepArguments = parse_arguments(arguments)?;
             let workspace_dir = ctx.workspace_dir.clone();
-            let text =
-                run_blocking(move |cancel| search(&workspace_dir, &arguments, cancel)).await?;
+            let text = run_confined(ctx, move |cancel| {
+                search(&workspace_dir, &arguments, cancel)
+            })
+            .await?;
             Ok(ToolOutput::text(text))
         })
     }
 }
 
-fn search(
+pub(crate) fn search(
     workspace_dir: &Path,
     arguments: &RipgrepArguments,
     cancel: &CancelFlag,
@@ -181,35 +188,41 @@ fn search(
         .heap_limit(Some(SEARCH_HEAP_LIMIT_BYTES))
         .build();
     let mut report = Report::new(max_matches, context > 0);
-    for entry in workspace.walk(&start) {
+    let start_relative = start.strip_prefix(workspace.root()).unwrap_or(&start);
+    let mut walk = workspace.walk(&start);
+    for entry in walk.by_ref() {
         if cancel.is_raised() {
             return Err(CancelFlag::error());
         }
-        let Ok(entry) = entry else {
-            report.unreadable += 1;
-            continue;
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                report.unreadable(e.to_string());
+                continue;
+            }
         };
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
+        if entry.kind() != EntryKind::File {
             continue;
         }
-        let Ok(relative) = entry.path().strip_prefix(workspace.root()) else {
-            continue;
-        };
+        let relative = entry.relative();
         // A file named as `path` is searched whatever the glob says, as
         // ripgrep searches files named on its command line.
         let filtered_out = glob
             .as_ref()
-            .is_some_and(|glob| entry.path() != start && !glob.is_match(relative));
+            .is_some_and(|glob| relative != start_relative && !glob.is_match(relative));
         if filtered_out {
             continue;
         }
-        report.search_file(
-            &mut searcher,
-            &matcher,
-            entry.path(),
-            &workspace.display(entry.path()),
-            cancel,
-        );
+        let display = relative.to_string_lossy();
+        match entry.open_file() {
+            Ok(Ok(file)) => {
+                report.search_file(&mut searcher, &matcher, &file, &display, cancel);
+            }
+            // Listed as a file, and something else by the time it was
+            // opened: swapped meanwhile, never read.
+            Ok(Err(_)) => report.unreadable(format!("{display}: changed during the search")),
+            Err(e) => report.unreadable(format!("{display}: {e}")),
+        }
         if report.counting_stopped {
             break;
         }
@@ -217,7 +230,9 @@ fn search(
     if cancel.is_raised() {
         return Err(CancelFlag::error());
     }
-    Ok(report.finish(arguments, &workspace.display(&start)))
+    let mut text = report.finish(arguments, &workspace.display(&start));
+    text.extend(walk.skipped_note());
+    Ok(text)
 }
 
 /// One line of output before it is printed.
@@ -260,11 +275,17 @@ impl Report {
         }
     }
 
+    /// Counts an entry that could not be searched, keeping the first reason.
+    fn unreadable(&mut self, why: String) {
+        self.unreadable += 1;
+        self.first_error.get_or_insert(why);
+    }
+
     fn search_file(
         &mut self,
         searcher: &mut Searcher,
         matcher: &RegexMatcher,
-        path: &Path,
+        file: &File,
         display: &str,
         cancel: &CancelFlag,
     ) {
@@ -278,10 +299,8 @@ impl Report {
             hidden: 0,
             binary: false,
         };
-        if let Err(e) = searcher.search_path(matcher, path, &mut sink) {
-            self.unreadable += 1;
-            self.first_error
-                .get_or_insert_with(|| format!("{display}: {e}"));
+        if let Err(e) = searcher.search_file(matcher, file, &mut sink) {
+            self.unreadable(format!("{display}: {e}"));
             return;
         }
         // A binary file is skipped whole, even the matches found before its
