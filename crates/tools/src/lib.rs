@@ -32,7 +32,6 @@ mod beneath;
 mod blocking;
 mod confined;
 pub mod find;
-pub mod interpreter;
 mod ignore_rules;
 pub mod output_cap;
 pub mod python;
@@ -52,7 +51,6 @@ pub mod workspace;
 mod test_tree;
 
 pub use find::BashFind;
-pub use interpreter::{Interpreter, python_interpreter};
 pub use output_cap::{Capped, cap_output, omission_marker};
 pub use python::PythonExecute;
 pub use read::BashRead;
@@ -63,6 +61,7 @@ pub use report_back::{
 };
 pub use ripgrep::BashRipgrep;
 pub use run::{ToolCallOutput, run_tool};
+pub use subagent_sandbox::{Interpreter, python_interpreter};
 pub use tool::{OutputCaps, ProcessPolicy, Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
 pub use web::{AddressPolicy, PageFormat, ScrapeWebpage, SearchWeb, WebContext};
 pub use workspace::{Workspace, WorkspaceError};

@@ -11,6 +11,7 @@ mod cli_flags;
 mod config_cmd;
 mod doctor;
 mod e2e_llama;
+mod file_tools_e2e;
 mod masking;
 mod model_faults;
 mod modes;
