@@ -173,8 +173,24 @@ fn entry_kind_of(file_type: FileType) -> EntryKind {
     }
 }
 
+/// Tries of an open the kernel answers with `EAGAIN`: with
+/// `RESOLVE_BENEATH`, a `..` resolved while any rename or mount happens on
+/// the system is refused rather than risked, and may be tried again.
+const EAGAIN_TRIES: usize = 8;
+
 fn openat2(dir: impl AsFd, path: &OsStr, flags: OFlags) -> io::Result<OwnedFd> {
-    match rustix::fs::openat2(dir, path, flags, Mode::empty(), resolve_flags()) {
+    let dir = dir.as_fd();
+    let mut tries = 1;
+    loop {
+        match rustix::fs::openat2(dir, path, flags, Mode::empty(), resolve_flags()) {
+            Err(rustix::io::Errno::AGAIN) if tries < EAGAIN_TRIES => tries += 1,
+            other => return opened(other),
+        }
+    }
+}
+
+fn opened(result: rustix::io::Result<OwnedFd>) -> io::Result<OwnedFd> {
+    match result {
         Ok(fd) => Ok(fd),
         Err(rustix::io::Errno::NOSYS) => Err(io::Error::new(
             io::ErrorKind::Unsupported,

@@ -276,6 +276,11 @@ fn a_symlink_to_a_directory_outside_is_refused_even_by_a_path_beneath_the_root_f
     for path in ["..", "sub/../..", "/etc/passwd"] {
         let err = crate::beneath::open(workspace.root_fd.as_ref(), std::path::Path::new(path))
             .unwrap_err();
-        assert_eq!(err.raw_os_error(), Some(libc::EXDEV), "{path}: {err}");
+        // EAGAIN: a `..` met a rename elsewhere on the system (a test
+        // racing in parallel) and the kernel refused rather than risk it.
+        assert!(
+            matches!(err.raw_os_error(), Some(libc::EXDEV | libc::EAGAIN)),
+            "{path}: {err}"
+        );
     }
 }

@@ -5,8 +5,8 @@
 //! launcher such as pyenv's shim picks the interpreter from the working
 //! directory's `.python-version`: asked there, a file a tool process wrote
 //! would choose the interpreter of every later run. So the supervisor asks
-//! (from `/`, see `subagent_sandbox::interpreter`) the first time a child
-//! may run `python_execute`, keeps the answer for its whole life, and hands
+//! (from `/`, see `subagent_sandbox::interpreter`) once, starting when it
+//! is made ([`prewarm`]), keeps the answer for its whole life, and hands
 //! it to each worker in the task. This module must not ask from anywhere a
 //! tool can write.
 
@@ -14,6 +14,19 @@ use std::path::Path;
 
 use subagent_protocol::PythonInterpreter;
 use subagent_protocol::tool_names::PYTHON_EXECUTE;
+
+/// Starts resolving the interpreter now, on the caller's tokio runtime when
+/// there is one, so the first child that may run `python_execute` finds
+/// it done or nearly: through pyenv's shim the question takes 0.2 to
+/// 0.3 s. Without a runtime, the first such child asks.
+pub(crate) fn prewarm() {
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        runtime.spawn(async {
+            // Kept by subagent_sandbox for the life of the process.
+            let _ = subagent_sandbox::python_interpreter().await;
+        });
+    }
+}
 
 /// The interpreter for a child offered `tools`; `None` when none of them
 /// runs Python.
