@@ -40,8 +40,8 @@ pub use message::{
     FromWorker, Hello, Outcome, SpawnRequest, StopReason, SubagentReply, ToWorker, WorkerEvent,
 };
 pub use task_spec::{
-    ApiKey, Budget, OutputMode, ProviderKind, ProviderSpec, SearchBackend, SearchKind, TaskSpec,
-    WebSettings,
+    ApiKey, Budget, OutputMode, ProviderKind, ProviderSpec, PythonInterpreter, SearchBackend,
+    SearchKind, TaskSpec, WebSettings,
 };
 pub use usage::Usage;
 
@@ -49,5 +49,5 @@ pub use usage::Usage;
 /// the supervisor refuses a worker whose `Hello` announces another version.
 /// 3: `TaskSpec::web`, `FromWorker::SpawnSubagent`, `ToWorker::SubagentResult`.
 /// 4: `ProviderKind::VertexaiAnthropic`.
-/// 5: `Limits::tool_disk_bytes`.
+/// 5: `Limits::tool_disk_bytes`, `TaskSpec::python`.
 pub const PROTOCOL_VERSION: u32 = 5;

@@ -123,6 +123,11 @@ pub struct SessionHeader {
     /// Dollars the child was allowed, when capped.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub max_cost: Option<f64>,
+    /// The Python executable this child's tool processes run, resolved once
+    /// by the supervisor (present when the child may run `python_execute`
+    /// and an interpreter was found).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub python: Option<String>,
 }
 
 /// Which protections a sandboxed child got.

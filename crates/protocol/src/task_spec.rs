@@ -48,6 +48,30 @@ pub struct TaskSpec {
     pub max_depth: u32,
     /// Settings of the web tools (protocol 3).
     pub web: WebSettings,
+    /// The Python interpreter tool processes run, resolved once by the
+    /// supervisor outside any workspace; `None` when the child has no
+    /// process tool (protocol 5).
+    pub python: Option<PythonInterpreter>,
+}
+
+/// The Python interpreter of `python_execute`, as the supervisor found it.
+/// Resolved once per supervisor with `/` as the working directory, so a
+/// `.python-version` or `pyvenv.cfg` a tool writes in a workspace never
+/// chooses the interpreter of a later run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PythonInterpreter {
+    /// The real executable (not a launcher) and the prefixes it reads.
+    Found {
+        /// `sys.executable`.
+        executable: String,
+        /// `sys.prefix`, `sys.base_prefix` and the exec prefixes, deduplicated.
+        prefixes: Vec<String>,
+    },
+    /// No usable interpreter, and what the operator can do about it.
+    Missing {
+        /// Said to the model when it calls `python_execute`.
+        reason: String,
+    },
 }
 
 /// Settings of `search_web` and `scrape_webpage`.

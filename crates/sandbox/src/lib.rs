@@ -44,6 +44,7 @@ mod child;
 mod chores;
 mod error;
 mod exit;
+pub mod interpreter;
 mod isolation;
 mod job_thread;
 mod kill;
@@ -66,6 +67,7 @@ pub use cgroup::{CgroupKind, cgroup_support, prewarm_attach, release_spare_cgrou
 pub use child::{SandboxedChild, spawn};
 pub use error::SpawnError;
 pub use exit::{ChildExit, ResourceUsage, Termination};
+pub use interpreter::{Interpreter, python_interpreter};
 pub use isolation::{
     Isolation, IsolationSupport, Layers, PRIVATE_TMP_BYTES, PROTECTED_WORKSPACE_ENTRIES,
     SYSTEM_READ_ONLY_PATHS, SYSTEM_READ_WRITE_FILES, isolation_status, isolation_support,

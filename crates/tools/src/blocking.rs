@@ -29,7 +29,7 @@ impl CancelFlag {
 }
 
 /// Raises the flag when dropped, i.e. when the call's future is dropped.
-struct RaiseOnDrop(CancelFlag);
+pub(crate) struct RaiseOnDrop(pub(crate) CancelFlag);
 
 impl Drop for RaiseOnDrop {
     fn drop(&mut self) {

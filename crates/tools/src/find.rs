@@ -6,7 +6,8 @@
 //! workspace's ([`Workspace::walk`]): `.gitignore`, `.ignore` and hidden
 //! files are skipped as ripgrep skips them. Only regular files are listed;
 //! symlinks are never followed. This tool never reads file contents and
-//! never touches a path outside the workspace.
+//! never touches a path outside the workspace: the walk goes by directory
+//! fds opened beneath the root ([`crate::walk`]).
 
 use std::collections::BinaryHeap;
 use std::path::Path;
@@ -16,7 +17,9 @@ use serde::Deserialize;
 use subagent_protocol::tool_names::BASH_FIND;
 
 use crate::arguments::{count_in_range, parse_arguments};
-use crate::blocking::{CancelFlag, run_blocking};
+use crate::beneath::EntryKind;
+use crate::blocking::CancelFlag;
+use crate::confined::run_confined;
 use crate::tool::{Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
 use crate::workspace::Workspace;
 
@@ -40,7 +43,7 @@ pub struct BashFind;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct FindArguments {
+pub(crate) struct FindArguments {
     pattern: String,
     #[serde(default)]
     path: Option<String>,
@@ -85,7 +88,8 @@ impl Tool for BashFind {
         Box::pin(async move {
             let arguments: FindArguments = parse_arguments(arguments)?;
             let workspace_dir = ctx.workspace_dir.clone();
-            let text = run_blocking(move |cancel| find(&workspace_dir, &arguments, cancel)).await?;
+            let text =
+                run_confined(ctx, move |cancel| find(&workspace_dir, &arguments, cancel)).await?;
             Ok(ToolOutput::text(text))
         })
     }
@@ -130,7 +134,7 @@ impl PathGlob {
     }
 }
 
-fn find(
+pub(crate) fn find(
     workspace_dir: &Path,
     arguments: &FindArguments,
     cancel: &CancelFlag,
@@ -150,7 +154,8 @@ fn find(
     let mut kept: BinaryHeap<String> = BinaryHeap::with_capacity(max_results + 1);
     let mut matched: usize = 0;
     let mut unreadable: usize = 0;
-    for entry in workspace.walk(&start) {
+    let mut walk = workspace.walk(&start);
+    for entry in walk.by_ref() {
         if cancel.is_raised() {
             return Err(CancelFlag::error());
         }
@@ -158,12 +163,10 @@ fn find(
             unreadable += 1;
             continue;
         };
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
+        if entry.kind() != EntryKind::File {
             continue;
         }
-        let Ok(relative) = entry.path().strip_prefix(workspace.root()) else {
-            continue;
-        };
+        let relative = entry.relative();
         if !glob.is_match(relative) {
             continue;
         }
@@ -198,6 +201,7 @@ fn find(
             "({unreadable} entries under {under} could not be read)\n"
         ));
     }
+    text.extend(walk.skipped_note());
     Ok(text)
 }
 

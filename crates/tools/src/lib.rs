@@ -15,7 +15,8 @@
 //!   files by glob), [`BashRipgrep`] (`bash_ripgrep`, regex search) and
 //!   [`BashRead`] (`bash_read`, numbered lines or a directory listing).
 //!   Every path they are given goes through [`Workspace`], which refuses
-//!   anything outside the workspace root.
+//!   anything outside the workspace root and opens beneath the root's fd;
+//!   their reading runs on a thread Landlocked to the workspace.
 //! - The web tools: [`SearchWeb`] (`search_web`, a configured SearXNG or
 //!   Brave API) and [`ScrapeWebpage`] (`scrape_webpage`, one page as
 //!   Markdown, behind the SSRF policy [`AddressPolicy`]).
@@ -27,10 +28,12 @@
 #![forbid(unsafe_code)]
 
 mod arguments;
+mod beneath;
 mod blocking;
+mod confined;
 pub mod disk;
 pub mod find;
-pub mod interpreter;
+mod ignore_rules;
 pub mod output_cap;
 pub mod python;
 pub mod read;
@@ -41,6 +44,7 @@ pub use subagent_report_back as report_back;
 pub mod ripgrep;
 pub mod run;
 pub mod tool;
+mod walk;
 pub mod web;
 pub mod workspace;
 
@@ -48,7 +52,6 @@ pub mod workspace;
 mod test_tree;
 
 pub use find::BashFind;
-pub use interpreter::{Interpreter, python_interpreter};
 pub use output_cap::{Capped, cap_output, omission_marker};
 pub use python::PythonExecute;
 pub use read::BashRead;
@@ -59,6 +62,7 @@ pub use report_back::{
 };
 pub use ripgrep::BashRipgrep;
 pub use run::{ToolCallOutput, run_tool};
+pub use subagent_sandbox::{Interpreter, python_interpreter};
 pub use tool::{OutputCaps, ProcessPolicy, Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
 pub use web::{AddressPolicy, PageFormat, ScrapeWebpage, SearchWeb, WebContext};
 pub use workspace::{Workspace, WorkspaceError};

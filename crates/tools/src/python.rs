@@ -31,7 +31,6 @@ use subagent_sandbox::{
 
 use crate::arguments::parse_arguments;
 use crate::disk::{self, Breach, CallStart};
-use crate::interpreter::python_interpreter;
 use crate::tool::{Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
 
 /// Longest code accepted, bytes: it travels as one `-c` argument, and the
@@ -148,9 +147,7 @@ fn call_timeout(asked: Option<f64>, ctx: &ToolContext) -> Result<Duration, ToolE
 }
 
 async fn run(code: &str, timeout: Duration, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-    let interpreter = python_interpreter()
-        .await
-        .map_err(|e| ToolError::Failed(e.to_owned()))?;
+    let interpreter = ctx.python_interpreter().await?;
     let workspace = ctx.workspace_dir.canonicalize().map_err(|e| {
         ToolError::Failed(format!(
             "the workspace {} is not usable ({e}); the operator must fix --workspace",

@@ -5,7 +5,6 @@ use std::time::{Duration, Instant};
 use pretty_assertions::assert_eq;
 
 use super::*;
-use crate::interpreter::parse_probe;
 use crate::run::{ToolCallOutput, run_tool};
 
 fn ctx(workspace: &Path) -> ToolContext {
@@ -280,23 +279,6 @@ async fn oversized_code_is_refused_before_anything_runs() {
         "{}",
         out.output
     );
-}
-
-#[test]
-fn the_interpreter_probe_answer_is_parsed_and_deduplicated() {
-    let parsed =
-        parse_probe(r#"["/opt/py/bin/python3.11", "/venv", "/opt/py", "/venv", "/opt/py"]"#)
-            .unwrap();
-    assert_eq!(parsed.executable, Path::new("/opt/py/bin/python3.11"));
-    assert_eq!(
-        parsed.prefixes,
-        vec![
-            Path::new("/venv").to_owned(),
-            Path::new("/opt/py").to_owned()
-        ]
-    );
-    assert!(parse_probe("not json").unwrap_err().contains("unreadable"));
-    assert!(parse_probe("[]").unwrap_err().contains("sys.executable"));
 }
 
 /// Live processes whose command line contains `marker`.

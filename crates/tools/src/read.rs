@@ -9,17 +9,22 @@
 //! read whole: lines before `offset` are skipped without being kept, and an
 //! over-long line is cut. Binary files are refused with their size and a
 //! guess at their type; invalid UTF-8 in a text file is shown replaced.
-//! This tool never writes and never touches a path outside the workspace.
+//! This tool never writes and never touches a path outside the workspace:
+//! it reads from the fd [`Workspace::open`] opened beneath the root, after
+//! checking on that fd that it is a regular file or a directory.
 
-use std::fs::{self, File};
+use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek};
+use std::os::fd::OwnedFd;
 use std::path::Path;
 
 use serde::Deserialize;
 use subagent_protocol::tool_names::BASH_READ;
 
 use crate::arguments::{at_least_one, count_in_range, parse_arguments};
-use crate::blocking::{CancelFlag, run_blocking};
+use crate::beneath::{self, EntryKind, Opened};
+use crate::blocking::CancelFlag;
+use crate::confined::run_confined;
 use crate::tool::{OutputCaps, Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
 use crate::workspace::Workspace;
 
@@ -54,7 +59,7 @@ pub struct BashRead;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct ReadArguments {
+pub(crate) struct ReadArguments {
     path: String,
     #[serde(default)]
     offset: Option<u64>,
@@ -101,14 +106,16 @@ impl Tool for BashRead {
             let arguments: ReadArguments = parse_arguments(arguments)?;
             let workspace_dir = ctx.workspace_dir.clone();
             let caps = ctx.output_caps;
-            let text =
-                run_blocking(move |cancel| read(&workspace_dir, &arguments, caps, cancel)).await?;
+            let text = run_confined(ctx, move |cancel| {
+                read(&workspace_dir, &arguments, caps, cancel)
+            })
+            .await?;
             Ok(ToolOutput::text(text))
         })
     }
 }
 
-fn read(
+pub(crate) fn read(
     workspace_dir: &Path,
     arguments: &ReadArguments,
     caps: OutputCaps,
@@ -117,22 +124,24 @@ fn read(
     let offset = at_least_one("offset", arguments.offset, 1)?;
     let limit = count_in_range("limit", arguments.limit, READ_DEFAULT_LIMIT, READ_MAX_LIMIT)?;
     let workspace = Workspace::new(workspace_dir)?;
-    let path = workspace.resolve(&arguments.path)?;
+    let (path, opened) = workspace.open(&arguments.path)?;
     let shown = workspace.display(&path);
     let cannot = |e: io::Error| ToolError::Failed(format!("cannot read `{shown}`: {e}"));
 
-    let metadata = fs::metadata(&path).map_err(cannot)?;
-    if metadata.is_dir() {
-        return list_directory(&path, &shown, cancel).map_err(cannot);
-    }
-    // Opening a FIFO would block until someone writes to it.
-    if !metadata.is_file() {
-        return Err(ToolError::Failed(format!(
-            "`{shown}` is not a regular file or directory (a FIFO, socket or device); bash_read \
-             reads files and lists directories"
-        )));
-    }
-    let mut file = File::open(&path).map_err(cannot)?;
+    let mut file = match opened {
+        Opened::File(file) => file,
+        Opened::Directory(dir) => return list_directory(&dir, &shown, cancel).map_err(cannot),
+        // Reading a FIFO would block until someone writes to it; a device
+        // may never end.
+        Opened::Other(kind) => {
+            return Err(ToolError::Failed(format!(
+                "`{shown}` is {}, not a regular file or directory; bash_read reads files and \
+                 lists directories",
+                kind.describe()
+            )));
+        }
+    };
+    let size = file.metadata().map_err(cannot)?.len();
     let head = read_head(&mut file, SNIFF_BYTES).map_err(cannot)?;
     if head.is_empty() {
         return Ok(format!("(`{shown}` is empty)\n"));
@@ -141,7 +150,7 @@ fn read(
         return Err(ToolError::Failed(format!(
             "`{shown}` is a binary file ({}, {} bytes); bash_read shows text files only",
             guess_binary_type(&head),
-            thousands(metadata.len())
+            thousands(size)
         )));
     }
     file.rewind().map_err(cannot)?;
@@ -377,23 +386,24 @@ fn thousands(n: u64) -> String {
     out
 }
 
-/// The entries of directory `path`, sorted by name, `/` after directories
-/// and `@` after symlinks (which are not followed).
-fn list_directory(path: &Path, shown: &str, cancel: &CancelFlag) -> io::Result<String> {
-    let mut entries: Vec<(std::ffi::OsString, Option<char>)> = Vec::new();
-    for entry in fs::read_dir(path)? {
-        if cancel.is_raised() {
-            return Err(io::Error::other("cancelled"));
-        }
-        let entry = entry?;
-        let marker = match entry.file_type() {
-            Ok(t) if t.is_dir() => Some('/'),
-            Ok(t) if t.is_symlink() => Some('@'),
-            _ => None,
-        };
-        entries.push((entry.file_name(), marker));
+/// The entries of the open directory `dir`, sorted by name, `/` after
+/// directories and `@` after symlinks (which are not followed).
+fn list_directory(dir: &OwnedFd, shown: &str, cancel: &CancelFlag) -> io::Result<String> {
+    let entries = beneath::entries(dir)?;
+    if cancel.is_raised() {
+        return Err(io::Error::other("cancelled"));
     }
-    entries.sort();
+    let entries: Vec<(std::ffi::OsString, Option<char>)> = entries
+        .into_iter()
+        .map(|(name, kind)| {
+            let marker = match kind {
+                EntryKind::Directory => Some('/'),
+                EntryKind::Symlink => Some('@'),
+                EntryKind::File | EntryKind::Other => None,
+            };
+            (name, marker)
+        })
+        .collect();
     if entries.is_empty() {
         return Ok(format!("(`{shown}` is an empty directory)\n"));
     }

@@ -256,7 +256,7 @@ async fn a_fifo_is_refused_instead_of_blocking() {
     assert!(status.success());
     assert_eq!(
         failure(call(&BashRead, dir.path(), json!({"path": "pipe"})).await),
-        "`pipe` is not a regular file or directory (a FIFO, socket or device); bash_read reads files and lists directories"
+        "`pipe` is a FIFO, not a regular file or directory; bash_read reads files and lists directories"
     );
 }
 

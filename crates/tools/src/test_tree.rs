@@ -46,6 +46,18 @@ pub(crate) fn symlink(target: &Path, root: &Path, link: &str) {
     std::os::unix::fs::symlink(target, root.join(link)).unwrap();
 }
 
+/// A named pipe at `root/name`: a read of it blocks until someone writes.
+pub(crate) fn fifo(root: &Path, name: &str) {
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        root.join(name),
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+        0,
+    )
+    .unwrap();
+}
+
 /// The canonical root, as error messages name it.
 pub(crate) fn root_of(dir: &TempDir) -> PathBuf {
     dir.path().canonicalize().unwrap()

@@ -10,7 +10,8 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::time::Duration;
 
-use subagent_protocol::{Limits, WebSettings};
+use subagent_protocol::{Limits, PythonInterpreter, WebSettings};
+use subagent_sandbox::Interpreter;
 
 use crate::disk::WorkspaceGrowth;
 use crate::web::WebContext;
@@ -71,6 +72,10 @@ pub struct ToolContext {
     pub disk: WorkspaceGrowth,
     /// Search backend and address policy of the web tools.
     pub web: WebContext,
+    /// The interpreter of `python_execute`, as the supervisor resolved it;
+    /// `None` in a context made without a task (tests, embedders): then
+    /// this process resolves it once itself, from `/` as well.
+    pub python: Option<PythonInterpreter>,
 }
 
 impl ToolContext {
@@ -106,6 +111,7 @@ impl ToolContext {
             },
             disk: WorkspaceGrowth::new(limits.tool_disk_bytes),
             web: WebContext::default(),
+            python: None,
         }
     }
 
@@ -114,6 +120,30 @@ impl ToolContext {
     pub fn with_web(mut self, web: &WebSettings) -> Self {
         self.web = WebContext::from_settings(web);
         self
+    }
+
+    /// This context with the interpreter the supervisor resolved.
+    pub fn with_python(mut self, python: Option<&PythonInterpreter>) -> Self {
+        self.python = python.cloned();
+        self
+    }
+
+    /// The interpreter `python_execute` runs, or why there is none.
+    pub async fn python_interpreter(&self) -> Result<Interpreter, ToolError> {
+        match &self.python {
+            Some(PythonInterpreter::Found {
+                executable,
+                prefixes,
+            }) => Ok(Interpreter {
+                executable: executable.into(),
+                prefixes: prefixes.iter().map(PathBuf::from).collect(),
+            }),
+            Some(PythonInterpreter::Missing { reason }) => Err(ToolError::Failed(reason.clone())),
+            None => subagent_sandbox::python_interpreter()
+                .await
+                .cloned()
+                .map_err(|e| ToolError::Failed(e.to_owned())),
+        }
     }
 }
 

@@ -1,34 +1,41 @@
-//! The workspace a file tool works in: the one place its paths are resolved.
+//! The workspace a file tool works in: the one place its paths are resolved
+//! and opened.
 //!
 //! A model names files relative to the workspace root. [`Workspace::resolve`]
 //! turns such a name into a canonical path and refuses anything that leaves
 //! the root: `..` that climbs out, an absolute path elsewhere, or a symlink
 //! (anywhere in the path) whose target lies outside. The check is made on
-//! the canonical path, so no spelling gets around it. [`Workspace::display`]
-//! turns a path back into the root-relative form tool output shows, and
-//! [`Workspace::walk`] is the one directory walk of the file tools, with
-//! ripgrep's filters (`.gitignore`, `.ignore`, hidden files) bounded by the
-//! root.
+//! the canonical path, so no spelling gets around it; its errors are the
+//! ones the model reads. [`Workspace::display`] turns a path back into the
+//! root-relative form tool output shows.
 //!
-//! What this does not guard against: a path that is swapped for a symlink
-//! between resolving and opening it. The file tools run in the worker, and
-//! nothing writes to the workspace while one of them runs except a tool
-//! process, which has its own sandbox. This module must not open files for
-//! a tool; it only says which path the tool may open.
+//! The check alone is not what keeps a tool inside: a tool process (of this
+//! subagent or another in the same workspace) may swap a name for a symlink
+//! between the check and the open. So nothing is opened by path:
+//! [`Workspace::open`] opens the canonical path beneath the root's fd with
+//! every symlink refused by the kernel and checks on the fd what it got
+//! ([`crate::beneath`]), and [`Workspace::walk`] walks by directory fds
+//! ([`crate::walk`]). A swap makes the open fail; it never reaches outside.
+//!
+//! This module must not open a path of the workspace by name.
 
 use std::fs;
 use std::io;
+use std::os::fd::OwnedFd;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
-use ignore::{DirEntry, Walk, WalkBuilder};
-
+use crate::beneath::{self, Opened};
 use crate::tool::ToolError;
+use crate::walk::WorkspaceWalk;
 
-/// A workspace root, canonical, known to be a directory.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A workspace root, canonical, known to be a directory, and open.
+#[derive(Debug, Clone)]
 pub struct Workspace {
     /// The canonical root: every resolved path starts with it.
     root: PathBuf,
+    /// The root, opened once: every open of a file tool is beneath it.
+    root_fd: Arc<OwnedFd>,
     /// The root as configured, lexically normalized. An absolute path the
     /// model copies from an earlier message may be spelt this way when the
     /// configured root goes through a symlink (e.g. `/tmp` on macOS).
@@ -80,6 +87,16 @@ pub enum WorkspaceError {
         /// The path as given.
         path: String,
     },
+    /// The path was swapped (for a symlink, or renamed) between its check
+    /// and its open.
+    #[error(
+        "`{path}` changed while it was being opened (a rename or symlink in the workspace); \
+         call again once the workspace is settled"
+    )]
+    Changed {
+        /// The path as given.
+        path: String,
+    },
     /// The path exists but cannot be resolved, e.g. for lack of permission.
     #[error("cannot access `{path}`: {source}")]
     Inaccessible {
@@ -109,9 +126,15 @@ impl Workspace {
         if !canonical.is_dir() {
             return Err(WorkspaceError::RootNotADirectory { root: canonical });
         }
+        let root_fd =
+            beneath::open_root(&canonical).map_err(|source| WorkspaceError::UnusableRoot {
+                root: configured.to_path_buf(),
+                source,
+            })?;
         Ok(Workspace {
             configured_root: normalize(configured),
             root: canonical,
+            root_fd: Arc::new(root_fd),
         })
     }
 
@@ -164,43 +187,45 @@ impl Workspace {
         }
     }
 
-    /// Every entry under `start` (a resolved path; itself included) that
-    /// ripgrep would look at: `.gitignore` (whether or not the workspace is
-    /// a git repository), `.ignore` and `.git/info/exclude` honoured, hidden
-    /// files and directories skipped, symlinks not followed, entries of one
-    /// directory in name order.
-    ///
-    /// Ignore files are read from the root down, never above it: a
-    /// `.gitignore` outside the workspace must not hide files in it. When
-    /// `start` is itself hidden or ignored, it was named on purpose, so it is
-    /// walked anyway with only the rules found inside it.
-    pub(crate) fn walk(&self, start: &Path) -> WorkspaceWalk {
-        let mut from_root = self.walk_builder(&self.root);
-        let target = start.to_path_buf();
-        // Only the chain of directories that leads to `start`, and `start`'s
-        // own subtree, is visited: siblings are listed but never entered.
-        from_root.filter_entry(move |entry| {
-            entry.path().starts_with(&target) || target.starts_with(entry.path())
-        });
-        WorkspaceWalk {
-            walk: from_root.build(),
-            start: start.to_path_buf(),
-            start_seen: false,
-            fallback: Some(self.walk_builder(start)),
+    /// Opens `path` (as [`Workspace::resolve`] takes it) beneath the root
+    /// and says what it is; returns the canonical path too.
+    pub(crate) fn open(&self, path: &str) -> Result<(PathBuf, Opened), WorkspaceError> {
+        let canonical = self.resolve(path)?;
+        let relative = self.relative(&canonical, path)?;
+        match beneath::open(self.root_fd.as_ref(), relative) {
+            Ok(opened) => Ok((canonical, opened)),
+            Err(source) => Err(self.open_failed(path, source)),
         }
     }
 
-    fn walk_builder(&self, from: &Path) -> WalkBuilder {
-        let mut builder = WalkBuilder::new(from);
-        builder
-            .standard_filters(true)
-            // The workspace's own rules decide, not the machine's user config.
-            .git_global(false)
-            .parents(false)
-            .require_git(false)
-            .follow_links(false)
-            .sort_by_file_name(|a, b| a.cmp(b));
-        builder
+    /// Every entry under `start` (a path [`Workspace::resolve`] returned;
+    /// itself first) that ripgrep would look at: see [`crate::walk`].
+    pub(crate) fn walk(&self, start: &Path) -> WorkspaceWalk {
+        let relative = start.strip_prefix(&self.root).unwrap_or(start);
+        WorkspaceWalk::new(&self.root, Arc::clone(&self.root_fd), relative)
+    }
+
+    fn relative<'p>(&self, canonical: &'p Path, path: &str) -> Result<&'p Path, WorkspaceError> {
+        canonical
+            .strip_prefix(&self.root)
+            .map_err(|_| self.symlink_outside(path))
+    }
+
+    /// What an open of a resolved path failing means: a symlink where the
+    /// check saw none (`ELOOP`), a step out of the root (`EXDEV`) or a name
+    /// gone is a swap, not a missing file.
+    fn open_failed(&self, path: &str, source: io::Error) -> WorkspaceError {
+        match source.raw_os_error() {
+            Some(libc::ELOOP | libc::EXDEV | libc::ENOENT | libc::ENOTDIR) => {
+                WorkspaceError::Changed {
+                    path: path.to_owned(),
+                }
+            }
+            _ => WorkspaceError::Inaccessible {
+                path: path.to_owned(),
+                source,
+            },
+        }
     }
 
     fn is_lexically_inside(&self, normalized: &Path) -> bool {
@@ -255,45 +280,6 @@ fn normalize(path: &Path) -> PathBuf {
         }
     }
     normalized
-}
-
-/// The entries of [`Workspace::walk`].
-pub(crate) struct WorkspaceWalk {
-    walk: Walk,
-    start: PathBuf,
-    start_seen: bool,
-    /// The walk from `start` itself, used when the walk from the root never
-    /// reached `start` because it is hidden or ignored.
-    fallback: Option<WalkBuilder>,
-}
-
-impl Iterator for WorkspaceWalk {
-    type Item = Result<DirEntry, ignore::Error>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            match self.walk.next() {
-                Some(Ok(entry)) => {
-                    // The directories on the way down are not `start`'s.
-                    if !entry.path().starts_with(&self.start) {
-                        continue;
-                    }
-                    self.start_seen = true;
-                    return Some(Ok(entry));
-                }
-                Some(Err(e)) => return Some(Err(e)),
-                None => {
-                    let fallback = self.fallback.take()?;
-                    if self.start_seen {
-                        return None;
-                    }
-                    self.walk = fallback.build();
-                    // Entries of the fallback walk are all under `start`.
-                    self.start_seen = true;
-                }
-            }
-        }
-    }
 }
 
 #[cfg(test)]

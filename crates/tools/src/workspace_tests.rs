@@ -3,13 +3,14 @@ use std::path::PathBuf;
 use pretty_assertions::assert_eq;
 
 use super::*;
-use crate::test_tree::{escapes, root_of, symlink, tree};
+use crate::beneath::Opened;
+use crate::test_tree::{escapes, fifo, root_of, symlink, tree};
 
 fn walked(workspace: &Workspace, start: &str) -> Vec<String> {
     let start = workspace.resolve(start).unwrap();
     workspace
         .walk(&start)
-        .map(|entry| workspace.display(entry.unwrap().path()))
+        .map(|entry| workspace.display(&workspace.root().join(entry.unwrap().relative())))
         .collect()
 }
 
@@ -227,4 +228,59 @@ fn the_walk_does_not_follow_symlinks() {
     symlink(outside.path(), dir.path(), "out");
     let workspace = Workspace::new(dir.path()).unwrap();
     assert_eq!(walked(&workspace, "."), vec![".", "a.txt", "out"]);
+}
+
+#[test]
+fn open_says_what_the_fd_is_not_what_the_name_was() {
+    let dir = tree(&[("a.txt", "text"), ("sub/", "")]);
+    fifo(dir.path(), "pipe");
+    let workspace = Workspace::new(dir.path()).unwrap();
+    assert!(matches!(
+        workspace.open("a.txt").unwrap().1,
+        Opened::File(_)
+    ));
+    assert!(matches!(
+        workspace.open("sub").unwrap().1,
+        Opened::Directory(_)
+    ));
+    assert!(matches!(
+        workspace.open("pipe").unwrap().1,
+        Opened::Other(crate::beneath::SpecialKind::Fifo)
+    ));
+}
+
+#[test]
+fn open_of_a_path_swapped_for_a_symlink_after_its_check_is_refused() {
+    // What a racing tool process does between resolve and open, done here
+    // in between by hand: the canonical path now holds a symlink out.
+    let dir = tree(&[("a.txt", "inside")]);
+    let outside = tree(&[("secret.txt", "secret")]);
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let canonical = workspace.resolve("a.txt").unwrap();
+    std::fs::remove_file(&canonical).unwrap();
+    symlink(&outside.path().join("secret.txt"), dir.path(), "a.txt");
+    let relative = canonical.strip_prefix(workspace.root()).unwrap();
+    let err = crate::beneath::open(workspace.root_fd.as_ref(), relative).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::ELOOP), "{err}");
+    assert!(matches!(
+        workspace.open_failed("a.txt", err),
+        WorkspaceError::Changed { .. }
+    ));
+}
+
+#[test]
+fn a_symlink_to_a_directory_outside_is_refused_even_by_a_path_beneath_the_root_fd() {
+    // RESOLVE_BENEATH: `..` and absolute symlinks cannot leave the fd.
+    let dir = tree(&[("sub/a.txt", "")]);
+    let workspace = Workspace::new(dir.path()).unwrap();
+    for path in ["..", "sub/../..", "/etc/passwd"] {
+        let err = crate::beneath::open(workspace.root_fd.as_ref(), std::path::Path::new(path))
+            .unwrap_err();
+        // EAGAIN: a `..` met a rename elsewhere on the system (a test
+        // racing in parallel) and the kernel refused rather than risk it.
+        assert!(
+            matches!(err.raw_os_error(), Some(libc::EXDEV | libc::EAGAIN)),
+            "{path}: {err}"
+        );
+    }
 }

@@ -10,8 +10,8 @@ use subagent_protocol::message::{LogLevel, OutcomeError};
 use subagent_protocol::usage::ModelPrice;
 use subagent_protocol::{
     ApiKey, Budget, ErrorCode, FrameReader, FromWorker, Hello, Limits, MaxPayload, Outcome,
-    OutputMode, ProviderKind, ProviderSpec, SearchBackend, SearchKind, SpawnRequest, StopReason,
-    SubagentReply, TaskSpec, ToWorker, Usage, WebSettings, WorkerEvent,
+    OutputMode, ProviderKind, ProviderSpec, PythonInterpreter, SearchBackend, SearchKind,
+    SpawnRequest, StopReason, SubagentReply, TaskSpec, ToWorker, Usage, WebSettings, WorkerEvent,
 };
 
 /// A small cap keeps arbitrary headers from allocating up to 16 MiB per case.
@@ -164,6 +164,7 @@ fn task_spec() -> impl Strategy<Value = TaskSpec> {
         (text(), any::<u32>(), any::<u32>()),
         (any::<bool>(), any::<bool>()),
         web_settings(),
+        option::of(python_interpreter()),
     )
         .prop_map(
             |(
@@ -177,6 +178,7 @@ fn task_spec() -> impl Strategy<Value = TaskSpec> {
                 (workspace_dir, depth, max_depth),
                 (allow_network, require_sandbox),
                 web,
+                python,
             )| TaskSpec {
                 run_id,
                 agent,
@@ -197,8 +199,21 @@ fn task_spec() -> impl Strategy<Value = TaskSpec> {
                 depth,
                 max_depth,
                 web,
+                python,
             },
         )
+}
+
+fn python_interpreter() -> impl Strategy<Value = PythonInterpreter> {
+    prop_oneof![
+        (text(), vec(text(), 0..3)).prop_map(|(executable, prefixes)| {
+            PythonInterpreter::Found {
+                executable,
+                prefixes,
+            }
+        }),
+        text().prop_map(|reason| PythonInterpreter::Missing { reason }),
+    ]
 }
 
 fn to_worker() -> impl Strategy<Value = ToWorker> {

@@ -8,8 +8,8 @@ use subagent_protocol::message::{LogLevel, OutcomeError};
 use subagent_protocol::usage::ModelPrice;
 use subagent_protocol::{
     ApiKey, Budget, ErrorCode, FromWorker, Hello, Limits, Outcome, OutputMode, ProviderKind,
-    ProviderSpec, SearchBackend, SearchKind, SpawnRequest, StopReason, SubagentReply, TaskSpec,
-    ToWorker, Usage, WebSettings, WorkerEvent,
+    ProviderSpec, PythonInterpreter, SearchBackend, SearchKind, SpawnRequest, StopReason,
+    SubagentReply, TaskSpec, ToWorker, Usage, WebSettings, WorkerEvent,
 };
 
 /// A task spec with every optional field set and every limit distinct from
@@ -84,6 +84,10 @@ pub fn full_task_spec() -> TaskSpec {
             }),
             allow_private_networks: true,
         },
+        python: Some(PythonInterpreter::Found {
+            executable: "/usr/bin/python3.11".into(),
+            prefixes: vec!["/usr".into()],
+        }),
     }
 }
 
@@ -115,6 +119,7 @@ pub fn minimal_task_spec() -> TaskSpec {
         depth: 1,
         max_depth: 1,
         web: WebSettings::default(),
+        python: None,
     }
 }
 

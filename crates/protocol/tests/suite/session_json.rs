@@ -54,6 +54,7 @@ fn header() -> SessionHeader {
         output_mode: Some(subagent_protocol::OutputMode::ReportBack),
         max_turns: Some(10),
         max_cost: Some(0.5),
+        python: Some("/usr/bin/python3.11".into()),
     }
 }
 

@@ -20,7 +20,9 @@ use subagent_protocol::session::{
     LifecycleEvent, LimitAction, LimitKind, MessageLine, Role, SESSION_FORMAT_VERSION,
     SandboxStatus, SessionEntry, SessionHeader,
 };
-use subagent_protocol::{ErrorCode, FrameError, MaxPayload, TaskSpec, ToWorker, tool_names};
+use subagent_protocol::{
+    ErrorCode, FrameError, MaxPayload, PythonInterpreter, TaskSpec, ToWorker, tool_names,
+};
 use subagent_sandbox::{Isolation, SandboxPolicy, SandboxSpec};
 use tokio_util::sync::CancellationToken;
 
@@ -55,7 +57,8 @@ pub(super) async fn run_child(
         .as_ref()
         .map(|k| k.expose().to_owned());
     let sanitizer = Sanitizer::new(api_key, std::env::var("HOME").ok());
-    let probe_spec = task_spec(&request, &agent, &new_run_id(), config.sandbox_policy);
+    let mut probe_spec = task_spec(&request, &agent, &new_run_id(), config.sandbox_policy);
+    probe_spec.python = super::python::for_tools(&probe_spec.tools).await;
     if let Err(message) = check_spec_fits(&probe_spec) {
         return SubagentResult::refusal(ErrorCode::InvalidInput, message);
     }
@@ -153,7 +156,8 @@ pub(super) async fn spawn_and_watch(
         agent: ctx.request.agent.clone(),
         model: ctx.request.provider.model.clone(),
     });
-    let sandbox_status = child.status().clone();
+    let mut sandbox_status = child.status().clone();
+    super::file_tools::forecast(&spec.tools, &mut sandbox_status);
     ctx.write(SessionEntry::Session(SessionHeader {
         sandbox: sandbox_status.clone(),
         ..session_header(ctx, &spec)
@@ -228,6 +232,10 @@ fn session_header(ctx: &RunContext<'_>, spec: &TaskSpec) -> SessionHeader {
         output_mode: spec.output_schema_json.as_ref().map(|_| spec.output_mode),
         max_turns: Some(spec.budget.max_turns),
         max_cost: spec.budget.max_cost,
+        python: match &spec.python {
+            Some(PythonInterpreter::Found { executable, .. }) => Some(executable.clone()),
+            Some(PythonInterpreter::Missing { .. }) | None => None,
+        },
     }
 }
 
@@ -433,6 +441,7 @@ fn task_spec(
         depth: child_depth,
         max_depth: request.max_depth,
         web: request.web.clone(),
+        python: None,
     }
 }
 

@@ -37,6 +37,7 @@ fn header(run_id: &str, agent: &str) -> SessionEntry {
         output_mode: None,
         max_turns: None,
         max_cost: None,
+        python: None,
     })
 }
 

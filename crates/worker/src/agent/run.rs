@@ -164,7 +164,8 @@ impl<'s> AgentLoop<'s> {
                 spec.allow_network,
                 spec.require_sandbox,
             )
-            .with_web(&spec.web),
+            .with_web(&spec.web)
+            .with_python(spec.python.as_ref()),
             contract,
             budget: BudgetTracker::new(spec.budget),
             usage: Usage::default(),

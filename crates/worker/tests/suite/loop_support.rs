@@ -227,6 +227,7 @@ pub fn spec() -> TaskSpec {
         depth: 1,
         max_depth: 1,
         web: Default::default(),
+        python: None,
     }
 }
 

@@ -27,6 +27,7 @@ fn header() -> SessionHeader {
         output_mode: None,
         max_turns: None,
         max_cost: None,
+        python: None,
     }
 }
 

@@ -30,6 +30,7 @@ fn recording(tools: Option<Vec<String>>) -> Recording {
             output_mode: Some(OutputMode::Native),
             max_turns: Some(4),
             max_cost: Some(0.25),
+            python: None,
         },
         turns: vec![],
         status: None,

@@ -6,6 +6,16 @@
 //! real files sit outside the system paths the tool sandbox allows. The
 //! answer is cached; the question runs trusted, fixed code, never the
 //! model's.
+//!
+//! The question is asked with `/` as the working directory, never a
+//! workspace: a launcher picks the version from the working directory's
+//! files (pyenv reads `.python-version` there and in every parent), and a
+//! workspace's files are written by tool processes. The supervisor asks
+//! once and hands the answer to its workers in the task
+//! (`TaskSpec::python`), so a file a tool writes can never choose the
+//! interpreter of a later run. Here because both the supervisor and the
+//! tool that spawns the interpreter need it, and the sandbox is the crate
+//! both depend on.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -16,6 +26,10 @@ use tokio::sync::OnceCell;
 /// Longest the interpreter may take to say where it lives: a cold start
 /// of a launcher like pyenv takes well under a second.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// The working directory of the probe: no workspace, and nothing a tool
+/// process can write.
+const NEUTRAL_DIR: &str = "/";
 
 /// What the probe asks the interpreter.
 const PROBE_CODE: &str = "import sys, json; print(json.dumps([sys.executable, sys.prefix, \
@@ -46,6 +60,7 @@ async fn probe() -> Result<Interpreter, String> {
     let mut command = tokio::process::Command::new("python3");
     command
         .args(["-I", "-c", PROBE_CODE])
+        .current_dir(NEUTRAL_DIR)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -75,7 +90,7 @@ async fn probe() -> Result<Interpreter, String> {
 }
 
 /// Reads the probe's JSON line: `[executable, prefix, ...]`.
-pub(crate) fn parse_probe(text: &str) -> Result<Interpreter, String> {
+pub fn parse_probe(text: &str) -> Result<Interpreter, String> {
     let paths: Vec<String> = serde_json::from_str(text.trim())
         .map_err(|e| format!("python3 gave an unreadable answer ({e}): {text:?}"))?;
     let mut paths = paths
@@ -96,3 +111,7 @@ pub(crate) fn parse_probe(text: &str) -> Result<Interpreter, String> {
         prefixes,
     })
 }
+
+#[cfg(test)]
+#[path = "interpreter_tests.rs"]
+mod tests;
