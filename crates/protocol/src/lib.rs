@@ -49,4 +49,5 @@ pub use usage::Usage;
 /// the supervisor refuses a worker whose `Hello` announces another version.
 /// 3: `TaskSpec::web`, `FromWorker::SpawnSubagent`, `ToWorker::SubagentResult`.
 /// 4: `ProviderKind::VertexaiAnthropic`.
-pub const PROTOCOL_VERSION: u32 = 4;
+/// 5: `SpawnRequest::tools` and `SpawnRequest::limits_json`.
+pub const PROTOCOL_VERSION: u32 = 5;
