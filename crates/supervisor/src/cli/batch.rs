@@ -31,11 +31,13 @@ use subagent_supervisor::batch::{
     ResultLine, ResultsFile, ResultsWriter, Shard, Tally, TaskLine, merge_results, parse_tasks,
 };
 use subagent_supervisor::config::RunOverrides;
-use subagent_supervisor::run::{DEFAULT_MAX_CONCURRENT, ProgressEvent, ProgressSink};
+use subagent_supervisor::run::{
+    Asked, Ceilings, DEFAULT_MAX_CONCURRENT, Owner, ProgressEvent, ProgressSink,
+};
 use subagent_supervisor::{RunRequest, Supervisor, SupervisorConfig, exit_codes};
 use tokio_util::sync::CancellationToken;
 
-use super::run_flags::{Prepared, RunFlags, env_value};
+use super::run_flags::{Prepared, RunFlags, agent_tools, env_value};
 use crate::console;
 
 /// How often the progress bar is redrawn (100 ms), as `run`'s status line.
@@ -52,7 +54,8 @@ pub(super) struct BatchArgs {
     /// The tasks file: one JSON object per line, `{"id": "t1", "task": "..."}`
     /// with optional `agent`, `provider`, `model`, `limits` (config.toml's
     /// `[limits]` keys) and `outputSchema` (inline JSON Schema); a line's
-    /// settings override the flags below.
+    /// settings override the flags below (the tasks file is the operator's
+    /// own input), unless --ceilings-from-flags.
     #[arg(value_name = "TASKS.jsonl", required = true)]
     tasks: Option<PathBuf>,
     /// Results file: one JSON line per finished task, appended and fsynced as
@@ -77,6 +80,13 @@ pub(super) struct BatchArgs {
     /// With --shard auto: the number of shards.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     shards: Option<u64>,
+    /// Make these flags (with config and the agent they choose) ceilings
+    /// for the task lines, as a server's are for its requests: a line may
+    /// lower a limit or pick a model or agent the flags allow, and a line
+    /// that asks above them refuses the batch (exit 2). For tasks files
+    /// that come from elsewhere.
+    #[arg(long)]
+    ceilings_from_flags: bool,
     #[command(flatten)]
     flags: RunFlags,
 }
@@ -130,7 +140,15 @@ pub(super) fn run(args: BatchArgs) -> Result<i32> {
         .cloned()
         .collect();
     let skipped = (owned.len() - pending.len()) as u64;
-    let planned = plan(&args.flags, pending)?;
+    let ceilings =
+        if args.ceilings_from_flags {
+            Some(args.flags.ceilings(Owner::Batch).context(
+                "--ceilings-from-flags: the flags must make a complete run by themselves",
+            )?)
+        } else {
+            None
+        };
+    let planned = plan(&args.flags, pending, ceilings.as_ref())?;
     let max_concurrent = match args.max_concurrent {
         Some(n) => usize::try_from(n).unwrap_or(DEFAULT_MAX_CONCURRENT),
         None => planned
@@ -180,8 +198,9 @@ struct Plan {
 /// Each task's request: the flags, patched by the task line. Settings are
 /// prepared once per distinct set of overrides (most batches have one),
 /// since preparing reads the config and agent files; a line whose settings
-/// do not resolve refuses the batch with its line number.
-fn plan(flags: &RunFlags, pending: Vec<TaskLine>) -> Result<Plan> {
+/// do not resolve (or, with `ceilings`, ask above them) refuses the batch
+/// with its line number.
+fn plan(flags: &RunFlags, pending: Vec<TaskLine>, ceilings: Option<&Ceilings>) -> Result<Plan> {
     let base = flags.overrides();
     let mut templates: HashMap<String, RunRequest> = HashMap::new();
     let mut config = None;
@@ -194,12 +213,20 @@ fn plan(flags: &RunFlags, pending: Vec<TaskLine>) -> Result<Plan> {
         let template = match templates.get(&key) {
             Some(template) => template.clone(),
             None => {
+                let at_line = || format!("tasks file line {} (task `{}`)", task.line, task.id);
                 let Prepared {
-                    request,
+                    mut request,
                     config: prepared_config,
-                } = flags.prepare(&overrides).with_context(|| {
-                    format!("tasks file line {} (task `{}`)", task.line, task.id)
-                })?;
+                    ..
+                } = flags.prepare(&overrides).with_context(at_line)?;
+                if let Some(ceilings) = ceilings {
+                    let asked = Asked {
+                        limits: &task.limits,
+                        tools: flags.tools.is_some(),
+                        agent_tools: &agent_tools(&prepared_config, &request.agent),
+                    };
+                    ceilings.admit(&mut request, &asked).with_context(at_line)?;
+                }
                 config.get_or_insert(prepared_config);
                 templates.insert(key, request.clone());
                 request

@@ -15,9 +15,10 @@ use subagent_protocol::{Budget, Limits, OutputMode, ProviderSpec};
 use subagent_sandbox::SandboxPolicy;
 use subagent_supervisor::agents::{AgentDefinition, AgentOutputSchema};
 use subagent_supervisor::config::{
-    DEFAULT_MAX_DEPTH, LimitKey, LimitSet, LimitValue, RawLimit, RunOverrides,
-    default_user_config_path, load_config, resolve_run,
+    DEFAULT_MAX_DEPTH, LimitKey, LimitSet, LimitValue, Raise, RaiseSettings, RawLimit,
+    RunOverrides, default_user_config_path, load_config, resolve_run,
 };
+use subagent_supervisor::run::{Asked, Ceilings, Owner};
 use subagent_supervisor::session::default_sessions_dir;
 use subagent_supervisor::{RunRequest, SupervisorConfig, WorkerCommand};
 
@@ -181,6 +182,14 @@ pub(super) struct RunFlags {
     /// Worker binary (default: subagent-worker next to this binary, or $SUBAGENT_WORKER).
     #[arg(long, value_name = "FILE")]
     pub(super) worker: Option<PathBuf>,
+    /// Let callers (serve requests, MCP calls, `call` payloads, the tasks of
+    /// `batch --ceilings-from-flags`) raise NAME above this command's own
+    /// setting, which is otherwise their ceiling: a limit's name
+    /// (`timeout`, `memory`, ...) or tools, network, private_networks,
+    /// provider, model, max_tokens, reasoning. Repeatable; adds to `[serve]
+    /// allow_raise` of the user config.
+    #[arg(long, value_name = "NAME", value_parser = Raise::parse)]
+    pub(super) allow_raise: Vec<Raise>,
 }
 
 /// What one request of a server (a `spawn` line, an MCP tool call) may
@@ -196,6 +205,13 @@ pub(super) struct RequestPatch<'a> {
     pub(super) limits: &'a LimitSet,
     /// Output schema as JSON text.
     pub(super) output_schema_json: Option<&'a String>,
+    /// Tools, a subset of the server's.
+    pub(super) tools: Option<&'a Vec<String>>,
+    /// Network for tool processes (only `false` unless the server has it).
+    pub(super) allow_network: Option<bool>,
+    /// Workspace: the server's or a directory below it; a relative path is
+    /// taken from the server's workspace.
+    pub(super) workspace: Option<&'a PathBuf>,
 }
 
 /// A request template (its task empty) and the supervisor config for it.
@@ -204,6 +220,8 @@ pub(super) struct Prepared {
     pub(super) request: RunRequest,
     /// How the supervisor runs children.
     pub(super) config: SupervisorConfig,
+    /// What callers may raise: the user config's `[serve]` and `--allow-raise`.
+    pub(super) raise: RaiseSettings,
 }
 
 /// A clap parser for one limit flag: the same reader as config files and
@@ -296,9 +314,18 @@ impl RunFlags {
         }
     }
 
-    /// One resolved request per task: these flags patched by one request.
+    /// The ceilings these flags (with the config files and the agent they
+    /// choose) set for what arrives through `owner`.
+    pub(super) fn ceilings(&self, owner: Owner) -> Result<Ceilings> {
+        Ok(self.prepare(&self.overrides())?.ceilings(owner))
+    }
+
+    /// One resolved request per task: these flags patched by one request,
+    /// held under `ceilings` (refused with a [`subagent_supervisor::run::CeilingError`]
+    /// in the chain when it asks above one).
     pub(super) fn requests_for(
         &self,
+        ceilings: &Ceilings,
         patch: &RequestPatch<'_>,
         tasks: &[String],
     ) -> Result<Vec<RunRequest>> {
@@ -315,10 +342,29 @@ impl RunFlags {
         for (key, value) in patch.limits.iter() {
             overrides.limits.set(key, value);
         }
-        let mut template = self.prepare(&overrides)?.request;
+        let prepared = self.prepare(&overrides)?;
+        let mut template = prepared.request;
         if let Some(schema) = patch.output_schema_json {
             template.output_schema_json = Some(schema.clone());
         }
+        if let Some(tools) = patch.tools {
+            template.tools = Some(tools.clone());
+        }
+        if let Some(on) = patch.allow_network {
+            template.allow_network = on;
+        }
+        if let Some(dir) = patch.workspace {
+            // Config and agent files stay the server's: a directory below
+            // its workspace is one its tools may write.
+            template.workspace_dir = template.workspace_dir.join(dir);
+        }
+        let agent_tools = agent_tools(&prepared.config, &template.agent);
+        let asked = Asked {
+            limits: patch.limits,
+            tools: patch.tools.is_some() || self.tools.is_some(),
+            agent_tools: &agent_tools,
+        };
+        ceilings.admit(&mut template, &asked)?;
         Ok(tasks
             .iter()
             .map(|task| RunRequest {
@@ -385,7 +431,41 @@ impl RunFlags {
         if self.require_sandbox {
             config.sandbox_policy = SandboxPolicy::RequireAll;
         }
-        Ok(Prepared { request, config })
+        // Only the operator's own file may let callers go above the
+        // ceilings, never a project's (which a run may have written).
+        let raise = files
+            .user
+            .map(|layer| layer.file.serve)
+            .unwrap_or_default()
+            .with(self.allow_raise.iter().copied());
+        Ok(Prepared {
+            request,
+            config,
+            raise,
+        })
+    }
+}
+
+/// The tool list of `agent` in the catalog of `config` (none when unknown:
+/// admission refuses an unknown agent).
+pub(super) fn agent_tools(config: &SupervisorConfig, agent: &str) -> Vec<String> {
+    config
+        .catalog
+        .get(agent)
+        .map(|a| a.tools.clone())
+        .unwrap_or_default()
+}
+
+impl Prepared {
+    /// The ceilings this run sets: its limits, switches, provider and
+    /// workspace, and its tools (`--tools`, else its agent's).
+    pub(super) fn ceilings(&self, owner: Owner) -> Ceilings {
+        let tools = self
+            .request
+            .tools
+            .clone()
+            .unwrap_or_else(|| agent_tools(&self.config, &self.request.agent));
+        Ceilings::new(self.request.clone(), tools, self.raise.clone(), owner)
     }
 }
 

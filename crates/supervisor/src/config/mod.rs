@@ -8,6 +8,7 @@
 mod file;
 mod limits;
 mod load;
+mod raise;
 mod resolve;
 mod show;
 mod web;
@@ -18,6 +19,9 @@ mod file_tests;
 #[cfg(test)]
 #[path = "limits_tests.rs"]
 mod limits_tests;
+#[cfg(test)]
+#[path = "raise_tests.rs"]
+mod raise_tests;
 #[cfg(test)]
 #[path = "resolve_tests.rs"]
 mod resolve_tests;
@@ -31,6 +35,7 @@ pub use load::{
     ConfigLayer, LoadedConfig, PROJECT_CONFIG, default_user_config_path, find_project_config,
     load_config, project_config_home, user_config_dir, user_config_path,
 };
+pub use raise::{Raise, RaiseSettings};
 pub use resolve::{
     DEFAULT_AGENT, DEFAULT_MAX_DEPTH, EnvLookup, KindDefaults, Origin, ResolveError, ResolvedRun,
     RunOverrides, Sourced, kind_defaults, resolve_run,
