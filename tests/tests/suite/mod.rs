@@ -6,6 +6,7 @@ pub mod support;
 mod agents_cmd;
 mod batch_cmd;
 mod call_cmd;
+mod ceilings;
 mod cli;
 mod cli_flags;
 mod config_cmd;
