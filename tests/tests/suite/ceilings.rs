@@ -1,13 +1,12 @@
 //! The operator's limits are ceilings, through the real binaries: a
-//! `serve --stdio` request, a real Python MCP client's `subagent` call and
-//! a scripted worker's nested `subagent` call each ask for more of every
-//! limit, for more tools, for the network, for another workspace, model or
-//! provider, and each ask is refused with INVALID_INPUT naming the limit
-//! and the ceiling; what is let through (lower limits, an agent with more
-//! tools than the operator's) runs with a session header never above the
-//! operator's flags. A `call` payload and a batch task line under
-//! `--ceilings-from-flags` are held the same way. Nothing any test started
-//! survives it.
+//! `serve --stdio` request and a real Python MCP client's `subagent` call
+//! each ask for more of every limit, for more tools, for the network, for
+//! another workspace, model or provider, and each ask is refused with
+//! INVALID_INPUT naming the limit and the ceiling; what is let through
+//! (lower limits, an agent with more tools than the operator's) runs with a
+//! session header never above the operator's flags. Nested calls are in
+//! `ceilings_nested.rs`, `call` and `batch` in `ceilings_call_batch.rs`.
+//! Nothing any test started survives it.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -18,7 +17,6 @@ use std::time::Duration;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use super::scripted_model::{ScriptedModel, offered_tools, text_turn, tool_call_turn};
 use super::support::*;
 
 /// The server's flags: every limit below its default, two tools.
@@ -266,7 +264,7 @@ fn serve_stdio_refuses_every_ask_above_the_servers_flags_and_runs_lower_asks_und
 }
 
 /// Every `*.jsonl` under `dir` but the server's own (under `serve/`).
-fn session_files(dir: &Path) -> Vec<PathBuf> {
+pub(super) fn session_files(dir: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut stack = vec![dir.to_owned()];
     while let Some(d) = stack.pop() {
@@ -411,231 +409,4 @@ fn mcp_subagent_calls_above_the_servers_flags_are_refused_and_an_agents_extra_to
     assert!(header["limits"]["toolMemoryBytes"].as_u64().unwrap() <= 128 << 20);
     assert!(header["maxCost"].as_f64().unwrap() <= 0.01);
     assert_nothing_runs_in(&workspace);
-}
-
-#[test]
-fn a_nested_call_gets_at_most_its_parents_tools_and_limits() {
-    let workspace = tempfile::tempdir().unwrap();
-    let sessions = tempfile::tempdir().unwrap();
-    let ask = |id: &str, arguments: Value| tool_call_turn(id, "subagent", &arguments);
-    // Built before the model starts: the model server's lifetime is
-    // bounded, and a build on a loaded machine would eat into it.
-    let _ = binary("subagent");
-    let model = ScriptedModel::start(vec![
-        ask(
-            "call_mem",
-            json!({"agent": "general", "task": "More memory.", "limits": {"memory": "20G"}}),
-        ),
-        ask(
-            "call_tools",
-            json!({"agent": "general", "task": "More tools.", "tools": ["python_execute"]}),
-        ),
-        ask(
-            "call_net",
-            json!({"agent": "general", "task": "Lower.", "limits": {"memory": "128M"}}),
-        ),
-        text_turn("Child: done with what I was given."),
-        ask(
-            "call_impl",
-            json!({"agent": "implementer", "task": "Implement it."}),
-        ),
-        text_turn("Implementer: done."),
-        text_turn("Root: finished."),
-    ]);
-    let out = model
-        .run_command(workspace.path(), sessions.path())
-        .args([
-            "--json",
-            "--quiet",
-            "--task",
-            "Delegate.",
-            "--max-depth",
-            "2",
-        ])
-        .args(["--tools", "subagent", "--memory", "256M"])
-        .output()
-        .unwrap();
-    assert_nothing_runs_in(workspace.path());
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stderr}\n{stdout}");
-    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(result["content"][0]["text"], "Root: finished.");
-    assert_eq!(model.replies_left(), 0);
-
-    let requests = model.requests();
-    let tool_result = |request: &Value, call_id: &str| -> String {
-        request["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
-            .unwrap_or_else(|| panic!("no result for {call_id}"))["content"]
-            .as_str()
-            .unwrap()
-            .to_owned()
-    };
-    // Asked more memory than the parent: refused before anything ran.
-    let memory = tool_result(&requests[1], "call_mem");
-    assert!(memory.starts_with("INVALID_INPUT: "), "{memory}");
-    assert!(
-        memory.contains("limits.memory = 20G is above the parent run's ceiling of 256M"),
-        "{memory}"
-    );
-    // Asked a tool the parent lacks: refused, naming what the parent has.
-    let tools = tool_result(&requests[2], "call_tools");
-    assert!(tools.starts_with("INVALID_INPUT: "), "{tools}");
-    assert!(
-        tools.contains("`python_execute`") && tools.contains("(`subagent`)"),
-        "{tools}"
-    );
-    // Lower memory: the grandchild ran (requests[3] is its turn) with no
-    // tool (general's list has none of the parent's, and `subagent` is
-    // taken away at the depth limit).
-    assert_eq!(offered_tools(&requests[3]), Vec::<String>::new());
-    // implementer (every tool) under a parent with only `subagent`: none.
-    assert_eq!(offered_tools(&requests[5]), Vec::<String>::new());
-
-    let mut headers: Vec<Value> = session_files(sessions.path())
-        .iter()
-        .map(|f| check_session_file(f)[0].clone())
-        .collect();
-    headers.sort_by_key(|h| h["depth"].as_u64());
-    assert_eq!(headers.len(), 3, "the root and two grandchildren");
-    for child in &headers[1..] {
-        assert_eq!(child["depth"], 2);
-        assert!(
-            child["limits"]["memoryBytes"].as_u64().unwrap() <= 256 << 20,
-            "{child}"
-        );
-        assert_eq!(child["tools"], json!([]), "{child}");
-    }
-    let memories: Vec<u64> = headers[1..]
-        .iter()
-        .map(|h| h["limits"]["memoryBytes"].as_u64().unwrap())
-        .collect();
-    assert!(memories.contains(&(128 << 20)), "{memories:?}");
-}
-
-#[test]
-fn call_refuses_payload_fields_above_its_flags_before_anything_starts() {
-    let dir = tempfile::tempdir().unwrap();
-    let base = json!({
-        "prompt": "fixture:success",
-        "model": "fixture-model",
-        "url": "http://127.0.0.1:9/v1",
-        "tool_subset": ["bash_read"],
-        "think": false,
-        "max_tokens": 64,
-    });
-    let with = |field: &str, value: Value| {
-        let mut payload = base.clone();
-        payload[field] = value;
-        payload
-    };
-    let cases = [
-        (
-            with("max_tokens", json!(4096)),
-            "max_tokens 4096 is above `subagent call`'s ceiling of 64",
-        ),
-        (with("think", json!(true)), "reasoning is off"),
-        (
-            with("tool_subset", json!(["bash_read", "python_execute"])),
-            "`python_execute`",
-        ),
-        (
-            with("url", json!("http://attacker.invalid/v1")),
-            "`url` is `http://attacker.invalid/v1`",
-        ),
-        (
-            with("model", json!("bigger-model")),
-            "`model` is `bigger-model`",
-        ),
-    ];
-    for (payload, fragment) in cases {
-        let mut child = Command::new(binary("subagent"))
-            .args(["call", "--worker", FIXTURE, "--model", "fixture-model"])
-            .args(["--base-url", "http://127.0.0.1:9/v1", "--max-tokens", "64"])
-            .args(["--tools", "bash_read,bash_find"])
-            .arg("--workspace")
-            .arg(dir.path())
-            .arg("--sessions-dir")
-            .arg(dir.path().join("sessions"))
-            .env_remove("OPENAI_API_KEY")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(payload.to_string().as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert_eq!(out.status.code(), Some(2), "{payload}: {stdout}");
-        assert!(stdout.starts_with("Error: INVALID_INPUT: "), "{stdout}");
-        assert!(stdout.contains(fragment), "`{fragment}` not in {stdout}");
-    }
-    assert_eq!(
-        session_files(&dir.path().join("sessions")),
-        Vec::<PathBuf>::new()
-    );
-    assert_nothing_runs_in(dir.path());
-}
-
-#[test]
-fn batch_with_ceilings_from_flags_refuses_a_line_above_them_and_without_runs_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let tasks = dir.path().join("tasks.jsonl");
-    std::fs::write(
-        &tasks,
-        "{\"id\": \"t1\", \"task\": \"fixture:echo-spec\", \"limits\": {\"memory\": \"300M\"}}\n",
-    )
-    .unwrap();
-    let batch = |results: &str, extra: &[&str]| {
-        Command::new(binary("subagent"))
-            .arg("batch")
-            .arg(&tasks)
-            .arg("--results")
-            .arg(dir.path().join(results))
-            .args(["--worker", FIXTURE, "--model", "fixture-model"])
-            .args(["--base-url", "http://127.0.0.1:9/v1", "--memory", "256M"])
-            .arg("--workspace")
-            .arg(dir.path())
-            .arg("--sessions-dir")
-            .arg(dir.path().join("sessions"))
-            .args(extra)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
-    };
-    let out = batch("refused.jsonl", &["--ceilings-from-flags"]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("tasks file line 1 (task `t1`)"), "{stderr}");
-    assert!(
-        stderr.contains("limits.memory = 300M is above the batch's ceiling of 256M"),
-        "{stderr}"
-    );
-    assert_eq!(
-        session_files(&dir.path().join("sessions")),
-        Vec::<PathBuf>::new()
-    );
-
-    // The tasks file is the operator's own input by default: its line wins.
-    let out = batch("ran.jsonl", &[]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let files = session_files(&dir.path().join("sessions"));
-    assert_eq!(files.len(), 1);
-    let header = &check_session_file(&files[0])[0];
-    assert_eq!(header["limits"]["memoryBytes"], 300u64 << 20);
-    assert_nothing_runs_in(dir.path());
 }

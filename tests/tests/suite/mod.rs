@@ -7,6 +7,8 @@ mod agents_cmd;
 mod batch_cmd;
 mod call_cmd;
 mod ceilings;
+mod ceilings_call_batch;
+mod ceilings_nested;
 mod cli;
 mod cli_flags;
 mod config_cmd;

@@ -37,7 +37,8 @@ use subagent_supervisor::run::{
 use subagent_supervisor::{RunRequest, Supervisor, SupervisorConfig, exit_codes};
 use tokio_util::sync::CancellationToken;
 
-use super::run_flags::{Prepared, RunFlags, agent_tools, env_value};
+use super::run_flags::{Prepared, RunFlags, env_value};
+use super::run_patch::agent_tools;
 use crate::console;
 
 /// How often the progress bar is redrawn (100 ms), as `run`'s status line.

@@ -24,7 +24,8 @@ use subagent_supervisor::exit_codes;
 use subagent_supervisor::run::{Asked, ContentSink, Owner, ProgressSink};
 use tokio_util::sync::CancellationToken;
 
-use super::run_flags::{Prepared, RunFlags, agent_tools};
+use super::run_flags::{Prepared, RunFlags};
+use super::run_patch::agent_tools;
 use crate::console;
 
 #[derive(Debug, clap::Args)]

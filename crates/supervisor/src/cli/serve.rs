@@ -37,7 +37,8 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::run_flags::{RequestPatch, RunFlags};
+use super::run_flags::RunFlags;
+use super::run_patch::RequestPatch;
 use crate::console;
 use protocol::{Method, Request, Spawn, codes};
 

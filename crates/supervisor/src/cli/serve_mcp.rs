@@ -43,7 +43,8 @@ use subagent_supervisor::{RunRequest, Supervisor, exit_codes};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::run_flags::{RequestPatch, RunFlags};
+use super::run_flags::RunFlags;
+use super::run_patch::RequestPatch;
 use tools::{CallMode, SpawnCall};
 
 /// What every call shares.

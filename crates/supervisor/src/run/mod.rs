@@ -7,6 +7,7 @@
 //! Declares and re-exports only.
 
 mod assemble;
+mod ceiling_error;
 mod ceilings;
 mod child;
 mod config;
@@ -22,7 +23,8 @@ mod supervisor;
 mod tool_subset;
 mod watch;
 
-pub use ceilings::{Asked, CeilingError, Ceilings, Owner};
+pub use ceiling_error::{CeilingError, Owner};
+pub use ceilings::{Asked, Ceilings};
 pub use config::{CANCEL_WINDOW, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_PER_CALL, SupervisorConfig};
 pub(crate) use context::{ending_of, summarize};
 pub use modes::{PREVIOUS_PLACEHOLDER, check_concurrency, substitute_previous};

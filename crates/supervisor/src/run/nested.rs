@@ -25,7 +25,8 @@ use subagent_protocol::result::{ContentItem, Mode, SubagentResult};
 use subagent_protocol::{Budget, ErrorCode, SpawnRequest, SubagentReply, Usage};
 use tokio_util::sync::CancellationToken;
 
-use super::ceilings::{Asked, Ceilings, Owner};
+use super::ceiling_error::Owner;
+use super::ceilings::{Asked, Ceilings};
 use super::context::RunContext;
 use super::request::RunRequest;
 use super::reservation::{ReservationId, Unaffordable};
