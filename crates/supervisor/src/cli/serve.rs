@@ -66,6 +66,7 @@ pub(super) fn serve_stdio(flags: RunFlags, args: StdioArgs) -> Result<i32> {
         .prepare(&flags.overrides())
         .context("serve --stdio: the server's flags must make a complete run by themselves")?;
     let ceilings = std::sync::Arc::new(prepared.ceilings(Owner::Server));
+    tracing::info!(ceilings = ?ceilings.describe(), "every spawn is held under these ceilings");
     let serve_dir = prepared.config.sessions_dir.join("serve");
     let parent = args
         .parent_session

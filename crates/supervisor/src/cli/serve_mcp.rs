@@ -96,6 +96,7 @@ fn run(flags: RunFlags) -> Result<i32> {
         .prepare(&flags.overrides())
         .context("serve --mcp: the server's flags must make a complete run by themselves")?;
     let ceilings = prepared.ceilings(Owner::Server);
+    tracing::info!(ceilings = ?ceilings.describe(), "every call is held under these ceilings");
     let mut config = prepared.config;
     config.progress = Some(progress::routing_sink());
     let runtime = super::runtime::supervisor_runtime()?;
