@@ -60,6 +60,12 @@ pub struct SpawnRequest {
     pub max_turns: Option<u32>,
     /// Dollars the caller offers it (at most what the caller has left).
     pub max_cost: Option<f64>,
+    /// Tools it asks for; at most its caller's (the supervisor refuses
+    /// more). `None`: its agent's, cut down to its caller's.
+    pub tools: Option<Vec<String>>,
+    /// Limits it asks for, as a JSON object in agent-file keys (JSON text:
+    /// bincode carries no `serde_json::Value`); at most its caller's.
+    pub limits_json: Option<String>,
 }
 
 /// The supervisor's answer to a [`SpawnRequest`].

@@ -12,6 +12,8 @@ fn request(call_id: &str) -> SpawnRequest {
         output_schema_json: None,
         max_turns: None,
         max_cost: None,
+        tools: None,
+        limits_json: None,
     }
 }
 

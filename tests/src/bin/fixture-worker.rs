@@ -179,6 +179,8 @@ fn spawn_subagent(io: &mut Io) {
         output_schema_json: None,
         max_turns: None,
         max_cost: None,
+        tools: None,
+        limits_json: None,
     })));
     let reply = loop {
         match io.reader.read::<ToWorker>().unwrap() {

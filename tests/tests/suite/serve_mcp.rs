@@ -36,7 +36,7 @@ fn cache_root() -> PathBuf {
 /// temp dir beside it and renamed into place, so a venv is whole or absent
 /// (a half-done install never looks done). When it cannot be made the test
 /// is skipped with one line, except under CI, where it fails.
-fn mcp_python(test: &str) -> Option<PathBuf> {
+pub(super) fn mcp_python(test: &str) -> Option<PathBuf> {
     let root = cache_root();
     let venv = root.join(format!("python-mcp-{MCP_VERSION}"));
     let python = venv.join("bin/python");

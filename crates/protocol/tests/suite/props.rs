@@ -349,9 +349,19 @@ fn from_worker() -> impl Strategy<Value = FromWorker> {
             option::of(text()),
             option::of(any::<u32>()),
             option::of(finite()),
+            (
+                option::of(prop::collection::vec(text(), 0..4)),
+                option::of(text())
+            ),
         )
             .prop_map(
-                |((call_id, agent, task), output_schema_json, max_turns, max_cost)| {
+                |(
+                    (call_id, agent, task),
+                    output_schema_json,
+                    max_turns,
+                    max_cost,
+                    (tools, limits_json),
+                )| {
                     FromWorker::SpawnSubagent(Box::new(SpawnRequest {
                         call_id,
                         agent,
@@ -359,6 +369,8 @@ fn from_worker() -> impl Strategy<Value = FromWorker> {
                         output_schema_json,
                         max_turns,
                         max_cost,
+                        tools,
+                        limits_json,
                     }))
                 }
             ),

@@ -328,6 +328,8 @@ pub fn from_worker() -> Vec<(&'static str, FromWorker)> {
                 output_schema_json: Some(r#"{"type":"object"}"#.into()),
                 max_turns: Some(5),
                 max_cost: Some(0.25),
+                tools: Some(vec!["bash_read".into()]),
+                limits_json: Some(r#"{"memory":"128M"}"#.into()),
             })),
         ),
     ]

@@ -5,11 +5,17 @@
 //! Unknown fields are refused (a misspelt field would otherwise be dropped
 //! without a word); `null` and `""` mean "not given", so the command's flags
 //! and the config decide.
+//!
+//! The command's flags are ceilings: a provider, URL, model or key variable
+//! the flags pin cannot be changed by the payload ([`CallInput::check_pinned`]),
+//! and `tool_subset`, `think` and `max_tokens` are held under the flags'
+//! by [`crate::run::Ceilings`]. What the flags leave open the payload
+//! chooses, as the call_subagent contract says.
 
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::config::RunOverrides;
+use crate::config::{Raise, RaiseSettings, RunOverrides};
 use crate::run::RunRequest;
 
 /// Why the stdin JSON cannot be run.
@@ -25,6 +31,24 @@ pub enum CallError {
     /// `output_schema` is not a JSON object.
     #[error("`output_schema` must be a JSON Schema object")]
     SchemaNotObject,
+    /// A field names another value than the flag that pins it.
+    #[error(
+        "`{field}` is `{asked}`, but `subagent call` was started with {flag} {pinned}, which a \
+         request cannot change: leave `{field}` out or give that value, or run `subagent call` \
+         with `--allow-raise {raise}`"
+    )]
+    Pinned {
+        /// The payload's field.
+        field: &'static str,
+        /// Its value (never a key: fields hold names and URLs).
+        asked: String,
+        /// The flag.
+        flag: &'static str,
+        /// The flag's value.
+        pinned: String,
+        /// The name that lets it be raised.
+        raise: &'static str,
+    },
 }
 
 /// One call request.
@@ -72,6 +96,68 @@ impl CallInput {
             return Err(CallError::SchemaNotObject);
         }
         Ok(input)
+    }
+
+    /// Refuses a provider, URL, model or key variable that differs from
+    /// what the command's flags (`flags`) pin, unless `raise` lets callers
+    /// choose it.
+    pub fn check_pinned(
+        &self,
+        flags: &RunOverrides,
+        raise: &RaiseSettings,
+    ) -> Result<(), CallError> {
+        let model_free = raise.allows(Raise::Model);
+        let provider_free = raise.allows(Raise::Provider);
+        let fields = [
+            (
+                "model",
+                &self.model,
+                "--model",
+                &flags.model,
+                model_free,
+                Raise::Model,
+            ),
+            (
+                "provider",
+                &self.provider,
+                "--provider",
+                &flags.provider,
+                provider_free,
+                Raise::Provider,
+            ),
+            (
+                "url",
+                &self.url,
+                "--base-url",
+                &flags.base_url,
+                provider_free,
+                Raise::Provider,
+            ),
+            (
+                "api_key_name",
+                &self.api_key_name,
+                "--api-key-env",
+                &flags.api_key_env,
+                provider_free,
+                Raise::Provider,
+            ),
+        ];
+        for (field, asked, flag, pinned, free, raise_name) in fields {
+            if let (Some(asked), Some(pinned)) = (given(asked), pinned)
+                && !free
+                && asked != *pinned
+                && !(field == "model" && raise.allowed_models.contains(&asked))
+            {
+                return Err(CallError::Pinned {
+                    field,
+                    asked,
+                    flag,
+                    pinned: pinned.clone(),
+                    raise: raise_name.name(),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// `base` (the command's flags) with what this request names instead.

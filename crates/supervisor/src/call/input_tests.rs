@@ -101,3 +101,41 @@ fn bad_input_is_refused_with_the_reason() {
         Err(CallError::SchemaNotObject)
     ));
 }
+
+#[test]
+fn a_field_the_flags_pin_cannot_be_changed_unless_the_operator_lets_it() {
+    let input = CallInput::parse(SEED_EXAMPLE).unwrap();
+    // Nothing pinned: the payload chooses, as the contract says.
+    assert!(
+        input
+            .check_pinned(&RunOverrides::default(), &RaiseSettings::default())
+            .is_ok()
+    );
+    let pinned = RunOverrides {
+        base_url: Some("http://127.0.0.1:8080/v1".into()),
+        ..RunOverrides::default()
+    };
+    let err = input
+        .check_pinned(&pinned, &RaiseSettings::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("`url` is `http://127.0.0.1:9/v1/projects/p/locations/r`, but `subagent call` was started with --base-url http://127.0.0.1:8080/v1"),
+        "{err}"
+    );
+    assert!(err.contains("--allow-raise provider"), "{err}");
+    let raise = RaiseSettings::default().with([Raise::Provider]);
+    assert!(input.check_pinned(&pinned, &raise).is_ok());
+
+    let model = RunOverrides {
+        model: Some("flag-model".into()),
+        ..RunOverrides::default()
+    };
+    assert!(
+        input
+            .check_pinned(&model, &RaiseSettings::default())
+            .is_err()
+    );
+    let allowed = RaiseSettings::default().with_models(["claude-sonnet-4@20250514".to_owned()]);
+    assert!(input.check_pinned(&model, &allowed).is_ok());
+}

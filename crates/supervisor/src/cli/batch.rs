@@ -31,7 +31,7 @@ use subagent_supervisor::batch::{
     PreflightError, ResultLine, ResultsFile, ResultsWriter, Shard, Tally, TaskLine, machine_fault,
     merge_results, parse_tasks, preflight, read_task_bytes, write_merged,
 };
-use subagent_supervisor::run::{DEFAULT_MAX_CONCURRENT, ProgressEvent, ProgressSink};
+use subagent_supervisor::run::{DEFAULT_MAX_CONCURRENT, Owner, ProgressEvent, ProgressSink};
 use subagent_supervisor::{RunRequest, Supervisor, SupervisorConfig, exit_codes};
 use tokio_util::sync::CancellationToken;
 
@@ -53,7 +53,8 @@ pub(super) struct BatchArgs {
     /// The tasks file: one JSON object per line, `{"id": "t1", "task": "..."}`
     /// with optional `agent`, `provider`, `model`, `limits` (config.toml's
     /// `[limits]` keys) and `outputSchema` (inline JSON Schema); a line's
-    /// settings override the flags below.
+    /// settings override the flags below (the tasks file is the operator's
+    /// own input), unless --ceilings-from-flags.
     #[arg(value_name = "TASKS.jsonl", required = true)]
     tasks: Option<PathBuf>,
     /// Results file: one JSON line per finished task, appended and fsynced as
@@ -81,6 +82,13 @@ pub(super) struct BatchArgs {
     #[arg(long, value_name = "N", allow_negative_numbers = true,
         value_parser = clap::value_parser!(u64).range(1..))]
     shards: Option<u64>,
+    /// Make these flags (with config and the agent they choose) ceilings
+    /// for the task lines, as a server's are for its requests: a line may
+    /// lower a limit or pick a model or agent the flags allow, and a line
+    /// that asks above them refuses the batch (exit 2). For tasks files
+    /// that come from elsewhere.
+    #[arg(long)]
+    ceilings_from_flags: bool,
     #[command(flatten)]
     flags: RunFlags,
 }
@@ -124,7 +132,15 @@ pub(super) fn run(args: BatchArgs) -> Result<i32> {
     // Every line's settings are checked, not only this shard's or the
     // pending ones': each shard of a batch sees the same verdict, and every
     // problem of the file is told at once.
-    let checked = check_settings(&args.flags, &tasks, problems)?;
+    let ceilings =
+        if args.ceilings_from_flags {
+            Some(args.flags.ceilings(Owner::Batch).context(
+                "--ceilings-from-flags: the flags must make a complete run by themselves",
+            )?)
+        } else {
+            None
+        };
+    let checked = check_settings(&args.flags, &tasks, problems, ceilings.as_ref())?;
     // A machine that cannot keep a task's record or start its worker would
     // fail every task the same way: refuse before the first, recording none
     // (not even a results file).

@@ -14,9 +14,11 @@ use anyhow::Result;
 use subagent_supervisor::batch::TaskLine;
 use subagent_supervisor::batch::task::{LineProblem, TaskFileError};
 use subagent_supervisor::config::RunOverrides;
+use subagent_supervisor::run::{Asked, Ceilings};
 use subagent_supervisor::{RunRequest, SupervisorConfig};
 
 use super::run_flags::{Prepared, RunFlags};
+use super::run_patch::agent_tools;
 
 /// Every task's settings, checked; built by [`check_settings`].
 pub(super) struct Checked {
@@ -36,10 +38,13 @@ pub(super) struct Plan {
 
 /// Resolves every line's settings; refuses with every bad line's number,
 /// those of `problems` (found earlier, in lines that did not parse) too.
+/// With `ceilings` (`--ceilings-from-flags`), a line that asks above the
+/// flags is one of those bad lines.
 pub(super) fn check_settings(
     flags: &RunFlags,
     tasks: &[TaskLine],
     mut problems: Vec<LineProblem>,
+    ceilings: Option<&Ceilings>,
 ) -> Result<Checked> {
     let base = flags.overrides();
     // Each distinct set of overrides, prepared once: its request, or why it
@@ -50,7 +55,7 @@ pub(super) fn check_settings(
         let overrides = task_overrides(&base, task);
         let outcome = prepared
             .entry(key_of(&overrides))
-            .or_insert_with(|| prepare(flags, &overrides, &mut config));
+            .or_insert_with(|| prepare(flags, &overrides, task, ceilings, &mut config));
         if let Err(why) = outcome {
             problems.push(LineProblem {
                 line: task.line,
@@ -73,17 +78,31 @@ pub(super) fn check_settings(
     })
 }
 
-/// One set of overrides as a request whose agent exists and is enabled;
-/// the first config prepared is kept in `config`.
+/// One set of overrides (those of `task`) as a request whose agent exists
+/// and is enabled, and, with `ceilings`, asks nothing above them; the first
+/// config prepared is kept in `config`.
 fn prepare(
     flags: &RunFlags,
     overrides: &RunOverrides,
+    task: &TaskLine,
+    ceilings: Option<&Ceilings>,
     config: &mut Option<SupervisorConfig>,
 ) -> Result<RunRequest, String> {
     let Prepared {
-        request,
+        mut request,
         config: prepared,
+        ..
     } = flags.prepare(overrides).map_err(|e| format!("{e:#}"))?;
+    if let Some(ceilings) = ceilings {
+        let asked = Asked {
+            limits: &task.limits,
+            tools: flags.tools.is_some(),
+            agent_tools: &agent_tools(&prepared, &request.agent),
+        };
+        ceilings
+            .admit(&mut request, &asked)
+            .map_err(|e| e.to_string())?;
+    }
     let config = config.get_or_insert(prepared);
     match config.catalog.get(&request.agent) {
         None => Err(config.catalog.unknown_message(&request.agent)),

@@ -15,14 +15,17 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, Result};
+use subagent_protocol::ErrorCode;
 use subagent_protocol::result::{ContentItem, SubagentResult};
 use subagent_supervisor::Supervisor;
 use subagent_supervisor::call::{CallInput, DONE_MARKER, SseRelay};
+use subagent_supervisor::config::LimitSet;
 use subagent_supervisor::exit_codes;
-use subagent_supervisor::run::{ContentSink, ProgressSink};
+use subagent_supervisor::run::{Asked, ContentSink, Owner, ProgressSink};
 use tokio_util::sync::CancellationToken;
 
 use super::run_flags::{Prepared, RunFlags};
+use super::run_patch::agent_tools;
 use crate::console;
 
 #[derive(Debug, clap::Args)]
@@ -57,13 +60,33 @@ pub(super) fn run(args: CallArgs) -> i32 {
 fn call(args: CallArgs) -> Result<i32> {
     let stdin = std::io::read_to_string(std::io::stdin()).context("cannot read stdin")?;
     let input = CallInput::parse(&stdin)?;
+    let prepared = args
+        .flags
+        .prepare(&input.overrides(args.flags.overrides()))?;
+    let refused = |e: &dyn std::fmt::Display| anyhow::anyhow!("{}: {e}", ErrorCode::InvalidInput);
+    input
+        .check_pinned(&args.flags.overrides(), &prepared.raise)
+        .map_err(|e| refused(&e))?;
+    // The flags' run (with the provider the payload may choose) is the
+    // ceiling of the payload's tool_subset, think and max_tokens.
+    let ceilings = prepared.ceilings(Owner::Call);
+    let agent_tools = agent_tools(&prepared.config, &prepared.request.agent);
     let Prepared {
         mut request,
         mut config,
-    } = args
-        .flags
-        .prepare(&input.overrides(args.flags.overrides()))?;
+        ..
+    } = prepared;
     input.apply(&mut request);
+    ceilings
+        .admit(
+            &mut request,
+            &Asked {
+                limits: &LimitSet::default(),
+                tools: input.tool_subset.is_some() || args.flags.tools.is_some(),
+                agent_tools: &agent_tools,
+            },
+        )
+        .map_err(|e| refused(&e))?;
 
     let relay = Arc::new(Mutex::new(SseRelay::default()));
     let (frames, writer) = if args.sse {

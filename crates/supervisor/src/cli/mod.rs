@@ -12,6 +12,7 @@ mod config;
 mod doctor;
 mod run;
 mod run_flags;
+mod run_patch;
 mod runtime;
 mod serve;
 mod serve_mcp;

@@ -55,6 +55,7 @@ pub(super) fn run(args: RunArgs) -> Result<i32> {
     let Prepared {
         mut request,
         mut config,
+        ..
     } = args.flags.prepare(&args.flags.overrides())?;
     let plan = modes::plan(&modes::ModeFlags {
         tasks: &args.task,

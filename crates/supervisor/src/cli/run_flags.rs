@@ -5,7 +5,8 @@
 //!
 //! One struct flattened into each subcommand, so a flag means the same
 //! everywhere; what a single request may override goes through
-//! [`RunFlags::prepare`] with a patched [`RunOverrides`].
+//! [`RunFlags::prepare`] with a patched [`RunOverrides`] (the servers' patch
+//! and ceilings are in `run_patch.rs`).
 
 use std::path::{Path, PathBuf};
 
@@ -15,8 +16,8 @@ use subagent_protocol::{Budget, Limits, OutputMode, ProviderSpec};
 use subagent_sandbox::SandboxPolicy;
 use subagent_supervisor::agents::{AgentDefinition, AgentOutputSchema};
 use subagent_supervisor::config::{
-    DEFAULT_MAX_DEPTH, LimitKey, LimitSet, LimitValue, RawLimit, RunOverrides,
-    default_user_config_path, load_config, resolve_run,
+    DEFAULT_MAX_DEPTH, LimitKey, LimitSet, LimitValue, Raise, RaiseSettings, RawLimit,
+    RunOverrides, default_user_config_path, load_config, resolve_run,
 };
 use subagent_supervisor::session::default_sessions_dir;
 use subagent_supervisor::{RunRequest, SupervisorConfig, WorkerCommand};
@@ -184,21 +185,14 @@ pub(super) struct RunFlags {
     /// Worker binary (default: subagent-worker next to this binary, or $SUBAGENT_WORKER).
     #[arg(long, value_name = "FILE")]
     pub(super) worker: Option<PathBuf>,
-}
-
-/// What one request of a server (a `spawn` line, an MCP tool call) may
-/// change of the server's flags.
-pub(super) struct RequestPatch<'a> {
-    /// Agent name.
-    pub(super) agent: Option<&'a String>,
-    /// Provider name or kind.
-    pub(super) provider: Option<&'a String>,
-    /// Model id.
-    pub(super) model: Option<&'a String>,
-    /// Limits, over the flags' own.
-    pub(super) limits: &'a LimitSet,
-    /// Output schema as JSON text.
-    pub(super) output_schema_json: Option<&'a String>,
+    /// Let callers (serve requests, MCP calls, `call` payloads, the tasks of
+    /// `batch --ceilings-from-flags`) raise NAME above this command's own
+    /// setting, which is otherwise their ceiling: a limit's name
+    /// (`timeout`, `memory`, ...) or tools, network, private_networks,
+    /// provider, model, max_tokens, reasoning. Repeatable; adds to `[serve]
+    /// allow_raise` of the user config.
+    #[arg(long, value_name = "NAME", value_parser = Raise::parse)]
+    pub(super) allow_raise: Vec<Raise>,
 }
 
 /// A request template (its task empty) and the supervisor config for it.
@@ -207,6 +201,8 @@ pub(super) struct Prepared {
     pub(super) request: RunRequest,
     /// How the supervisor runs children.
     pub(super) config: SupervisorConfig,
+    /// What callers may raise: the user config's `[serve]` and `--allow-raise`.
+    pub(super) raise: RaiseSettings,
 }
 
 /// A clap parser for one limit flag: the same reader as config files and
@@ -300,38 +296,6 @@ impl RunFlags {
         }
     }
 
-    /// One resolved request per task: these flags patched by one request.
-    pub(super) fn requests_for(
-        &self,
-        patch: &RequestPatch<'_>,
-        tasks: &[String],
-    ) -> Result<Vec<RunRequest>> {
-        let mut overrides = self.overrides();
-        if let Some(agent) = patch.agent {
-            overrides.agent = Some(agent.clone());
-        }
-        if let Some(provider) = patch.provider {
-            overrides.provider = Some(provider.clone());
-        }
-        if let Some(model) = patch.model {
-            overrides.model = Some(model.clone());
-        }
-        for (key, value) in patch.limits.iter() {
-            overrides.limits.set(key, value);
-        }
-        let mut template = self.prepare(&overrides)?.request;
-        if let Some(schema) = patch.output_schema_json {
-            template.output_schema_json = Some(schema.clone());
-        }
-        Ok(tasks
-            .iter()
-            .map(|task| RunRequest {
-                task: task.clone(),
-                ..template.clone()
-            })
-            .collect())
-    }
-
     /// The request template and supervisor config for `overrides` (these
     /// flags' own, or patched), with the config files and agent files of
     /// the workspace.
@@ -391,7 +355,18 @@ impl RunFlags {
         if self.require_sandbox {
             config.sandbox_policy = SandboxPolicy::RequireAll;
         }
-        Ok(Prepared { request, config })
+        // Only the operator's own file may let callers go above the
+        // ceilings, never a project's (which a run may have written).
+        let raise = files
+            .user
+            .map(|layer| layer.file.serve)
+            .unwrap_or_default()
+            .with(self.allow_raise.iter().copied());
+        Ok(Prepared {
+            request,
+            config,
+            raise,
+        })
     }
 }
 

@@ -34,13 +34,15 @@ use subagent_protocol::session::SessionLine;
 use subagent_supervisor::RunRequest;
 use subagent_supervisor::exit_codes;
 use subagent_supervisor::jobs::{JobRequest, JobStatus, Jobs};
+use subagent_supervisor::run::{CeilingError, Ceilings, Owner};
 use tokio::io::AsyncWriteExt;
 use tokio::sync::Semaphore;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::run_flags::{RequestPatch, RunFlags};
+use super::run_flags::RunFlags;
+use super::run_patch::RequestPatch;
 use crate::console;
 use pipes::{MAX_LINE_BYTES, Output, ReadLine, RequestLines};
 use protocol::{Method, Request, Spawn, codes};
@@ -84,6 +86,8 @@ pub(super) fn serve_stdio(flags: RunFlags, args: StdioArgs) -> Result<i32> {
     let prepared = flags
         .prepare(&flags.overrides())
         .context("serve --stdio: the server's flags must make a complete run by themselves")?;
+    let ceilings = std::sync::Arc::new(prepared.ceilings(Owner::Server));
+    tracing::info!(ceilings = ?ceilings.describe(), "every spawn is held under these ceilings");
     let serve_dir = prepared.config.sessions_dir.join("serve");
     let parent = args
         .parent_session
@@ -97,6 +101,7 @@ pub(super) fn serve_stdio(flags: RunFlags, args: StdioArgs) -> Result<i32> {
         }
         Server {
             flags: std::sync::Arc::new(flags),
+            ceilings,
             jobs,
             notify_cmd: args.notify_cmd,
             stopping: CancellationToken::new(),
@@ -110,6 +115,8 @@ pub(super) fn serve_stdio(flags: RunFlags, args: StdioArgs) -> Result<i32> {
 #[derive(Clone)]
 struct Server {
     flags: std::sync::Arc<RunFlags>,
+    /// What the flags allow; every spawn is held under it.
+    ceilings: std::sync::Arc<Ceilings>,
     jobs: Jobs,
     notify_cmd: Option<String>,
     /// Cancelled when stdin closes or a signal comes: a foreground job
@@ -261,7 +268,14 @@ impl Server {
         match method {
             Method::Spawn(spawn) => match self.spawn(&spawn).await {
                 Ok(result) => protocol::response(&id, result),
-                Err(e) => protocol::error_response(&id, codes::INVALID_PARAMS, &format!("{e:#}")),
+                Err(e) => {
+                    let code = if e.downcast_ref::<CeilingError>().is_some() {
+                        codes::INVALID_INPUT
+                    } else {
+                        codes::INVALID_PARAMS
+                    };
+                    protocol::error_response(&id, code, &format!("{e:#}"))
+                }
             },
             Method::Status(job) => match self.jobs.status(&job) {
                 Some(status) => protocol::response(&id, to_json(&status)),
@@ -323,7 +337,8 @@ impl Server {
         Ok(to_json(&status))
     }
 
-    /// One resolved request per task: the server's flags patched by the spawn.
+    /// One resolved request per task: the server's flags patched by the
+    /// spawn, under the server's ceilings.
     fn requests(&self, spawn: &Spawn) -> Result<Vec<RunRequest>> {
         let patch = RequestPatch {
             agent: spawn.agent.as_ref(),
@@ -331,8 +346,12 @@ impl Server {
             model: spawn.model.as_ref(),
             limits: &spawn.limits,
             output_schema_json: spawn.output_schema_json.as_ref(),
+            tools: spawn.tools.as_ref(),
+            allow_network: spawn.allow_network,
+            workspace: spawn.workspace.as_ref(),
         };
-        self.flags.requests_for(&patch, &spawn.tasks)
+        self.flags
+            .requests_for(&self.ceilings, &patch, &spawn.tasks)
     }
 }
 

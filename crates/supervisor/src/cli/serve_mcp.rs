@@ -5,8 +5,9 @@
 //!
 //! In: MCP requests on stdin. Out: MCP responses and notifications on
 //! stdout, nothing else: logs go to stderr. The server's flags
-//! ([`RunFlags`]) are the defaults of every run; a call may override agent,
-//! provider, model and limits. While a call runs, its progress goes to the
+//! ([`RunFlags`]) are the defaults of every run and its ceilings; a call
+//! may lower limits, tools, network and workspace, and choose an agent,
+//! but never ask above the server's own (docs/mcp.md). While a call runs, its progress goes to the
 //! caller as `notifications/progress` (when it sent a progress token); a
 //! `notifications/cancelled` for it cancels the run, and so do SIGINT,
 //! SIGTERM and the client closing stdin, each waiting until every child is
@@ -43,16 +44,20 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
 use subagent_protocol::result::SubagentResult;
 use subagent_supervisor::jobs::{JobId, JobMode, JobRequest, Jobs};
+use subagent_supervisor::run::{Ceilings, Owner};
 use subagent_supervisor::{RunRequest, Supervisor, exit_codes};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::run_flags::{RequestPatch, RunFlags};
+use super::run_flags::RunFlags;
+use super::run_patch::RequestPatch;
 use tools::{CallMode, SpawnCall};
 
 /// What every call shares.
 struct State {
     flags: RunFlags,
+    /// What the flags allow; every call is held under it.
+    ceilings: Ceilings,
     /// Background jobs, and the supervisor every run goes through.
     jobs: Jobs,
     /// Cancelled when the server stops: every run is a child of it.
@@ -96,6 +101,8 @@ fn run(flags: RunFlags) -> Result<i32> {
     let prepared = flags
         .prepare(&flags.overrides())
         .context("serve --mcp: the server's flags must make a complete run by themselves")?;
+    let ceilings = prepared.ceilings(Owner::Server);
+    tracing::info!(ceilings = ?ceilings.describe(), "every call is held under these ceilings");
     let mut config = prepared.config;
     config.progress = Some(progress::routing_sink());
     let runtime = super::runtime::supervisor_runtime()?;
@@ -118,6 +125,7 @@ fn run(flags: RunFlags) -> Result<i32> {
         let server = McpServer {
             state: Arc::new(State {
                 flags,
+                ceilings,
                 jobs: jobs.clone(),
                 shutdown: shutdown.clone(),
                 _alive: alive,
@@ -230,8 +238,13 @@ impl McpServer {
             model: call.model.as_ref(),
             limits: &call.limits,
             output_schema_json: call.output_schema_json.as_ref(),
+            tools: call.tools.as_ref(),
+            allow_network: call.allow_network,
+            workspace: call.workspace.as_ref(),
         };
-        self.state.flags.requests_for(&patch, &call.tasks)
+        self.state
+            .flags
+            .requests_for(&self.state.ceilings, &patch, &call.tasks)
     }
 }
 

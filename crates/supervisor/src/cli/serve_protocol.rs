@@ -25,6 +25,9 @@ pub(super) mod codes {
     pub const UNKNOWN_METHOD: &str = "UNKNOWN_METHOD";
     /// The method's `params` are wrong.
     pub const INVALID_PARAMS: &str = "INVALID_PARAMS";
+    /// A spawn asks above the server's ceilings (a limit, tools, network,
+    /// provider, model, workspace): the message names what and how far.
+    pub const INVALID_INPUT: &str = "INVALID_INPUT";
     /// No job has that id.
     pub const UNKNOWN_JOB: &str = "UNKNOWN_JOB";
 }
@@ -48,6 +51,12 @@ pub(super) struct Spawn {
     pub model: Option<String>,
     /// Limit overrides.
     pub limits: LimitSet,
+    /// Tools, a subset of the server's.
+    pub tools: Option<Vec<String>>,
+    /// Network for tool processes.
+    pub allow_network: Option<bool>,
+    /// Workspace, the server's or below it.
+    pub workspace: Option<std::path::PathBuf>,
 }
 
 /// What a line asks for.
@@ -99,6 +108,9 @@ struct RawSpawn {
     provider: Option<String>,
     model: Option<String>,
     limits: Option<BTreeMap<String, Value>>,
+    tools: Option<Vec<String>>,
+    allow_network: Option<bool>,
+    workspace: Option<std::path::PathBuf>,
 }
 
 /// Reads one line.
@@ -218,6 +230,9 @@ fn parse_spawn(params: serde_json::Map<String, Value>) -> Result<Spawn, String> 
         provider: raw.provider,
         model: raw.model,
         limits: LimitSet::from_json(raw.limits.unwrap_or_default())?,
+        tools: raw.tools,
+        allow_network: raw.allow_network,
+        workspace: raw.workspace,
     })
 }
 

@@ -29,6 +29,22 @@ fn a_single_spawn_reads_with_its_overrides() {
         Some(r#"{"type":"object"}"#)
     );
     assert!(spawn.limits.get(LimitKey::MaxTurns).is_some());
+    assert_eq!(spawn.tools, None);
+}
+
+#[test]
+fn a_spawn_may_name_tools_network_and_workspace_for_the_server_to_check() {
+    let request = parse_line(
+        r#"{"id": 1, "method": "spawn", "params": {"task": "hi", "tools": ["bash_read"],
+            "allowNetwork": false, "workspace": "sub"}}"#,
+    )
+    .unwrap();
+    let Method::Spawn(spawn) = request.method else {
+        panic!("a spawn");
+    };
+    assert_eq!(spawn.tools, Some(vec!["bash_read".to_owned()]));
+    assert_eq!(spawn.allow_network, Some(false));
+    assert_eq!(spawn.workspace, Some(std::path::PathBuf::from("sub")));
 }
 
 #[test]

@@ -28,6 +28,10 @@
 //!
 //! [web]
 //! allow_private_networks = false    # true: scrape_webpage may fetch LAN/loopback
+//!
+//! [serve]                           # user config only: what callers may raise
+//! allow_raise = ["timeout"]         # limit names, tools, network, model, ...
+//! allowed_models = ["gpt-4o-mini"]  # models a caller may pick besides the server's
 //! ```
 //!
 //! Unknown keys are errors (a typo would otherwise be silently ignored),
@@ -42,6 +46,7 @@ use subagent_protocol::usage::ModelPrice;
 use subagent_protocol::{ProviderKind, SearchKind};
 
 use super::limits::{LimitKey, LimitSet, RawLimit};
+use super::raise::{Raise, RaiseSettings};
 
 /// Why a config file cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -117,6 +122,8 @@ pub struct ConfigFile {
     pub search: Option<SearchEntry>,
     /// `[web] allow_private_networks`.
     pub web_allow_private_networks: Option<bool>,
+    /// `[serve]`: what callers may raise; read from the user's file only.
+    pub serve: RaiseSettings,
 }
 
 #[derive(Deserialize)]
@@ -132,6 +139,16 @@ struct RawConfig {
     limits: BTreeMap<String, toml::Value>,
     search: Option<RawSearch>,
     web: Option<RawWeb>,
+    serve: Option<RawServe>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawServe {
+    #[serde(default)]
+    allow_raise: Vec<String>,
+    #[serde(default)]
+    allowed_models: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -296,6 +313,22 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigFileErr
             }
         },
     };
+    let serve = match raw.serve {
+        None => RaiseSettings::default(),
+        Some(serve) => {
+            let line = line_of(text, "[serve]");
+            let allow_raise = serve
+                .allow_raise
+                .iter()
+                .map(String::as_str)
+                .map(Raise::parse)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|m| invalid(line, format!("serve.allow_raise: {m}")))?;
+            RaiseSettings::default()
+                .with(allow_raise)
+                .with_models(serve.allowed_models)
+        }
+    };
     Ok(ConfigFile {
         default_provider: raw.default_provider,
         default_agent: raw.default_agent,
@@ -305,6 +338,7 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigFileErr
         limits,
         search,
         web_allow_private_networks: raw.web.and_then(|w| w.allow_private_networks),
+        serve,
     })
 }
 

@@ -10,6 +10,7 @@
 mod file;
 mod limits;
 mod load;
+mod raise;
 mod resolve;
 mod show;
 mod trust;
@@ -23,6 +24,9 @@ mod file_tests;
 #[path = "limits_tests.rs"]
 mod limits_tests;
 #[cfg(test)]
+#[path = "raise_tests.rs"]
+mod raise_tests;
+#[cfg(test)]
 #[path = "resolve_tests.rs"]
 mod resolve_tests;
 
@@ -35,6 +39,7 @@ pub use load::{
     ConfigLayer, LoadedConfig, PROJECT_CONFIG, default_user_config_path, find_project_config,
     load_config, project_config_home, project_dirs, user_config_dir, user_config_path,
 };
+pub use raise::{Raise, RaiseSettings};
 pub use resolve::{
     DEFAULT_AGENT, DEFAULT_MAX_DEPTH, EnvLookup, KindDefaults, Origin, ResolveError, ResolvedRun,
     RunOverrides, Sourced, kind_defaults, resolve_run,

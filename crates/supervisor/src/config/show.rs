@@ -114,6 +114,7 @@ pub fn describe_config(config: &LoadedConfig, env: EnvLookup<'_>) -> Vec<Sourced
         &allow.to_string(),
         origin,
     ));
+    out.extend(raise_settings(config));
 
     for kind in [ProviderKind::OpenaiChat, ProviderKind::Anthropic] {
         let defaults = kind_defaults(kind);
@@ -134,6 +135,49 @@ pub fn describe_config(config: &LoadedConfig, env: EnvLookup<'_>) -> Vec<Sourced
             &format!("env.{}", defaults.api_key_var),
             key,
             Origin::Env(defaults.api_key_var.into()),
+        ));
+    }
+    out
+}
+
+/// `[serve]`: what callers may raise above the ceilings, from the user
+/// config only; a project's `[serve]` is shown as ignored.
+fn raise_settings(config: &LoadedConfig) -> Vec<Sourced> {
+    let (serve, origin) = match &config.user {
+        Some(layer) => (
+            layer.file.serve.clone(),
+            Origin::UserConfig(layer.path.clone()),
+        ),
+        None => (Default::default(), Origin::Default),
+    };
+    let names: Vec<&str> = serve.allow_raise.iter().map(|r| r.name()).collect();
+    let mut out = vec![
+        sourced(
+            "serve.allow_raise",
+            &if names.is_empty() {
+                "nothing (a command's own limits are the ceilings of its requests)".to_owned()
+            } else {
+                names.join(", ")
+            },
+            origin.clone(),
+        ),
+        sourced(
+            "serve.allowed_models",
+            &if serve.allowed_models.is_empty() {
+                "only the command's own model".to_owned()
+            } else {
+                serve.allowed_models.join(", ")
+            },
+            origin,
+        ),
+    ];
+    if let Some(project) = &config.project
+        && project.file.serve != Default::default()
+    {
+        out.push(sourced(
+            "serve",
+            "ignored: only the user config may let callers raise the ceilings",
+            Origin::ProjectConfig(project.path.clone()),
         ));
     }
     out

@@ -1,11 +1,14 @@
 //! Running subagents: admission (agent, tool subset, depth, gate,
 //! concurrency, spawn cap), one child's life (spawn, handshake, events,
 //! timeouts, escalation), the nested subagents it asks for (budget
-//! reservation, the tree's spawn cap), and the result assembled from it.
+//! reservation, the tree's spawn cap), the operator's settings as the
+//! ceilings of what a request may ask, and the result assembled from it.
 //!
 //! Declares and re-exports only.
 
 mod assemble;
+mod ceiling_error;
+mod ceilings;
 mod child;
 mod config;
 mod context;
@@ -22,6 +25,8 @@ mod supervisor;
 mod tool_subset;
 mod watch;
 
+pub use ceiling_error::{CeilingError, Owner};
+pub use ceilings::{Asked, Ceilings};
 pub use config::{CANCEL_WINDOW, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_PER_CALL, SupervisorConfig};
 pub(crate) use context::{ending_of, summarize};
 pub use modes::{PREVIOUS_PLACEHOLDER, check_concurrency, substitute_previous};

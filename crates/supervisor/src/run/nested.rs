@@ -9,6 +9,12 @@
 //! path ([`Supervisor::run_nested`]): admission, its own session file,
 //! sandbox and limits. Nothing here writes a session file or starts a
 //! process.
+//!
+//! A child never gets more than its parent ([`hold_under_parent`]): its
+//! limits, budget, depth, network and provider are the parent's (or lower
+//! when the call asks for lower), and its tools are its agent's cut down
+//! to the parent's, or the ones the call names when the parent has them
+//! all. A call that asks for more is refused (`INVALID_INPUT`).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -19,10 +25,13 @@ use subagent_protocol::result::{ContentItem, Mode, SubagentResult};
 use subagent_protocol::{Budget, ErrorCode, SpawnRequest, SubagentReply, Usage};
 use tokio_util::sync::CancellationToken;
 
+use super::ceiling_error::Owner;
+use super::ceilings::{Asked, Ceilings};
 use super::context::RunContext;
 use super::request::RunRequest;
 use super::reservation::{ReservationId, Unaffordable};
 use super::supervisor::Supervisor;
+use crate::config::{LimitSet, RaiseSettings};
 
 /// What one root run's tree has started so far (at most
 /// [`super::config::SupervisorConfig::max_tree_spawns`]); shared by every
@@ -126,6 +135,62 @@ pub(super) fn grandchild_request(
         mode: Mode::Single,
         web: p.web.clone(),
     }
+}
+
+/// Holds `request` (made by [`grandchild_request`], so the parent's own
+/// settings with the reserved budget) under those settings, with what the
+/// call asks applied: lower limits, a tool subset. The error is the
+/// refusal's text, naming what was asked and what the parent has.
+pub(super) fn hold_under_parent(
+    parent: &RunContext<'_>,
+    spawn: &SpawnRequest,
+    request: &mut RunRequest,
+) -> Result<(), String> {
+    let catalog = &parent.config.catalog;
+    let tools_of = |agent: &str| {
+        catalog
+            .get(agent)
+            .map(|a| a.tools.clone())
+            .unwrap_or_default()
+    };
+    let parent_tools = parent
+        .request
+        .tools
+        .clone()
+        .unwrap_or_else(|| tools_of(&parent.request.agent));
+    let ceilings = Ceilings::new(
+        request.clone(),
+        parent_tools,
+        RaiseSettings::default(),
+        Owner::Parent,
+    );
+    let asked_limits = match &spawn.limits_json {
+        None => LimitSet::default(),
+        Some(text) => {
+            let map = match serde_json::from_str::<serde_json::Value>(text) {
+                Ok(serde_json::Value::Object(map)) => map,
+                _ => return Err("`limits` must be an object such as {\"memory\": \"256M\"}".into()),
+            };
+            LimitSet::from_json(map)?
+        }
+    };
+    asked_limits.apply(
+        &mut request.limits,
+        &mut request.budget,
+        &mut request.max_depth,
+    );
+    request.tools.clone_from(&spawn.tools);
+    let agent_tools = tools_of(&spawn.agent);
+    ceilings
+        .admit(
+            request,
+            &Asked {
+                limits: &asked_limits,
+                tools: spawn.tools.is_some(),
+                agent_tools: &agent_tools,
+            },
+        )
+        .map_err(|e| e.to_string())
 }
 
 /// Runs the grandchild to its result; the future is the parent watch's to

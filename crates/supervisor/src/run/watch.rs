@@ -527,7 +527,14 @@ impl<'c, 'a> Watch<'c, 'a> {
                 self.refuse_spawn(nested::unaffordable(call_id, why)).await;
             }
             Ok((reservation, budget)) => {
-                let request = nested::grandchild_request(self.ctx, &spawn, budget);
+                let mut request = nested::grandchild_request(self.ctx, &spawn, budget);
+                if let Err(message) = nested::hold_under_parent(self.ctx, &spawn, &mut request) {
+                    // Nothing started: the reservation goes back untouched.
+                    self.share.settle(reservation, &Usage::default());
+                    self.refuse_spawn(nested::refused(call_id, ErrorCode::InvalidInput, message))
+                        .await;
+                    return;
+                }
                 tracing::debug!(
                     run_id = %self.ctx.run_id,
                     agent = %request.agent,

@@ -59,6 +59,10 @@ struct Arguments {
     max_turns: Option<u32>,
     #[serde(default)]
     max_cost: Option<f64>,
+    #[serde(default)]
+    tools: Option<Vec<String>>,
+    #[serde(default)]
+    limits: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// The definition offered to the model.
@@ -77,7 +81,9 @@ pub(crate) fn definition() -> ToolDefinition {
                 "task": {"type": "string", "description": "Everything the agent needs to know: it sees nothing of this conversation."},
                 "outputSchema": {"type": "object", "description": "JSON Schema its answer must fit (optional)."},
                 "maxTurns": {"type": "integer", "minimum": 1, "description": "Model turns it may use (optional; at most what you have left)."},
-                "maxCost": {"type": "number", "minimum": 0, "description": "Dollars it may spend (optional; at most what you have left)."}
+                "maxCost": {"type": "number", "minimum": 0, "description": "Dollars it may spend (optional; at most what you have left)."},
+                "tools": {"type": "array", "items": {"type": "string"}, "description": "Its tools (optional; a subset of yours, default: its agent's that you have too)."},
+                "limits": {"type": "object", "description": "Lower limits for it, as in an agent file, e.g. {\"memory\": \"256M\", \"timeout\": \"5m\"} (optional; never more than yours)."}
             },
             "required": ["agent", "task"],
             "additionalProperties": false
@@ -90,7 +96,7 @@ pub(crate) fn spawn_request(call_id: &str, arguments_json: &str) -> Result<Spawn
     let args: Arguments = serde_json::from_str(arguments_json).map_err(|e| {
         format!(
             "invalid arguments for `{SUBAGENT_TOOL_NAME}`: {e}; give `agent` and `task` as \
-             strings, and optionally `outputSchema`, `maxTurns` and `maxCost`"
+             strings, and optionally `outputSchema`, `maxTurns`, `maxCost`, `tools` and `limits`"
         )
     })?;
     if let Some(cost) = args.max_cost
@@ -108,6 +114,10 @@ pub(crate) fn spawn_request(call_id: &str, arguments_json: &str) -> Result<Spawn
         output_schema_json: args.output_schema.map(|schema| schema.to_string()),
         max_turns: args.max_turns,
         max_cost: args.max_cost,
+        tools: args.tools,
+        limits_json: args
+            .limits
+            .map(|limits| serde_json::Value::Object(limits).to_string()),
     })
 }
 

@@ -23,6 +23,8 @@ fn arguments_become_a_spawn_request_with_the_schema_as_json_text() {
             output_schema_json: Some(r#"{"type":"object"}"#.into()),
             max_turns: Some(3),
             max_cost: Some(0.5),
+            tools: None,
+            limits_json: None,
         }
     );
 }

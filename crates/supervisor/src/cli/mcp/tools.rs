@@ -53,6 +53,9 @@ struct RawSpawnArgs {
     provider: Option<String>,
     model: Option<String>,
     limits: Option<BTreeMap<String, Value>>,
+    tools: Option<Vec<String>>,
+    allow_network: Option<bool>,
+    workspace: Option<std::path::PathBuf>,
 }
 
 /// A `subagent` call, checked: what the server resolves and runs.
@@ -74,8 +77,14 @@ pub(crate) struct SpawnCall {
     pub(crate) provider: Option<String>,
     /// Model override.
     pub(crate) model: Option<String>,
-    /// Limit overrides, over the server's flags.
+    /// Limit overrides, over the server's flags (at most its own).
     pub(crate) limits: LimitSet,
+    /// Tools, a subset of the server's.
+    pub(crate) tools: Option<Vec<String>>,
+    /// Network for tool processes.
+    pub(crate) allow_network: Option<bool>,
+    /// Workspace, the server's or below it.
+    pub(crate) workspace: Option<std::path::PathBuf>,
 }
 
 /// Reads a `subagent` call's arguments; the error says what is wrong in
@@ -116,6 +125,9 @@ pub(crate) fn parse_spawn(arguments: Option<JsonObject>) -> Result<SpawnCall, St
         provider: raw.provider,
         model: raw.model,
         limits: LimitSet::from_json(raw.limits.unwrap_or_default())?,
+        tools: raw.tools,
+        allow_network: raw.allow_network,
+        workspace: raw.workspace,
     })
 }
 
@@ -143,9 +155,12 @@ pub(crate) fn tool_list() -> Vec<Tool> {
             "background": {"type": "boolean", "default": false, "description": "Return a job id at once; ask subagent_status for the result."},
             "provider": {"type": "string", "description": "Provider override: a configured provider or an API kind."},
             "model": {"type": "string", "description": "Model override."},
-            "limits": {"type": "object", "description": format!("Limit overrides, as in an agent file: {}.", limit_names.join(", ")),
+            "limits": {"type": "object", "description": format!("Limit overrides, as in an agent file: {}. The server's own are ceilings: ask for less, never more.", limit_names.join(", ")),
                 "propertyNames": {"enum": limit_names},
-                "additionalProperties": {"type": ["string", "number"]}}
+                "additionalProperties": {"type": ["string", "number"]}},
+            "tools": {"type": "array", "items": {"type": "string"}, "description": "Tools of the child, a subset of the server's; [] for none."},
+            "allowNetwork": {"type": "boolean", "description": "Network for tool processes; true only on a server started with --allow-network."},
+            "workspace": {"type": "string", "description": "The server's workspace or a directory below it (relative to the server's workspace)."}
         },
         "additionalProperties": false
     });
