@@ -37,6 +37,9 @@ pub fn run(args: BenchArgs) -> Result<()> {
     let groups = args.only.clone().unwrap_or_default();
     let wants = |group: &str| groups.is_empty() || groups.split(',').any(|g| g.trim() == group);
     let mut tools = vec![deps::CC];
+    if wants("spawn") {
+        tools.push(deps::BWRAP);
+    }
     if wants("llama") || wants("pi") {
         tools.push(deps::CURL);
     }

@@ -106,6 +106,15 @@ pub const CC: Tool = Tool {
     package: "gcc",
 };
 
+/// bubblewrap, the reference the tool sandbox's spawn rows are measured
+/// against (the same filesystem view and namespaces, by another program).
+pub const BWRAP: Tool = Tool {
+    name: "bubblewrap",
+    program: "bwrap",
+    probe_args: &["--version"],
+    package: "bubblewrap",
+};
+
 /// tar, to unpack the llama.cpp source archive.
 pub const TAR: Tool = Tool {
     name: "tar",

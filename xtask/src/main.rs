@@ -67,7 +67,7 @@ enum Command {
     },
     /// Release-build benchmarks, each beside its baseline and target (see
     /// BENCHMARKS.md). Installs what the comparisons need (the local model,
-    /// curl, a C compiler, pi from npm) into the cache first.
+    /// curl, a C compiler, bubblewrap, pi from npm) into the cache first.
     Bench {
         /// Iterations per process-spawning measurement.
         #[arg(long, default_value_t = 200)]
