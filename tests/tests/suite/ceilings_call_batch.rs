@@ -113,7 +113,7 @@ fn batch_with_ceilings_from_flags_refuses_a_line_above_them_and_without_runs_it(
     let out = batch("refused.jsonl", &["--ceilings-from-flags"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("tasks file line 1 (task `t1`)"), "{stderr}");
+    assert!(stderr.contains("line 1: task `t1`"), "{stderr}");
     assert!(
         stderr.contains("limits.memory = 300M is above the batch's ceiling of 256M"),
         "{stderr}"

@@ -261,11 +261,15 @@ fn serve_stdio_answers_bad_lines_skips_a_huge_one_and_holds_back_an_unread_flood
         .to_owned();
 
     server.send(b"\xff\xfe{\"id\": 2}\n");
-    let bad = server.read_until("the non-UTF-8 line's error", |m| m["id"].is_null());
+    let bad = server.read_until("the non-UTF-8 line's error", |m| {
+        m["id"].is_null() && m.get("error").is_some()
+    });
     assert_eq!(bad["error"]["code"], "PARSE_ERROR", "{bad}");
     assert!(bad["error"]["message"].as_str().unwrap().contains("UTF-8"));
     server.send(b"not json\n");
-    let bad = server.read_until("the non-JSON line's error", |m| m["id"].is_null());
+    let bad = server.read_until("the non-JSON line's error", |m| {
+        m["id"].is_null() && m.get("error").is_some()
+    });
     assert_eq!(bad["error"]["code"], "PARSE_ERROR", "{bad}");
     server.request(&json!({"id": 3, "method": "status", "params": {"jobId": job}}));
     assert_eq!(server.answer(3)["result"]["state"], "completed");
@@ -273,7 +277,9 @@ fn serve_stdio_answers_bad_lines_skips_a_huge_one_and_holds_back_an_unread_flood
     let (rss_before, _) = server.memory();
     server.send_long_line(100 * 1024 * 1024);
     server.request(&json!({"id": 4, "method": "list"}));
-    let bad = server.read_until("the long line's error", |m| m["id"].is_null());
+    let bad = server.read_until("the long line's error", |m| {
+        m["id"].is_null() && m.get("error").is_some()
+    });
     let (_, peak) = server.memory();
     eprintln!(
         "serve_hostile: a 100 MiB line: peak RSS {} MiB over {} MiB before",

@@ -14,10 +14,11 @@ use super::support::*;
 
 const MIB: u64 = 1024 * 1024;
 
-/// What the watch may let through past the cap (128 MiB): a tool writing
-/// at page-cache speed for one 100 ms watch interval and one walk, on a
-/// loaded machine.
-const SLACK: u64 = 128 * MIB;
+/// What the watch may let through past the cap (256 MiB, one file's
+/// RLIMIT_FSIZE): a tool writing at page-cache speed for one 100 ms watch
+/// interval and one walk. Alone it was 2 to 23 MiB; during the whole suite
+/// on 2 cores, 153 MiB. Without the watch all four files land (1 GiB).
+const SLACK: u64 = 256 * MIB;
 
 /// Four files of 300 MiB, written in 1 MiB pieces; a file stopped by the
 /// per-file cap (EFBIG: Python ignores SIGXFSZ) is left and the next begun.

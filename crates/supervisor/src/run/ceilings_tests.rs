@@ -72,6 +72,7 @@ fn every_limit_asked_above_its_ceiling_is_refused_naming_limit_ask_and_ceiling()
         (LimitKey::ToolTimeout, "48h"),
         (LimitKey::ToolMemory, "20G"),
         (LimitKey::ToolPids, "100000"),
+        (LimitKey::ToolDisk, "20G"),
         (LimitKey::MaxTurns, "100000"),
         (LimitKey::MaxCost, "5000"),
         (LimitKey::MaxDepth, "9"),
