@@ -11,9 +11,9 @@
 //! pure function over [`CgroupFacts`]; [`adopt`] makes the move.
 //!
 //! It never moves a process but this one, never touches a cgroup that holds
-//! other processes or that we cannot write, and never moves a process whose
-//! cgroup already hands memory and pids to its children (the root cgroup, a
-//! cgroup root prepared by an operator).
+//! other processes or that we cannot write, and never moves a process out
+//! of the root cgroup, which hands controllers down with processes inside
+//! (a root supervisor there keeps the existing path).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -77,14 +77,10 @@ pub(crate) fn place_v2(dir: PathBuf, facts: &impl CgroupFacts) -> Result<CgroupK
         ));
     }
     facts.writable(&dir).map_err(|e| not_writable(&dir, &e))?;
-    let subtree = dir.join("cgroup.subtree_control");
-    // Already handed to children (an operator's cgroup root), or the root
-    // cgroup, which may hold processes and still hand controllers down: the
-    // children's cgroups go right here and nothing moves.
-    let handed_down = facts
-        .read(&subtree)
-        .is_ok_and(|text| lists_memory_and_pids(&text));
-    if handed_down || !facts.exists(&dir.join("cgroup.type")) {
+    // The root cgroup may hold processes and still hand controllers down:
+    // the children's cgroups go right there and nothing moves (a cgroup
+    // namespace's root shows as `/` too, but has a `cgroup.type`).
+    if !facts.exists(&dir.join("cgroup.type")) {
         return Ok(CgroupKind::V2 { dir, leaf: None });
     }
     let procs_file = dir.join("cgroup.procs");
@@ -93,9 +89,6 @@ pub(crate) fn place_v2(dir: PathBuf, facts: &impl CgroupFacts) -> Result<CgroupK
         .lines()
         .filter_map(|l| l.trim().parse().ok())
         .collect();
-    if procs.is_empty() {
-        return Ok(CgroupKind::V2 { dir, leaf: None });
-    }
     let pid = facts.pid();
     let others: Vec<String> = procs
         .iter()
@@ -114,7 +107,9 @@ pub(crate) fn place_v2(dir: PathBuf, facts: &impl CgroupFacts) -> Result<CgroupK
             others.join(" ")
         ));
     }
-    for file in [&procs_file, &subtree] {
+    // Moving ourselves needs write access to `cgroup.procs` of the common
+    // ancestor of both cgroups (ours); handing down, to our subtree_control.
+    for file in [&procs_file, &dir.join("cgroup.subtree_control")] {
         facts.writable(file).map_err(|e| not_writable(file, &e))?;
     }
     let leaf = dir.join(leaf_name(pid));

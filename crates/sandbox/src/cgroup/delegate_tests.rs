@@ -247,18 +247,3 @@ fn the_root_cgroup_is_used_as_it_is_whoever_else_is_in_it() {
         }
     );
 }
-
-#[test]
-fn a_cgroup_that_already_hands_memory_and_pids_down_is_used_without_moving() {
-    let facts = Sample::new(4242)
-        .v2(SCOPE, "memory pids\n", "memory pids\n", "")
-        .delegated(SCOPE);
-    let own = "0::/user.slice/user-1000.slice/user@1000.service/app.slice/run-r1.scope\n";
-    assert_eq!(
-        decide(own, PURE_V2_MOUNTS, &facts).unwrap(),
-        CgroupKind::V2 {
-            dir: PathBuf::from(SCOPE),
-            leaf: None,
-        }
-    );
-}
