@@ -43,6 +43,12 @@ pub enum CgroupKind {
 }
 
 impl CgroupKind {
+    /// A v2 kind, for callers that describe one (a report's tests); the
+    /// sandbox finds its own with [`cgroup_support`].
+    pub fn v2(dir: PathBuf, leaf: Option<PathBuf>) -> Self {
+        CgroupKind::V2 { dir, leaf }
+    }
+
     /// The cgroup this process lives in, in the hierarchy children's
     /// cgroups are made in (once a delegated leaf is adopted).
     pub(crate) fn own_cgroup(&self) -> &Path {
