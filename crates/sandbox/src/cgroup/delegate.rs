@@ -10,8 +10,9 @@
 //! until it moves itself into a leaf below it. [`place_v2`] decides, as a
 //! pure function over [`CgroupFacts`]; [`adopt`] makes the move.
 //!
-//! It never moves a process but this one, never touches a cgroup that holds
-//! other processes or that we cannot write, and never moves a process out
+//! It never moves a process but this one and its own descendants (which
+//! would have been born in its cgroup a moment later), never touches a
+//! cgroup that holds other processes or that we cannot write, and never moves a process out
 //! of the root cgroup, which hands controllers down with processes inside
 //! (a root supervisor there keeps the existing path).
 
@@ -34,6 +35,8 @@ pub(crate) trait CgroupFacts {
     fn exists(&self, path: &Path) -> bool;
     /// Whether we may write it; the error says why not.
     fn writable(&self, path: &Path) -> Result<(), String>;
+    /// The parent of process `pid`; `None` when it cannot be read.
+    fn parent_of(&self, pid: u32) -> Option<u32>;
 }
 
 /// The facts as the kernel gives them to this process.
@@ -55,6 +58,44 @@ impl CgroupFacts for KernelFacts {
     fn writable(&self, path: &Path) -> Result<(), String> {
         access(path, AccessFlags::W_OK).map_err(|e| e.to_string())
     }
+
+    fn parent_of(&self, pid: u32) -> Option<u32> {
+        crate::procfs::stat(pid).map(|stat| stat.ppid)
+    }
+}
+
+/// Longest chain of parents walked to find out whether a process is one of
+/// ours: deeper than any probe's process tree.
+const MAX_ANCESTRY: usize = 64;
+
+/// Rounds of moving our own processes out of the delegated cgroup before
+/// handing the controllers down gives up: a descendant forked between the
+/// reading of `cgroup.procs` and the move is caught by the next round.
+const ADOPT_ROUNDS: usize = 3;
+
+/// Whether `pid` is `ancestor` or descends from it. A process whose parent
+/// cannot be read (gone, or outside our pid namespace, listed as 0) counts
+/// as not ours.
+fn descends_from(pid: u32, ancestor: u32, facts: &impl CgroupFacts) -> bool {
+    if pid == 0 {
+        return false;
+    }
+    let mut current = pid;
+    for _ in 0..MAX_ANCESTRY {
+        if current == ancestor {
+            return true;
+        }
+        match facts.parent_of(current) {
+            Some(parent) if parent != 0 && parent != current => current = parent,
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// The members of a `cgroup.procs` text.
+fn members(text: &str) -> Vec<u32> {
+    text.lines().filter_map(|l| l.trim().parse().ok()).collect()
 }
 
 /// The leaf this process moves into: named by our scheme, so the sweep of
@@ -84,16 +125,14 @@ pub(crate) fn place_v2(dir: PathBuf, facts: &impl CgroupFacts) -> Result<CgroupK
         return Ok(CgroupKind::V2 { dir, leaf: None });
     }
     let procs_file = dir.join("cgroup.procs");
-    let procs: Vec<u32> = facts
-        .read(&procs_file)?
-        .lines()
-        .filter_map(|l| l.trim().parse().ok())
-        .collect();
     let pid = facts.pid();
-    let others: Vec<String> = procs
-        .iter()
-        .filter(|p| **p != pid)
-        .map(u32::to_string)
+    // Besides us, only our own processes (a probe the supervisor started a
+    // moment before, such as the Python interpreter's) may be there: they
+    // move with us.
+    let others: Vec<String> = members(&facts.read(&procs_file)?)
+        .into_iter()
+        .filter(|p| !descends_from(*p, pid, facts))
+        .map(|p| p.to_string())
         .collect();
     if !others.is_empty() {
         return Err(format!(
@@ -119,12 +158,13 @@ pub(crate) fn place_v2(dir: PathBuf, facts: &impl CgroupFacts) -> Result<CgroupK
     })
 }
 
-/// Moves this process into `leaf` (made under `dir` if missing) and hands
-/// memory and pids down from `dir`, so children's cgroups made in `dir` can
-/// be capped. A process left in the leaf when the hand-down fails (another
-/// process joined `dir` meanwhile) is still in its delegated cgroup, which
-/// caps it as before.
-pub(crate) fn adopt(dir: &Path, leaf: &Path) -> Result<(), String> {
+/// Moves this process into `leaf` (made under `dir` if missing), and with
+/// it any of its own descendants still in `dir` (a probe started a moment
+/// before), then hands memory and pids down from `dir`, so children's
+/// cgroups made in `dir` can be capped. A process left in the leaf when the
+/// hand-down fails (a process not ours joined `dir` meanwhile) is still in
+/// its delegated cgroup, which caps it as before.
+pub(crate) fn adopt(dir: &Path, leaf: &Path, facts: &impl CgroupFacts) -> Result<(), String> {
     if let Err(e) = fs::create_dir(leaf)
         && e.kind() != std::io::ErrorKind::AlreadyExists
     {
@@ -133,8 +173,9 @@ pub(crate) fn adopt(dir: &Path, leaf: &Path) -> Result<(), String> {
             leaf.display()
         ));
     }
-    let procs = leaf.join("cgroup.procs");
-    fs::write(&procs, std::process::id().to_string()).map_err(|e| {
+    let leaf_procs = leaf.join("cgroup.procs");
+    let pid = facts.pid();
+    fs::write(&leaf_procs, pid.to_string()).map_err(|e| {
         format!(
             "cannot move ourselves into the leaf cgroup {} ({e}); the delegated cgroup {} \
              then cannot hand memory and pids to children's cgroups",
@@ -142,7 +183,21 @@ pub(crate) fn adopt(dir: &Path, leaf: &Path) -> Result<(), String> {
             dir.display()
         )
     })?;
-    super::child::enable_v2_controllers(dir)
+    let mut handed_down = super::child::enable_v2_controllers(dir);
+    for _ in 1..ADOPT_ROUNDS {
+        if handed_down.is_ok() {
+            break;
+        }
+        let ours = members(&facts.read(&dir.join("cgroup.procs"))?)
+            .into_iter()
+            .filter(|p| descends_from(*p, pid, facts));
+        for descendant in ours {
+            // One that exited meanwhile is simply no longer there.
+            let _ = fs::write(&leaf_procs, descendant.to_string());
+        }
+        handed_down = super::child::enable_v2_controllers(dir);
+    }
+    handed_down
 }
 
 fn lists_memory_and_pids(text: &str) -> bool {

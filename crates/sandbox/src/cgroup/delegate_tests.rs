@@ -12,6 +12,7 @@ struct Sample {
     pid: u32,
     files: HashMap<PathBuf, String>,
     writable: HashSet<PathBuf>,
+    parents: HashMap<u32, u32>,
 }
 
 impl Sample {
@@ -34,6 +35,12 @@ impl Sample {
         ] {
             self.files.insert(dir.join(name), text.to_string());
         }
+        self
+    }
+
+    /// Process `pid` whose parent is `parent`.
+    fn process(mut self, pid: u32, parent: u32) -> Self {
+        self.parents.insert(pid, parent);
         self
     }
 
@@ -76,6 +83,10 @@ impl CgroupFacts for Sample {
             Err("EACCES: Permission denied".to_string())
         }
     }
+
+    fn parent_of(&self, pid: u32) -> Option<u32> {
+        self.parents.get(&pid).copied()
+    }
 }
 
 const PURE_V2_MOUNTS: &str = "\
@@ -117,12 +128,46 @@ fn a_session_scope_owned_by_root_is_not_ours_and_the_error_says_how_to_get_one()
 #[test]
 fn a_delegated_scope_that_also_holds_a_shell_is_left_alone() {
     let own = "0::/user.slice/user-1000.slice/user@1000.service/app.slice/run-r1.scope\n";
+    // The shell ran us: our parent, not one of ours.
     let facts = Sample::new(4242)
         .v2(SCOPE, "memory pids\n", "\n", "1200\n4242\n")
-        .delegated(SCOPE);
+        .delegated(SCOPE)
+        .process(4242, 1200)
+        .process(1200, 900);
     let err = decide(own, PURE_V2_MOUNTS, &facts).unwrap_err();
     assert!(err.contains("not ours (1200)"), "{err}");
     assert!(err.contains("not a shell"), "{err}");
+}
+
+#[test]
+fn a_delegated_scope_holding_us_and_a_probe_we_started_is_used() {
+    // The Python probe through a pyenv shim: our child and grandchild.
+    let own = "0::/user.slice/user-1000.slice/user@1000.service/app.slice/run-r1.scope\n";
+    let facts = Sample::new(4242)
+        .v2(SCOPE, "memory pids\n", "\n", "4242\n4250\n4251\n")
+        .delegated(SCOPE)
+        .process(4242, 900)
+        .process(4250, 4242)
+        .process(4251, 4250);
+    assert_eq!(
+        decide(own, PURE_V2_MOUNTS, &facts).unwrap(),
+        CgroupKind::V2 {
+            dir: PathBuf::from(SCOPE),
+            leaf: Some(PathBuf::from(SCOPE).join("subagent-4242-self")),
+        }
+    );
+}
+
+#[test]
+fn a_process_outside_our_pid_namespace_is_not_ours() {
+    // cgroup.procs lists a process our pid namespace cannot see as 0.
+    let own = "0::/user.slice/user-1000.slice/user@1000.service/app.slice/run-r1.scope\n";
+    let facts = Sample::new(4242)
+        .v2(SCOPE, "memory pids\n", "\n", "0\n4242\n")
+        .delegated(SCOPE)
+        .process(0, 4242);
+    let err = decide(own, PURE_V2_MOUNTS, &facts).unwrap_err();
+    assert!(err.contains("not ours (0)"), "{err}");
 }
 
 #[test]

@@ -114,7 +114,7 @@ pub(crate) fn cgroup_support_cached() -> Result<CgroupKind, String> {
                 leaf: Some(leaf),
             } = &kind
             {
-                delegate::adopt(dir, leaf)?;
+                delegate::adopt(dir, leaf, &KernelFacts)?;
                 tracing::debug!(
                     cgroup = %dir.display(),
                     leaf = %leaf.display(),
