@@ -216,3 +216,7 @@ fn not_writable(path: &Path, reason: &str) -> String {
 #[cfg(test)]
 #[path = "delegate_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "delegate_kernel_tests.rs"]
+mod kernel_tests;
