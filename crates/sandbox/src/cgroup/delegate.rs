@@ -11,10 +11,10 @@
 //! pure function over [`CgroupFacts`]; [`adopt`] makes the move.
 //!
 //! It never moves a process but this one and its own descendants (which
-//! would have been born in its cgroup a moment later), never touches a
-//! cgroup that holds other processes or that we cannot write, and never moves a process out
-//! of the root cgroup, which hands controllers down with processes inside
-//! (a root supervisor there keeps the existing path).
+//! would have been born in its leaf a moment later), never touches a cgroup
+//! that holds other processes or that we cannot write, and never moves a
+//! process out of the root cgroup, which hands controllers down with
+//! processes inside (a root supervisor there keeps the existing path).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -138,7 +138,7 @@ pub(crate) fn place_v2(dir: PathBuf, facts: &impl CgroupFacts) -> Result<CgroupK
         return Err(format!(
             "cgroup v2 at {} also holds processes that are not ours ({}): cgroup v2 \
              hands the memory and pids controllers to child cgroups only from a cgroup \
-             without processes, and we move no process but ourselves; start subagent \
+             without processes, and we move no process but ours; start subagent \
              itself in its own delegated scope, e.g. \
              `systemd-run --user --scope -p Delegate=yes subagent ...` (not a shell that \
              then runs it)",
