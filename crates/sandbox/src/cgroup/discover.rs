@@ -36,8 +36,8 @@ pub enum CgroupKind {
         /// Where `dir` is delegated to us with us inside it: the leaf under
         /// `dir` this process moves into, since cgroup v2 hands controllers
         /// to children only from a cgroup without processes of its own.
-        /// `None` where `dir` already hands them down (the root cgroup, an
-        /// operator's prepared cgroup).
+        /// `None` in the root cgroup, which hands controllers down with
+        /// processes inside.
         leaf: Option<PathBuf>,
     },
 }
