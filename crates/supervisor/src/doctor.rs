@@ -193,6 +193,19 @@ pub fn cgroup_probe(support: &Result<CgroupKind, String>) -> Probe {
                 "v1, memory and pids controllers writable (no writable freezer)"
             },
         ),
+        Ok(CgroupKind::V2 {
+            dir,
+            leaf: Some(leaf),
+            ..
+        }) => Probe::ok(
+            "cgroup",
+            format!(
+                "v2, delegated to us at {}: the supervisor moves itself into {} and makes \
+                 its children's cgroups beside it, with memory and pids caps",
+                dir.display(),
+                leaf.display()
+            ),
+        ),
         Ok(CgroupKind::V2 { .. }) => {
             Probe::ok("cgroup", "v2, memory and pids controllers writable")
         }

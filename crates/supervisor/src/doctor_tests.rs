@@ -64,6 +64,24 @@ fn a_cgroup_without_controllers_is_missing_with_delegation_as_the_fix() {
 }
 
 #[test]
+fn a_delegated_cgroup_is_ok_and_says_where_the_supervisor_moves() {
+    let scope = std::path::PathBuf::from("/sys/fs/cgroup/app.slice/run-r1.scope");
+    let probe = cgroup_probe(&Ok(subagent_sandbox::CgroupKind::v2(
+        scope.clone(),
+        Some(scope.join("subagent-7-self")),
+    )));
+    assert_eq!(
+        probe,
+        Probe::ok(
+            "cgroup",
+            "v2, delegated to us at /sys/fs/cgroup/app.slice/run-r1.scope: the supervisor \
+             moves itself into /sys/fs/cgroup/app.slice/run-r1.scope/subagent-7-self and \
+             makes its children's cgroups beside it, with memory and pids caps"
+        )
+    );
+}
+
+#[test]
 fn python_reports_its_version_and_real_executable() {
     let outcome = PythonOutcome::Exited {
         success: true,

@@ -93,7 +93,7 @@ impl ChildCgroup {
     ) -> Result<CgroupSetup, String> {
         chores::assert_off_runtime("creating a cgroup");
         STALE_SWEEP.call_once(|| super::stale::sweep_stale(kind));
-        if let CgroupKind::V2 { dir } = kind {
+        if let CgroupKind::V2 { dir, .. } = kind {
             enable_v2_controllers(dir)?;
         }
         let name = format!(
@@ -111,7 +111,7 @@ impl ChildCgroup {
                 pids: pids.join(&name),
                 freezer: freezer.as_ref().map(|f| f.join(&name)),
             },
-            CgroupKind::V2 { dir } => Layout::V2 {
+            CgroupKind::V2 { dir, .. } => Layout::V2 {
                 dir: dir.join(&name),
             },
         };
@@ -383,7 +383,7 @@ fn v1_dirs(memory: &Path, pids: &Path, freezer: Option<&PathBuf>) -> Vec<PathBuf
 
 /// Makes memory and pids available to our child cgroups (v2 only hands a
 /// controller to children that the parent lists in `cgroup.subtree_control`).
-fn enable_v2_controllers(ours: &Path) -> Result<(), String> {
+pub(super) fn enable_v2_controllers(ours: &Path) -> Result<(), String> {
     let control = ours.join("cgroup.subtree_control");
     let enabled = fs::read_to_string(&control).unwrap_or_default();
     let has = |c: &str| enabled.split_whitespace().any(|e| e == c);

@@ -2,12 +2,14 @@
 //! whether per-child cgroups with memory and pids caps can be made under it.
 //!
 //! Reads `/proc/self/cgroup` and `/proc/self/mountinfo` and checks
-//! writability; it never creates, writes or moves anything.
+//! writability; it never creates, writes or moves anything, except that
+//! [`cgroup_support_cached`], as the first child's cgroup is planned, moves
+//! this process into the leaf of a delegated v2 cgroup ([`super::delegate`]).
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use nix::unistd::{AccessFlags, access};
+use super::delegate::{self, CgroupFacts, KernelFacts};
 
 /// A writable cgroup hierarchy with memory and pids controllers: where this
 /// process's own cgroup is, so per-child cgroups can be made under it.
@@ -29,45 +31,67 @@ pub enum CgroupKind {
     /// cgroup v2: the unified hierarchy.
     #[non_exhaustive]
     V2 {
-        /// Our cgroup directory.
+        /// Our cgroup directory: children's cgroups are made in it.
         dir: PathBuf,
+        /// Where `dir` is delegated to us with us inside it: the leaf under
+        /// `dir` this process moves into, since cgroup v2 hands controllers
+        /// to children only from a cgroup without processes of its own.
+        /// `None` in the root cgroup, which hands controllers down with
+        /// processes inside.
+        leaf: Option<PathBuf>,
     },
 }
 
+impl CgroupKind {
+    /// A v2 kind, for callers that describe one (a report's tests); the
+    /// sandbox finds its own with [`cgroup_support`].
+    pub fn v2(dir: PathBuf, leaf: Option<PathBuf>) -> Self {
+        CgroupKind::V2 { dir, leaf }
+    }
+
+    /// The cgroup this process lives in, in the hierarchy children's
+    /// cgroups are made in (once a delegated leaf is adopted).
+    pub(crate) fn own_cgroup(&self) -> &Path {
+        match self {
+            CgroupKind::V1 { memory, .. } => memory,
+            CgroupKind::V2 { dir, leaf } => leaf.as_deref().unwrap_or(dir),
+        }
+    }
+}
+
 /// Whether per-child cgroups with memory and pids caps can be made here, and
-/// where; the error says why not and what to do.
+/// where; the error says why not and what to do. A delegated v2 cgroup is
+/// reported with the leaf this process would move into; nothing moves.
 pub fn cgroup_support() -> Result<CgroupKind, String> {
     let own = read("/proc/self/cgroup")?;
     let mounts = read("/proc/self/mountinfo")?;
-    let mut kind = locate(&own, &mounts)?;
-    match &mut kind {
+    decide(&own, &mounts, &KernelFacts)
+}
+
+/// [`cgroup_support`] over the texts of `/proc/self/cgroup` and
+/// `/proc/self/mountinfo` and the facts `facts` gives about cgroupfs.
+pub(crate) fn decide(
+    own_cgroups: &str,
+    mountinfo: &str,
+    facts: &impl CgroupFacts,
+) -> Result<CgroupKind, String> {
+    match locate(own_cgroups, mountinfo)? {
         CgroupKind::V1 {
             memory,
             pids,
             freezer,
         } => {
-            writable(memory)?;
-            writable(pids)?;
-            if freezer.as_deref().is_some_and(|f| writable(f).is_err()) {
-                *freezer = None;
-            }
+            writable(&memory, facts)?;
+            writable(&pids, facts)?;
+            let freezer = freezer.filter(|f| facts.writable(f).is_ok());
+            Ok(CgroupKind::V1 {
+                memory,
+                pids,
+                freezer,
+            })
         }
-        CgroupKind::V2 { dir } => {
-            let controllers = read(dir.join("cgroup.controllers"))?;
-            let offered: Vec<&str> = controllers.split_whitespace().collect();
-            if !(offered.contains(&"memory") && offered.contains(&"pids")) {
-                return Err(format!(
-                    "cgroup v2 at {} does not offer the memory and pids controllers \
-                     (it offers: {}); run the supervisor in a cgroup with them delegated, \
-                     e.g. under `systemd-run --user --scope -p Delegate=yes`",
-                    dir.display(),
-                    controllers.trim()
-                ));
-            }
-            writable(dir)?;
-        }
+        CgroupKind::V2 { dir, .. } => delegate::place_v2(dir, facts),
     }
-    Ok(kind)
 }
 
 /// [`cgroup_support`] as first found in this process: every child's plan
@@ -75,9 +99,31 @@ pub fn cgroup_support() -> Result<CgroupKind, String> {
 /// each time costs more than the rest of the plan. A process moved to
 /// another cgroup after its first child keeps making children's cgroups
 /// under the old one, which still caps them.
+///
+/// Where our v2 cgroup is delegated to us with us inside it, the first call
+/// moves this process into its leaf and hands memory and pids down
+/// ([`delegate::adopt`]); when that fails, the error is the answer for the
+/// whole process (children then get the RLIMIT_DATA fallback).
 pub(crate) fn cgroup_support_cached() -> Result<CgroupKind, String> {
     static FOUND: std::sync::OnceLock<Result<CgroupKind, String>> = std::sync::OnceLock::new();
-    FOUND.get_or_init(cgroup_support).clone()
+    FOUND
+        .get_or_init(|| {
+            let kind = cgroup_support()?;
+            if let CgroupKind::V2 {
+                dir,
+                leaf: Some(leaf),
+            } = &kind
+            {
+                delegate::adopt(dir, leaf, &KernelFacts)?;
+                tracing::debug!(
+                    cgroup = %dir.display(),
+                    leaf = %leaf.display(),
+                    "moved into a leaf of our delegated cgroup v2, to make children's cgroups beside it"
+                );
+            }
+            Ok(kind)
+        })
+        .clone()
 }
 
 /// Picks the hierarchy from the texts of `/proc/self/cgroup` and
@@ -115,6 +161,7 @@ pub(crate) fn locate(own_cgroups: &str, mountinfo: &str) -> Result<CgroupKind, S
     match (unified, own) {
         (Some(mount), Some(own)) => Ok(CgroupKind::V2 {
             dir: mount.resolve(own)?,
+            leaf: None,
         }),
         _ => Err(
             "no cgroup hierarchy with the memory and pids controllers is mounted \
@@ -194,8 +241,8 @@ fn read(path: impl AsRef<Path>) -> Result<String, String> {
     fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
 
-fn writable(dir: &Path) -> Result<(), String> {
-    access(dir, AccessFlags::W_OK).map_err(|e| {
+fn writable(dir: &Path, facts: &impl CgroupFacts) -> Result<(), String> {
+    facts.writable(dir).map_err(|e| {
         format!(
             "cgroup directory {} is not writable ({e}); run the supervisor as a user who \
              owns its cgroup, e.g. under `systemd-run --user --scope -p Delegate=yes`",

@@ -52,6 +52,7 @@ fn v2_is_used_when_controllers_are_not_on_v1() {
         locate(own, mounts).unwrap(),
         CgroupKind::V2 {
             dir: PathBuf::from("/sys/fs/cgroup/user.slice/session-1.scope"),
+            leaf: None,
         }
     );
 }
@@ -98,6 +99,7 @@ fn escaped_spaces_in_mount_points_are_decoded() {
         locate(own, mounts).unwrap(),
         CgroupKind::V2 {
             dir: PathBuf::from("/mnt/my cgroup/a"),
+            leaf: None,
         }
     );
 }

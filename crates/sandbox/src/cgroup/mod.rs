@@ -1,9 +1,11 @@
-//! Per-child cgroups: discovery of our own cgroup ([`discover`]), the
+//! Per-child cgroups: discovery of our own cgroup ([`discover`]) and the
+//! move into a leaf of a delegated one ([`delegate`]), the
 //! lifecycle of one child's cgroup ([`child`]), listing and signalling its
 //! members ([`members`]), and the sweep of cgroups left by supervisors that
 //! died ([`stale`]).
 
 pub(crate) mod child;
+mod delegate;
 pub(crate) mod discover;
 pub(crate) mod members;
 mod prewarm;

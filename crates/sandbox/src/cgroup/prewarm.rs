@@ -52,11 +52,8 @@ pub fn prewarm_attach() {
 /// `cgroup.procs` of the cgroup this process is in, in the hierarchy its
 /// children's cgroups are made in.
 fn own_procs_file() -> Option<PathBuf> {
-    let dir = match cgroup_support_cached().ok()? {
-        CgroupKind::V1 { memory, .. } => memory,
-        CgroupKind::V2 { dir } => dir,
-    };
-    Some(dir.join("cgroup.procs"))
+    let kind = cgroup_support_cached().ok()?;
+    Some(kind.own_cgroup().join("cgroup.procs"))
 }
 
 /// How long after the last child's start the lock is kept warm.
@@ -155,6 +152,6 @@ fn keeper(target: &std::path::Path) {
 fn own_tasks_file() -> Option<PathBuf> {
     match cgroup_support_cached().ok()? {
         CgroupKind::V1 { memory, .. } => Some(memory.join("tasks")),
-        CgroupKind::V2 { dir } => Some(dir.join("cgroup.procs")),
+        kind @ CgroupKind::V2 { .. } => Some(kind.own_cgroup().join("cgroup.procs")),
     }
 }

@@ -1,5 +1,6 @@
 //! The sweep of cgroups left by supervisors that died: `subagent-<pid>-<n>`
-//! directories under our own cgroup, in every hierarchy we make children's
+//! directories (and `subagent-<pid>-self`, the leaf a process moved into in
+//! a delegated cgroup) under our own cgroup, in every hierarchy we make children's
 //! cgroups in, whose creator `<pid>` is gone.
 //!
 //! A supervisor killed in the middle of a tool call leaves more than its
@@ -37,7 +38,7 @@ pub(crate) fn sweep_stale(kind: &CgroupKind) {
             dirs.extend([memory.clone(), pids.clone()]);
             dirs
         }
-        CgroupKind::V2 { dir } => vec![dir.clone()],
+        CgroupKind::V2 { dir, .. } => vec![dir.clone()],
     };
     for parent in parents {
         for dir in stale_children(&parent) {
@@ -79,11 +80,15 @@ fn stale_children(parent: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The creator's pid of a cgroup named `subagent-<pid>-<n>`.
+/// The creator's pid of a cgroup named `subagent-<pid>-<n>`, or the pid of
+/// the process that moved itself into the leaf `subagent-<pid>-self` of its
+/// delegated cgroup ([`super::delegate`]).
 pub(super) fn stale_owner(name: &str) -> Option<u32> {
     let rest = name.strip_prefix("subagent-")?;
     let (pid, n) = rest.split_once('-')?;
-    n.parse::<u64>().ok()?;
+    if n != "self" {
+        n.parse::<u64>().ok()?;
+    }
     pid.parse().ok()
 }
 

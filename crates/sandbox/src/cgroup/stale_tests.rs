@@ -3,7 +3,9 @@ use super::*;
 #[test]
 fn only_our_naming_scheme_names_an_owner() {
     assert_eq!(stale_owner("subagent-4242-7"), Some(4242));
+    assert_eq!(stale_owner("subagent-4242-self"), Some(4242));
     assert_eq!(stale_owner("subagent-4242"), None);
+    assert_eq!(stale_owner("subagent-4242-other"), None);
     assert_eq!(stale_owner("subagent-x-1"), None);
     assert_eq!(stale_owner("other-4242-7"), None);
 }
