@@ -229,6 +229,9 @@ fn structured(io: &mut Io) {
     })));
 }
 
+/// Made in the cwd by `cancel-ok` once its partial answer is sent.
+const CANCEL_AWAITED_FILE: &str = ".fixture-cancel-awaited";
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     // Without arguments (as started by the `subagent` CLI's --worker), the
@@ -350,6 +353,10 @@ fn main() {
             io.event(WorkerEvent::TextDelta {
                 text: "half an answ".into(),
             });
+            // Tells the test (through the workspace, the worker's cwd) that
+            // the partial answer is out and a cancel is awaited, so the test
+            // cancels on this event instead of after a guessed delay.
+            let _ = std::fs::write(CANCEL_AWAITED_FILE, b"");
             loop {
                 match io.reader.read::<ToWorker>().unwrap() {
                     Some(ToWorker::Cancel { .. }) => {

@@ -67,8 +67,15 @@ async fn a_cancel_gets_the_workers_partial_output_and_an_aborted_lifecycle_line(
     let f = Fixture::new("cancel-ok");
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
+    // The fixture makes this file once its partial answer is out: cancel
+    // then, not after a guessed delay (a slow first spawn used to let a
+    // 300 ms cancel arrive before the worker's Start).
+    let awaited = f.request().workspace_dir.join(".fixture-cancel-awaited");
     tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while !awaited.exists() && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
         trigger.cancel();
     });
     let o = f
