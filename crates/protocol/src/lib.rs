@@ -49,6 +49,6 @@ pub use usage::Usage;
 /// the supervisor refuses a worker whose `Hello` announces another version.
 /// 3: `TaskSpec::web`, `FromWorker::SpawnSubagent`, `ToWorker::SubagentResult`.
 /// 4: `ProviderKind::VertexaiAnthropic`.
-/// 5: `Limits::tool_disk_bytes`, `TaskSpec::python`, `SpawnRequest::tools` and
-/// `SpawnRequest::limits_json`.
+/// 5: `Limits::tool_disk_bytes`, `TaskSpec::python`, `TaskSpec::protected_paths`,
+/// `SpawnRequest::tools` and `SpawnRequest::limits_json`.
 pub const PROTOCOL_VERSION: u32 = 5;

@@ -52,6 +52,12 @@ pub struct TaskSpec {
     /// supervisor outside any workspace; `None` when the child has no
     /// process tool (protocol 5).
     pub python: Option<PythonInterpreter>,
+    /// Paths inside the workspace that tool processes get read-only
+    /// although the workspace is writable: configuration the supervisor
+    /// trusts that lies in it (the user's config dir when the workspace is
+    /// the home directory). `.subagent`, `.claude` and `.git` of the
+    /// workspace are protected without being named here (protocol 5).
+    pub protected_paths: Vec<String>,
 }
 
 /// The Python interpreter of `python_execute`, as the supervisor found it.

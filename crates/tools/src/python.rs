@@ -251,6 +251,7 @@ fn tool_spec(
     // size-capped tmpfs /tmp rather than the host directory.
     isolation.private_tmp = Some(private_tmp.to_owned());
     isolation.network = policy.allow_network;
+    isolation.protected.clone_from(&ctx.protected);
     spec.isolation = Some(isolation);
     spec
 }

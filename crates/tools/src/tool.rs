@@ -76,6 +76,9 @@ pub struct ToolContext {
     /// `None` in a context made without a task (tests, embedders): then
     /// this process resolves it once itself, from `/` as well.
     pub python: Option<PythonInterpreter>,
+    /// Paths inside the workspace that process tools get read-only (the
+    /// supervisor's `TaskSpec::protected_paths`).
+    pub protected: Vec<PathBuf>,
 }
 
 impl ToolContext {
@@ -112,6 +115,7 @@ impl ToolContext {
             disk: WorkspaceGrowth::new(limits.tool_disk_bytes),
             web: WebContext::default(),
             python: None,
+            protected: Vec::new(),
         }
     }
 
@@ -125,6 +129,12 @@ impl ToolContext {
     /// This context with the interpreter the supervisor resolved.
     pub fn with_python(mut self, python: Option<&PythonInterpreter>) -> Self {
         self.python = python.cloned();
+        self
+    }
+
+    /// This context with `paths` kept read-only for process tools.
+    pub fn with_protected(mut self, paths: &[String]) -> Self {
+        self.protected = paths.iter().map(PathBuf::from).collect();
         self
     }
 

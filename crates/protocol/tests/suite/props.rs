@@ -164,7 +164,7 @@ fn task_spec() -> impl Strategy<Value = TaskSpec> {
         (text(), any::<u32>(), any::<u32>()),
         (any::<bool>(), any::<bool>()),
         web_settings(),
-        option::of(python_interpreter()),
+        (option::of(python_interpreter()), vec(text(), 0..3)),
     )
         .prop_map(
             |(
@@ -178,7 +178,7 @@ fn task_spec() -> impl Strategy<Value = TaskSpec> {
                 (workspace_dir, depth, max_depth),
                 (allow_network, require_sandbox),
                 web,
-                python,
+                (python, protected_paths),
             )| TaskSpec {
                 run_id,
                 agent,
@@ -200,6 +200,7 @@ fn task_spec() -> impl Strategy<Value = TaskSpec> {
                 max_depth,
                 web,
                 python,
+                protected_paths,
             },
         )
 }

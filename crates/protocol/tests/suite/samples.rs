@@ -88,6 +88,7 @@ pub fn full_task_spec() -> TaskSpec {
             executable: "/usr/bin/python3.11".into(),
             prefixes: vec!["/usr".into()],
         }),
+        protected_paths: vec!["/tmp/ws/.config/subagent".into()],
     }
 }
 
@@ -120,6 +121,7 @@ pub fn minimal_task_spec() -> TaskSpec {
         max_depth: 1,
         web: WebSettings::default(),
         python: None,
+        protected_paths: Vec::new(),
     }
 }
 

@@ -125,6 +125,13 @@ pub struct Isolation {
     pub private_tmp: Option<PathBuf>,
     /// Size cap of the view's private `/tmp`, bytes.
     pub tmp_bytes: u64,
+    /// Absolute paths that stay read-only although they lie inside one of
+    /// `read_write`, besides [`PROTECTED_WORKSPACE_ENTRIES`]: configuration
+    /// the supervisor trusts that happens to sit in the workspace (the
+    /// user's own config dir, when the workspace is the home directory).
+    /// Bound read-only over themselves by the filesystem view when they
+    /// exist; a path outside every writable root needs no protection.
+    pub protected: Vec<PathBuf>,
 }
 
 impl Isolation {
@@ -142,6 +149,7 @@ impl Isolation {
             read_write: writable,
             private_tmp: None,
             tmp_bytes: PRIVATE_TMP_BYTES,
+            protected: Vec::new(),
         }
     }
 }

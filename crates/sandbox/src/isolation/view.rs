@@ -245,8 +245,13 @@ pub(crate) fn plan_mounts(isolation: &Isolation, kind: &dyn Fn(&Path) -> Kind) -
                 Kind::Symlink { resolved: None, .. } => {}
             }
             if mode == BindMode::ReadWrite && kind(path) == Kind::Dir {
-                for entry in PROTECTED_WORKSPACE_ENTRIES {
-                    let inner = path.join(entry);
+                let entries = PROTECTED_WORKSPACE_ENTRIES.iter().map(|e| path.join(e));
+                let named = isolation
+                    .protected
+                    .iter()
+                    .filter(|p| p.starts_with(path) && p.as_path() != *path)
+                    .cloned();
+                for inner in entries.chain(named) {
                     // A symlinked entry is not followed: its target is
                     // whatever it is in the view.
                     let is_dir = match kind(&inner) {

@@ -177,6 +177,39 @@ fn configuration_in_a_writable_root_is_bound_read_only_over_itself() {
 }
 
 #[test]
+fn a_protected_path_inside_a_writable_root_is_bound_read_only_and_one_outside_is_not() {
+    let kind = host(&[
+        ("/home/u", Kind::Dir),
+        ("/home/u/.config/subagent", Kind::Dir),
+        ("/etc/subagent", Kind::Dir),
+    ]);
+    let mut asked = isolation(&[], &["/home/u"], None);
+    asked.protected = vec![
+        PathBuf::from("/home/u/.config/subagent"),
+        PathBuf::from("/etc/subagent"),
+        PathBuf::from("/home/u"),
+    ];
+    let mounts = plan_mounts(&asked, &kind);
+    assert!(mounts.contains(&bind(
+        "/home/u/.config/subagent",
+        "/home/u/.config/subagent",
+        BindMode::ReadOnly,
+        true,
+        true
+    )));
+    // Outside every writable root: nothing to protect, nothing bound.
+    assert!(!targets(&mounts).contains(&"/etc/subagent".to_owned()));
+    // The writable root itself stays writable.
+    assert!(mounts.contains(&bind(
+        "/home/u",
+        "/home/u",
+        BindMode::ReadWrite,
+        true,
+        false
+    )));
+}
+
+#[test]
 fn the_private_tmp_is_a_directory_of_the_tmp_tmpfs_not_the_host_directory() {
     let kind = host(&[("/tmp/subagent-tool-1", Kind::Dir), ("/ws", Kind::Dir)]);
     let mounts = plan_mounts(

@@ -10,6 +10,7 @@
 mod file;
 mod limits;
 mod load;
+mod protect;
 mod raise;
 mod resolve;
 mod show;
@@ -39,6 +40,7 @@ pub use load::{
     ConfigLayer, LoadedConfig, PROJECT_CONFIG, default_user_config_path, find_project_config,
     load_config, project_config_home, project_dirs, user_config_dir, user_config_path,
 };
+pub use protect::protected_config_dirs;
 pub use raise::{Raise, RaiseSettings};
 pub use resolve::{
     DEFAULT_AGENT, DEFAULT_MAX_DEPTH, EnvLookup, KindDefaults, Origin, ResolveError, ResolvedRun,

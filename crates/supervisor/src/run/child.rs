@@ -442,6 +442,10 @@ fn task_spec(
         max_depth: request.max_depth,
         web: request.web.clone(),
         python: None,
+        protected_paths: crate::config::protected_config_dirs(&request.workspace_dir)
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect(),
     }
 }
 

@@ -165,7 +165,8 @@ impl<'s> AgentLoop<'s> {
                 spec.require_sandbox,
             )
             .with_web(&spec.web)
-            .with_python(spec.python.as_ref()),
+            .with_python(spec.python.as_ref())
+            .with_protected(&spec.protected_paths),
             contract,
             budget: BudgetTracker::new(spec.budget),
             usage: Usage::default(),

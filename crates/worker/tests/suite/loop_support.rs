@@ -228,6 +228,7 @@ pub fn spec() -> TaskSpec {
         max_depth: 1,
         web: Default::default(),
         python: None,
+        protected_paths: Vec::new(),
     }
 }
 
