@@ -163,6 +163,82 @@ fn host_sysv_shared_memory_is_not_visible() {
 }
 
 #[test]
+fn a_host_sysv_message_queue_is_not_visible() {
+    let workspace = Workspace::new();
+    let key: libc::key_t = 0x5c00_0000 | i32::try_from(std::process::id() & 0xffff).unwrap();
+    // SAFETY: plain SysV calls on a queue of our own, removed below.
+    let id = unsafe { libc::msgget(key, libc::IPC_CREAT | libc::IPC_EXCL | 0o600) };
+    assert!(id >= 0, "msgget: {}", std::io::Error::last_os_error());
+    let (output, _) = attack(
+        &workspace,
+        &format!(
+            "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nprint('msgget', libc.msgget({key}, 0), ctypes.get_errno())"
+        ),
+    );
+    // SAFETY: removes the queue made above.
+    unsafe { libc::msgctl(id, libc::IPC_RMID, std::ptr::null_mut()) };
+    assert!(
+        output.contains(&format!("msgget -1 {}", libc::ENOENT)),
+        "{output}"
+    );
+}
+
+#[test]
+fn ignore_files_that_lead_out_block_or_never_end_are_skipped_and_said_so() {
+    // What a tool of an earlier run (or a hostile repository) can leave:
+    // a .gitignore linked to a host file (its lines would become rules: an
+    // oracle for which host paths exist), a FIFO .gitignore (a walk that
+    // opens it blocks) and an .ignore linked to /dev/zero (endless).
+    let workspace = Workspace::new();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("rules"), "visible.txt\n").unwrap();
+    let ws = workspace.path();
+    std::fs::write(ws.join("visible.txt"), "needle\n").unwrap();
+    std::fs::remove_file(ws.join(".gitignore")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("rules"), ws.join(".gitignore")).unwrap();
+    std::fs::create_dir(ws.join("sub")).unwrap();
+    std::fs::write(ws.join("sub/also.txt"), "needle\n").unwrap();
+    let fifo = std::ffi::CString::new(
+        ws.join("sub/.gitignore")
+            .into_os_string()
+            .into_encoded_bytes(),
+    )
+    .unwrap();
+    // SAFETY: mkfifo with a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    std::fs::create_dir(ws.join("deep")).unwrap();
+    std::fs::write(ws.join("deep/third.txt"), "needle\n").unwrap();
+    std::os::unix::fs::symlink("/dev/zero", ws.join("deep/.ignore")).unwrap();
+    binary("subagent");
+    let sessions = tempfile::tempdir().unwrap();
+    let model = ScriptedModel::start(vec![
+        tool_call_turn("call_find", "bash_find", &json!({ "pattern": "**/*.txt" })),
+        tool_call_turn("call_grep", "bash_ripgrep", &json!({ "pattern": "needle" })),
+        text_turn("done"),
+    ]);
+    let out = run_cli(
+        &model,
+        &workspace,
+        sessions.path(),
+        &["--tools", "bash_find,bash_ripgrep", "--task", "Look."],
+    );
+    let (_, lines) = checked(&out, 0);
+    let results = of_type(&lines, "tool_result");
+    assert_eq!(results.len(), 2, "{lines:#?}");
+    for result in results {
+        let output = result["output"].as_str().unwrap();
+        // Every file is found: no rule from the linked host file applied.
+        for name in ["visible.txt", "also.txt", "third.txt"] {
+            assert!(output.contains(name), "{name} missing: {output}");
+        }
+        assert!(output.contains("ignore files not applied"), "{output}");
+        assert!(output.contains("a symlink"), "{output}");
+    }
+    // A FIFO that blocked the walk would have ended the run by its
+    // timeout, not with exit 0 (checked above).
+}
+
+#[test]
 fn nested_namespaces_and_other_socket_families_are_refused() {
     let workspace = Workspace::new();
     let (output, _) = attack(
