@@ -371,3 +371,95 @@ fn a_subagent_uses_the_web_tools_for_its_parent_at_depth_two() {
     let targets = server.targets();
     assert_eq!(targets, ["/search?q=otters+hands&format=json", "/page"]);
 }
+
+/// A loopback listener on a thread that answers every request with `reply`
+/// and records each request's head (request line and headers).
+fn recording_server(reply: impl Fn() -> String + Send + 'static) -> (u16, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let heads = Arc::new(Mutex::new(Vec::new()));
+    let recorded = Arc::clone(&heads);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(&stream);
+            let mut head = String::new();
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                head.push_str(&line);
+                line.clear();
+            }
+            recorded.lock().unwrap().push(head);
+            let _ = (&stream).write_all(reply().as_bytes());
+        }
+    });
+    (port, heads)
+}
+
+#[test]
+fn a_search_backend_that_redirects_to_another_host_is_refused_and_the_key_stays_with_it() {
+    // The operator's Brave backend (on loopback here) answers 302 to
+    // another host:port, as an open redirect on it could. The search must
+    // stop there: the other host never sees a request, let alone the key.
+    let (elsewhere, elsewhere_heads) = recording_server(|| {
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}".to_owned()
+    });
+    let (backend, backend_heads) = recording_server(move || {
+        format!(
+            "HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:{elsewhere}/res/v1/web/search?q=x\r\n\
+             Content-Length: 0\r\nConnection: close\r\n\r\n"
+        )
+    });
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::create_dir(workspace.path().join(".git")).unwrap();
+    std::fs::create_dir(workspace.path().join(".subagent")).unwrap();
+    std::fs::write(
+        workspace.path().join(".subagent/config.toml"),
+        format!(
+            "[search]\nbackend = \"brave\"\nurl = \"http://127.0.0.1:{backend}\"\napi_key_env = \"BRAVE_TEST_KEY\"\n"
+        ),
+    )
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    trust_project(workspace.path(), home.path());
+    let project = Project { workspace, home };
+    let sessions = tempfile::tempdir().unwrap();
+    let model = ScriptedModel::start(vec![
+        tool_call_turn("call_search", "search_web", &json!({"query": "otters"})),
+        text_turn("done"),
+    ]);
+    let key = "brave-key-that-must-stay-0123456789";
+    let out = model
+        .run_command(project.workspace.path(), sessions.path())
+        .args([
+            "--timeout",
+            "60",
+            "--json",
+            "--task",
+            "Search.",
+            "--tools",
+            "search_web",
+        ])
+        .env("HOME", project.home.path())
+        .env_remove("XDG_CONFIG_HOME")
+        .env("BRAVE_TEST_KEY", key)
+        .output()
+        .unwrap();
+    assert_nothing_runs_in(project.workspace.path());
+    let lines = checked(&out);
+    let results = tool_results(&lines);
+    assert_eq!(results.len(), 1, "{results:#?}");
+    let (_, _, is_error, output) = &results[0];
+    assert!(is_error, "{output}");
+    assert!(output.contains("another host"), "{output}");
+    let backend_heads = backend_heads.lock().unwrap().clone();
+    assert_eq!(backend_heads.len(), 1, "{backend_heads:?}");
+    assert!(
+        backend_heads[0].contains(key),
+        "the backend itself gets the key"
+    );
+    assert_eq!(
+        elsewhere_heads.lock().unwrap().clone(),
+        Vec::<String>::new(),
+        "the other host was asked"
+    );
+}
