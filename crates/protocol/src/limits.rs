@@ -105,11 +105,11 @@ mod tests {
 
     #[test]
     fn a_session_header_written_before_tool_disk_reads_the_default() {
-        let mut old = serde_json::to_value(Limits::default()).unwrap_or_default();
-        if let Some(map) = old.as_object_mut() {
-            map.remove("toolDiskBytes");
-        }
-        let read: Limits = serde_json::from_value(old).unwrap_or_else(|e| panic!("{e}"));
+        let mut old = serde_json::to_value(Limits::default()).unwrap();
+        // The field must be there to be taken out, or this test pins nothing.
+        let removed = old.as_object_mut().unwrap().remove("toolDiskBytes");
+        assert!(removed.is_some(), "{old}");
+        let read: Limits = serde_json::from_value(old).unwrap();
         assert_eq!(read.tool_disk_bytes, GIB);
         assert_eq!(read, Limits::default());
     }

@@ -18,21 +18,24 @@
 //! the caller also caps each file (RLIMIT_FSIZE) at what is left, so one
 //! file cannot outrun the watch.
 //!
-//! The walk opens each directory beneath its parent's descriptor, never
-//! by a path a tool could swap or make longer than `PATH_MAX`. This module
-//! never deletes or changes anything in the workspace.
+//! The walk opens each directory beneath its parent's descriptor
+//! ([`crate::beneath`], symlinks refused), never by a path a tool could
+//! swap or make longer than `PATH_MAX`. This module never deletes or
+//! changes anything in the workspace.
 
 use std::collections::HashSet;
-use std::ffi::CString;
+use std::ffi::{OsStr, OsString};
 use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use nix::dir::Dir;
-use nix::errno::Errno;
-use nix::fcntl::{AtFlags, OFlag, open, openat};
+use nix::fcntl::{AtFlags, OFlag, open};
 use nix::sys::stat::{FileStat, Mode, SFlag, fstat, fstatat};
+
+use crate::beneath;
 
 /// Time between two measurements during a call (100 ms): a tool writing
 /// at page-cache speed gets this far past the cap before it is stopped.
@@ -185,20 +188,32 @@ pub fn measure(root: &Path) -> std::io::Result<DiskUsage> {
     // Depth first: a child is opened beneath its parent's descriptor when
     // its turn comes, so open descriptors stay one per level being walked.
     while let Some((parent, name)) = walk.pending.pop() {
-        match openat(&*parent, name.as_c_str(), DIR_FLAGS, Mode::empty()) {
+        match beneath::open_directory(&*parent, &name) {
             Ok(fd) => {
                 drop(parent);
                 walk.read(fd);
             }
+            // A kernel without openat2: refused, as the file tools refuse it,
+            // rather than measured short.
+            Err(e) if e.kind() == std::io::ErrorKind::Unsupported => return Err(e),
             // Renamed, deleted or swapped for a symlink since it was listed.
-            Err(Errno::ENOENT | Errno::ENOTDIR | Errno::ELOOP) => {}
+            Err(e) if vanished(&e) => {}
             Err(_) => walk.usage.unreadable_dirs += 1,
         }
     }
     Ok(walk.usage)
 }
 
-/// `open` flags of a directory in the walk: never through a symlink.
+/// Whether opening a listed directory failed because it is no longer one.
+fn vanished(error: &std::io::Error) -> bool {
+    matches!(
+        error.raw_os_error(),
+        Some(libc::ENOENT | libc::ENOTDIR | libc::ELOOP)
+    )
+}
+
+/// `open` flags of the walk's root: never through a symlink. The
+/// directories under it are opened by [`beneath::open_directory`].
 const DIR_FLAGS: OFlag = OFlag::O_RDONLY
     .union(OFlag::O_DIRECTORY)
     .union(OFlag::O_CLOEXEC)
@@ -211,7 +226,7 @@ struct Walk {
     /// Files with more than one link, counted once.
     linked: HashSet<(u64, u64)>,
     /// Subdirectories still to read: the parent's descriptor and the name.
-    pending: Vec<(Arc<OwnedFd>, CString)>,
+    pending: Vec<(Arc<OwnedFd>, OsString)>,
 }
 
 impl Walk {
@@ -248,8 +263,8 @@ impl Walk {
             }
             self.usage.bytes = self.usage.bytes.saturating_add(blocks(&stat));
             if is_dir {
-                self.pending
-                    .push((Arc::clone(&for_children), name.to_owned()));
+                let name = OsStr::from_bytes(name.to_bytes()).to_owned();
+                self.pending.push((Arc::clone(&for_children), name));
             }
         }
     }

@@ -1,5 +1,6 @@
 use std::io::Write;
 
+use nix::fcntl::openat;
 use pretty_assertions::assert_eq;
 
 use super::*;

@@ -11,9 +11,15 @@ fn ctx(workspace: &Path) -> ToolContext {
     ToolContext::new(workspace)
 }
 
+/// Runs `code` and asserts that no process it started outlives the call:
+/// a marker comment puts the call on the interpreter's command line.
 async fn python(code: &str, ctx: &ToolContext) -> ToolCallOutput {
+    let marker = unique_marker("call");
+    let code = format!("{code}\n# {marker}");
     let arguments = serde_json::json!({ "code": code }).to_string();
-    run_tool(&PythonExecute, &arguments, ctx).await
+    let out = run_tool(&PythonExecute, &arguments, ctx).await;
+    assert_eq!(alive_with(&marker), Vec::<u32>::new(), "{out:?}");
+    out
 }
 
 #[tokio::test]

@@ -14,12 +14,6 @@ const BRAVE_ANSWER: &str = r#"{"type": "search", "web": {"results": [
   {"title": "Sea <strong>otter</strong>", "url": "https://en.example.org/Sea_otter", "description": "The sea <strong>otter</strong> is a marine mammal."}
 ]}}"#;
 
-fn ctx_with(backend: Option<SearchBackend>) -> ToolContext {
-    let mut ctx = ToolContext::new(std::env::temp_dir());
-    ctx.web.search = backend;
-    ctx
-}
-
 fn backend(kind: SearchKind, server: &TestServer, key: Option<&str>) -> SearchBackend {
     SearchBackend {
         kind,
@@ -28,17 +22,34 @@ fn backend(kind: SearchKind, server: &TestServer, key: Option<&str>) -> SearchBa
     }
 }
 
+/// One `search_web` call with `backend` configured.
+async fn search(
+    backend: Option<SearchBackend>,
+    arguments: serde_json::Value,
+) -> Result<ToolOutput, ToolError> {
+    let mut ctx = ToolContext::new(std::env::temp_dir());
+    ctx.web.search = backend;
+    SearchWeb.call(arguments, &ctx).await
+}
+
+/// The message of a search for "otter" that must fail.
+async fn search_failure(backend: Option<SearchBackend>) -> String {
+    let result = search(backend, serde_json::json!({"query": "otter"})).await;
+    let Err(ToolError::Failed(message)) = result else {
+        panic!("expected a failure, got {result:?}");
+    };
+    message
+}
+
 #[tokio::test]
 async fn searxng_results_come_back_numbered_with_title_url_and_snippet() {
     let server = TestServer::start(|_| Reply::ok("application/json", SEARXNG_ANSWER)).await;
-    let ctx = ctx_with(Some(backend(SearchKind::Searxng, &server, None)));
-    let output = SearchWeb
-        .call(
-            serde_json::json!({"query": "sea otters", "max_results": 2}),
-            &ctx,
-        )
-        .await
-        .unwrap();
+    let output = search(
+        Some(backend(SearchKind::Searxng, &server, None)),
+        serde_json::json!({"query": "sea otters", "max_results": 2}),
+    )
+    .await
+    .unwrap();
     assert_eq!(
         output.text,
         "1. Sea otter\n   https://en.example.org/Sea_otter\n   The sea otter is a marine mammal.\n\
@@ -52,15 +63,12 @@ async fn searxng_results_come_back_numbered_with_title_url_and_snippet() {
 #[tokio::test]
 async fn brave_gets_its_token_header_and_count_and_its_markup_is_stripped() {
     let server = TestServer::start(|_| Reply::ok("application/json", BRAVE_ANSWER)).await;
-    let ctx = ctx_with(Some(backend(
-        SearchKind::Brave,
-        &server,
-        Some("brave-key-123"),
-    )));
-    let output = SearchWeb
-        .call(serde_json::json!({"query": "otter"}), &ctx)
-        .await
-        .unwrap();
+    let output = search(
+        Some(backend(SearchKind::Brave, &server, Some("brave-key-123"))),
+        serde_json::json!({"query": "otter"}),
+    )
+    .await
+    .unwrap();
     assert_eq!(
         output.text,
         "1. Sea otter\n   https://en.example.org/Sea_otter\n   The sea otter is a marine mammal.\n"
@@ -81,17 +89,12 @@ async fn a_redirect_to_another_port_is_refused_and_the_key_stays_with_the_backen
     let internal = TestServer::start(|_| Reply::ok("application/json", BRAVE_ANSWER)).await;
     let elsewhere = internal.url("/internal-admin");
     let server = TestServer::start(move |_| Reply::redirect(&elsewhere)).await;
-    let ctx = ctx_with(Some(backend(
+    let message = search_failure(Some(backend(
         SearchKind::Brave,
         &server,
         Some("brave-key-123"),
-    )));
-    let result = SearchWeb
-        .call(serde_json::json!({"query": "otter"}), &ctx)
-        .await;
-    let Err(ToolError::Failed(message)) = result else {
-        panic!("expected a refusal, got {result:?}");
-    };
+    )))
+    .await;
     assert!(
         message.contains("another host") && message.contains(&internal.addr.to_string()),
         "{message}"
@@ -111,15 +114,12 @@ async fn a_redirect_within_the_backend_is_followed_with_the_key() {
         }
     })
     .await;
-    let ctx = ctx_with(Some(backend(
-        SearchKind::Brave,
-        &server,
-        Some("brave-key-123"),
-    )));
-    let output = SearchWeb
-        .call(serde_json::json!({"query": "otter"}), &ctx)
-        .await
-        .unwrap();
+    let output = search(
+        Some(backend(SearchKind::Brave, &server, Some("brave-key-123"))),
+        serde_json::json!({"query": "otter"}),
+    )
+    .await
+    .unwrap();
     assert!(output.text.starts_with("1. Sea otter"), "{}", output.text);
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
@@ -133,26 +133,14 @@ async fn a_redirect_within_the_backend_is_followed_with_the_key() {
 #[tokio::test]
 async fn a_redirect_loop_within_the_backend_ends_after_the_limit() {
     let server = TestServer::start(|_| Reply::redirect("/search?again")).await;
-    let ctx = ctx_with(Some(backend(SearchKind::Searxng, &server, None)));
-    let result = SearchWeb
-        .call(serde_json::json!({"query": "otter"}), &ctx)
-        .await;
-    let Err(ToolError::Failed(message)) = result else {
-        panic!("expected a failure, got {result:?}");
-    };
+    let message = search_failure(Some(backend(SearchKind::Searxng, &server, None))).await;
     assert!(message.contains("redirected more than"), "{message}");
     assert_eq!(server.requests().len(), SEARCH_MAX_REDIRECTS + 1);
 }
 
 #[tokio::test]
 async fn without_a_backend_the_error_names_the_setting_to_add() {
-    let ctx = ctx_with(None);
-    let result = SearchWeb
-        .call(serde_json::json!({"query": "otter"}), &ctx)
-        .await;
-    let Err(ToolError::Failed(message)) = result else {
-        panic!("expected a failure, got {result:?}");
-    };
+    let message = search_failure(None).await;
     assert!(
         message.contains("[search] backend = \"searxng\""),
         "{message}"
@@ -163,13 +151,7 @@ async fn without_a_backend_the_error_names_the_setting_to_add() {
 #[tokio::test]
 async fn brave_without_a_key_is_refused_before_any_request() {
     let server = TestServer::start(|_| Reply::ok("application/json", BRAVE_ANSWER)).await;
-    let ctx = ctx_with(Some(backend(SearchKind::Brave, &server, None)));
-    let result = SearchWeb
-        .call(serde_json::json!({"query": "otter"}), &ctx)
-        .await;
-    let Err(ToolError::Failed(message)) = result else {
-        panic!("expected a failure, got {result:?}");
-    };
+    let message = search_failure(Some(backend(SearchKind::Brave, &server, None))).await;
     assert!(message.contains("api_key_env"), "{message}");
     assert!(server.requests().is_empty());
 }
@@ -182,13 +164,7 @@ async fn an_error_status_is_reported_with_the_start_of_the_answer() {
         body: b"rate limited".to_vec(),
     })
     .await;
-    let ctx = ctx_with(Some(backend(SearchKind::Searxng, &server, None)));
-    let result = SearchWeb
-        .call(serde_json::json!({"query": "otter"}), &ctx)
-        .await;
-    let Err(ToolError::Failed(message)) = result else {
-        panic!("expected a failure, got {result:?}");
-    };
+    let message = search_failure(Some(backend(SearchKind::Searxng, &server, None))).await;
     assert!(
         message.contains("429") && message.contains("rate limited"),
         "{message}"
