@@ -121,3 +121,21 @@ pub fn assert_escaped(exit: &ChildExit, what: &str) {
         exit.stderr.lossy_text()
     );
 }
+
+/// Runs `attempt` with every layer on and asserts it is denied, hands that
+/// run to `check` (before the control can undo what it checks), then runs
+/// the same attempt with `layer_off` applied and asserts it gets through,
+/// so the denial is the layer's doing and not an accident of the probe.
+pub async fn assert_layer_stops(
+    attempt: &str,
+    dirs: &Dirs,
+    what: &str,
+    layer_off: impl FnOnce(&mut Layers),
+    check: impl FnOnce(&ChildExit),
+) {
+    let exit = run(attempt, dirs, strict(dirs)).await;
+    assert_denied(&exit, what);
+    check(&exit);
+    let control = run(attempt, dirs, without(strict(dirs), layer_off)).await;
+    assert_escaped(&control, what);
+}
