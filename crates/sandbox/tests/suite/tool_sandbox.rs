@@ -375,22 +375,24 @@ async fn a_switched_off_layer_is_reported_not_applied() {
     assert_nothing_alive(&marker, &[pid]);
 }
 
+/// What `RequireAll` says when asked to spawn with `layer_off` applied
+/// (it must refuse: nothing is started).
+async fn require_all_refusal(dirs: &Dirs, layer_off: impl FnOnce(&mut Layers)) -> String {
+    let marker = marker().await;
+    let mut spec = python_spec("pass", dirs, &marker, without(strict(dirs), layer_off));
+    spec.policy = subagent_sandbox::SandboxPolicy::RequireAll;
+    let error = spawn(spec).await.unwrap_err().to_string();
+    assert!(error.contains("refusing to run unsandboxed"), "{error}");
+    error
+}
+
 #[tokio::test]
 async fn require_all_refuses_a_switched_off_layer() {
     if !needs_tool_sandbox() {
         return;
     }
     let dirs = dirs();
-    let marker = marker().await;
-    let mut spec = python_spec(
-        "pass",
-        &dirs,
-        &marker,
-        without(strict(&dirs), |l| l.landlock = false),
-    );
-    spec.policy = subagent_sandbox::SandboxPolicy::RequireAll;
-    let error = spawn(spec).await.unwrap_err().to_string();
-    assert!(error.contains("refusing to run unsandboxed"), "{error}");
+    let error = require_all_refusal(&dirs, |l| l.landlock = false).await;
     assert!(error.contains("landlock_fs"), "{error}");
 }
 
@@ -400,16 +402,7 @@ async fn require_all_refuses_a_missing_filesystem_view() {
         return;
     }
     let dirs = dirs();
-    let marker = marker().await;
-    let mut spec = python_spec(
-        "pass",
-        &dirs,
-        &marker,
-        without(strict(&dirs), |l| l.filesystem_view = false),
-    );
-    spec.policy = subagent_sandbox::SandboxPolicy::RequireAll;
-    let error = spawn(spec).await.unwrap_err().to_string();
-    assert!(error.contains("refusing to run unsandboxed"), "{error}");
+    let error = require_all_refusal(&dirs, |l| l.filesystem_view = false).await;
     for layer in [
         protection::FILESYSTEM_VIEW,
         protection::PRIVATE_TMP,
