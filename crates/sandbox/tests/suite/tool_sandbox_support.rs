@@ -73,12 +73,16 @@ pub async fn run(code: &str, dirs: &Dirs, isolation: Isolation) -> ChildExit {
 /// [`run`] working in `cwd`.
 pub async fn run_in(code: &str, cwd: &Path, dirs: &Dirs, isolation: Isolation) -> ChildExit {
     let marker = marker().await;
-    let child = spawn(python_spec_in(code, cwd, dirs, &marker, isolation))
-        .await
-        .unwrap();
+    run_spec(python_spec_in(code, cwd, dirs, &marker, isolation), &marker).await
+}
+
+/// Spawns `spec` (made with `marker`) and returns its exit, after checking
+/// that nothing it started is alive.
+pub async fn run_spec(spec: SandboxSpec, marker: &Marker) -> ChildExit {
+    let child = spawn(spec).await.unwrap();
     let pid = child.pid();
     let exit = finish(child).await;
-    assert_nothing_alive(&marker, &[pid]);
+    assert_nothing_alive(marker, &[pid]);
     exit
 }
 
