@@ -221,7 +221,8 @@ async fn other_processes_environ_and_mem_are_invisible() {
     let holder_marker = marker().await;
     let secret = format!("sk-planted-{}", std::process::id());
     let holder = SecretHolder::start(&secret, &holder_marker);
-    let hunt = proc_hunt(&secret, holder.child.id());
+    let holder_pid = holder.child.id();
+    let hunt = proc_hunt(&secret, holder_pid);
     // Three layers each keep the secret out of reach: the pid namespace
     // (the holder is not in the fresh /proc), Landlock (the host's /proc is
     // not among the readable paths) and the dropped capabilities (the
@@ -240,6 +241,7 @@ async fn other_processes_environ_and_mem_are_invisible() {
     )
     .await;
     drop(holder);
+    assert_nothing_alive(&holder_marker, &[holder_pid]);
 }
 
 #[tokio::test]
