@@ -109,19 +109,24 @@ pub fn probe(attempt: &str) -> String {
 }
 
 pub fn assert_denied(exit: &ChildExit, what: &str) {
-    let out = stdout(exit);
-    assert!(
-        out.starts_with("DENIED"),
-        "{what} was not denied: stdout {out:?}, stderr {:?}",
-        exit.stderr.lossy_text()
-    );
+    assert_probe_said(exit, "DENIED", &format!("{what} was not denied"));
 }
 
 pub fn assert_escaped(exit: &ChildExit, what: &str) {
+    assert_probe_said(
+        exit,
+        "ESCAPED",
+        &format!("control: {what} should succeed without the layer"),
+    );
+}
+
+/// Asserts that a [`probe`]'s output starts with `word`, showing its whole
+/// output otherwise.
+fn assert_probe_said(exit: &ChildExit, word: &str, failure: &str) {
     let out = stdout(exit);
     assert!(
-        out.starts_with("ESCAPED"),
-        "control: {what} should succeed without the layer: stdout {out:?}, stderr {:?}",
+        out.starts_with(word),
+        "{failure}: stdout {out:?}, stderr {:?}",
         exit.stderr.lossy_text()
     );
 }
