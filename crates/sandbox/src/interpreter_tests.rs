@@ -1,3 +1,6 @@
+//! Reading the interpreter probe's answer; the probe itself needs a real
+//! python3 and runs wherever python_execute does.
+
 use std::path::Path;
 
 use super::*;

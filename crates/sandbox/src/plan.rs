@@ -174,15 +174,20 @@ fn plan_cgroup(limits: &ResourceLimits, status: &mut SandboxStatus) -> Option<Ch
             Some(setup.cgroup)
         }
         Err(reason) => {
-            if limits.memory_bytes.is_some() {
-                Protection::CgroupMemory.refused(status, reason.as_str());
-                Protection::CgroupMemorySwap.refused(status, reason.as_str());
-            }
-            if limits.pids.is_some() {
-                Protection::CgroupPids.refused(status, reason);
-            }
+            refuse_cgroup_caps(limits, status, &reason);
             None
         }
+    }
+}
+
+/// Records each cgroup cap `limits` asks for as not applied, for `reason`.
+fn refuse_cgroup_caps(limits: &ResourceLimits, status: &mut SandboxStatus, reason: &str) {
+    if limits.memory_bytes.is_some() {
+        Protection::CgroupMemory.refused(status, reason);
+        Protection::CgroupMemorySwap.refused(status, reason);
+    }
+    if limits.pids.is_some() {
+        Protection::CgroupPids.refused(status, reason);
     }
 }
 
@@ -205,15 +210,7 @@ pub fn resource_status(limits: &ResourceLimits) -> SandboxStatus {
                 Protection::CgroupPids.applied(&mut status);
             }
         }
-        Err(reason) => {
-            if limits.memory_bytes.is_some() {
-                Protection::CgroupMemory.refused(&mut status, reason.as_str());
-                Protection::CgroupMemorySwap.refused(&mut status, reason.as_str());
-            }
-            if limits.pids.is_some() {
-                Protection::CgroupPids.refused(&mut status, reason.as_str());
-            }
-        }
+        Err(reason) => refuse_cgroup_caps(limits, &mut status, &reason),
     }
     let _ = memory_fallback(limits, &mut status);
     status

@@ -275,24 +275,33 @@ fn remove_dirs(dirs: &[PathBuf]) -> io::Result<()> {
 
 /// Removes a cgroup directory and, leaves first, the cgroups nested in it:
 /// a worker makes one per tool process under its own, and one killed in the
-/// middle of a tool call cannot remove it. Only directories are removed (the
-/// control files go with their cgroup).
+/// middle of a tool call cannot remove it.
 fn remove_tree(dir: &Path) -> io::Result<()> {
+    remove_leaves_first(dir, &mut |dir| match fs::remove_dir(dir) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    })
+}
+
+/// Hands `dir` and every cgroup nested in it to `remove`, leaves first (a
+/// cgroup with children cannot be removed). Only directories are walked:
+/// the control files go with their cgroup. A `dir` already gone is done.
+pub(super) fn remove_leaves_first(
+    dir: &Path,
+    remove: &mut impl FnMut(&Path) -> io::Result<()>,
+) -> io::Result<()> {
     match fs::read_dir(dir) {
         Ok(entries) => {
             for entry in entries.flatten() {
                 if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                    remove_tree(&entry.path())?;
+                    remove_leaves_first(&entry.path(), remove)?;
                 }
             }
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(e),
     }
-    match fs::remove_dir(dir) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
-        _ => Ok(()),
-    }
+    remove(dir)
 }
 
 impl Drop for ChildCgroup {

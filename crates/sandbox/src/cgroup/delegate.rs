@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use nix::unistd::{AccessFlags, access};
 
 use super::discover::CgroupKind;
+use super::members::listed_pids;
 
 /// The few facts about cgroupfs the decision needs, so it can be tested on
 /// samples without systemd.
@@ -93,11 +94,6 @@ fn descends_from(pid: u32, ancestor: u32, facts: &impl CgroupFacts) -> bool {
     false
 }
 
-/// The members of a `cgroup.procs` text.
-fn members(text: &str) -> Vec<u32> {
-    text.lines().filter_map(|l| l.trim().parse().ok()).collect()
-}
-
 /// The leaf this process moves into: named by our scheme, so the sweep of
 /// stale cgroups recognises one whose process is gone.
 pub(crate) fn leaf_name(pid: u32) -> String {
@@ -129,7 +125,7 @@ pub(crate) fn place_v2(dir: PathBuf, facts: &impl CgroupFacts) -> Result<CgroupK
     // Besides us, only our own processes (a probe the supervisor started a
     // moment before, such as the Python interpreter's) may be there: they
     // move with us.
-    let others: Vec<String> = members(&facts.read(&procs_file)?)
+    let others: Vec<String> = listed_pids(&facts.read(&procs_file)?)
         .into_iter()
         .filter(|p| !descends_from(*p, pid, facts))
         .map(|p| p.to_string())
@@ -188,7 +184,7 @@ pub(crate) fn adopt(dir: &Path, leaf: &Path, facts: &impl CgroupFacts) -> Result
         if handed_down.is_ok() {
             break;
         }
-        let ours = members(&facts.read(&dir.join("cgroup.procs"))?)
+        let ours = listed_pids(&facts.read(&dir.join("cgroup.procs"))?)
             .into_iter()
             .filter(|p| descends_from(*p, pid, facts));
         for descendant in ours {

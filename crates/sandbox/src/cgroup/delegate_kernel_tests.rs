@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-use super::{CgroupFacts, KernelFacts, adopt, leaf_name, members};
+use super::{CgroupFacts, KernelFacts, adopt, leaf_name, listed_pids};
 
 /// How long the test waits for a process to appear or be gone.
 const WAIT: Duration = Duration::from_secs(10);
@@ -130,9 +130,9 @@ fn we_and_our_descendants_move_into_the_leaf_and_a_stranger_stays_where_it_was()
     // The stranger keeps memory and pids from being handed down (and a
     // hierarchy without them refuses them anyway); nothing of it moved.
     assert!(err.contains("cannot enable memory and pids"), "{err}");
-    let in_leaf = members(&fs::read_to_string(leaf.join("cgroup.procs")).unwrap());
+    let in_leaf = listed_pids(&fs::read_to_string(leaf.join("cgroup.procs")).unwrap());
     assert_eq!(sorted(in_leaf), sorted(vec![us, our_child]));
-    let in_dir = members(&fs::read_to_string(dir.join("cgroup.procs")).unwrap());
+    let in_dir = listed_pids(&fs::read_to_string(dir.join("cgroup.procs")).unwrap());
     assert_eq!(in_dir, vec![stranger]);
 
     drop(made);

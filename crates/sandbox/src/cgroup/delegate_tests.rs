@@ -97,18 +97,31 @@ const PURE_V2_MOUNTS: &str = "\
 const SCOPE: &str =
     "/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/app.slice/run-r1.scope";
 
+/// `/proc/self/cgroup` of a process in [`SCOPE`].
+const SCOPE_OWN: &str = "0::/user.slice/user-1000.slice/user@1000.service/app.slice/run-r1.scope\n";
+
+/// Pid 4242 in [`SCOPE`], delegated to it, with these controllers and
+/// members.
+fn delegated_scope(controllers: &str, procs: &str) -> Sample {
+    Sample::new(4242)
+        .v2(SCOPE, controllers, "\n", procs)
+        .delegated(SCOPE)
+}
+
+/// What [`decide`] picks for [`SCOPE`]: the scope, through a leaf of ours.
+fn scope_through_leaf() -> CgroupKind {
+    CgroupKind::V2 {
+        dir: PathBuf::from(SCOPE),
+        leaf: Some(PathBuf::from(SCOPE).join("subagent-4242-self")),
+    }
+}
+
 #[test]
 fn a_delegated_systemd_scope_holding_only_us_is_used_through_a_leaf() {
-    let own = "0::/user.slice/user-1000.slice/user@1000.service/app.slice/run-r1.scope\n";
-    let facts = Sample::new(4242)
-        .v2(SCOPE, "cpu memory pids\n", "\n", "4242\n")
-        .delegated(SCOPE);
+    let facts = delegated_scope("cpu memory pids\n", "4242\n");
     assert_eq!(
-        decide(own, PURE_V2_MOUNTS, &facts).unwrap(),
-        CgroupKind::V2 {
-            dir: PathBuf::from(SCOPE),
-            leaf: Some(PathBuf::from(SCOPE).join("subagent-4242-self")),
-        }
+        decide(SCOPE_OWN, PURE_V2_MOUNTS, &facts).unwrap(),
+        scope_through_leaf()
     );
 }
 
@@ -127,14 +140,11 @@ fn a_session_scope_owned_by_root_is_not_ours_and_the_error_says_how_to_get_one()
 
 #[test]
 fn a_delegated_scope_that_also_holds_a_shell_is_left_alone() {
-    let own = "0::/user.slice/user-1000.slice/user@1000.service/app.slice/run-r1.scope\n";
     // The shell ran us: our parent, not one of ours.
-    let facts = Sample::new(4242)
-        .v2(SCOPE, "memory pids\n", "\n", "1200\n4242\n")
-        .delegated(SCOPE)
+    let facts = delegated_scope("memory pids\n", "1200\n4242\n")
         .process(4242, 1200)
         .process(1200, 900);
-    let err = decide(own, PURE_V2_MOUNTS, &facts).unwrap_err();
+    let err = decide(SCOPE_OWN, PURE_V2_MOUNTS, &facts).unwrap_err();
     assert!(err.contains("not ours (1200)"), "{err}");
     assert!(err.contains("not a shell"), "{err}");
 }
@@ -142,44 +152,31 @@ fn a_delegated_scope_that_also_holds_a_shell_is_left_alone() {
 #[test]
 fn a_delegated_scope_holding_us_and_a_probe_we_started_is_used() {
     // The Python probe through a pyenv shim: our child and grandchild.
-    let own = "0::/user.slice/user-1000.slice/user@1000.service/app.slice/run-r1.scope\n";
-    let facts = Sample::new(4242)
-        .v2(SCOPE, "memory pids\n", "\n", "4242\n4250\n4251\n")
-        .delegated(SCOPE)
+    let facts = delegated_scope("memory pids\n", "4242\n4250\n4251\n")
         .process(4242, 900)
         .process(4250, 4242)
         .process(4251, 4250);
     assert_eq!(
-        decide(own, PURE_V2_MOUNTS, &facts).unwrap(),
-        CgroupKind::V2 {
-            dir: PathBuf::from(SCOPE),
-            leaf: Some(PathBuf::from(SCOPE).join("subagent-4242-self")),
-        }
+        decide(SCOPE_OWN, PURE_V2_MOUNTS, &facts).unwrap(),
+        scope_through_leaf()
     );
 }
 
 #[test]
 fn a_process_outside_our_pid_namespace_is_not_ours() {
     // cgroup.procs lists a process our pid namespace cannot see as 0.
-    let own = "0::/user.slice/user-1000.slice/user@1000.service/app.slice/run-r1.scope\n";
-    let facts = Sample::new(4242)
-        .v2(SCOPE, "memory pids\n", "\n", "0\n4242\n")
-        .delegated(SCOPE)
-        .process(0, 4242);
-    let err = decide(own, PURE_V2_MOUNTS, &facts).unwrap_err();
+    let facts = delegated_scope("memory pids\n", "0\n4242\n").process(0, 4242);
+    let err = decide(SCOPE_OWN, PURE_V2_MOUNTS, &facts).unwrap_err();
     assert!(err.contains("not ours (0)"), "{err}");
 }
 
 #[test]
 fn a_scope_whose_procs_we_cannot_write_is_not_delegated() {
-    let own = "0::/user.slice/user-1000.slice/user@1000.service/app.slice/run-r1.scope\n";
-    let mut facts = Sample::new(4242)
-        .v2(SCOPE, "memory pids\n", "\n", "4242\n")
-        .delegated(SCOPE);
+    let mut facts = delegated_scope("memory pids\n", "4242\n");
     facts
         .writable
         .remove(&Path::new(SCOPE).join("cgroup.subtree_control"));
-    let err = decide(own, PURE_V2_MOUNTS, &facts).unwrap_err();
+    let err = decide(SCOPE_OWN, PURE_V2_MOUNTS, &facts).unwrap_err();
     assert!(
         err.contains("cgroup.subtree_control is not writable"),
         "{err}"
@@ -188,11 +185,8 @@ fn a_scope_whose_procs_we_cannot_write_is_not_delegated() {
 
 #[test]
 fn a_scope_without_memory_and_pids_says_what_it_offers() {
-    let own = "0::/user.slice/user-1000.slice/user@1000.service/app.slice/run-r1.scope\n";
-    let facts = Sample::new(4242)
-        .v2(SCOPE, "cpu\n", "\n", "4242\n")
-        .delegated(SCOPE);
-    let err = decide(own, PURE_V2_MOUNTS, &facts).unwrap_err();
+    let facts = delegated_scope("cpu\n", "4242\n");
+    let err = decide(SCOPE_OWN, PURE_V2_MOUNTS, &facts).unwrap_err();
     assert!(err.contains("(it offers: cpu)"), "{err}");
 }
 

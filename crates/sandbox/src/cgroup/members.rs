@@ -218,11 +218,16 @@ impl CgroupMembers {
     }
 }
 
+/// The pids a `cgroup.procs` text lists.
+pub(super) fn listed_pids(text: &str) -> Vec<u32> {
+    text.lines().filter_map(|l| l.trim().parse().ok()).collect()
+}
+
 /// Adds the pids in `dir`'s `cgroup.procs` and in those of the cgroups
 /// nested in it. A cgroup removed meanwhile simply adds nothing.
 fn procs_below(dir: &Path, pids: &mut Vec<u32>) {
     if let Ok(text) = fs::read_to_string(dir.join("cgroup.procs")) {
-        pids.extend(text.lines().filter_map(|l| l.trim().parse::<u32>().ok()));
+        pids.extend(listed_pids(&text));
     }
     let Ok(entries) = fs::read_dir(dir) else {
         return;

@@ -20,7 +20,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::child::{REMOVE_RETRY_PAUSE, REMOVE_RETRY_WINDOW};
+use super::child::{REMOVE_RETRY_PAUSE, REMOVE_RETRY_WINDOW, remove_leaves_first};
 use super::discover::CgroupKind;
 use super::members::{CgroupMembers, thaw_below};
 
@@ -101,7 +101,7 @@ pub(super) fn remove_stale_tree(dir: &Path, removed: &mut Vec<PathBuf>) -> io::R
     // No freezer: the tree was just thawed, and a member of a dead
     // supervisor's cgroup has nobody left to fork for.
     CgroupMembers::new(vec![dir.to_owned()], kill, None).signal_all(libc::SIGKILL);
-    remove_depth_first(dir, removed)
+    remove_leaves_first(dir, &mut |dir| remove_retrying(dir, removed))
 }
 
 /// Thaws `dir` and every cgroup nested in it, parents first: in v1 a
@@ -116,18 +116,8 @@ fn thaw_tree(dir: &Path) {
     }
 }
 
-fn remove_depth_first(dir: &Path, removed: &mut Vec<PathBuf>) -> io::Result<()> {
-    match fs::read_dir(dir) {
-        Ok(entries) => {
-            for entry in entries.flatten() {
-                if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                    remove_depth_first(&entry.path(), removed)?;
-                }
-            }
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(e),
-    }
+/// Removes `dir`, an empty cgroup, adding it to `removed`.
+fn remove_retrying(dir: &Path, removed: &mut Vec<PathBuf>) -> io::Result<()> {
     // EBUSY while the killed members finish exiting.
     let deadline = Instant::now() + REMOVE_RETRY_WINDOW;
     loop {

@@ -1,3 +1,6 @@
+//! The stale-cgroup sweep's naming rule, and its leaves-first removal on
+//! plain directories standing in for cgroups.
+
 use super::*;
 
 #[test]

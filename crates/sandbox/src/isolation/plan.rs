@@ -54,43 +54,37 @@ pub(crate) fn plan(
     if !isolation.network {
         namespace_layers.push(Protection::NetworkNamespace);
     }
-    let namespaces = match (&support.namespaces, isolation.layers.namespaces) {
-        (_, false) => {
-            refuse(&namespace_layers, SWITCHED_OFF);
-            None
-        }
-        (Err(reason), true) => {
-            refuse(&namespace_layers, reason);
-            None
-        }
-        (Ok(()), true) => {
-            applied.extend(&namespace_layers);
-            Some(NamespacePlan::new(isolation.network))
-        }
-    };
+    let namespaces = wanted(
+        &support.namespaces,
+        isolation.layers.namespaces,
+        &namespace_layers,
+        &mut refuse,
+    )
+    .map(|()| {
+        applied.extend(&namespace_layers);
+        NamespacePlan::new(isolation.network)
+    });
 
     let view_layers = [
         Protection::FilesystemView,
         Protection::PrivateTmp,
         Protection::WorkspaceConfigReadOnly,
     ];
-    let view = match (&support.filesystem_view, isolation.layers.filesystem_view) {
-        (_, false) => {
-            refuse(&view_layers, SWITCHED_OFF);
-            None
-        }
-        (Err(reason), true) => {
-            refuse(&view_layers, reason);
-            None
-        }
-        (Ok(()), true) if namespaces.is_none() => {
+    let view = match wanted(
+        &support.filesystem_view,
+        isolation.layers.filesystem_view,
+        &view_layers,
+        &mut refuse,
+    ) {
+        None => None,
+        Some(()) if namespaces.is_none() => {
             refuse(
                 &view_layers,
                 "it needs the namespaces, which are not applied",
             );
             None
         }
-        (Ok(()), true) => match ViewPlan::new(isolation, cwd) {
+        Some(()) => match ViewPlan::new(isolation, cwd) {
             Ok(view) => {
                 applied.extend(view_layers);
                 Some(view)
@@ -105,16 +99,14 @@ pub(crate) fn plan(
         },
     };
 
-    let landlock = match (&support.landlock_abi, isolation.layers.landlock) {
-        (_, false) => {
-            refuse(&[Protection::LandlockFs], SWITCHED_OFF);
-            None
-        }
-        (Err(reason), true) => {
-            refuse(&[Protection::LandlockFs], reason);
-            None
-        }
-        (Ok(abi), true) => {
+    let landlock = match wanted(
+        &support.landlock_abi,
+        isolation.layers.landlock,
+        &[Protection::LandlockFs],
+        &mut refuse,
+    ) {
+        None => None,
+        Some(abi) => {
             match LandlockPlan::new(
                 *abi,
                 &isolation.read_only,
@@ -156,16 +148,14 @@ pub(crate) fn plan(
         Protection::SeccompNamespaces,
         Protection::SeccompAddressFamilies,
     ];
-    let seccomp = match (&support.seccomp, isolation.layers.seccomp) {
-        (_, false) => {
-            refuse(&seccomp_layers, SWITCHED_OFF);
-            None
-        }
-        (Err(reason), true) => {
-            refuse(&seccomp_layers, reason);
-            None
-        }
-        (Ok(()), true) => match SeccompPlan::new(!isolation.network) {
+    let seccomp = match wanted(
+        &support.seccomp,
+        isolation.layers.seccomp,
+        &seccomp_layers,
+        &mut refuse,
+    ) {
+        None => None,
+        Some(()) => match SeccompPlan::new(!isolation.network) {
             Ok(plan) => {
                 applied.extend(seccomp_layers);
                 Some(plan)
@@ -198,5 +188,27 @@ pub(crate) fn plan(
         landlock,
         drop_capabilities,
         seccomp,
+    }
+}
+
+/// What this machine offers for a layer the caller left `on`; `None`, with
+/// each of `layers` refused for why, where it is switched off or the
+/// machine lacks it.
+fn wanted<'a, T>(
+    support: &'a Result<T, String>,
+    on: bool,
+    layers: &[Protection],
+    refuse: &mut impl FnMut(&[Protection], &str),
+) -> Option<&'a T> {
+    match (support, on) {
+        (_, false) => {
+            refuse(layers, SWITCHED_OFF);
+            None
+        }
+        (Err(reason), true) => {
+            refuse(layers, reason);
+            None
+        }
+        (Ok(offered), true) => Some(offered),
     }
 }

@@ -40,15 +40,15 @@ fn bits(value: libc::c_int) -> u64 {
     u64::from(value.cast_unsigned())
 }
 
+/// `op` against `value` on the low 32 bits of argument `index` (every
+/// argument compared here is an int or a 32-bit flag word).
+fn dword(index: u8, op: SeccompCmpOp, value: u64) -> Result<SeccompCondition, String> {
+    SeccompCondition::new(index, SeccompCmpArgLen::Dword, op, value).map_err(|e| e.to_string())
+}
+
 /// `arg & bit == bit` on the low 32 bits of argument `index`.
 fn has_bit(index: u8, bit: u64) -> Result<SeccompCondition, String> {
-    SeccompCondition::new(
-        index,
-        SeccompCmpArgLen::Dword,
-        SeccompCmpOp::MaskedEq(bit),
-        bit,
-    )
-    .map_err(|e| e.to_string())
+    dword(index, SeccompCmpOp::MaskedEq(bit), bit)
 }
 
 fn rule(conditions: Vec<SeccompCondition>) -> Result<SeccompRule, String> {
@@ -153,10 +153,7 @@ pub(crate) fn unreadable_flags() -> Rules {
 pub(crate) fn address_families() -> Result<Rules, String> {
     let conditions = ALLOWED_FAMILIES
         .iter()
-        .map(|family| {
-            SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, bits(*family))
-                .map_err(|e| e.to_string())
-        })
+        .map(|family| dword(0, SeccompCmpOp::Ne, bits(*family)))
         .collect::<Result<Vec<_>, _>>()?;
     Ok([(libc::SYS_socket, vec![rule(conditions)?])]
         .into_iter()
@@ -168,15 +165,6 @@ pub(crate) fn address_families() -> Result<Rules, String> {
 fn any_value(index: u8, values: &[libc::c_int]) -> Result<Vec<SeccompRule>, String> {
     values
         .iter()
-        .map(|value| {
-            let condition = SeccompCondition::new(
-                index,
-                SeccompCmpArgLen::Dword,
-                SeccompCmpOp::Eq,
-                bits(*value),
-            )
-            .map_err(|e| e.to_string())?;
-            rule(vec![condition])
-        })
+        .map(|value| rule(vec![dword(index, SeccompCmpOp::Eq, bits(*value))?]))
         .collect()
 }

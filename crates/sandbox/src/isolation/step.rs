@@ -118,6 +118,15 @@ pub(crate) fn check(step: Step, rc: libc::c_int) -> Result<(), StepError> {
     if rc == 0 { Ok(()) } else { Err(last(step)) }
 }
 
+/// [`check`], with a syscall that failed because its target already exists
+/// counted as done. Async-signal-safe.
+pub(crate) fn check_or_exists(step: Step, rc: libc::c_int) -> Result<(), StepError> {
+    match check(step, rc) {
+        Err(e) if e.errno == libc::EEXIST => Ok(()),
+        result => result,
+    }
+}
+
 /// The step with the current errno. Async-signal-safe.
 pub(crate) fn last(step: Step) -> StepError {
     StepError {

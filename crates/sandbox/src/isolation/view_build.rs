@@ -21,7 +21,7 @@
 use std::ffi::CStr;
 use std::ptr;
 
-use super::step::{Step, StepError, check, last};
+use super::step::{Step, StepError, check, check_or_exists, last};
 use super::view::{BindMode, Op, ViewPlan};
 
 /// The staging tmpfs and the new root's tmpfs hold only directories, empty
@@ -116,12 +116,10 @@ unsafe fn apply(op: &Op) -> Result<(), StepError> {
                 libc::close(fd);
                 Ok(())
             }
-            Op::Symlink { target, link } => {
-                if libc::symlink(target.as_ptr(), link.as_ptr()) != 0 && errno() != libc::EEXIST {
-                    return Err(last(Step::ViewSymlink));
-                }
-                Ok(())
-            }
+            Op::Symlink { target, link } => check_or_exists(
+                Step::ViewSymlink,
+                libc::symlink(target.as_ptr(), link.as_ptr()),
+            ),
             Op::Bind {
                 source,
                 target,
@@ -227,10 +225,7 @@ unsafe fn mount_tmpfs(step: Step, target: &CStr, options: &CStr) -> Result<(), S
 /// As [`ViewPlan::build`].
 unsafe fn make_dir(path: &CStr, mode: u32) -> Result<(), StepError> {
     // SAFETY: as in `build`.
-    if unsafe { libc::mkdir(path.as_ptr(), mode) } != 0 && errno() != libc::EEXIST {
-        return Err(last(Step::ViewDir));
-    }
-    Ok(())
+    check_or_exists(Step::ViewDir, unsafe { libc::mkdir(path.as_ptr(), mode) })
 }
 
 /// # Safety
@@ -242,10 +237,4 @@ unsafe fn pivot_root(new_root: &CStr, put_old: &CStr) -> Result<(), StepError> {
         return Err(last(Step::ViewPivot));
     }
     Ok(())
-}
-
-fn errno() -> i32 {
-    std::io::Error::last_os_error()
-        .raw_os_error()
-        .unwrap_or(libc::EIO)
 }

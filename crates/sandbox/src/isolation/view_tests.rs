@@ -1,3 +1,7 @@
+//! The view plan on hosts described by tables (no mounts made): what is
+//! bound, how symlinks and configuration are treated, and the order of the
+//! child's mount steps.
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

@@ -16,7 +16,8 @@ use super::support::{
     needs_tool_sandbox, needs_x86_64,
 };
 use super::tool_sandbox_support::{
-    Dirs, assert_denied, assert_escaped, dirs, probe, python_spec, run, stdout, strict, without,
+    Dirs, assert_denied, assert_escaped, assert_layer_stops, dirs, probe, python_spec, run, stdout,
+    strict, without,
 };
 
 #[tokio::test]
@@ -101,19 +102,17 @@ async fn writing_outside_the_workspace_is_denied_by_landlock() {
         return;
     }
     let dirs = dirs();
-    let exit = run(&write_outside(&dirs), &dirs, strict(&dirs)).await;
-    assert_denied(&exit, "writing outside the workspace");
-    assert!(!dirs.outside.path().join("escaped.txt").exists());
-    let control = run(
+    assert_layer_stops(
         &write_outside(&dirs),
         &dirs,
-        without(strict(&dirs), |l| {
+        "writing outside the workspace",
+        |l| {
             l.landlock = false;
             l.filesystem_view = false;
-        }),
+        },
+        |_| assert!(!dirs.outside.path().join("escaped.txt").exists()),
     )
     .await;
-    assert_escaped(&control, "writing outside the workspace");
 }
 
 #[tokio::test]
@@ -222,26 +221,27 @@ async fn other_processes_environ_and_mem_are_invisible() {
     let holder_marker = marker().await;
     let secret = format!("sk-planted-{}", std::process::id());
     let holder = SecretHolder::start(&secret, &holder_marker);
-    let hunt = proc_hunt(&secret, holder.child.id());
-    let exit = run(&hunt, &dirs, strict(&dirs)).await;
-    assert_denied(&exit, "finding the planted secret under /proc");
+    let holder_pid = holder.child.id();
+    let hunt = proc_hunt(&secret, holder_pid);
     // Three layers each keep the secret out of reach: the pid namespace
     // (the holder is not in the fresh /proc), Landlock (the host's /proc is
     // not among the readable paths) and the dropped capabilities (the
     // kernel refuses another process's environ and mem to a reader with
     // fewer capabilities). The control lifts all three.
-    let control = run(
+    assert_layer_stops(
         &hunt,
         &dirs,
-        without(strict(&dirs), |l| {
+        "finding the planted secret under /proc",
+        |l| {
             l.namespaces = false;
             l.landlock = false;
             l.capabilities = false;
-        }),
+        },
+        |_| {},
     )
     .await;
-    assert_escaped(&control, "finding the planted secret under /proc");
     drop(holder);
+    assert_nothing_alive(&holder_marker, &[holder_pid]);
 }
 
 #[tokio::test]
@@ -326,15 +326,7 @@ async fn ptrace_and_keyctl_are_denied_by_seccomp() {
     }
     let dirs = dirs();
     for (name, attempt) in [("ptrace", PTRACE_TRACEME), ("keyctl", KEYCTL)] {
-        let exit = run(&probe(attempt), &dirs, strict(&dirs)).await;
-        assert_denied(&exit, name);
-        let control = run(
-            &probe(attempt),
-            &dirs,
-            without(strict(&dirs), |l| l.seccomp = false),
-        )
-        .await;
-        assert_escaped(&control, name);
+        assert_layer_stops(&probe(attempt), &dirs, name, |l| l.seccomp = false, |_| {}).await;
     }
 }
 
@@ -385,22 +377,24 @@ async fn a_switched_off_layer_is_reported_not_applied() {
     assert_nothing_alive(&marker, &[pid]);
 }
 
+/// What `RequireAll` says when asked to spawn with `layer_off` applied
+/// (it must refuse: nothing is started).
+async fn require_all_refusal(dirs: &Dirs, layer_off: impl FnOnce(&mut Layers)) -> String {
+    let marker = marker().await;
+    let mut spec = python_spec("pass", dirs, &marker, without(strict(dirs), layer_off));
+    spec.policy = subagent_sandbox::SandboxPolicy::RequireAll;
+    let error = spawn(spec).await.unwrap_err().to_string();
+    assert!(error.contains("refusing to run unsandboxed"), "{error}");
+    error
+}
+
 #[tokio::test]
 async fn require_all_refuses_a_switched_off_layer() {
     if !needs_tool_sandbox() {
         return;
     }
     let dirs = dirs();
-    let marker = marker().await;
-    let mut spec = python_spec(
-        "pass",
-        &dirs,
-        &marker,
-        without(strict(&dirs), |l| l.landlock = false),
-    );
-    spec.policy = subagent_sandbox::SandboxPolicy::RequireAll;
-    let error = spawn(spec).await.unwrap_err().to_string();
-    assert!(error.contains("refusing to run unsandboxed"), "{error}");
+    let error = require_all_refusal(&dirs, |l| l.landlock = false).await;
     assert!(error.contains("landlock_fs"), "{error}");
 }
 
@@ -410,16 +404,7 @@ async fn require_all_refuses_a_missing_filesystem_view() {
         return;
     }
     let dirs = dirs();
-    let marker = marker().await;
-    let mut spec = python_spec(
-        "pass",
-        &dirs,
-        &marker,
-        without(strict(&dirs), |l| l.filesystem_view = false),
-    );
-    spec.policy = subagent_sandbox::SandboxPolicy::RequireAll;
-    let error = spawn(spec).await.unwrap_err().to_string();
-    assert!(error.contains("refusing to run unsandboxed"), "{error}");
+    let error = require_all_refusal(&dirs, |l| l.filesystem_view = false).await;
     for layer in [
         protection::FILESYSTEM_VIEW,
         protection::PRIVATE_TMP,

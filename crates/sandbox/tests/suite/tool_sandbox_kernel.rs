@@ -8,7 +8,7 @@ use std::os::unix::fs::PermissionsExt;
 
 use super::support::{needs_tool_sandbox, needs_x86_64};
 use super::tool_sandbox_support::{
-    assert_denied, assert_escaped, dirs, probe, run, stdout, strict, without,
+    assert_denied, assert_layer_stops, dirs, probe, run, stdout, strict, without,
 };
 
 /// A SysV key of this test process, so parallel runs do not meet.
@@ -104,15 +104,14 @@ async fn host_sysv_shared_memory_is_not_visible() {
     let attempt = probe(&format!(
         "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nlibc.shmat.restype = ctypes.c_void_p\nid = libc.shmget({key}, 0, 0)\nif id < 0:\n    raise OSError(ctypes.get_errno(), 'shmget')\naddr = libc.shmat(id, None, 0o10000)\nif ctypes.string_at(addr, 15) != b'host-shm-secret':\n    raise ValueError('not the host segment')"
     ));
-    let exit = run(&attempt, &dirs, strict(&dirs)).await;
-    assert_denied(&exit, "reading a host shared-memory segment");
-    let control = run(
+    assert_layer_stops(
         &attempt,
         &dirs,
-        without(strict(&dirs), |l| l.namespaces = false),
+        "reading a host shared-memory segment",
+        |l| l.namespaces = false,
+        |_| {},
     )
     .await;
-    assert_escaped(&control, "reading a host shared-memory segment");
 }
 
 #[tokio::test]
@@ -126,16 +125,14 @@ async fn a_host_message_queue_is_not_visible() {
     let attempt = probe(&format!(
         "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nid = libc.msgget({key}, 0)\nif id < 0:\n    raise OSError(ctypes.get_errno(), 'msgget')\nbuf = ctypes.create_string_buffer(64)\nif libc.msgrcv(id, buf, 16, 0, 0o4000) < 0:\n    raise OSError(ctypes.get_errno(), 'msgrcv')"
     ));
-    let exit = run(&attempt, &dirs, strict(&dirs)).await;
-    assert_denied(&exit, "taking a host queue's message");
-    assert_eq!(queue.messages(), 1);
-    let control = run(
+    assert_layer_stops(
         &attempt,
         &dirs,
-        without(strict(&dirs), |l| l.namespaces = false),
+        "taking a host queue's message",
+        |l| l.namespaces = false,
+        |_| assert_eq!(queue.messages(), 1),
     )
     .await;
-    assert_escaped(&control, "taking a host queue's message");
     assert_eq!(queue.messages(), 0);
 }
 
@@ -148,16 +145,14 @@ async fn a_nested_user_and_network_namespace_is_refused() {
     let attempt = probe(
         "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nif libc.unshare(0x10000000 | 0x40000000) != 0:\n    raise OSError(ctypes.get_errno(), 'unshare refused')",
     );
-    let exit = run(&attempt, &dirs, strict(&dirs)).await;
-    assert_denied(&exit, "a nested user namespace");
-    assert!(stdout(&exit).contains("Errno 1]"), "{exit:?}");
-    let control = run(
+    assert_layer_stops(
         &attempt,
         &dirs,
-        without(strict(&dirs), |l| l.seccomp = false),
+        "a nested user namespace",
+        |l| l.seccomp = false,
+        |exit| assert!(stdout(exit).contains("Errno 1]"), "{exit:?}"),
     )
     .await;
-    assert_escaped(&control, "a nested user namespace");
 }
 
 /// Python that opens a socket of each family and prints `name errno` (0
@@ -225,18 +220,18 @@ async fn a_setuid_file_made_in_the_workspace_is_refused() {
     let copy = dirs.workspace.path().join("id");
     let attempt =
         probe("import os, shutil\nshutil.copy('/usr/bin/id', 'id')\nos.chmod('id', 0o4755)");
-    let exit = run(&attempt, &dirs, strict(&dirs)).await;
-    assert_denied(&exit, "a setuid copy of id");
-    let mode = std::fs::metadata(&copy).unwrap().permissions().mode();
-    assert_eq!(mode & 0o6000, 0, "mode {mode:o}");
-    std::fs::remove_file(&copy).unwrap();
-    let control = run(
+    assert_layer_stops(
         &attempt,
         &dirs,
-        without(strict(&dirs), |l| l.seccomp = false),
+        "a setuid copy of id",
+        |l| l.seccomp = false,
+        |_| {
+            let mode = std::fs::metadata(&copy).unwrap().permissions().mode();
+            assert_eq!(mode & 0o6000, 0, "mode {mode:o}");
+            std::fs::remove_file(&copy).unwrap();
+        },
     )
     .await;
-    assert_escaped(&control, "a setuid copy of id");
     let mode = std::fs::metadata(&copy).unwrap().permissions().mode();
     assert_eq!(mode & 0o4000, 0o4000, "mode {mode:o}");
 }
@@ -272,15 +267,14 @@ async fn an_executable_memfd_is_refused() {
     let dirs = dirs();
     // MFD_EXEC = 0x10.
     let attempt = probe("import os\nos.close(os.memfd_create('x', 0x10))");
-    let exit = run(&attempt, &dirs, strict(&dirs)).await;
-    assert_denied(&exit, "memfd_create(MFD_EXEC)");
-    let control = run(
+    assert_layer_stops(
         &attempt,
         &dirs,
-        without(strict(&dirs), |l| l.seccomp = false),
+        "memfd_create(MFD_EXEC)",
+        |l| l.seccomp = false,
+        |_| {},
     )
     .await;
-    assert_escaped(&control, "memfd_create(MFD_EXEC)");
 }
 
 #[tokio::test]
@@ -305,16 +299,14 @@ async fn openat2_cannot_create_a_setuid_file_behind_the_filters_back() {
     let attempt = probe(
         "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nhow = (ctypes.c_uint64 * 3)(os.O_CREAT | os.O_WRONLY, 0o4755, 0)\nfd = libc.syscall(437, -100, b'suid', ctypes.byref(how), 24)\nif fd < 0:\n    raise OSError(ctypes.get_errno(), 'openat2 refused')\nif os.stat('suid').st_mode & 0o4000 == 0:\n    raise ValueError('made without the setuid bit')",
     );
-    let exit = run(&attempt, &dirs, strict(&dirs)).await;
-    assert_denied(&exit, "openat2 with a setuid mode");
-    assert!(stdout(&exit).contains("Errno 38]"), "ENOSYS: {exit:?}");
-    let control = run(
+    assert_layer_stops(
         &attempt,
         &dirs,
-        without(strict(&dirs), |l| l.seccomp = false),
+        "openat2 with a setuid mode",
+        |l| l.seccomp = false,
+        |exit| assert!(stdout(exit).contains("Errno 38]"), "ENOSYS: {exit:?}"),
     )
     .await;
-    assert_escaped(&control, "openat2 with a setuid mode");
 }
 
 #[tokio::test]
@@ -328,16 +320,14 @@ async fn clone3_cannot_make_a_namespace_behind_the_filters_back() {
     let attempt = probe(
         "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nargs = (ctypes.c_uint64 * 11)()\nargs[0] = 0x10000000 | 0x40000000\nargs[4] = 17\npid = libc.syscall(435, ctypes.byref(args), 88)\nif pid == 0:\n    os._exit(0)\nif pid < 0:\n    raise OSError(ctypes.get_errno(), 'clone3 refused')\nos.waitpid(pid, 0)",
     );
-    let exit = run(&attempt, &dirs, strict(&dirs)).await;
-    assert_denied(&exit, "clone3 into a new user namespace");
-    assert!(stdout(&exit).contains("Errno 38]"), "ENOSYS: {exit:?}");
-    let control = run(
+    assert_layer_stops(
         &attempt,
         &dirs,
-        without(strict(&dirs), |l| l.seccomp = false),
+        "clone3 into a new user namespace",
+        |l| l.seccomp = false,
+        |exit| assert!(stdout(exit).contains("Errno 38]"), "ENOSYS: {exit:?}"),
     )
     .await;
-    assert_escaped(&control, "clone3 into a new user namespace");
 }
 
 #[tokio::test]

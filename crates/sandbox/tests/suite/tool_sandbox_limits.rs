@@ -10,7 +10,7 @@ use subagent_sandbox::{KillReason, Termination, spawn};
 use super::support::{
     MIB, assert_nothing_alive, finish, marker, needs_cgroups, needs_tool_sandbox,
 };
-use super::tool_sandbox_support::{dirs, python_spec, run, strict, without};
+use super::tool_sandbox_support::{dirs, python_spec, run, run_spec, strict, without};
 
 #[tokio::test]
 async fn a_setsid_daemon_dies_with_the_call() {
@@ -81,11 +81,8 @@ async fn memory_bomb_ends_with_memory_limit() {
         strict(&dirs),
     );
     spec.limits.memory_bytes = Some(128 * MIB);
-    let child = spawn(spec).await.unwrap();
-    let pid = child.pid();
-    let exit = finish(child).await;
+    let exit = run_spec(spec, &marker).await;
     assert_eq!(exit.termination, Termination::MemoryLimit, "{exit:?}");
-    assert_nothing_alive(&marker, &[pid]);
 }
 
 #[tokio::test]
@@ -102,14 +99,11 @@ async fn endless_output_is_cut_at_the_cap() {
         strict(&dirs),
     );
     spec.capture.stdout_hard_bytes = MIB;
-    let child = spawn(spec).await.unwrap();
-    let pid = child.pid();
-    let exit = finish(child).await;
+    let exit = run_spec(spec, &marker).await;
     assert!(
         matches!(exit.termination, Termination::OutputLimit { .. }),
         "{exit:?}"
     );
-    assert_nothing_alive(&marker, &[pid]);
 }
 
 #[tokio::test]

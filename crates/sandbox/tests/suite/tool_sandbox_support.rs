@@ -73,12 +73,16 @@ pub async fn run(code: &str, dirs: &Dirs, isolation: Isolation) -> ChildExit {
 /// [`run`] working in `cwd`.
 pub async fn run_in(code: &str, cwd: &Path, dirs: &Dirs, isolation: Isolation) -> ChildExit {
     let marker = marker().await;
-    let child = spawn(python_spec_in(code, cwd, dirs, &marker, isolation))
-        .await
-        .unwrap();
+    run_spec(python_spec_in(code, cwd, dirs, &marker, isolation), &marker).await
+}
+
+/// Spawns `spec` (made with `marker`) and returns its exit, after checking
+/// that nothing it started is alive.
+pub async fn run_spec(spec: SandboxSpec, marker: &Marker) -> ChildExit {
+    let child = spawn(spec).await.unwrap();
     let pid = child.pid();
     let exit = finish(child).await;
-    assert_nothing_alive(&marker, &[pid]);
+    assert_nothing_alive(marker, &[pid]);
     exit
 }
 
@@ -105,19 +109,42 @@ pub fn probe(attempt: &str) -> String {
 }
 
 pub fn assert_denied(exit: &ChildExit, what: &str) {
+    assert_probe_said(exit, "DENIED", &format!("{what} was not denied"));
+}
+
+pub fn assert_escaped(exit: &ChildExit, what: &str) {
+    assert_probe_said(
+        exit,
+        "ESCAPED",
+        &format!("control: {what} should succeed without the layer"),
+    );
+}
+
+/// Asserts that a [`probe`]'s output starts with `word`, showing its whole
+/// output otherwise.
+fn assert_probe_said(exit: &ChildExit, word: &str, failure: &str) {
     let out = stdout(exit);
     assert!(
-        out.starts_with("DENIED"),
-        "{what} was not denied: stdout {out:?}, stderr {:?}",
+        out.starts_with(word),
+        "{failure}: stdout {out:?}, stderr {:?}",
         exit.stderr.lossy_text()
     );
 }
 
-pub fn assert_escaped(exit: &ChildExit, what: &str) {
-    let out = stdout(exit);
-    assert!(
-        out.starts_with("ESCAPED"),
-        "control: {what} should succeed without the layer: stdout {out:?}, stderr {:?}",
-        exit.stderr.lossy_text()
-    );
+/// Runs `attempt` with every layer on and asserts it is denied, hands that
+/// run to `check` (before the control can undo what it checks), then runs
+/// the same attempt with `layer_off` applied and asserts it gets through,
+/// so the denial is the layer's doing and not an accident of the probe.
+pub async fn assert_layer_stops(
+    attempt: &str,
+    dirs: &Dirs,
+    what: &str,
+    layer_off: impl FnOnce(&mut Layers),
+    check: impl FnOnce(&ChildExit),
+) {
+    let exit = run(attempt, dirs, strict(dirs)).await;
+    assert_denied(&exit, what);
+    check(&exit);
+    let control = run(attempt, dirs, without(strict(dirs), layer_off)).await;
+    assert_escaped(&control, what);
 }

@@ -10,13 +10,19 @@ use std::path::Path;
 
 use super::support::needs_tool_sandbox;
 use super::tool_sandbox_support::{
-    Dirs, assert_denied, assert_escaped, dirs, probe, run, run_in, stdout, strict, without,
+    Dirs, assert_denied, assert_escaped, assert_layer_stops, dirs, probe, run, run_in, stdout,
+    strict, without,
 };
-use subagent_sandbox::Isolation;
+use subagent_sandbox::{Isolation, Layers};
+
+/// Switches the view off.
+fn view_off(layers: &mut Layers) {
+    layers.filesystem_view = false;
+}
 
 /// Every layer but the view.
 fn no_view(dirs: &Dirs) -> Isolation {
-    without(strict(dirs), |l| l.filesystem_view = false)
+    without(strict(dirs), view_off)
 }
 
 /// A file outside the workspace, mode 0644.
@@ -47,11 +53,14 @@ async fn chmod_of_a_file_outside_the_workspace_finds_nothing() {
     let dirs = dirs();
     let (path, quoted) = outside_file(&dirs);
     let attempt = probe(&format!("import os\nos.chmod({quoted}, 0o666)"));
-    let exit = run(&attempt, &dirs, strict(&dirs)).await;
-    assert_denied(&exit, "chmod outside the workspace");
-    assert_eq!(mode(&path), 0o644);
-    let control = run(&attempt, &dirs, no_view(&dirs)).await;
-    assert_escaped(&control, "chmod outside the workspace");
+    assert_layer_stops(
+        &attempt,
+        &dirs,
+        "chmod outside the workspace",
+        view_off,
+        |_| assert_eq!(mode(&path), 0o644),
+    )
+    .await;
     assert_eq!(mode(&path), 0o666);
 }
 
@@ -63,17 +72,18 @@ async fn setuid_on_a_file_outside_the_workspace_finds_nothing() {
     let dirs = dirs();
     let (path, quoted) = outside_file(&dirs);
     let attempt = probe(&format!("import os\nos.chmod({quoted}, 0o4755)"));
-    let exit = run(&attempt, &dirs, strict(&dirs)).await;
-    assert_denied(&exit, "setuid outside the workspace");
-    assert_eq!(mode(&path), 0o644);
     // The seccomp filter refuses the setuid bit too: the control lifts both.
-    let control = run(
+    assert_layer_stops(
         &attempt,
         &dirs,
-        without(no_view(&dirs), |l| l.seccomp = false),
+        "setuid outside the workspace",
+        |l| {
+            view_off(l);
+            l.seccomp = false;
+        },
+        |_| assert_eq!(mode(&path), 0o644),
     )
     .await;
-    assert_escaped(&control, "setuid outside the workspace");
     assert_eq!(mode(&path), 0o4755);
 }
 
@@ -85,11 +95,14 @@ async fn utime_of_a_file_outside_the_workspace_finds_nothing() {
     let dirs = dirs();
     let (path, quoted) = outside_file(&dirs);
     let attempt = probe(&format!("import os\nos.utime({quoted}, (0, 0))"));
-    let exit = run(&attempt, &dirs, strict(&dirs)).await;
-    assert_denied(&exit, "utime outside the workspace");
-    assert_ne!(std::fs::metadata(&path).unwrap().mtime(), 0);
-    let control = run(&attempt, &dirs, no_view(&dirs)).await;
-    assert_escaped(&control, "utime outside the workspace");
+    assert_layer_stops(
+        &attempt,
+        &dirs,
+        "utime outside the workspace",
+        view_off,
+        |_| assert_ne!(std::fs::metadata(&path).unwrap().mtime(), 0),
+    )
+    .await;
     assert_eq!(std::fs::metadata(&path).unwrap().mtime(), 0);
 }
 
@@ -103,11 +116,14 @@ async fn setxattr_on_a_file_outside_the_workspace_finds_nothing() {
     let attempt = probe(&format!(
         "import os\nos.setxattr({quoted}, 'user.planted', b'1')"
     ));
-    let exit = run(&attempt, &dirs, strict(&dirs)).await;
-    assert_denied(&exit, "setxattr outside the workspace");
-    assert!(!has_xattr(&path, c"user.planted"));
-    let control = run(&attempt, &dirs, no_view(&dirs)).await;
-    assert_escaped(&control, "setxattr outside the workspace");
+    assert_layer_stops(
+        &attempt,
+        &dirs,
+        "setxattr outside the workspace",
+        view_off,
+        |_| assert!(!has_xattr(&path, c"user.planted")),
+    )
+    .await;
     assert!(has_xattr(&path, c"user.planted"));
 }
 
@@ -145,10 +161,14 @@ async fn a_host_unix_socket_outside_the_workspace_is_unreachable() {
         "import socket\ns = socket.socket(socket.AF_UNIX)\ns.connect({:?})\ns.close()",
         socket.display().to_string()
     ));
-    let exit = run(&attempt, &dirs, strict(&dirs)).await;
-    assert_denied(&exit, "connecting to a host unix socket");
-    let control = run(&attempt, &dirs, no_view(&dirs)).await;
-    assert_escaped(&control, "connecting to a host unix socket");
+    assert_layer_stops(
+        &attempt,
+        &dirs,
+        "connecting to a host unix socket",
+        view_off,
+        |_| {},
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -177,11 +197,10 @@ async fn stat_of_a_host_path_sees_nothing() {
     let dirs = dirs();
     let (_, quoted) = outside_file(&dirs);
     let attempt = probe(&format!("import os\nos.stat({quoted})"));
-    let exit = run(&attempt, &dirs, strict(&dirs)).await;
-    assert_denied(&exit, "stat of a host file");
-    assert!(stdout(&exit).contains("FileNotFoundError"), "{exit:?}");
-    let control = run(&attempt, &dirs, no_view(&dirs)).await;
-    assert_escaped(&control, "stat of a host file");
+    assert_layer_stops(&attempt, &dirs, "stat of a host file", view_off, |exit| {
+        assert!(stdout(exit).contains("FileNotFoundError"), "{exit:?}")
+    })
+    .await;
 }
 
 #[tokio::test]
@@ -194,10 +213,7 @@ async fn inotify_on_a_host_path_sees_nothing() {
     let attempt = probe(&format!(
         "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nfd = libc.inotify_init1(0)\nif libc.inotify_add_watch(fd, {quoted}.encode(), 0xfff) < 0:\n    raise OSError(ctypes.get_errno(), 'inotify_add_watch refused')"
     ));
-    let exit = run(&attempt, &dirs, strict(&dirs)).await;
-    assert_denied(&exit, "inotify on a host file");
-    let control = run(&attempt, &dirs, no_view(&dirs)).await;
-    assert_escaped(&control, "inotify on a host file");
+    assert_layer_stops(&attempt, &dirs, "inotify on a host file", view_off, |_| {}).await;
 }
 
 /// Writes `relative` (in a workspace where its directory exists) and says
@@ -207,12 +223,17 @@ async fn write_config(relative: &str) {
     let target = dirs.workspace.path().join(relative);
     std::fs::create_dir_all(target.parent().unwrap()).unwrap();
     let attempt = probe(&format!("open({relative:?}, 'w').write('planted = true')"));
-    let exit = run(&attempt, &dirs, strict(&dirs)).await;
-    assert_denied(&exit, &format!("writing {relative}"));
-    assert!(stdout(&exit).contains("Read-only file system"), "{exit:?}");
-    assert!(!target.exists());
-    let control = run(&attempt, &dirs, no_view(&dirs)).await;
-    assert_escaped(&control, &format!("writing {relative}"));
+    assert_layer_stops(
+        &attempt,
+        &dirs,
+        &format!("writing {relative}"),
+        view_off,
+        |exit| {
+            assert!(stdout(exit).contains("Read-only file system"), "{exit:?}");
+            assert!(!target.exists());
+        },
+    )
+    .await;
     assert!(target.exists());
 }
 
