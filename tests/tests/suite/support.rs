@@ -237,6 +237,24 @@ pub fn check_session_file(path: &Path) -> Vec<Value> {
     lines
 }
 
+/// Every `*.jsonl` file under `dir`, at any depth; none when `dir` is
+/// missing (a run refused before it started makes no sessions dir).
+pub fn jsonl_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut dirs = vec![dir.to_owned()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "jsonl") {
+                files.push(path);
+            }
+        }
+    }
+    files
+}
+
 /// No process whose command line carries `marker` is alive (live processes
 /// show their command line; a zombie does not, so the worker leader itself is
 /// checked by pid in [`assert_reaped`]).
