@@ -313,6 +313,21 @@ fn uuid_like() -> String {
     format!("{t:x}-{}", N.fetch_add(1, Ordering::SeqCst))
 }
 
+/// `command` started with its three pipes, `input` written to its stdin
+/// and the stdin closed (`subagent call` reads its payload to the end).
+pub fn spawn_with_stdin(command: &mut std::process::Command, input: &[u8]) -> std::process::Child {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child
+}
+
 /// Whether this machine lets us enforce cgroup caps; prints why not.
 pub fn cgroups_or_skip(test: &str) -> bool {
     match subagent_sandbox::cgroup_support() {
