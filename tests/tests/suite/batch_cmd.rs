@@ -86,19 +86,7 @@ impl BatchDir {
             .collect()
     }
     pub(super) fn session_files(&self) -> Vec<PathBuf> {
-        let mut files = Vec::new();
-        let mut dirs = vec![self.path("sessions")];
-        while let Some(dir) = dirs.pop() {
-            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-                let path = entry.path();
-                if path.is_dir() {
-                    dirs.push(path);
-                } else if path.extension().is_some_and(|e| e == "jsonl") {
-                    files.push(path);
-                }
-            }
-        }
-        files
+        jsonl_files(&self.path("sessions"))
     }
     /// How many session files each task text has.
     fn runs_per_task(&self) -> BTreeMap<String, usize> {

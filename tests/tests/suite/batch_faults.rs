@@ -166,6 +166,7 @@ fn a_read_only_sessions_dir_or_a_missing_worker_refuses_the_batch_and_records_no
     assert!(err.contains("batch not started"), "{err}");
     assert!(err.contains("no-such-worker cannot be started"), "{err}");
     assert!(!dir.path("results.jsonl").exists(), "{err}");
+    assert_workers_gone(&dir);
 
     if !root_or_skip("read_only_sessions_dir") {
         return;
@@ -182,6 +183,7 @@ fn a_read_only_sessions_dir_or_a_missing_worker_refuses_the_batch_and_records_no
         "nothing recorded: {err}"
     );
     assert!(dir.session_files().is_empty());
+    assert_workers_gone(&dir);
 }
 
 /// A child killed when dropped, so a failed assertion leaves no batch
@@ -298,4 +300,5 @@ fn every_bad_line_and_a_negative_flag_value_are_named_before_anything_runs() {
         assert!(!err.contains("unexpected argument"), "{flags:?}: {err}");
     }
     assert!(dir.session_files().is_empty());
+    assert_workers_gone(&dir);
 }

@@ -55,26 +55,14 @@ fn spawn_call(stdin: &str, sse: bool, workspace: &Path, sessions: &Path) -> Chil
     if sse {
         cmd.arg("--sse");
     }
-    let mut child = cmd
-        .arg("--workspace")
+    cmd.arg("--workspace")
         .arg(workspace)
         .arg("--sessions-dir")
         .arg(sessions)
         .args(["--timeout", "60"])
         .env("SUBAGENT_CALL_TEST_KEY", TEST_API_KEY)
-        .env_remove("SUBAGENT_WORKER")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child
+        .env_remove("SUBAGENT_WORKER");
+    spawn_with_stdin(&mut cmd, stdin.as_bytes())
 }
 
 /// `subagent call` run to its end in a fresh workspace; asserts that

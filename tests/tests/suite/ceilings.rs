@@ -265,19 +265,14 @@ fn serve_stdio_refuses_every_ask_above_the_servers_flags_and_runs_lower_asks_und
 
 /// Every `*.jsonl` under `dir` but the server's own (under `serve/`).
 pub(super) fn session_files(dir: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut stack = vec![dir.to_owned()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() && path.file_name().is_some_and(|n| n != "serve") {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "jsonl") {
-                found.push(path);
-            }
-        }
-    }
-    found
+    jsonl_files(dir)
+        .into_iter()
+        .filter(|file| {
+            !file
+                .strip_prefix(dir)
+                .is_ok_and(|inner| inner.components().any(|c| c.as_os_str() == "serve"))
+        })
+        .collect()
 }
 
 /// The Python MCP client: calls `subagent` once per argument object of

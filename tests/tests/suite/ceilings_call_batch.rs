@@ -5,7 +5,6 @@
 //! the operator's own input and keeps its power. Nothing the tests started
 //! survives them.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
@@ -51,27 +50,18 @@ fn call_refuses_payload_fields_above_its_flags_before_anything_starts() {
         ),
     ];
     for (payload, fragment) in cases {
-        let mut child = Command::new(binary("subagent"))
-            .args(["call", "--worker", FIXTURE, "--model", "fixture-model"])
+        let mut call = Command::new(binary("subagent"));
+        call.args(["call", "--worker", FIXTURE, "--model", "fixture-model"])
             .args(["--base-url", "http://127.0.0.1:9/v1", "--max-tokens", "64"])
             .args(["--tools", "bash_read,bash_find"])
             .arg("--workspace")
             .arg(dir.path())
             .arg("--sessions-dir")
             .arg(dir.path().join("sessions"))
-            .env_remove("OPENAI_API_KEY")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
+            .env_remove("OPENAI_API_KEY");
+        let out = spawn_with_stdin(&mut call, payload.to_string().as_bytes())
+            .wait_with_output()
             .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(payload.to_string().as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert_eq!(out.status.code(), Some(2), "{payload}: {stdout}");
         assert!(stdout.starts_with("Error: INVALID_INPUT: "), "{stdout}");

@@ -5,13 +5,14 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use pretty_assertions::assert_eq;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::scripted_model::{ScriptedModel, text_turn, tool_call_turn};
 use super::support::*;
+use super::tools_e2e::{checked, of_type};
 
 /// The interpreter `python3` on this test's PATH really is, asked from `/`.
 fn real_python() -> String {
@@ -74,33 +75,16 @@ fn a_python_version_file_in_the_workspace_does_not_choose_the_interpreter() {
     ]);
     // The supervisor started in the workspace, the worst case: a probe that
     // asks from its working directory meets the bogus version.
-    let out = Command::new(binary("subagent"))
+    let out = model
+        .run_command(workspace.path(), sessions.path())
         .current_dir(workspace.path())
-        .arg("run")
-        .args(["--provider", "openai-chat", "--model", "scripted"])
-        .arg("--base-url")
-        .arg(model.base_url())
-        .arg("--workspace")
-        .arg(workspace.path())
-        .arg("--sessions-dir")
-        .arg(sessions.path())
         .args(["--timeout", "60", "--json", "--task", "Which Python?"])
         .args(["--tools", "bash_read,python_execute"])
         .env("PATH", path)
-        .env_remove("SUBAGENT_WORKER")
-        .stdin(Stdio::null())
         .output()
         .unwrap();
     assert_nothing_runs_in(workspace.path());
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
-    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_valid_result(&result);
-    let file = result["details"]["results"][0]["sessionFile"]
-        .as_str()
-        .unwrap();
-    let lines = check_session_file(Path::new(file));
-    assert_reaped(&lines);
+    let (_, lines) = checked(&out, 0);
 
     let header = &lines[0];
     assert_eq!(header["python"], real, "header: {header:#}");
@@ -110,10 +94,7 @@ fn a_python_version_file_in_the_workspace_does_not_choose_the_interpreter() {
         "header sandbox: {:#}",
         header["sandbox"]
     );
-    let results: Vec<&Value> = lines
-        .iter()
-        .filter(|l| l["type"] == "tool_result")
-        .collect();
+    let results = of_type(&lines, "tool_result");
     let outputs: Vec<(&str, bool)> = results
         .iter()
         .map(|l| {

@@ -60,7 +60,7 @@ impl Setup {
             .env_remove("OPENAI_BASE_URL");
     }
 
-    /// `subagent ARGS` in the workspace.
+    /// `subagent ARGS` in the workspace; nothing of it survives.
     fn subagent(&self, args: &[&str]) -> Output {
         let mut command = Command::new(binary("subagent"));
         command
@@ -68,7 +68,9 @@ impl Setup {
             .current_dir(self.work())
             .stdin(Stdio::null());
         self.env(&mut command);
-        command.output().unwrap()
+        let out = command.output().unwrap();
+        assert_nothing_runs_in(&self.work());
+        out
     }
 
     /// `subagent run --json` on `model` with `args`; nothing of it survives.

@@ -125,7 +125,7 @@ fn a_supervisor_killed_mid_tool_call_leaves_no_cgroup_after_the_next_one_starts(
 /// The worker's pid, from the session file's start line, once written.
 fn worker_pid(sessions: &Path) -> u32 {
     let read = || {
-        session_files(sessions).iter().find_map(|file| {
+        jsonl_files(sessions).iter().find_map(|file| {
             std::fs::read_to_string(file)
                 .ok()?
                 .lines()
@@ -135,20 +135,4 @@ fn worker_pid(sessions: &Path) -> u32 {
     };
     wait_until("the session file's start line", || read().is_some());
     u32::try_from(read().unwrap()).unwrap()
-}
-
-fn session_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let mut dirs = vec![dir.to_owned()];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "jsonl") {
-                files.push(path);
-            }
-        }
-    }
-    files
 }

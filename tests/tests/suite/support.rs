@@ -237,6 +237,24 @@ pub fn check_session_file(path: &Path) -> Vec<Value> {
     lines
 }
 
+/// Every `*.jsonl` file under `dir`, at any depth; none when `dir` is
+/// missing (a run refused before it started makes no sessions dir).
+pub fn jsonl_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut dirs = vec![dir.to_owned()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "jsonl") {
+                files.push(path);
+            }
+        }
+    }
+    files
+}
+
 /// No process whose command line carries `marker` is alive (live processes
 /// show their command line; a zombie does not, so the worker leader itself is
 /// checked by pid in [`assert_reaped`]).
@@ -293,6 +311,21 @@ fn uuid_like() -> String {
         .unwrap()
         .as_nanos();
     format!("{t:x}-{}", N.fetch_add(1, Ordering::SeqCst))
+}
+
+/// `command` started with its three pipes, `input` written to its stdin
+/// and the stdin closed (`subagent call` reads its payload to the end).
+pub fn spawn_with_stdin(command: &mut std::process::Command, input: &[u8]) -> std::process::Child {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child
 }
 
 /// Whether this machine lets us enforce cgroup caps; prints why not.

@@ -6,7 +6,7 @@
 //! of the run survives it.
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -75,21 +75,12 @@ pub(super) fn run_cli_with_env(
     extra: &[&str],
     env: &[(&str, &str)],
 ) -> Output {
-    let out = Command::new(binary("subagent"))
-        .arg("run")
-        .args(["--provider", "openai-chat", "--model", "scripted"])
-        .arg("--base-url")
-        .arg(model.base_url())
-        .arg("--workspace")
-        .arg(workspace.path())
-        .arg("--sessions-dir")
-        .arg(sessions)
+    // The worker is the real one found next to `subagent`.
+    let out = model
+        .run_command(workspace.path(), sessions)
         .args(["--timeout", "60", "--json"])
         .args(extra)
         .envs(env.iter().copied())
-        // The worker must be the real one found next to `subagent`.
-        .env_remove("SUBAGENT_WORKER")
-        .stdin(Stdio::null())
         .output()
         .unwrap();
     // The worker and any tool process ran with the workspace as their cwd:

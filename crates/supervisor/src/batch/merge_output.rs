@@ -16,7 +16,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::lock::{lock_results_file, parent_dir};
+use super::lock::{lock_results_file, parent_dir, sync_parent_dir};
 use super::results::ResultsError;
 
 /// What writing the merged file did besides writing it.
@@ -50,7 +50,7 @@ pub fn write_merged(path: &Path, lines: &[Vec<u8>]) -> Result<MergeWritten, Resu
         }
         file.sync_all()?;
         std::fs::rename(&tmp, path)?;
-        File::open(&dir)?.sync_all()
+        sync_parent_dir(path)
     };
     if let Err(e) = write() {
         let _ = std::fs::remove_file(&tmp);
