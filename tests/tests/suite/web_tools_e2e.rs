@@ -34,15 +34,9 @@ struct WebServer {
 
 impl WebServer {
     fn start() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
         let targets = Arc::new(Mutex::new(Vec::new()));
         let recorded = Arc::clone(&targets);
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                serve(stream, port, &recorded);
-            }
-        });
+        let port = listen(move |stream, port| serve(stream, port, &recorded));
         Self { port, targets }
     }
 
@@ -53,6 +47,19 @@ impl WebServer {
     fn targets(&self) -> Vec<String> {
         self.targets.lock().unwrap().clone()
     }
+}
+
+/// A loopback listener whose connections `handle` takes in turn, on a
+/// thread that lives as long as the test process; returns its port.
+fn listen(handle: impl Fn(TcpStream, u16) + Send + 'static) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            handle(stream, port);
+        }
+    });
+    port
 }
 
 fn serve(stream: TcpStream, port: u16, recorded: &Mutex<Vec<String>>) {
@@ -375,22 +382,18 @@ fn a_subagent_uses_the_web_tools_for_its_parent_at_depth_two() {
 /// A loopback listener on a thread that answers every request with `reply`
 /// and records each request's head (request line and headers).
 fn recording_server(reply: impl Fn() -> String + Send + 'static) -> (u16, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
     let heads = Arc::new(Mutex::new(Vec::new()));
     let recorded = Arc::clone(&heads);
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let mut reader = BufReader::new(&stream);
-            let mut head = String::new();
-            let mut line = String::new();
-            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
-                head.push_str(&line);
-                line.clear();
-            }
-            recorded.lock().unwrap().push(head);
-            let _ = (&stream).write_all(reply().as_bytes());
+    let port = listen(move |stream, _| {
+        let mut reader = BufReader::new(&stream);
+        let mut head = String::new();
+        let mut line = String::new();
+        while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+            head.push_str(&line);
+            line.clear();
         }
+        recorded.lock().unwrap().push(head);
+        let _ = (&stream).write_all(reply().as_bytes());
     });
     (port, heads)
 }
