@@ -49,7 +49,7 @@ pub fn run(task: &str, policy: deps::Policy) -> Result<()> {
     cmd::run(cmd::cargo().current_dir(&root).args([
         "build",
         "-p",
-        "subagent-supervisor",
+        "subagent-cli",
         "-p",
         "subagent-worker",
         "--bins",

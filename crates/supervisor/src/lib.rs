@@ -8,7 +8,7 @@
 //! Cancel-then-kill escalation, and assembles a sanitized, truncated
 //! [`subagent_protocol::result::SubagentResult`].
 //!
-//! The `subagent` binary is a thin CLI over this library.
+//! The `subagent` binary (`crates/cli`) is a thin CLI over this library.
 
 #![forbid(unsafe_code)]
 

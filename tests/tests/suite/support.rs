@@ -39,7 +39,7 @@ pub fn binary(name: &str) -> PathBuf {
                 "build",
                 "--quiet",
                 "-p",
-                "subagent-supervisor",
+                "subagent-cli",
                 "-p",
                 "subagent-worker",
                 "--bins",

@@ -68,13 +68,12 @@ pub(super) fn run(sessions_dir: &Path, args: ReplayArgs) -> Result<i32> {
         .clone()
         .unwrap_or_else(|| PathBuf::from(&recording.header.cwd));
     let mut config = SupervisorConfig::new(worker, sessions_dir.to_owned());
-    config.catalog =
-        crate::cli::agents::load_catalog(&crate::cli::trust::load_project(&workspace)?)?;
-    let runtime = crate::cli::runtime::supervisor_runtime()?;
+    config.catalog = crate::agents::load_catalog(&crate::trust::load_project(&workspace)?)?;
+    let runtime = crate::runtime::supervisor_runtime()?;
     let cancel = CancellationToken::new();
     let report = runtime.block_on(async {
         let supervisor = Supervisor::new(config);
-        crate::cli::runtime::cancel_on_interrupt(&cancel);
+        crate::runtime::cancel_on_interrupt(&cancel);
         replay(&supervisor, &recording, Some(workspace), cancel.clone()).await
     })?;
     print_report(&report, args.json)?;

@@ -7,15 +7,30 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #![forbid(unsafe_code)]
 
-mod cli;
+mod agents;
+mod batch;
+mod batch_plan;
+mod call;
+mod commands;
+mod config;
 mod console;
+mod doctor;
+mod run;
+mod run_flags;
+mod run_patch;
+mod runtime;
+mod serve;
+mod serve_mcp;
+mod sessions;
+mod status;
+mod trust;
 
 fn main() {
     // Most commands mask text soon (config sources, recorded tasks):
     // compiling the secret patterns takes milliseconds, done meanwhile on a
     // thread of its own while the arguments and config are read.
     subagent_redact::warm_up();
-    let code = cli::main();
+    let code = commands::main();
     // The sandbox keeps one cgroup made ahead for the next child; no child
     // is coming any more.
     subagent_sandbox::release_spare_cgroup();

@@ -21,10 +21,8 @@ use subagent_supervisor::units::parse_age;
 
 use crate::console;
 
-#[path = "sessions_export.rs"]
 mod export;
 
-#[path = "sessions_replay.rs"]
 mod replay;
 
 /// How often `tail -f` looks for new lines: quick enough to feel live,

@@ -4,26 +4,12 @@
 //! Every subcommand returns its exit code (`subagent_supervisor::exit_codes`)
 //! and writes to the terminal only through [`crate::console`].
 
-mod agents;
-mod batch;
-mod batch_plan;
-mod call;
-mod config;
-mod doctor;
-mod run;
-mod run_flags;
-mod run_patch;
-mod runtime;
-mod serve;
-mod serve_mcp;
-mod sessions;
-mod status;
-mod trust;
-
 use clap::{Parser, Subcommand};
 use subagent_supervisor::exit_codes;
 
-use crate::console;
+use crate::{
+    agents, batch, call, config, console, doctor, run, serve_mcp, sessions, status, trust,
+};
 
 #[derive(Debug, Parser)]
 #[command(

@@ -3,7 +3,6 @@
 //! supervisor config, run on a small runtime, and the result printed.
 
 // `--parallel` and `--chain`: which tasks a call has and how they run.
-#[path = "run_modes.rs"]
 mod modes;
 
 use std::path::PathBuf;

@@ -119,5 +119,5 @@ pub(super) async fn execute(
 }
 
 #[cfg(test)]
-#[path = "run_modes_tests.rs"]
+#[path = "modes_tests.rs"]
 mod tests;
