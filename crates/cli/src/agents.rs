@@ -13,13 +13,11 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use serde_json::json;
-use subagent_supervisor::agents::{
-    AgentCatalog, AgentDefinition, AgentOutputSchema, default_user_agents_dir, discover_catalog,
-};
-use subagent_supervisor::config::ProjectConfig;
+use subagent_supervisor::agents::{AgentCatalog, AgentDefinition, AgentOutputSchema};
+use subagent_supervisor::config::{ProjectConfig, workspace_catalog};
 use subagent_supervisor::exit_codes;
 
-use super::trust::load_project;
+use super::trust::{load_project, print_warning};
 use crate::console;
 
 #[derive(Debug, clap::Args)]
@@ -90,16 +88,7 @@ enum AgentsCommand {
 /// when trusted: [`super::trust::load_project`]); each agent file's
 /// warnings are printed on stderr.
 pub(super) fn load_catalog(project: &ProjectConfig) -> Result<AgentCatalog> {
-    let catalog = discover_catalog(project, default_user_agents_dir().as_deref())?;
-    for agent in catalog.agents() {
-        for warning in &agent.warnings {
-            console::err(&format!(
-                "warning: agent {} ({}): {warning}",
-                agent.name, agent.source
-            ));
-        }
-    }
-    Ok(catalog)
+    Ok(workspace_catalog(project, &print_warning)?)
 }
 
 /// `--workspace`, else the current directory.

@@ -1,26 +1,25 @@
 //! The flags every way of starting runs shares (`run`, and later `serve`
 //! and `batch`): agent, provider, model, limits, tools, workspace, sessions
-//! dir, worker; and turning them, with the config files and agent files,
-//! into a request template and a supervisor config.
+//! dir, worker; and handing them, as [`PrepareSettings`] and
+//! [`RunOverrides`], to the library's `prepare`.
 //!
 //! One struct flattened into each subcommand, so a flag means the same
 //! everywhere; what a single request may override goes through
 //! [`RunFlags::prepare`] with a patched [`RunOverrides`] (the servers' patch
 //! and ceilings are in `run_patch.rs`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::{Context, Result, bail};
+use anyhow::Result;
 use clap::ValueEnum;
-use subagent_protocol::{Budget, Limits, OutputMode, ProviderSpec};
-use subagent_sandbox::SandboxPolicy;
-use subagent_supervisor::agents::{AgentDefinition, AgentOutputSchema};
+use subagent_protocol::{Budget, Limits, OutputMode};
 use subagent_supervisor::config::{
-    DEFAULT_MAX_DEPTH, LimitKey, LimitSet, LimitValue, Raise, RaiseSettings, RawLimit,
-    RunOverrides, default_user_config_path, load_config, resolve_run,
+    DEFAULT_MAX_DEPTH, LimitKey, LimitSet, LimitValue, PrepareSettings, Raise, RawLimit,
+    RunOverrides, prepare,
 };
-use subagent_supervisor::session::default_sessions_dir;
-use subagent_supervisor::{RunRequest, SupervisorConfig, WorkerCommand};
+pub(super) use subagent_supervisor::config::{Prepared, env_value};
+
+use super::trust::print_warning;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub(super) enum OutputModeArg {
@@ -195,16 +194,6 @@ pub(super) struct RunFlags {
     pub(super) allow_raise: Vec<Raise>,
 }
 
-/// A request template (its task empty) and the supervisor config for it.
-pub(super) struct Prepared {
-    /// Every setting of a run but its task (and mode).
-    pub(super) request: RunRequest,
-    /// How the supervisor runs children.
-    pub(super) config: SupervisorConfig,
-    /// What callers may raise: the user config's `[serve]` and `--allow-raise`.
-    pub(super) raise: RaiseSettings,
-}
-
 /// A clap parser for one limit flag: the same reader as config files and
 /// agent files, so `--memory 2G` and `memory = "2G"` mean the same.
 fn limit_parser(key: LimitKey) -> impl Fn(&str) -> Result<LimitValue, String> + Clone {
@@ -249,38 +238,6 @@ impl RunFlags {
     }
 }
 
-/// A variable's value, or `None` when it is unset, empty or not UTF-8 (an
-/// exported-but-empty variable means "not configured" to the SDKs too).
-pub(super) fn env_value(var: &str) -> Option<String> {
-    std::env::var(var).ok().filter(|v| !v.is_empty())
-}
-
-/// The output schema's text: `--output-schema`, else the agent file's.
-fn output_schema_text(
-    flag: Option<&Path>,
-    agent: Option<&AgentDefinition>,
-) -> Result<Option<String>> {
-    if let Some(path) = flag {
-        return std::fs::read_to_string(path)
-            .map(Some)
-            .with_context(|| format!("--output-schema {}: cannot read the file", path.display()));
-    }
-    match agent.and_then(|a| a.output_schema.as_ref().map(|s| (a, s))) {
-        None => Ok(None),
-        Some((_, AgentOutputSchema::Inline(json))) => Ok(Some(json.clone())),
-        Some((agent, AgentOutputSchema::File(path))) => std::fs::read_to_string(path)
-            .map(Some)
-            .with_context(|| {
-                format!(
-                    "agent {} ({}): outputSchema {}: cannot read the file; fix the path (it is relative to the agent file) or pass --output-schema",
-                    agent.name,
-                    agent.source,
-                    path.display()
-                )
-            }),
-    }
-}
-
 impl RunFlags {
     /// The settings these flags override, for [`RunFlags::prepare`]; a
     /// caller patches them with what one request asks for.
@@ -296,77 +253,33 @@ impl RunFlags {
         }
     }
 
-    /// The request template and supervisor config for `overrides` (these
-    /// flags' own, or patched), with the config files and agent files of
-    /// the workspace.
-    pub(super) fn prepare(&self, overrides: &RunOverrides) -> Result<Prepared> {
-        let sessions_dir = match self.sessions_dir.clone().or_else(default_sessions_dir) {
-            Some(dir) => dir,
-            None => bail!("no sessions dir: set SUBAGENT_HOME or HOME, or pass --sessions-dir"),
-        };
-        let worker = match &self.worker {
-            Some(program) => WorkerCommand {
-                program: program.clone(),
-                args: Vec::new(),
+    /// What these flags fix for every run, besides the overrides.
+    pub(super) fn settings(&self) -> PrepareSettings {
+        PrepareSettings {
+            sessions_dir: self.sessions_dir.clone(),
+            worker: self.worker.clone(),
+            workspace: self.workspace.clone(),
+            output_schema: self.output_schema.clone(),
+            output_mode: match self.output_mode {
+                OutputModeArg::ReportBack => OutputMode::ReportBack,
+                OutputModeArg::Native => OutputMode::Native,
             },
-            None => WorkerCommand::default_for_current_exe()
-                .context("cannot locate subagent-worker; pass --worker or set SUBAGENT_WORKER")?,
-        };
-        let workspace_dir = match &self.workspace {
-            Some(dir) => dir.clone(),
-            None => std::env::current_dir().context("cannot read the current directory")?,
-        };
-        // The project's files count once the operator trusted them; its
-        // agent files and the user's come before the built-ins.
-        let project = super::trust::load_project(&workspace_dir)?;
-        let catalog = super::agents::load_catalog(&project)?;
-        let files = load_config(&project, default_user_config_path().as_deref())?;
-        let resolved = resolve_run(overrides, &files, &catalog, &env_value)?;
-        let output_schema_json =
-            output_schema_text(self.output_schema.as_deref(), catalog.get(&resolved.agent))?;
-        let provider = ProviderSpec {
             temperature: self.temperature,
             max_tokens: self.max_tokens,
             reasoning: self.reasoning,
-            ..resolved.provider
-        };
-        let mut request = RunRequest::new(resolved.agent.clone(), String::new(), provider);
-        request.output_schema_json = output_schema_json;
-        request.output_mode = match self.output_mode {
-            OutputModeArg::ReportBack => OutputMode::ReportBack,
-            OutputModeArg::Native => OutputMode::Native,
-        };
-        request.budget = resolved.budget;
-        request.limits = resolved.limits;
-        request.max_depth = resolved.max_depth;
-        request.workspace_dir = workspace_dir;
-        // Names are checked by the supervisor's admission, not here, so library
-        // callers and the CLI get the same refusal.
-        request.tools = self.tools.as_deref().map(parse_tool_list);
-        request.allow_network = self.allow_network;
-        request.web = resolved.web;
+            tools: self.tools.as_deref().map(parse_tool_list),
+            allow_network: self.allow_network,
+            require_sandbox: self.require_sandbox,
+            allow_raise: self.allow_raise.clone(),
+        }
+    }
 
-        let mut config = SupervisorConfig::new(worker, sessions_dir);
-        config.catalog = catalog;
-        config.subagents_disabled = resolved.subagents_disabled;
-        if let Some(n) = resolved.max_concurrent {
-            config.max_concurrent = n;
-        }
-        if self.require_sandbox {
-            config.sandbox_policy = SandboxPolicy::RequireAll;
-        }
-        // Only the operator's own file may let callers go above the
-        // ceilings, never a project's (which a run may have written).
-        let raise = files
-            .user
-            .map(|layer| layer.file.serve)
-            .unwrap_or_default()
-            .with(self.allow_raise.iter().copied());
-        Ok(Prepared {
-            request,
-            config,
-            raise,
-        })
+    /// The request template and supervisor config for `overrides` (these
+    /// flags' own, or patched), with the config files and agent files of
+    /// the workspace ([`subagent_supervisor::config::prepare`]); warnings
+    /// on stderr.
+    pub(super) fn prepare(&self, overrides: &RunOverrides) -> Result<Prepared> {
+        Ok(prepare(&self.settings(), overrides, &print_warning)?)
     }
 }
 

@@ -10,11 +10,12 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
+use subagent_supervisor::RunRequest;
 use subagent_supervisor::config::LimitSet;
+pub(super) use subagent_supervisor::config::agent_tools;
 use subagent_supervisor::run::{Asked, Ceilings, Owner};
-use subagent_supervisor::{RunRequest, SupervisorConfig};
 
-use super::run_flags::{Prepared, RunFlags};
+use super::run_flags::RunFlags;
 
 /// What one request of a server (a `spawn` line, an MCP tool call) may
 /// change of the server's flags.
@@ -97,28 +98,5 @@ impl RunFlags {
                 ..template.clone()
             })
             .collect())
-    }
-}
-
-/// The tool list of `agent` in the catalog of `config` (none when unknown:
-/// admission refuses an unknown agent).
-pub(super) fn agent_tools(config: &SupervisorConfig, agent: &str) -> Vec<String> {
-    config
-        .catalog
-        .get(agent)
-        .map(|a| a.tools.clone())
-        .unwrap_or_default()
-}
-
-impl Prepared {
-    /// The ceilings this run sets: its limits, switches, provider and
-    /// workspace, and its tools (`--tools`, else its agent's).
-    pub(super) fn ceilings(&self, owner: Owner) -> Ceilings {
-        let tools = self
-            .request
-            .tools
-            .clone()
-            .unwrap_or_else(|| agent_tools(&self.config, &self.request.agent));
-        Ceilings::new(self.request.clone(), tools, self.raise.clone(), owner)
     }
 }

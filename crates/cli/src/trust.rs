@@ -11,9 +11,10 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use subagent_supervisor::config::{
-    ProjectConfig, default_trust_file_path, read_project, read_records, write_records,
+    PrepareWarning, ProjectConfig, default_trust_file_path, read_project, read_records,
+    workspace_project, write_records,
 };
 use subagent_supervisor::exit_codes;
 
@@ -120,16 +121,22 @@ pub(super) fn run(args: TrustArgs) -> Result<i32> {
 /// ignored ones goes to stderr, once per process (a batch prepares many
 /// runs of one workspace).
 pub(super) fn load_project(workspace: &Path) -> Result<ProjectConfig> {
+    Ok(workspace_project(workspace, &print_warning)?)
+}
+
+/// Prints a warning of preparing a run on stderr: one about ignored
+/// project files once per process, an agent file's each time.
+pub(super) fn print_warning(warning: PrepareWarning) {
     static WARNED: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
-    let project = read_project(workspace, default_trust_file_path().as_deref())
-        .context("cannot read the project's configuration")?;
-    if let Some(warning) = project.warning() {
-        let first = WARNED
-            .lock()
-            .map_or(true, |mut warned| warned.insert(warning.clone()));
-        if first {
-            console::err(&warning);
+    match warning {
+        PrepareWarning::ProjectIgnored(warning) => {
+            let first = WARNED
+                .lock()
+                .map_or(true, |mut warned| warned.insert(warning.clone()));
+            if first {
+                console::err(&warning);
+            }
         }
+        PrepareWarning::Agent(warning) => console::err(&warning),
     }
-    Ok(project)
 }

@@ -4,12 +4,14 @@
 //! project trust (a project's files count only once the operator trusted
 //! them as they are).
 //!
-//! Not here: the supervisor's own [`crate::SupervisorConfig`] (how children
-//! are run), which is built from what this module resolves.
+//! Also preparing a run ([`prepare`]): a way in's settings and overrides,
+//! with those files, turned into a request template and the supervisor's
+//! own [`crate::SupervisorConfig`] (how children are run).
 
 mod file;
 mod limits;
 mod load;
+mod prepare;
 mod protect;
 mod raise;
 mod resolve;
@@ -39,6 +41,10 @@ pub use limits::{LimitKey, LimitSet, LimitUnit, LimitValue, RawLimit};
 pub use load::{
     ConfigLayer, LoadedConfig, PROJECT_CONFIG, default_user_config_path, find_project_config,
     load_config, project_config_home, project_dirs, user_config_dir, user_config_path,
+};
+pub use prepare::{
+    PrepareError, PrepareSettings, PrepareWarning, Prepared, agent_tools, env_value, prepare,
+    workspace_catalog, workspace_project,
 };
 pub use protect::protected_config_dirs;
 pub use raise::{Raise, RaiseSettings};
