@@ -15,23 +15,20 @@
 //! every worker with a parent-death signal (`PR_SET_PDEATHSIG`, SIGKILL),
 //! which the kernel sends when the supervisor dies, however it dies.
 
-use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use futures_util::StreamExt;
 use indicatif::{ProgressBar, ProgressState, ProgressStyle};
-use subagent_protocol::ErrorCode;
 use subagent_supervisor::batch::results::read_scan;
 use subagent_supervisor::batch::{
-    PreflightError, ResultLine, ResultsFile, ResultsWriter, Shard, Tally, TaskLine, machine_fault,
-    merge_results, parse_tasks, preflight, read_task_bytes, write_merged,
+    BatchOutcome, BatchProgress, PreflightError, ResultsFile, ResultsWriter, Shard, Tally,
+    TaskLine, execute as execute_batch, merge_results, parse_tasks, preflight, read_task_bytes,
+    write_merged,
 };
-use subagent_supervisor::run::{DEFAULT_MAX_CONCURRENT, Owner, ProgressEvent, ProgressSink};
+use subagent_supervisor::run::{DEFAULT_MAX_CONCURRENT, Owner};
 use subagent_supervisor::{RunRequest, Supervisor, SupervisorConfig, exit_codes};
 use tokio_util::sync::CancellationToken;
 
@@ -190,16 +187,17 @@ pub(super) fn run(args: BatchArgs) -> Result<i32> {
     };
     config.max_concurrent = max_concurrent;
     let outcome = execute(config, planned.requests, concurrency, writer)?;
-    for line in outcome.tally.render(skipped, outcome.not_run) {
+    let Outcome { batch, cancelled } = outcome;
+    for line in batch.tally.render(skipped, batch.not_run) {
         console::err(&line);
     }
-    if let Some(stop) = &outcome.stopped {
+    if let Some(stop) = &batch.stopped {
         console::err(&format!("batch stopped: {}", stop.message));
         return Ok(stop.exit_code);
     }
-    Ok(if outcome.cancelled {
+    Ok(if cancelled {
         exit_codes::CANCELLED
-    } else if outcome.tally.failed + outcome.tally.timed_out > 0 {
+    } else if batch.tally.failed + batch.tally.timed_out > 0 {
         exit_codes::SUBAGENT_FAILED
     } else {
         exit_codes::OK
@@ -208,86 +206,21 @@ pub(super) fn run(args: BatchArgs) -> Result<i32> {
 
 /// How the run ended.
 struct Outcome {
-    tally: Tally,
-    /// Tasks a signal kept from finishing (not written; they run next time).
-    not_run: u64,
+    batch: BatchOutcome,
+    /// A signal stopped the batch.
     cancelled: bool,
-    /// Why the batch stopped before its end, when a fault did.
-    stopped: Option<Stop>,
 }
 
-/// A fault that stops the whole batch: the results file cannot be written,
-/// or the machine failed a task (its session file lost, its worker never
-/// started). The task it hit is not recorded, so a resume runs it.
-#[derive(Debug, Clone)]
-struct Stop {
-    message: String,
-    exit_code: i32,
-}
-
-/// What the tasks share while they run; the progress bar's ticker thread
-/// reads it to draw, so no task and no progress sink ever draws itself.
-struct Shared {
-    total: u64,
-    tally: Mutex<Tally>,
-    running: AtomicU64,
-    not_run: AtomicU64,
-    /// Tokens and cost so far of each task still running, by run id (from
-    /// the supervisor's progress events).
-    live: Mutex<HashMap<String, (u64, f64)>>,
-    /// The first fault that stopped the batch.
-    stopped: Mutex<Option<Stop>>,
-}
-
-impl Shared {
-    /// Keeps the first fault and stops the batch: tasks not started yet are
-    /// not started, running ones are cancelled (and not recorded).
-    fn stop(&self, stop: Stop, cancel: &CancellationToken) {
-        if let Ok(mut slot) = self.stopped.lock() {
-            slot.get_or_insert(stop);
-        }
-        cancel.cancel();
-    }
-
-    /// The bar's text now.
-    fn counts(&self) -> String {
-        let (live_tokens, live_cost) = self.live.lock().map_or((0, 0.0), |live| {
-            live.values()
-                .fold((0, 0.0), |(t, c), (tokens, cost)| (t + tokens, c + cost))
-        });
-        match self.tally.lock() {
-            Ok(tally) => counts_text(
-                &tally,
-                self.total,
-                self.running.load(Ordering::SeqCst),
-                live_tokens,
-                live_cost,
-            ),
-            Err(_) => String::new(),
-        }
-    }
-
-    /// Keeps the running tasks' usage for the bar; returns at once (it is
-    /// called inline by the supervisor, see `ProgressSink`).
-    fn on_progress(&self, event: &ProgressEvent) {
-        let Ok(mut live) = self.live.lock() else {
-            return;
-        };
-        match event {
-            ProgressEvent::Usage {
-                run_id,
-                input_tokens,
-                output_tokens,
-                cost,
-            } => {
-                live.insert(run_id.clone(), (input_tokens + output_tokens, *cost));
-            }
-            ProgressEvent::Ended { run_id, .. } => {
-                live.remove(run_id);
-            }
-            _ => {}
-        }
-    }
+/// The bar's text now.
+fn counts(progress: &BatchProgress) -> String {
+    let (live_tokens, live_cost) = progress.live_usage();
+    counts_text(
+        &progress.tally(),
+        progress.total(),
+        progress.running(),
+        live_tokens,
+        live_cost,
+    )
 }
 
 /// Width of the drawn bar, in cells.
@@ -324,24 +257,13 @@ fn execute(
     concurrency: usize,
     writer: ResultsWriter,
 ) -> Result<Outcome> {
-    let shared = Arc::new(Shared {
-        total: requests.len() as u64,
-        tally: Mutex::new(Tally::default()),
-        running: AtomicU64::new(0),
-        not_run: AtomicU64::new(0),
-        live: Mutex::new(HashMap::new()),
-        stopped: Mutex::new(None),
-    });
-    let bar = progress_bar(&shared);
-    let sink_state = Arc::clone(&shared);
-    config.progress = Some(ProgressSink::new(move |event| {
-        sink_state.on_progress(event)
-    }));
-    let writer = Arc::new(Mutex::new(writer));
+    let progress = Arc::new(BatchProgress::new(requests.len() as u64));
+    let bar = progress_bar(&progress);
+    config.progress = Some(progress.sink());
     let runtime = super::runtime::supervisor_runtime()?;
     let cancel = CancellationToken::new();
     let signalled = CancellationToken::new();
-    runtime.block_on(async {
+    let batch = runtime.block_on(async {
         let supervisor = Supervisor::new(config);
         let (on_signal, mark) = (cancel.clone(), signalled.clone());
         tokio::spawn(async move {
@@ -350,85 +272,26 @@ fn execute(
                 on_signal.cancel();
             }
         });
-        futures_util::stream::iter(requests)
-            .map(|(id, request)| run_one(&supervisor, id, request, &cancel, &shared, &writer))
-            .buffer_unordered(concurrency)
-            .collect::<Vec<()>>()
-            .await;
+        execute_batch(
+            &supervisor,
+            requests,
+            concurrency,
+            writer,
+            &cancel,
+            &progress,
+        )
+        .await
     });
     bar.finish_and_clear();
-    let tally = shared.tally.lock().map(|t| t.clone()).unwrap_or_default();
-    let stopped = shared.stopped.lock().ok().and_then(|e| e.clone());
     Ok(Outcome {
-        tally,
-        not_run: shared.not_run.load(Ordering::SeqCst),
+        batch,
         cancelled: signalled.is_cancelled(),
-        stopped,
     })
-}
-
-/// Runs one task and records it; a task the batch's cancel cut short is
-/// not recorded, so a re-run runs it.
-async fn run_one(
-    supervisor: &Supervisor,
-    id: String,
-    request: RunRequest,
-    cancel: &CancellationToken,
-    shared: &Arc<Shared>,
-    writer: &Arc<Mutex<ResultsWriter>>,
-) {
-    if cancel.is_cancelled() {
-        shared.not_run.fetch_add(1, Ordering::SeqCst);
-        return;
-    }
-    shared.running.fetch_add(1, Ordering::SeqCst);
-    let agent = request.agent.clone();
-    let started = Instant::now();
-    let result = supervisor.run(request, cancel.clone()).await;
-    shared.running.fetch_sub(1, Ordering::SeqCst);
-    let code = result.details.error.as_ref().map(|e| e.code);
-    if cancel.is_cancelled() && code == Some(ErrorCode::SubagentCancelled) {
-        shared.not_run.fetch_add(1, Ordering::SeqCst);
-        return;
-    }
-    if let Some(fault) = machine_fault(&result) {
-        // Not the task's doing: recording it would make a resume skip a
-        // task that never truly ran (or whose record is torn).
-        shared.not_run.fetch_add(1, Ordering::SeqCst);
-        let message = format!("task `{id}`: {fault}");
-        let exit_code = exit_codes::for_error(code);
-        shared.stop(Stop { message, exit_code }, cancel);
-        return;
-    }
-    let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let line = ResultLine::from_result(&id, &agent, &result, ms);
-    // The fsync blocks; off the runtime's threads so other children's
-    // watches keep their timeouts.
-    let to_write = line.clone();
-    let writer = Arc::clone(writer);
-    let written = tokio::task::spawn_blocking(move || match writer.lock() {
-        Ok(mut w) => w.append(&to_write).map_err(|e| e.to_string()),
-        Err(_) => Err("the results writer is poisoned".to_owned()),
-    })
-    .await
-    .unwrap_or_else(|e| Err(format!("the results writer stopped: {e}")));
-    match written {
-        Ok(()) => {
-            if let Ok(mut tally) = shared.tally.lock() {
-                tally.add(&line);
-            }
-        }
-        Err(message) => {
-            // Running on would lose every later result: stop the batch.
-            let exit_code = exit_codes::SUBAGENT_FAILED;
-            shared.stop(Stop { message, exit_code }, cancel);
-        }
-    }
 }
 
 /// The bar on stderr when it is a terminal, redrawn by indicatif's ticker
 /// thread from `shared`; hidden (no output at all) otherwise.
-fn progress_bar(shared: &Arc<Shared>) -> ProgressBar {
+fn progress_bar(shared: &Arc<BatchProgress>) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
@@ -439,7 +302,7 @@ fn progress_bar(shared: &Arc<Shared>) -> ProgressBar {
         bar.set_style(style.with_key(
             "counts",
             move |_: &ProgressState, w: &mut dyn std::fmt::Write| {
-                let _ = w.write_str(&state.counts());
+                let _ = w.write_str(&counts(&state));
             },
         ));
     }

@@ -1,5 +1,7 @@
 use pretty_assertions::assert_eq;
 
+use subagent_supervisor::batch::ResultLine;
+
 use super::*;
 
 #[test]

@@ -10,9 +10,11 @@
 //! task's, are checked before a batch and told apart after a run
 //! ([`fault`]).
 //!
-//! Nothing here starts a process or talks to a provider: running the tasks
-//! is the supervisor's job, wired together by the CLI.
+//! Running the prepared tasks ([`execute`]) goes through the supervisor,
+//! like every run; the caller owns the runtime, the signals and the
+//! display.
 
+pub mod execute;
 pub mod fault;
 pub mod lock;
 pub mod merge;
@@ -22,6 +24,7 @@ pub mod shard;
 pub mod summary;
 pub mod task;
 
+pub use execute::{BatchOutcome, BatchProgress, BatchStop, execute};
 pub use fault::{PreflightError, machine_fault, preflight};
 pub use merge::{MergeReport, merge_results};
 pub use merge_output::{MergeWritten, write_merged};
