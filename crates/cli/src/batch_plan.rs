@@ -22,8 +22,8 @@ use super::run_patch::agent_tools;
 
 /// Every task's settings, checked; built by [`check_settings`].
 pub(super) struct Checked {
-    /// The prepared request of each distinct set of overrides, by its key.
-    templates: HashMap<String, RunRequest>,
+    /// The prepared request of each distinct set of overrides.
+    templates: HashMap<RunOverrides, RunRequest>,
     base: RunOverrides,
     /// The first prepared config; `None` for an empty tasks file.
     config: Option<SupervisorConfig>,
@@ -49,12 +49,12 @@ pub(super) fn check_settings(
     let base = flags.overrides();
     // Each distinct set of overrides, prepared once: its request, or why it
     // does not resolve (so every line that shares it is named).
-    let mut prepared: HashMap<String, Result<RunRequest, String>> = HashMap::new();
+    let mut prepared: HashMap<RunOverrides, Result<RunRequest, String>> = HashMap::new();
     let mut config: Option<SupervisorConfig> = None;
     for task in tasks {
         let overrides = task_overrides(&base, task);
         let outcome = prepared
-            .entry(key_of(&overrides))
+            .entry(overrides.clone())
             .or_insert_with(|| prepare(flags, &overrides, task, ceilings, &mut config));
         if let Err(why) = outcome {
             problems.push(LineProblem {
@@ -130,41 +130,19 @@ pub(super) fn plan(checked: Checked, pending: Vec<TaskLine>) -> Plan {
     } = checked;
     let mut requests = Vec::with_capacity(pending.len());
     for task in pending {
-        let Some(template) = templates.get(&key_of(&task_overrides(&base, &task))) else {
+        let Some(template) = templates.get(&task_overrides(&base, &task)) else {
             continue;
         };
         let mut request = template.clone();
-        request.task = task.task;
-        if let Some(schema) = task.output_schema_json {
-            request.output_schema_json = Some(schema);
-        }
+        task.patch().apply_to(&mut request);
         requests.push((task.id, request));
     }
     let config = (!requests.is_empty()).then_some(config).flatten();
     Plan { requests, config }
 }
 
-/// RunOverrides has no Hash (limits hold floats); its Debug text is a
-/// faithful key.
-fn key_of(overrides: &RunOverrides) -> String {
-    format!("{overrides:?}")
-}
-
 pub(super) fn task_overrides(base: &RunOverrides, task: &TaskLine) -> RunOverrides {
-    let mut overrides = base.clone();
-    if task.agent.is_some() {
-        overrides.agent.clone_from(&task.agent);
-    }
-    if task.provider.is_some() {
-        overrides.provider.clone_from(&task.provider);
-    }
-    if task.model.is_some() {
-        overrides.model.clone_from(&task.model);
-    }
-    for (key, value) in task.limits.iter() {
-        overrides.limits.set(key, value);
-    }
-    overrides
+    task.patch().apply(base)
 }
 
 #[cfg(test)]

@@ -1,43 +1,18 @@
-//! What one request arriving through a server (a `serve --stdio` spawn, an
-//! MCP `subagent` call) may change of the server's [`RunFlags`], and the
-//! server's ceilings it is held under (`subagent_supervisor::run::Ceilings`):
-//! the flags patched by the request, resolved with the config and agent
-//! files, then brought under the ceilings or refused.
+//! One request arriving through a server (a `serve --stdio` spawn, an MCP
+//! `subagent` call) as runs: the server's [`RunFlags`] patched by the
+//! request's [`RequestPatch`] (the library's one overrides path), resolved
+//! with the config and agent files, then brought under the server's
+//! ceilings (`subagent_supervisor::run::Ceilings`) or refused.
 //!
 //! It never reads a request off the wire (the servers do) and never runs
 //! one.
 
-use std::path::PathBuf;
-
 use anyhow::Result;
 use subagent_supervisor::RunRequest;
-use subagent_supervisor::config::LimitSet;
-pub(super) use subagent_supervisor::config::agent_tools;
+pub(super) use subagent_supervisor::config::{RequestPatch, agent_tools};
 use subagent_supervisor::run::{Asked, Ceilings, Owner};
 
 use super::run_flags::RunFlags;
-
-/// What one request of a server (a `spawn` line, an MCP tool call) may
-/// change of the server's flags.
-pub(super) struct RequestPatch<'a> {
-    /// Agent name.
-    pub(super) agent: Option<&'a String>,
-    /// Provider name or kind.
-    pub(super) provider: Option<&'a String>,
-    /// Model id.
-    pub(super) model: Option<&'a String>,
-    /// Limits, over the flags' own.
-    pub(super) limits: &'a LimitSet,
-    /// Output schema as JSON text.
-    pub(super) output_schema_json: Option<&'a String>,
-    /// Tools, a subset of the server's.
-    pub(super) tools: Option<&'a Vec<String>>,
-    /// Network for tool processes (only `false` unless the server has it).
-    pub(super) allow_network: Option<bool>,
-    /// Workspace: the server's or a directory below it; a relative path is
-    /// taken from the server's workspace.
-    pub(super) workspace: Option<&'a PathBuf>,
-}
 
 impl RunFlags {
     /// The ceilings these flags (with the config files and the agent they
@@ -52,41 +27,17 @@ impl RunFlags {
     pub(super) fn requests_for(
         &self,
         ceilings: &Ceilings,
-        patch: &RequestPatch<'_>,
+        patch: &RequestPatch,
         tasks: &[String],
     ) -> Result<Vec<RunRequest>> {
-        let mut overrides = self.overrides();
-        if let Some(agent) = patch.agent {
-            overrides.agent = Some(agent.clone());
-        }
-        if let Some(provider) = patch.provider {
-            overrides.provider = Some(provider.clone());
-        }
-        if let Some(model) = patch.model {
-            overrides.model = Some(model.clone());
-        }
-        for (key, value) in patch.limits.iter() {
-            overrides.limits.set(key, value);
-        }
-        let prepared = self.prepare(&overrides)?;
+        let prepared = self.prepare(&patch.apply(&self.overrides()))?;
         let mut template = prepared.request;
-        if let Some(schema) = patch.output_schema_json {
-            template.output_schema_json = Some(schema.clone());
-        }
-        if let Some(tools) = patch.tools {
-            template.tools = Some(tools.clone());
-        }
-        if let Some(on) = patch.allow_network {
-            template.allow_network = on;
-        }
-        if let Some(dir) = patch.workspace {
-            // Config and agent files stay the server's: a directory below
-            // its workspace is one its tools may write.
-            template.workspace_dir = template.workspace_dir.join(dir);
-        }
+        // Config and agent files stay the server's: a workspace below its
+        // own is one its tools may write.
+        patch.apply_to(&mut template);
         let agent_tools = agent_tools(&prepared.config, &template.agent);
         let asked = Asked {
-            limits: patch.limits,
+            limits: &patch.limits,
             tools: patch.tools.is_some() || self.tools.is_some(),
             agent_tools: &agent_tools,
         };

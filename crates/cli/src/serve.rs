@@ -341,14 +341,15 @@ impl Server {
     /// spawn, under the server's ceilings.
     fn requests(&self, spawn: &Spawn) -> Result<Vec<RunRequest>> {
         let patch = RequestPatch {
-            agent: spawn.agent.as_ref(),
-            provider: spawn.provider.as_ref(),
-            model: spawn.model.as_ref(),
-            limits: &spawn.limits,
-            output_schema_json: spawn.output_schema_json.as_ref(),
-            tools: spawn.tools.as_ref(),
+            agent: spawn.agent.clone(),
+            provider: spawn.provider.clone(),
+            model: spawn.model.clone(),
+            limits: spawn.limits.clone(),
+            output_schema_json: spawn.output_schema_json.clone(),
+            tools: spawn.tools.clone(),
             allow_network: spawn.allow_network,
-            workspace: spawn.workspace.as_ref(),
+            workspace: spawn.workspace.clone(),
+            ..RequestPatch::default()
         };
         self.flags
             .requests_for(&self.ceilings, &patch, &spawn.tasks)

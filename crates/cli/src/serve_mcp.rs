@@ -233,14 +233,15 @@ impl McpServer {
     /// One resolved request per task: the server's flags patched by the call.
     fn requests(&self, call: &SpawnCall) -> Result<Vec<RunRequest>> {
         let patch = RequestPatch {
-            agent: call.agent.as_ref(),
-            provider: call.provider.as_ref(),
-            model: call.model.as_ref(),
-            limits: &call.limits,
-            output_schema_json: call.output_schema_json.as_ref(),
-            tools: call.tools.as_ref(),
+            agent: call.agent.clone(),
+            provider: call.provider.clone(),
+            model: call.model.clone(),
+            limits: call.limits.clone(),
+            output_schema_json: call.output_schema_json.clone(),
+            tools: call.tools.clone(),
             allow_network: call.allow_network,
-            workspace: call.workspace.as_ref(),
+            workspace: call.workspace.clone(),
+            ..RequestPatch::default()
         };
         self.state
             .flags

@@ -14,7 +14,7 @@ use std::fmt;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::config::LimitSet;
+use crate::config::{LimitSet, RequestPatch};
 
 /// One task of the file, checked.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,6 +35,22 @@ pub struct TaskLine {
     pub limits: LimitSet,
     /// The output schema as JSON text, when the line has one.
     pub output_schema_json: Option<String>,
+}
+
+impl TaskLine {
+    /// What this line changes of the batch's settings: agent, provider,
+    /// model, limits, output schema, and the task itself.
+    pub fn patch(&self) -> RequestPatch {
+        RequestPatch {
+            agent: self.agent.clone(),
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            limits: self.limits.clone(),
+            task: Some(self.task.clone()),
+            output_schema_json: self.output_schema_json.clone(),
+            ..RequestPatch::default()
+        }
+    }
 }
 
 /// One line as written; unknown keys are refused so a typo (`modle`) is

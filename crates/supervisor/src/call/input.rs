@@ -161,43 +161,30 @@ impl CallInput {
     }
 
     /// `base` (the command's flags) with what this request names instead.
-    pub fn overrides(&self, mut base: RunOverrides) -> RunOverrides {
-        if let Some(model) = given(&self.model) {
-            base.model = Some(model);
+    pub fn overrides(&self, base: RunOverrides) -> RunOverrides {
+        crate::config::RequestPatch {
+            model: given(&self.model),
+            provider: given(&self.provider),
+            base_url: given(&self.url),
+            api_key_env: given(&self.api_key_name),
+            ..Default::default()
         }
-        if let Some(provider) = given(&self.provider) {
-            base.provider = Some(provider);
-        }
-        if let Some(url) = given(&self.url) {
-            base.base_url = Some(url);
-        }
-        if let Some(var) = given(&self.api_key_name) {
-            base.api_key_env = Some(var);
-        }
-        base
+        .apply(&base)
     }
 
     /// Puts the task and the request's own settings into `request`.
     pub fn apply(&self, request: &mut RunRequest) {
-        request.task = self.prompt.clone();
-        if let Some(prompt) = given(&self.system_prompt) {
-            request.system_prompt = Some(prompt);
+        crate::config::RequestPatch {
+            task: Some(self.prompt.clone()),
+            system_prompt: given(&self.system_prompt),
+            tools: self.tool_subset.clone(),
+            reasoning: self.think,
+            temperature: self.temperature,
+            max_tokens: self.max_tokens,
+            output_schema_json: self.output_schema.as_ref().map(Value::to_string),
+            ..Default::default()
         }
-        if let Some(tools) = &self.tool_subset {
-            request.tools = Some(tools.clone());
-        }
-        if let Some(think) = self.think {
-            request.provider.reasoning = think;
-        }
-        if let Some(temperature) = self.temperature {
-            request.provider.temperature = Some(temperature);
-        }
-        if let Some(max_tokens) = self.max_tokens {
-            request.provider.max_tokens = Some(max_tokens);
-        }
-        if let Some(schema) = &self.output_schema {
-            request.output_schema_json = Some(schema.to_string());
-        }
+        .apply_to(request);
     }
 }
 

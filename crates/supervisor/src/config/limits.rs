@@ -73,6 +73,22 @@ pub enum LimitValue {
     Dollars(f64),
 }
 
+// Dollars are finite and not negative (`LimitKey::parse` refuses others),
+// so equality is an equivalence and the overrides that hold limits can key
+// a map (`RunOverrides`).
+impl Eq for LimitValue {}
+
+impl std::hash::Hash for LimitValue {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        std::mem::discriminant(self).hash(state);
+        match *self {
+            LimitValue::Ms(n) | LimitValue::Bytes(n) | LimitValue::Count(n) => n.hash(state),
+            // -0.0 == 0.0, so both hash as 0.0.
+            LimitValue::Dollars(usd) => (if usd == 0.0 { 0.0 } else { usd }).to_bits().hash(state),
+        }
+    }
+}
+
 impl fmt::Display for LimitValue {
     /// As a user would write it: `15m`, `512M`, `64`, `0.5`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -239,7 +255,7 @@ impl LimitKey {
 }
 
 /// Limits set in one place; keys not set are left to the places below it.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct LimitSet {
     values: BTreeMap<LimitKey, LimitValue>,
 }

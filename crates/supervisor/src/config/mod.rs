@@ -11,6 +11,7 @@
 mod file;
 mod limits;
 mod load;
+mod overrides;
 mod prepare;
 mod protect;
 mod raise;
@@ -42,6 +43,7 @@ pub use load::{
     ConfigLayer, LoadedConfig, PROJECT_CONFIG, default_user_config_path, find_project_config,
     load_config, project_config_home, project_dirs, user_config_dir, user_config_path,
 };
+pub use overrides::RequestPatch;
 pub use prepare::{
     PrepareError, PrepareSettings, PrepareWarning, Prepared, agent_tools, env_value, prepare,
     workspace_catalog, workspace_project,

@@ -63,7 +63,8 @@ impl fmt::Display for Origin {
 }
 
 /// The values of the run's flags that were given (`None`: not given).
-#[derive(Debug, Clone, Default)]
+/// Hashable: a batch prepares each distinct set once.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct RunOverrides {
     /// `--agent`.
     pub agent: Option<String>,
