@@ -42,6 +42,7 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
+use subagent_protocol::ErrorCode;
 use subagent_protocol::result::SubagentResult;
 use subagent_supervisor::jobs::{JobId, JobMode, JobRequest, Jobs};
 use subagent_supervisor::run::{Ceilings, Owner};
@@ -164,11 +165,11 @@ impl McpServer {
     ) -> rmcp::model::CallToolResult {
         let call = match tools::parse_spawn(arguments) {
             Ok(call) => call,
-            Err(message) => return tools::refusal("INVALID_INPUT", &message),
+            Err(message) => return tools::refusal(ErrorCode::InvalidInput.as_str(), &message),
         };
         let requests = match self.requests(&call) {
             Ok(requests) => requests,
-            Err(e) => return tools::refusal("INVALID_INPUT", &format!("{e:#}")),
+            Err(e) => return tools::refusal(ErrorCode::InvalidInput.as_str(), &format!("{e:#}")),
         };
         if call.background {
             let mode = match call.mode {
@@ -183,7 +184,7 @@ impl McpServer {
             });
             return match started {
                 Ok(job_id) => tools::job_started(&job_id.0),
-                Err(e) => tools::refusal("INVALID_INPUT", &e.to_string()),
+                Err(e) => tools::refusal(ErrorCode::InvalidInput.as_str(), &e.to_string()),
             };
         }
         let cancel = self.state.shutdown.child_token();
@@ -226,7 +227,10 @@ impl McpServer {
         }
         match jobs.status(&job_id) {
             Some(status) => tools::job_status(&status),
-            None => tools::refusal("INVALID_INPUT", &format!("no job {job_id}")),
+            None => tools::refusal(
+                ErrorCode::InvalidInput.as_str(),
+                &format!("no job {job_id}"),
+            ),
         }
     }
 
@@ -321,7 +325,7 @@ impl ServerHandler for McpServer {
             name @ (tools::STATUS_TOOL | tools::CANCEL_TOOL) => {
                 match tools::parse_job_id(request.arguments) {
                     Ok(id) => self.job(name == tools::CANCEL_TOOL, JobId(id)).await,
-                    Err(message) => tools::refusal("INVALID_INPUT", &message),
+                    Err(message) => tools::refusal(ErrorCode::InvalidInput.as_str(), &message),
                 }
             }
             other => {

@@ -180,26 +180,47 @@ fn job_id(params: &serde_json::Map<String, Value>) -> Result<JobId, String> {
     }
 }
 
+/// A spawn's `mode` as the job mode it names.
+fn parse_mode(mode: &str) -> Result<JobMode, String> {
+    match mode {
+        "single" => Ok(JobMode::Single),
+        "parallel" => Ok(JobMode::Parallel),
+        "chain" => Ok(JobMode::Chain),
+        other => Err(format!(
+            "unknown mode `{other}`: use single, parallel or chain"
+        )),
+    }
+}
+
+/// A job mode as a spawn's `mode` names it.
+fn mode_name(mode: JobMode) -> &'static str {
+    match mode {
+        JobMode::Single => "single",
+        JobMode::Parallel => "parallel",
+        JobMode::Chain => "chain",
+    }
+}
+
 fn parse_spawn(params: serde_json::Map<String, Value>) -> Result<Spawn, String> {
     let raw: RawSpawn = serde_json::from_value(Value::Object(params))
         .map_err(|e| format!("invalid spawn params: {e}"))?;
-    let mode = match (raw.mode.as_deref(), &raw.task, &raw.tasks) {
+    let mode = raw.mode.as_deref().map(parse_mode);
+    let mode = match (mode, &raw.task, &raw.tasks) {
         (_, Some(_), Some(_)) => return Err("give `task` or `tasks`, not both".to_owned()),
-        (None | Some("single"), Some(_), None) => JobMode::Single,
-        (Some(m @ ("parallel" | "chain")), Some(_), None) => {
-            return Err(format!("mode {m} takes `tasks` (a list), not `task`"));
-        }
-        (None | Some("parallel"), None, Some(_)) => JobMode::Parallel,
-        (Some("chain"), None, Some(_)) => JobMode::Chain,
-        (Some("single"), None, Some(_)) => {
-            return Err("mode single takes `task`, not `tasks`".to_owned());
-        }
-        (Some(other), _, _) if !matches!(other, "single" | "parallel" | "chain") => {
+        (Some(Err(unknown)), _, _) => return Err(unknown),
+        (None | Some(Ok(JobMode::Single)), Some(_), None) => JobMode::Single,
+        (Some(Ok(m @ (JobMode::Parallel | JobMode::Chain))), Some(_), None) => {
             return Err(format!(
-                "unknown mode `{other}`: use single, parallel or chain"
+                "mode {} takes `tasks` (a list), not `task`",
+                mode_name(m)
             ));
         }
-        _ => {
+        (None | Some(Ok(JobMode::Parallel)), None, Some(_)) => JobMode::Parallel,
+        (Some(Ok(JobMode::Chain)), None, Some(_)) => JobMode::Chain,
+        (Some(Ok(JobMode::Single)), None, Some(_)) => {
+            return Err("mode single takes `task`, not `tasks`".to_owned());
+        }
+        (_, None, None) => {
             return Err(
                 "missing task: give `task` (or `tasks` with mode parallel or chain)".to_owned(),
             );
