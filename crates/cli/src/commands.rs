@@ -2,14 +2,13 @@
 //! only declares the command tree and routes to them.
 //!
 //! Every subcommand returns its exit code (`subagent_supervisor::exit_codes`)
-//! and writes to the terminal only through [`crate::console`].
+//! or an error that [`CliError::exit_code`] maps, and writes to the
+//! terminal only through [`crate::console`].
 
 use clap::{Parser, Subcommand};
-use subagent_supervisor::exit_codes;
 
-use crate::{
-    agents, batch, call, config, console, doctor, run, serve_mcp, sessions, status, trust,
-};
+use crate::error::CliError;
+use crate::{agents, batch, call, config, doctor, run, serve_mcp, sessions, status, trust};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -115,74 +114,26 @@ enum Command {
 /// Parses arguments, runs, prints; returns the exit code.
 pub fn main() -> i32 {
     status::init_logs();
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    match Cli::try_parse().map_err(CliError::Usage).and_then(dispatch) {
+        Ok(code) => code,
         Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() {
-                exit_codes::INVALID_INPUT
-            } else {
-                exit_codes::OK
-            };
+            e.report();
+            e.exit_code()
         }
-    };
+    }
+}
+
+/// Runs the command; its exit code, or the error that ended it.
+fn dispatch(cli: Cli) -> Result<i32, CliError> {
     match cli.command {
-        Command::Run(args) => match run::run(args) {
-            Ok(code) => code,
-            Err(e) => {
-                console::err(&format!("{e:#}"));
-                exit_codes::INVALID_INPUT
-            }
-        },
-        Command::Batch(args) => match batch::run(args) {
-            Ok(code) => code,
-            Err(e) => {
-                console::err(&format!("{e:#}"));
-                exit_codes::INVALID_INPUT
-            }
-        },
-        Command::Call(args) => call::run(args),
-        Command::Doctor(args) => match doctor::run(args) {
-            Ok(code) => code,
-            Err(e) => {
-                console::err(&format!("{e:#}"));
-                exit_codes::DOCTOR_MISSING
-            }
-        },
-        Command::Sessions(args) => match sessions::run(args) {
-            Ok(code) => code,
-            Err(e) => {
-                console::err(&format!("{e:#}"));
-                exit_codes::INVALID_INPUT
-            }
-        },
-        Command::Agents(args) => match agents::run(args) {
-            Ok(code) => code,
-            Err(e) => {
-                console::err(&format!("{e:#}"));
-                exit_codes::INVALID_INPUT
-            }
-        },
-        Command::Config(args) => match config::run(args) {
-            Ok(code) => code,
-            Err(e) => {
-                console::err(&format!("{e:#}"));
-                exit_codes::INVALID_INPUT
-            }
-        },
-        Command::Trust(args) => match trust::run(args) {
-            Ok(code) => code,
-            Err(e) => {
-                console::err(&format!("{e:#}"));
-                exit_codes::INVALID_INPUT
-            }
-        },
-        Command::Serve(args) => match serve_mcp::serve(args) {
-            Ok(code) => code,
-            Err(e) => {
-                console::err(&format!("{e:#}"));
-                exit_codes::INVALID_INPUT
-            }
-        },
+        Command::Run(args) => run::run(args).map_err(CliError::Input),
+        Command::Batch(args) => batch::run(args).map_err(CliError::Input),
+        Command::Call(args) => Ok(call::run(args)),
+        Command::Doctor(args) => doctor::run(args).map_err(CliError::Doctor),
+        Command::Sessions(args) => sessions::run(args).map_err(CliError::Input),
+        Command::Agents(args) => agents::run(args).map_err(CliError::Input),
+        Command::Config(args) => config::run(args).map_err(CliError::Input),
+        Command::Trust(args) => trust::run(args).map_err(CliError::Input),
+        Command::Serve(args) => serve_mcp::serve(args).map_err(CliError::Input),
     }
 }

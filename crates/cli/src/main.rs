@@ -15,6 +15,7 @@ mod commands;
 mod config;
 mod console;
 mod doctor;
+mod error;
 mod run;
 mod run_flags;
 mod run_patch;
