@@ -20,7 +20,7 @@ mod run;
 mod run_flags;
 mod run_patch;
 mod runtime;
-mod serve;
+mod serve_cmd;
 mod serve_mcp;
 mod sessions;
 mod status;

@@ -25,17 +25,7 @@ pub(super) fn supervisor_runtime() -> Result<tokio::runtime::Runtime> {
 
 /// Resolves on SIGINT or SIGTERM; false if signals cannot be watched.
 pub(super) async fn wait_for_interrupt() -> bool {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut int), Ok(mut term)) = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-    ) else {
-        return false;
-    };
-    tokio::select! {
-        _ = int.recv() => true,
-        _ = term.recv() => true,
-    }
+    subagent_supervisor::interrupt::wait_for_interrupt().await
 }
 
 /// Cancels `cancel` on SIGINT or SIGTERM. Call it inside the runtime.

@@ -86,13 +86,13 @@ pub(super) struct ServeArgs {
     #[command(flatten)]
     flags: RunFlags,
     #[command(flatten)]
-    stdio_args: super::serve::StdioArgs,
+    stdio_args: super::serve_cmd::StdioArgs,
 }
 
-/// `subagent serve`: `--mcp` here; `--stdio` in [`super::serve`].
+/// `subagent serve`: `--mcp` here; `--stdio` in [`super::serve_cmd`].
 pub(super) fn serve(args: ServeArgs) -> Result<i32> {
     if args.stdio {
-        return super::serve::serve_stdio(args.flags, args.stdio_args);
+        return super::serve_cmd::serve_stdio(args.flags, args.stdio_args);
     }
     run(args.flags)
 }

@@ -13,12 +13,11 @@
 //!
 //! This module must not parse requests or decide answers: it moves bytes.
 
+use std::io::{ErrorKind, Write};
 use std::sync::Arc;
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-
-use crate::console;
 
 /// Longest request line, bytes (16 MiB, as `serve --mcp`'s transport):
 /// a spawn's tasks and output schema fit many times over.
@@ -119,7 +118,7 @@ impl Output {
         let (tx, rx) = std::sync::mpsc::channel::<Queued>();
         let thread = std::thread::spawn(move || {
             while let Ok((line, room)) = rx.recv() {
-                if let Err(e) = console::out(&line) {
+                if let Err(e) = write_stdout(&line) {
                     tracing::warn!(error = %e, "cannot write to stdout");
                 }
                 drop(room);
@@ -185,6 +184,20 @@ impl Output {
     }
 }
 
+/// Writes `line` and a newline to stdout; a closed stdout is not an error
+/// (the client is gone; what its runs produced is in their session files).
+fn write_stdout(line: &str) -> std::io::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    let written = stdout
+        .write_all(line.as_bytes())
+        .and_then(|()| stdout.write_all(b"\n"))
+        .and_then(|()| stdout.flush());
+    match written {
+        Err(e) if e.kind() == ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
 /// The queue room a line of `len` bytes takes: its length and newline, at
 /// most the whole queue (a longer line waits for an empty queue).
 fn cost(len: usize) -> u32 {
@@ -193,5 +206,5 @@ fn cost(len: usize) -> u32 {
 }
 
 #[cfg(test)]
-#[path = "serve_io_tests.rs"]
+#[path = "io_tests.rs"]
 mod tests;

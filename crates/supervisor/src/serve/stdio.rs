@@ -1,5 +1,5 @@
 //! `subagent serve --stdio`: a JSON-lines server over the background-jobs
-//! library ([`subagent_supervisor::jobs`]). Requests come one per line on
+//! library ([`crate::jobs`]). Requests come one per line on
 //! stdin (`spawn`, `status`, `wait`, `cancel`, `list`), each handled in a
 //! task of its own so a `wait` never holds up a `status`; responses,
 //! progress notifications and the endings of background jobs go out one
@@ -17,35 +17,32 @@
 //! child's lifecycle lines; it is flock-held while the server lives, so
 //! the next server knows which files in `<sessions dir>/serve/` belong to
 //! a dead one. See docs/serve.md.
-
-#[path = "serve_io.rs"]
-mod pipes;
-#[path = "serve_protocol.rs"]
-mod protocol;
+//!
+//! It owns this process's stdin and stdout while it runs; it never builds
+//! the runtime (the caller does) and writes nothing to the terminal but
+//! the protocol: messages for the operator go to the caller's [`Report`].
 
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
 use serde_json::{Value, json};
 use subagent_protocol::session::SessionLine;
-use subagent_supervisor::RunRequest;
-use subagent_supervisor::exit_codes;
-use subagent_supervisor::jobs::{JobRequest, JobStatus, Jobs};
-use subagent_supervisor::run::{CeilingError, Ceilings, Owner};
 use tokio::io::AsyncWriteExt;
 use tokio::sync::Semaphore;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::run_flags::RunFlags;
-use super::run_patch::RequestPatch;
-use crate::console;
-use pipes::{MAX_LINE_BYTES, Output, ReadLine, RequestLines};
-use protocol::{Method, Request, Spawn, codes};
+use super::defaults::{Report, ServeDefaults, SpawnError, error_chain};
+use super::io::{MAX_LINE_BYTES, Output, ReadLine, RequestLines};
+use super::protocol::{self, Method, Request, Spawn, codes};
+use crate::RunRequest;
+use crate::config::{PrepareError, RequestPatch};
+use crate::interrupt::wait_for_interrupt;
+use crate::jobs::{JobRequest, JobStatus, Jobs, JobsError};
+use crate::run::{Ceilings, Owner};
 
 /// How long `--notify-cmd` may run before its process group is killed:
 /// long enough to wake a harness, short enough that a hung command cannot
@@ -68,57 +65,100 @@ const MIN_REQUEST_COST: usize = 4 * 1024;
 /// requests never hold thousands of built answers.
 const COMPOSING: usize = 4;
 
-/// The flags `serve --stdio` adds to the run flags.
-#[derive(Debug, Clone, clap::Args)]
-pub(super) struct StdioArgs {
-    /// When a background run ends, run CMD (with `sh -c`) with its lifecycle
-    /// line on stdin; it gets 10 s, and its failure is logged, not fatal.
-    #[arg(long, value_name = "CMD", requires = "stdio")]
-    notify_cmd: Option<String>,
-    /// The server's own session file, which receives every job's lifecycle
-    /// lines [default: <sessions dir>/serve/serve-<pid>.jsonl].
-    #[arg(long, value_name = "FILE", requires = "stdio")]
-    parent_session: Option<PathBuf>,
+/// What `serve --stdio` adds to a server's defaults.
+#[derive(Debug, Clone, Default)]
+pub struct StdioOptions {
+    /// When a background run ends, run this (with `sh -c`) with its
+    /// lifecycle line on stdin; it gets 10 s, and its failure is reported,
+    /// not fatal.
+    pub notify_cmd: Option<String>,
+    /// The server's own session file [default: <sessions dir>/serve/serve-<pid>.jsonl].
+    pub parent_session: Option<PathBuf>,
 }
 
-/// Runs the JSON-lines server until stdin closes or a signal arrives.
-pub(super) fn serve_stdio(flags: RunFlags, args: StdioArgs) -> Result<i32> {
-    let prepared = flags
-        .prepare(&flags.overrides())
-        .context("serve --stdio: the server's flags must make a complete run by themselves")?;
-    let ceilings = std::sync::Arc::new(prepared.ceilings(Owner::Server));
-    tracing::info!(ceilings = ?ceilings.describe(), "every spawn is held under these ceilings");
-    let serve_dir = prepared.config.sessions_dir.join("serve");
-    let parent = args
-        .parent_session
-        .clone()
-        .unwrap_or_else(|| serve_dir.join(format!("serve-{}.jsonl", std::process::id())));
-    let runtime = super::runtime::supervisor_runtime()?;
-    runtime.block_on(async move {
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The defaults alone do not make a run.
+    #[error("serve --stdio: the server's flags must make a complete run by themselves")]
+    Defaults(#[source] PrepareError),
+    /// The jobs registry or the server's session file could not be set up.
+    #[error(transparent)]
+    Jobs(#[from] JobsError),
+}
+
+/// A JSON-lines server, prepared and not yet serving.
+pub struct StdioServer {
+    defaults: ServeDefaults,
+    options: StdioOptions,
+    prepared: crate::config::Prepared,
+    report: Report,
+}
+
+impl StdioServer {
+    /// Prepares the server's own run settings (refused when they are not
+    /// a complete run) and its ceilings. Nothing starts yet.
+    pub fn new(
+        defaults: ServeDefaults,
+        options: StdioOptions,
+        report: Report,
+    ) -> Result<Self, ServeError> {
+        let prepared = defaults
+            .prepare(&defaults.overrides)
+            .map_err(ServeError::Defaults)?;
+        Ok(Self {
+            defaults,
+            options,
+            prepared,
+            report,
+        })
+    }
+
+    /// Serves on stdin and stdout until stdin closes or a signal arrives.
+    /// Call it inside a multi-threaded runtime.
+    pub async fn run(self) -> Result<(), ServeError> {
+        let Self {
+            defaults,
+            options,
+            prepared,
+            report,
+        } = self;
+        let ceilings = Arc::new(prepared.ceilings(Owner::Server));
+        tracing::info!(ceilings = ?ceilings.describe(), "every spawn is held under these ceilings");
+        let serve_dir = prepared.config.sessions_dir.join("serve");
+        let parent = options
+            .parent_session
+            .clone()
+            .unwrap_or_else(|| serve_dir.join(format!("serve-{}.jsonl", std::process::id())));
         let jobs = Jobs::new(prepared.config, Some(parent))?;
         for run in jobs.recover_interrupted(&serve_dir)? {
             tracing::info!(job = %run.start.job_id, file = %run.parent_file.display(), "marked a run of a dead server interrupted");
         }
         Server {
-            flags: std::sync::Arc::new(flags),
+            defaults: Arc::new(defaults),
             ceilings,
             jobs,
-            notify_cmd: args.notify_cmd,
+            notify_cmd: options.notify_cmd,
+            report,
             stopping: CancellationToken::new(),
             stopping_all: CancellationToken::new(),
-        }.serve().await;
-        Ok(exit_codes::OK)
-    })
+        }
+        .serve()
+        .await;
+        Ok(())
+    }
 }
 
 /// What every request handler shares.
 #[derive(Clone)]
 struct Server {
-    flags: std::sync::Arc<RunFlags>,
-    /// What the flags allow; every spawn is held under it.
-    ceilings: std::sync::Arc<Ceilings>,
+    defaults: Arc<ServeDefaults>,
+    /// What the defaults allow; every spawn is held under it.
+    ceilings: Arc<Ceilings>,
     jobs: Jobs,
     notify_cmd: Option<String>,
+    /// Messages for the operator.
+    report: Report,
     /// Cancelled when stdin closes or a signal comes: a foreground job
     /// started from then on is cancelled at once.
     stopping: CancellationToken,
@@ -140,6 +180,7 @@ impl Server {
                 self.jobs.clone(),
                 out.clone(),
                 self.notify_cmd.clone(),
+                Arc::clone(&self.report),
                 stop_forwarding.clone(),
             )),
         ];
@@ -161,7 +202,7 @@ impl Server {
                         }
                         Ok(ReadLine::Eof) => break,
                         Err(e) => {
-                            console::err(&format!("reading stdin failed ({e}); stopping"));
+                            (self.report)(&format!("reading stdin failed ({e}); stopping"));
                             break;
                         }
                     };
@@ -262,19 +303,18 @@ impl Server {
     }
 
     async fn answer(&self, Request { id, method }: Request) -> String {
-        let unknown = |job: &subagent_supervisor::jobs::JobId| {
+        let unknown = |job: &crate::jobs::JobId| {
             protocol::error_response(&id, codes::UNKNOWN_JOB, &format!("no job has the id {job}"))
         };
         match method {
             Method::Spawn(spawn) => match self.spawn(&spawn).await {
                 Ok(result) => protocol::response(&id, result),
                 Err(e) => {
-                    let code = if e.downcast_ref::<CeilingError>().is_some() {
-                        codes::INVALID_INPUT
-                    } else {
-                        codes::INVALID_PARAMS
+                    let code = match e {
+                        SpawnError::Ceiling(_) => codes::INVALID_INPUT,
+                        _ => codes::INVALID_PARAMS,
                     };
-                    protocol::error_response(&id, code, &format!("{e:#}"))
+                    protocol::error_response(&id, code, &error_chain(&e))
                 }
             },
             Method::Status(job) => match self.jobs.status(&job) {
@@ -317,7 +357,7 @@ impl Server {
 
     /// Starts the job; a foreground one is waited for and its status (with
     /// the result) returned, a background one answers with its id at once.
-    async fn spawn(&self, spawn: &Spawn) -> Result<Value> {
+    async fn spawn(&self, spawn: &Spawn) -> Result<Value, SpawnError> {
         let requests = self.requests(spawn)?;
         let job = self.jobs.start(JobRequest {
             mode: spawn.mode,
@@ -333,13 +373,13 @@ impl Server {
             return Ok(json!({"jobId": job, "state": "running", "background": true}));
         }
         let _ = self.jobs.wait(&job).await;
-        let status = self.jobs.status(&job).context("the job vanished")?;
+        let status = self.jobs.status(&job).ok_or(SpawnError::Vanished)?;
         Ok(to_json(&status))
     }
 
     /// One resolved request per task: the server's flags patched by the
     /// spawn, under the server's ceilings.
-    fn requests(&self, spawn: &Spawn) -> Result<Vec<RunRequest>> {
+    fn requests(&self, spawn: &Spawn) -> Result<Vec<RunRequest>, SpawnError> {
         let patch = RequestPatch {
             agent: spawn.agent.clone(),
             provider: spawn.provider.clone(),
@@ -351,14 +391,14 @@ impl Server {
             workspace: spawn.workspace.clone(),
             ..RequestPatch::default()
         };
-        self.flags
+        self.defaults
             .requests_for(&self.ceilings, &patch, &spawn.tasks)
     }
 }
 
 /// Resolves on SIGINT or SIGTERM; never when signals cannot be watched.
 async fn signal() {
-    if !super::runtime::wait_for_interrupt().await {
+    if !wait_for_interrupt().await {
         std::future::pending::<()>().await;
     }
 }
@@ -390,16 +430,17 @@ async fn forward_endings(
     jobs: Jobs,
     out: Output,
     notify_cmd: Option<String>,
+    report: Report,
     stop: CancellationToken,
 ) {
     let mut rx = jobs.subscribe_endings();
     let mut commands = JoinSet::new();
-    let mut on_ending = async |ending: subagent_supervisor::jobs::JobEnded| {
+    let mut on_ending = async |ending: crate::jobs::JobEnded| {
         if !ending.background {
             return;
         }
         if let Some(cmd) = notify_cmd.clone() {
-            commands.spawn(run_notify(cmd, ending.line.clone()));
+            commands.spawn(run_notify(cmd, ending.line.clone(), Arc::clone(&report)));
         }
         out.send(protocol::ending(&ending.line)).await;
     };
@@ -408,7 +449,7 @@ async fn forward_endings(
             got = rx.recv() => match got {
                 Ok(ending) => on_ending(ending).await,
                 Err(RecvError::Lagged(n)) => {
-                    console::err(&format!("{n} job endings were not announced (the writer fell behind); status and list still have them"));
+                    report(&format!("{n} job endings were not announced (the writer fell behind); status and list still have them"));
                 }
                 Err(RecvError::Closed) => break,
             },
@@ -426,7 +467,7 @@ async fn forward_endings(
 /// Runs `sh -c CMD` with the line on stdin, in a process group of its own
 /// so a timeout kills whatever it started too. Its stdout is discarded: the
 /// server's stdout is the protocol.
-async fn run_notify(cmd: String, line: SessionLine) {
+async fn run_notify(cmd: String, line: SessionLine, report: Report) {
     let mut text = serde_json::to_string(&line).unwrap_or_default();
     text.push('\n');
     let child = tokio::process::Command::new("sh")
@@ -441,7 +482,7 @@ async fn run_notify(cmd: String, line: SessionLine) {
     let mut child = match child {
         Ok(child) => child,
         Err(e) => {
-            console::err(&format!("--notify-cmd could not start: {e}"));
+            report(&format!("--notify-cmd could not start: {e}"));
             return;
         }
     };
@@ -451,8 +492,8 @@ async fn run_notify(cmd: String, line: SessionLine) {
     }
     match tokio::time::timeout(NOTIFY_TIMEOUT, child.wait()).await {
         Ok(Ok(status)) if status.success() => {}
-        Ok(Ok(status)) => console::err(&format!("--notify-cmd failed: {status}")),
-        Ok(Err(e)) => console::err(&format!("--notify-cmd could not be waited for: {e}")),
+        Ok(Ok(status)) => report(&format!("--notify-cmd failed: {status}")),
+        Ok(Err(e)) => report(&format!("--notify-cmd could not be waited for: {e}")),
         Err(_) => {
             if let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) {
                 let _ = nix::sys::signal::killpg(
@@ -461,7 +502,7 @@ async fn run_notify(cmd: String, line: SessionLine) {
                 );
             }
             let _ = child.wait().await;
-            console::err(&format!(
+            report(&format!(
                 "--notify-cmd did not finish in {} s and was killed",
                 NOTIFY_TIMEOUT.as_secs()
             ));

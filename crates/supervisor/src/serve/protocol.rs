@@ -9,14 +9,14 @@
 
 use std::collections::BTreeMap;
 
+use crate::config::LimitSet;
+use crate::jobs::{JobId, JobMode, Streaming};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use subagent_protocol::session::{LifecycleEvent, SessionEntry, SessionLine};
-use subagent_supervisor::config::LimitSet;
-use subagent_supervisor::jobs::{JobId, JobMode, Streaming};
 
 /// Error codes of error responses.
-pub(super) mod codes {
+pub mod codes {
     /// The line is not JSON.
     pub const PARSE_ERROR: &str = "PARSE_ERROR";
     /// JSON, but not a request object (`method` missing or not a string).
@@ -34,7 +34,7 @@ pub(super) mod codes {
 
 /// A `spawn`'s params, checked.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) struct Spawn {
+pub struct Spawn {
     /// The agent, when named (else the server's default).
     pub agent: Option<String>,
     /// The tasks in order; exactly one for [`JobMode::Single`].
@@ -61,7 +61,7 @@ pub(super) struct Spawn {
 
 /// What a line asks for.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) enum Method {
+pub enum Method {
     /// Start a job.
     Spawn(Box<Spawn>),
     /// A job's status.
@@ -76,7 +76,7 @@ pub(super) enum Method {
 
 /// One request line.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) struct Request {
+pub struct Request {
     /// The client's id, echoed in the response (any JSON value).
     pub id: Value,
     /// What it asks.
@@ -86,7 +86,7 @@ pub(super) struct Request {
 /// A line that is not a request the server can carry out: answered with
 /// an error response, and the server goes on.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) struct BadLine {
+pub struct BadLine {
     /// The request's id when it could be read, else null.
     pub id: Value,
     /// One of [`codes`].
@@ -114,7 +114,7 @@ struct RawSpawn {
 }
 
 /// Reads one line.
-pub(super) fn parse_line(line: &str) -> Result<Request, BadLine> {
+pub fn parse_line(line: &str) -> Result<Request, BadLine> {
     let value: Value = serde_json::from_str(line).map_err(|e| BadLine {
         id: Value::Null,
         code: codes::PARSE_ERROR,
@@ -258,17 +258,17 @@ fn parse_spawn(params: serde_json::Map<String, Value>) -> Result<Spawn, String> 
 }
 
 /// A response line.
-pub(super) fn response(id: &Value, result: Value) -> String {
+pub fn response(id: &Value, result: Value) -> String {
     json!({"id": id, "result": result}).to_string()
 }
 
 /// An error response line.
-pub(super) fn error_response(id: &Value, code: &str, message: &str) -> String {
+pub fn error_response(id: &Value, code: &str, message: &str) -> String {
     json!({"id": id, "error": {"code": code, "message": message}}).to_string()
 }
 
 /// The error answer to a line of `bytes` bytes, over the cap of `max`.
-pub(super) fn line_too_long(bytes: usize, max: usize) -> String {
+pub fn line_too_long(bytes: usize, max: usize) -> String {
     error_response(
         &Value::Null,
         codes::INVALID_REQUEST,
@@ -281,7 +281,7 @@ pub(super) fn line_too_long(bytes: usize, max: usize) -> String {
 }
 
 /// The error answer to a line that is not UTF-8 from byte `offset` on.
-pub(super) fn not_utf8(offset: usize) -> String {
+pub fn not_utf8(offset: usize) -> String {
     error_response(
         &Value::Null,
         codes::PARSE_ERROR,
@@ -293,7 +293,7 @@ pub(super) fn not_utf8(offset: usize) -> String {
 }
 
 /// A progress notification line.
-pub(super) fn progress(job_id: &JobId, streaming: &Streaming) -> String {
+pub fn progress(job_id: &JobId, streaming: &Streaming) -> String {
     json!({
         "method": "progress",
         "params": {"jobId": job_id, "details": {"streaming": streaming}},
@@ -304,7 +304,7 @@ pub(super) fn progress(job_id: &JobId, streaming: &Streaming) -> String {
 /// The notification of a background job's ending: its method is the
 /// line's event type (`subagent:complete`, `subagent:error`,
 /// `subagent:aborted`), its params the lifecycle line itself.
-pub(super) fn ending(line: &SessionLine) -> String {
+pub fn ending(line: &SessionLine) -> String {
     let method = match &line.entry {
         SessionEntry::AgentEvent(e) => match e.event_type {
             LifecycleEvent::Complete => "subagent:complete",
@@ -317,5 +317,5 @@ pub(super) fn ending(line: &SessionLine) -> String {
 }
 
 #[cfg(test)]
-#[path = "serve_protocol_tests.rs"]
+#[path = "protocol_tests.rs"]
 mod tests;

@@ -1,7 +1,7 @@
 use pretty_assertions::assert_eq;
 
 use super::*;
-use subagent_supervisor::config::LimitKey;
+use crate::config::LimitKey;
 
 fn bad(line: &str) -> BadLine {
     parse_line(line).expect_err("the line must be refused")
