@@ -8,7 +8,7 @@
 use clap::{Parser, Subcommand};
 
 use crate::error::CliError;
-use crate::{agents, batch, call, config, doctor, run, serve_mcp, sessions, status, trust};
+use crate::{agents, batch, call, config, doctor, run, serve_cmd, sessions, status, trust};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -108,7 +108,7 @@ enum Command {
         subagent serve --stdio --notify-cmd 'my-harness wake' --model smollm2 \\\n      \
         --base-url http://127.0.0.1:8080/v1\n\n\
         EXIT STATUS:\n  0 the client closed stdin or a signal stopped the server, 2 invalid flags")]
-    Serve(serve_mcp::ServeArgs),
+    Serve(serve_cmd::ServeArgs),
 }
 
 /// Parses arguments, runs, prints; returns the exit code.
@@ -134,6 +134,6 @@ fn dispatch(cli: Cli) -> Result<i32, CliError> {
         Command::Agents(args) => agents::run(args).map_err(CliError::Input),
         Command::Config(args) => config::run(args).map_err(CliError::Input),
         Command::Trust(args) => trust::run(args).map_err(CliError::Input),
-        Command::Serve(args) => serve_mcp::serve(args).map_err(CliError::Input),
+        Command::Serve(args) => serve_cmd::serve(args).map_err(CliError::Input),
     }
 }

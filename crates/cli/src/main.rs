@@ -21,7 +21,6 @@ mod run_flags;
 mod run_patch;
 mod runtime;
 mod serve_cmd;
-mod serve_mcp;
 mod sessions;
 mod status;
 mod trust;

@@ -1,17 +1,52 @@
-//! `subagent serve --stdio`: its flags, and the wiring of the library's
-//! JSON-lines server ([`subagent_supervisor::serve::StdioServer`]) to the
-//! runtime and the terminal.
+//! `subagent serve --mcp | --stdio`: the flags, and the wiring of the
+//! library's servers ([`subagent_supervisor::serve::McpServe`],
+//! [`subagent_supervisor::serve::StdioServer`]) to the runtime and the
+//! terminal.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Result;
 use subagent_supervisor::exit_codes;
-use subagent_supervisor::serve::{ServeDefaults, StdioOptions, StdioServer};
+use subagent_supervisor::serve::{McpServe, ServeDefaults, StdioOptions, StdioServer};
 
 use super::run_flags::RunFlags;
 use super::trust::print_warning;
 use crate::console;
+
+/// `subagent serve`: which protocol, and the defaults of every run.
+#[derive(Debug, clap::Args)]
+pub(super) struct ServeArgs {
+    /// Speak MCP (Model Context Protocol) on stdin/stdout.
+    #[arg(long, required_unless_present = "stdio", conflicts_with = "stdio")]
+    mcp: bool,
+    /// Speak the JSON-lines protocol on stdin/stdout.
+    #[arg(long)]
+    stdio: bool,
+    #[command(flatten)]
+    flags: RunFlags,
+    #[command(flatten)]
+    stdio_args: StdioArgs,
+}
+
+/// `subagent serve`: `--stdio` or `--mcp`.
+pub(super) fn serve(args: ServeArgs) -> Result<i32> {
+    if args.stdio {
+        return serve_stdio(args.flags, args.stdio_args);
+    }
+    serve_mcp(args.flags)
+}
+
+/// Runs the MCP server until the client closes stdin or a signal arrives.
+fn serve_mcp(flags: RunFlags) -> Result<i32> {
+    let server = McpServe::new(flags.serve_defaults())?;
+    let runtime = super::runtime::supervisor_runtime()?;
+    let served = runtime.block_on(server.run());
+    // A pending read of stdin cannot be cancelled; do not wait for it.
+    runtime.shutdown_background();
+    served?;
+    Ok(exit_codes::OK)
+}
 
 /// The flags `serve --stdio` adds to the run flags.
 #[derive(Debug, Clone, clap::Args)]
@@ -38,7 +73,7 @@ impl RunFlags {
 }
 
 /// Runs the JSON-lines server until stdin closes or a signal arrives.
-pub(super) fn serve_stdio(flags: RunFlags, args: StdioArgs) -> Result<i32> {
+fn serve_stdio(flags: RunFlags, args: StdioArgs) -> Result<i32> {
     let options = StdioOptions {
         notify_cmd: args.notify_cmd,
         parent_session: args.parent_session,

@@ -4,8 +4,8 @@
 //! the background with a job id), `subagent_status` and `subagent_cancel`.
 //!
 //! In: MCP requests on stdin. Out: MCP responses and notifications on
-//! stdout, nothing else: logs go to stderr. The server's flags
-//! ([`RunFlags`]) are the defaults of every run and its ceilings; a call
+//! stdout, nothing else: logs go to stderr. The server's defaults
+//! ([`ServeDefaults`]: its flags) are the defaults of every run and its ceilings; a call
 //! may lower limits, tools, network and workspace, and choose an agent,
 //! but never ask above the server's own (docs/mcp.md). While a call runs, its progress goes to the
 //! caller as `notifications/progress` (when it sent a progress token); a
@@ -24,17 +24,13 @@
 //! session files keep them). It never prints a run's output anywhere but
 //! the response.
 
-#[path = "mcp/progress.rs"]
 mod progress;
-#[path = "mcp/tools.rs"]
 mod tools;
-#[path = "mcp/transport.rs"]
 mod transport;
 
 use std::pin::pin;
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorCode as McpErrorCode, Implementation,
     ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
@@ -44,20 +40,21 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
 use subagent_protocol::ErrorCode;
 use subagent_protocol::result::SubagentResult;
-use subagent_supervisor::jobs::{JobId, JobMode, JobRequest, Jobs};
-use subagent_supervisor::run::{Ceilings, Owner};
-use subagent_supervisor::{RunRequest, Supervisor, exit_codes};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::run_flags::RunFlags;
-use super::run_patch::RequestPatch;
+use super::defaults::{ServeDefaults, SpawnError, error_chain};
+use crate::config::{PrepareError, Prepared, RequestPatch};
+use crate::interrupt::wait_for_interrupt;
+use crate::jobs::{JobId, JobMode, JobRequest, Jobs, JobsError};
+use crate::run::{Ceilings, Owner};
+use crate::{RunRequest, Supervisor};
 use tools::{CallMode, SpawnCall};
 
 /// What every call shares.
 struct State {
-    flags: RunFlags,
-    /// What the flags allow; every call is held under it.
+    defaults: ServeDefaults,
+    /// What the defaults allow; every call is held under it.
     ceilings: Ceilings,
     /// Background jobs, and the supervisor every run goes through.
     jobs: Jobs,
@@ -74,40 +71,49 @@ struct McpServer {
     state: Arc<State>,
 }
 
-/// `subagent serve`: which protocol, and the defaults of every run.
-#[derive(Debug, clap::Args)]
-pub(super) struct ServeArgs {
-    /// Speak MCP (Model Context Protocol) on stdin/stdout.
-    #[arg(long, required_unless_present = "stdio", conflicts_with = "stdio")]
-    mcp: bool,
-    /// Speak the JSON-lines protocol on stdin/stdout.
-    #[arg(long)]
-    stdio: bool,
-    #[command(flatten)]
-    flags: RunFlags,
-    #[command(flatten)]
-    stdio_args: super::serve_cmd::StdioArgs,
+/// Why the MCP server could not start or serve.
+#[derive(Debug, thiserror::Error)]
+pub enum McpServeError {
+    /// The defaults alone do not make a run.
+    #[error("serve --mcp: the server's flags must make a complete run by themselves")]
+    Defaults(#[source] PrepareError),
+    /// The jobs registry or the server's session file could not be set up.
+    #[error("serve --mcp: cannot start the jobs registry")]
+    Jobs(#[source] JobsError),
+    /// A dead server's runs could not be marked interrupted.
+    #[error("serve --mcp: cannot mark a dead server's runs interrupted")]
+    Recover(#[source] JobsError),
+    /// The client's MCP initialization failed.
+    #[error("serve --mcp: the MCP handshake failed")]
+    Handshake(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
-/// `subagent serve`: `--mcp` here; `--stdio` in [`super::serve_cmd`].
-pub(super) fn serve(args: ServeArgs) -> Result<i32> {
-    if args.stdio {
-        return super::serve_cmd::serve_stdio(args.flags, args.stdio_args);
+/// An MCP server, prepared and not yet serving.
+pub struct McpServe {
+    defaults: ServeDefaults,
+    prepared: Prepared,
+}
+
+impl McpServe {
+    /// Prepares the server's own run settings (refused when they are not
+    /// a complete run). Nothing starts yet.
+    pub fn new(defaults: ServeDefaults) -> Result<Self, McpServeError> {
+        let prepared = defaults
+            .prepare(&defaults.overrides)
+            .map_err(McpServeError::Defaults)?;
+        Ok(Self { defaults, prepared })
     }
-    run(args.flags)
-}
 
-/// Runs the server until the client closes stdin or a signal arrives.
-fn run(flags: RunFlags) -> Result<i32> {
-    let prepared = flags
-        .prepare(&flags.overrides())
-        .context("serve --mcp: the server's flags must make a complete run by themselves")?;
-    let ceilings = prepared.ceilings(Owner::Server);
-    tracing::info!(ceilings = ?ceilings.describe(), "every call is held under these ceilings");
-    let mut config = prepared.config;
-    config.progress = Some(progress::routing_sink());
-    let runtime = super::runtime::supervisor_runtime()?;
-    let code = runtime.block_on(async move {
+    /// Serves MCP on stdin and stdout until the client closes stdin or a
+    /// signal arrives; returns once every run has ended. Call it inside a
+    /// multi-threaded runtime, and shut that down without waiting for its
+    /// tasks afterwards: a pending read of stdin cannot be cancelled.
+    pub async fn run(self) -> Result<(), McpServeError> {
+        let Self { defaults, prepared } = self;
+        let ceilings = prepared.ceilings(Owner::Server);
+        tracing::info!(ceilings = ?ceilings.describe(), "every call is held under these ceilings");
+        let mut config = prepared.config;
+        config.progress = Some(progress::routing_sink());
         let (alive, mut all_gone) = mpsc::channel::<()>(1);
         let shutdown = CancellationToken::new();
         // Like serve --stdio: the server's own file takes every job's
@@ -115,17 +121,16 @@ fn run(flags: RunFlags) -> Result<i32> {
         // kind's) are marked interrupted.
         let serve_dir = config.sessions_dir.join("serve");
         let parent = serve_dir.join(format!("mcp-{}.jsonl", std::process::id()));
-        let jobs = Jobs::new(config, Some(parent))
-            .context("serve --mcp: cannot start the jobs registry")?;
+        let jobs = Jobs::new(config, Some(parent)).map_err(McpServeError::Jobs)?;
         for run in jobs
             .recover_interrupted(&serve_dir)
-            .context("serve --mcp: cannot mark a dead server's runs interrupted")?
+            .map_err(McpServeError::Recover)?
         {
             tracing::info!(job = %run.start.job_id, file = %run.parent_file.display(), "marked a run of a dead server interrupted");
         }
         let server = McpServer {
             state: Arc::new(State {
-                flags,
+                defaults,
                 ceilings,
                 jobs: jobs.clone(),
                 shutdown: shutdown.clone(),
@@ -135,10 +140,10 @@ fn run(flags: RunFlags) -> Result<i32> {
         let service = server
             .serve(transport::stdio())
             .await
-            .context("serve --mcp: the MCP handshake failed")?;
+            .map_err(|e| McpServeError::Handshake(Box::new(e)))?;
         let quit = tokio::select! {
             quit = service.waiting() => format!("{quit:?}"),
-            interrupted = super::runtime::wait_for_interrupt() => {
+            interrupted = wait_for_interrupt() => {
                 if interrupted { "signal".to_owned() } else { "no signals".to_owned() }
             }
         };
@@ -150,11 +155,8 @@ fn run(flags: RunFlags) -> Result<i32> {
         }
         // Resolves once every call has returned its state, i.e. its run ended.
         let _ = all_gone.recv().await;
-        anyhow::Ok(exit_codes::OK)
-    });
-    // A pending read of stdin cannot be cancelled; do not wait for it.
-    runtime.shutdown_background();
-    code
+        Ok(())
+    }
 }
 
 impl McpServer {
@@ -169,7 +171,7 @@ impl McpServer {
         };
         let requests = match self.requests(&call) {
             Ok(requests) => requests,
-            Err(e) => return tools::refusal(ErrorCode::InvalidInput.as_str(), &format!("{e:#}")),
+            Err(e) => return tools::refusal(ErrorCode::InvalidInput.as_str(), &error_chain(&e)),
         };
         if call.background {
             let mode = match call.mode {
@@ -235,7 +237,7 @@ impl McpServer {
     }
 
     /// One resolved request per task: the server's flags patched by the call.
-    fn requests(&self, call: &SpawnCall) -> Result<Vec<RunRequest>> {
+    fn requests(&self, call: &SpawnCall) -> Result<Vec<RunRequest>, SpawnError> {
         let patch = RequestPatch {
             agent: call.agent.clone(),
             provider: call.provider.clone(),
@@ -248,7 +250,7 @@ impl McpServer {
             ..RequestPatch::default()
         };
         self.state
-            .flags
+            .defaults
             .requests_for(&self.state.ceilings, &patch, &call.tasks)
     }
 }
@@ -281,7 +283,7 @@ async fn execute(
 async fn forward_progress(
     peer: Peer<RoleServer>,
     token: ProgressToken,
-    mut rx: mpsc::UnboundedReceiver<subagent_supervisor::run::ProgressEvent>,
+    mut rx: mpsc::UnboundedReceiver<crate::run::ProgressEvent>,
 ) {
     let mut count = 0u32;
     while let Some(event) = rx.recv().await {

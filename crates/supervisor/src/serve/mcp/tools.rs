@@ -9,13 +9,13 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::config::{LimitKey, LimitSet};
+use crate::jobs::JobStatus;
+use crate::run::DEFAULT_MAX_PER_CALL;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use subagent_protocol::result::{ContentItem, SubagentResult};
-use subagent_supervisor::config::{LimitKey, LimitSet};
-use subagent_supervisor::jobs::JobStatus;
-use subagent_supervisor::run::DEFAULT_MAX_PER_CALL;
 
 /// The tool that starts runs.
 pub(crate) const SPAWN_TOOL: &str = "subagent";

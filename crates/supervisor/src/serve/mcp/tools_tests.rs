@@ -5,7 +5,7 @@ use subagent_protocol::Usage;
 use subagent_protocol::result::{Details, Mode, SingleResult};
 
 use super::*;
-use subagent_supervisor::config::RawLimit;
+use crate::config::RawLimit;
 
 fn args(value: Value) -> Option<JsonObject> {
     match value {

@@ -11,7 +11,7 @@
 
 use std::future::Future;
 
-use subagent_supervisor::run::{ProgressEvent, ProgressSink};
+use crate::run::{ProgressEvent, ProgressSink};
 use tokio::sync::mpsc;
 
 tokio::task_local! {
