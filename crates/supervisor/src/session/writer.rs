@@ -333,7 +333,6 @@ pub fn append_to_parent_blocking(
         })
 }
 
-#[path = "writer_pool.rs"]
 mod pool;
 
 #[cfg(test)]
