@@ -25,15 +25,15 @@ use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use subagent_supervisor::batch::results::read_scan;
 use subagent_supervisor::batch::{
     BatchOutcome, BatchProgress, PreflightError, ResultsFile, ResultsWriter, Shard, Tally,
-    TaskLine, execute as execute_batch, merge_results, parse_tasks, preflight, read_task_bytes,
-    write_merged,
+    TaskLine, check_settings, execute as execute_batch, merge_results, parse_tasks, plan,
+    preflight, read_task_bytes, write_merged,
 };
 use subagent_supervisor::run::{DEFAULT_MAX_CONCURRENT, Owner};
 use subagent_supervisor::{RunRequest, Supervisor, SupervisorConfig, exit_codes};
 use tokio_util::sync::CancellationToken;
 
-use super::batch_plan::{check_settings, plan};
 use super::run_flags::{RunFlags, env_value};
+use super::trust::print_warning;
 use crate::console;
 
 /// How often the progress bar is redrawn (100 ms), as `run`'s status line.
@@ -137,7 +137,14 @@ pub(super) fn run(args: BatchArgs) -> Result<i32> {
         } else {
             None
         };
-    let checked = check_settings(&args.flags, &tasks, problems, ceilings.as_ref())?;
+    let checked = check_settings(
+        &args.flags.settings(),
+        &args.flags.overrides(),
+        &tasks,
+        problems,
+        ceilings.as_ref(),
+        &print_warning,
+    )?;
     // A machine that cannot keep a task's record or start its worker would
     // fail every task the same way: refuse before the first, recording none
     // (not even a results file).

@@ -9,7 +9,6 @@
 
 mod agents;
 mod batch;
-mod batch_plan;
 mod call;
 mod commands;
 mod config;

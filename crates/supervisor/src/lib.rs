@@ -17,6 +17,7 @@ pub mod batch;
 pub mod call;
 pub mod config;
 pub mod doctor;
+pub mod error_chain;
 pub mod exit_codes;
 pub mod interrupt;
 pub mod jobs;

@@ -10,8 +10,9 @@
 //! task's, are checked before a batch and told apart after a run
 //! ([`fault`]).
 //!
-//! Running the prepared tasks ([`execute`]) goes through the supervisor,
-//! like every run; the caller owns the runtime, the signals and the
+//! Every line's settings are prepared and checked before anything runs
+//! ([`plan`]); running the pending tasks ([`execute`]) goes through the
+//! supervisor, like every run; the caller owns the runtime, the signals and the
 //! display.
 
 pub mod execute;
@@ -19,6 +20,7 @@ pub mod fault;
 pub mod lock;
 pub mod merge;
 pub mod merge_output;
+pub mod plan;
 pub mod results;
 pub mod shard;
 pub mod summary;
@@ -28,6 +30,7 @@ pub use execute::{BatchOutcome, BatchProgress, BatchStop, execute};
 pub use fault::{PreflightError, machine_fault, preflight};
 pub use merge::{MergeReport, merge_results};
 pub use merge_output::{MergeWritten, write_merged};
+pub use plan::{BatchPlan, CheckedSettings, check_settings, plan, task_overrides};
 pub use results::{ResultLine, ResultsError, ResultsFile, ResultsWriter, TaskStatus};
 pub use shard::{Shard, ShardError};
 pub use summary::Tally;

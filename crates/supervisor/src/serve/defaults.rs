@@ -13,6 +13,7 @@ use crate::config::{
     PrepareError, PrepareSettings, PrepareWarning, Prepared, RequestPatch, RunOverrides,
     agent_tools, prepare,
 };
+pub use crate::error_chain::error_chain;
 use crate::jobs::JobsError;
 use crate::run::{Asked, CeilingError, Ceilings};
 
@@ -85,17 +86,4 @@ impl ServeDefaults {
             })
             .collect())
     }
-}
-
-/// An error and its causes on one line, `what: why: why`, as the CLI
-/// prints errors: a client reads the whole reason in one message.
-pub fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }

@@ -1,6 +1,6 @@
+use crate::batch::parse_tasks;
+use crate::config::{LimitKey, LimitSet, LimitValue};
 use pretty_assertions::assert_eq;
-use subagent_supervisor::batch::parse_tasks;
-use subagent_supervisor::config::{LimitKey, LimitSet, LimitValue};
 
 use super::*;
 

@@ -1,6 +1,7 @@
-//! `subagent batch`'s plan: every task line's settings (the flags, patched
-//! by the line's agent, provider, model and limits) resolved and checked
-//! before anything runs, then the pending tasks as requests.
+//! A batch's plan: every task line's settings (the batch's own, patched by
+//! the line's agent, provider, model and limits: [`TaskLine::patch`])
+//! resolved and checked before anything runs, then the pending tasks as
+//! requests.
 //!
 //! Settings are prepared once per distinct set of overrides (most batches
 //! have one), since preparing reads the config and agent files. Every line
@@ -10,18 +11,17 @@
 
 use std::collections::HashMap;
 
-use anyhow::Result;
-use subagent_supervisor::batch::TaskLine;
-use subagent_supervisor::batch::task::{LineProblem, TaskFileError};
-use subagent_supervisor::config::RunOverrides;
-use subagent_supervisor::run::{Asked, Ceilings};
-use subagent_supervisor::{RunRequest, SupervisorConfig};
-
-use super::run_flags::{Prepared, RunFlags};
-use super::run_patch::agent_tools;
+use super::TaskLine;
+use super::task::{LineProblem, TaskFileError};
+use crate::config::{
+    PrepareSettings, PrepareWarning, Prepared, RunOverrides, agent_tools, prepare as prepare_run,
+};
+use crate::error_chain::error_chain;
+use crate::run::{Asked, Ceilings};
+use crate::{RunRequest, SupervisorConfig};
 
 /// Every task's settings, checked; built by [`check_settings`].
-pub(super) struct Checked {
+pub struct CheckedSettings {
     /// The prepared request of each distinct set of overrides.
     templates: HashMap<RunOverrides, RunRequest>,
     base: RunOverrides,
@@ -30,23 +30,26 @@ pub(super) struct Checked {
 }
 
 /// The pending tasks as requests, and the supervisor config.
-pub(super) struct Plan {
-    pub(super) requests: Vec<(String, RunRequest)>,
+pub struct BatchPlan {
+    /// Each pending task's id and request, in file order.
+    pub requests: Vec<(String, RunRequest)>,
     /// `None` when nothing is left to run.
-    pub(super) config: Option<SupervisorConfig>,
+    pub config: Option<SupervisorConfig>,
 }
 
 /// Resolves every line's settings; refuses with every bad line's number,
 /// those of `problems` (found earlier, in lines that did not parse) too.
 /// With `ceilings` (`--ceilings-from-flags`), a line that asks above the
 /// flags is one of those bad lines.
-pub(super) fn check_settings(
-    flags: &RunFlags,
+pub fn check_settings(
+    settings: &PrepareSettings,
+    base: &RunOverrides,
     tasks: &[TaskLine],
     mut problems: Vec<LineProblem>,
     ceilings: Option<&Ceilings>,
-) -> Result<Checked> {
-    let base = flags.overrides();
+    warn: &dyn Fn(PrepareWarning),
+) -> Result<CheckedSettings, TaskFileError> {
+    let base = base.clone();
     // Each distinct set of overrides, prepared once: its request, or why it
     // does not resolve (so every line that shares it is named).
     let mut prepared: HashMap<RunOverrides, Result<RunRequest, String>> = HashMap::new();
@@ -55,7 +58,7 @@ pub(super) fn check_settings(
         let overrides = task_overrides(&base, task);
         let outcome = prepared
             .entry(overrides.clone())
-            .or_insert_with(|| prepare(flags, &overrides, task, ceilings, &mut config));
+            .or_insert_with(|| prepare(settings, &overrides, task, ceilings, warn, &mut config));
         if let Err(why) = outcome {
             problems.push(LineProblem {
                 line: task.line,
@@ -65,13 +68,13 @@ pub(super) fn check_settings(
     }
     if !problems.is_empty() {
         problems.sort_by_key(|p| p.line);
-        return Err(TaskFileError { problems }.into());
+        return Err(TaskFileError { problems });
     }
     let templates = prepared
         .into_iter()
         .filter_map(|(key, outcome)| Some((key, outcome.ok()?)))
         .collect();
-    Ok(Checked {
+    Ok(CheckedSettings {
         templates,
         base,
         config,
@@ -82,21 +85,22 @@ pub(super) fn check_settings(
 /// and is enabled, and, with `ceilings`, asks nothing above them; the first
 /// config prepared is kept in `config`.
 fn prepare(
-    flags: &RunFlags,
+    settings: &PrepareSettings,
     overrides: &RunOverrides,
     task: &TaskLine,
     ceilings: Option<&Ceilings>,
+    warn: &dyn Fn(PrepareWarning),
     config: &mut Option<SupervisorConfig>,
 ) -> Result<RunRequest, String> {
     let Prepared {
         mut request,
         config: prepared,
         ..
-    } = flags.prepare(overrides).map_err(|e| format!("{e:#}"))?;
+    } = prepare_run(settings, overrides, warn).map_err(|e| error_chain(&e))?;
     if let Some(ceilings) = ceilings {
         let asked = Asked {
             limits: &task.limits,
-            tools: flags.tools.is_some(),
+            tools: settings.tools.is_some(),
             agent_tools: &agent_tools(&prepared, &request.agent),
         };
         ceilings
@@ -106,24 +110,22 @@ fn prepare(
     let config = config.get_or_insert(prepared);
     match config.catalog.get(&request.agent) {
         None => Err(config.catalog.unknown_message(&request.agent)),
-        Some(agent) if agent.disabled => Err(
-            subagent_supervisor::agents::AgentCatalog::disabled_message(agent),
-        ),
+        Some(agent) if agent.disabled => Err(crate::agents::AgentCatalog::disabled_message(agent)),
         Some(_) => Ok(request),
     }
 }
 
-impl Checked {
+impl CheckedSettings {
     /// The supervisor config the tasks run under; `None` for a tasks file
     /// without tasks.
-    pub(super) fn config(&self) -> Option<&SupervisorConfig> {
+    pub fn config(&self) -> Option<&SupervisorConfig> {
         self.config.as_ref()
     }
 }
 
 /// The requests of `pending` (tasks [`check_settings`] passed).
-pub(super) fn plan(checked: Checked, pending: Vec<TaskLine>) -> Plan {
-    let Checked {
+pub fn plan(checked: CheckedSettings, pending: Vec<TaskLine>) -> BatchPlan {
+    let CheckedSettings {
         templates,
         base,
         config,
@@ -138,13 +140,14 @@ pub(super) fn plan(checked: Checked, pending: Vec<TaskLine>) -> Plan {
         requests.push((task.id, request));
     }
     let config = (!requests.is_empty()).then_some(config).flatten();
-    Plan { requests, config }
+    BatchPlan { requests, config }
 }
 
-pub(super) fn task_overrides(base: &RunOverrides, task: &TaskLine) -> RunOverrides {
+/// `base` patched by `task`'s line.
+pub fn task_overrides(base: &RunOverrides, task: &TaskLine) -> RunOverrides {
     task.patch().apply(base)
 }
 
 #[cfg(test)]
-#[path = "batch_plan_tests.rs"]
+#[path = "plan_tests.rs"]
 mod tests;
