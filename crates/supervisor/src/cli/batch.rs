@@ -279,6 +279,7 @@ impl Shared {
                 input_tokens,
                 output_tokens,
                 cost,
+                ..
             } => {
                 live.insert(run_id.clone(), (input_tokens + output_tokens, *cost));
             }

@@ -16,6 +16,7 @@ use subagent_protocol::session::{
 use subagent_protocol::text::prefix_chars;
 use subagent_protocol::{Limits, Usage};
 
+use super::ending::{event_reason_rows, is_cut_by_max_tokens, reason_rows, status_note};
 use super::read::{ReadItem, SessionStatus, SessionSummary, terminal_status};
 use crate::terminal_text::strip_controls;
 
@@ -113,15 +114,18 @@ pub fn format_table(sessions: &[SessionSummary], style: Style) -> String {
         "AGENT",
         "STATUS",
         "DURATION",
-        "TOKENS IN/OUT",
+        "TOKENS IN(+CACHED)/OUT",
         "COST",
         "TASK",
     ];
     let rows: Vec<[String; 8]> = sessions
         .iter()
         .map(|s| {
+            let note = status_note(s.error.as_ref(), s.stop_reason.as_deref());
             let status = if s.torn && s.status == SessionStatus::Interrupted {
                 format!("{} (torn)", s.status.as_str())
+            } else if !note.is_empty() {
+                format!("{} {}", s.status.as_str(), style.shown(&note))
             } else {
                 s.status.as_str().to_owned()
             };
@@ -133,7 +137,7 @@ pub fn format_table(sessions: &[SessionSummary], style: Style) -> String {
                 s.duration_ms
                     .map(format_duration)
                     .unwrap_or_else(|| "-".into()),
-                format!("{}/{}", s.usage.input, s.usage.output),
+                tokens_cell(&s.usage),
                 cost(&s.usage),
                 head(&style.shown(&s.task), TASK_HEAD_CHARS),
             ]
@@ -171,6 +175,22 @@ pub fn format_table(sessions: &[SessionSummary], style: Style) -> String {
         out.push_str(cells.join("  ").trim_end());
     }
     out
+}
+
+/// `10/5`, or `10(+93)/5` when the provider's cache handled part of the
+/// prompt: input is the prompt tokens billed at the full price, as the
+/// result's `usage.input` counts them; cached ones are their own figure.
+fn tokens_cell(u: &Usage) -> String {
+    match cached_input(u) {
+        0 => format!("{}/{}", u.input, u.output),
+        cached => format!("{}(+{cached})/{}", u.input, u.output),
+    }
+}
+
+/// Prompt tokens the provider's cache handled (read from it or written to
+/// it): the part of the prompt that `input` leaves out.
+pub fn cached_input(u: &Usage) -> u64 {
+    u.cache_read.saturating_add(u.cache_write)
 }
 
 /// The `ls --json` form: one object per run.
@@ -287,7 +307,25 @@ fn lifecycle(e: &AgentEvent, style: Style) -> String {
     if let Some(summary) = &e.summary {
         out.push_str(&format!("\n{}", indent(&style.shown(summary))));
     }
+    for row in reason_lines(&event_reason_rows(e), style) {
+        out.push_str(&format!("\n{}", indent(&row)));
+    }
     out
+}
+
+/// Reason rows as lines: `error  CODE: message`, `limit  maxTurns = 3`,
+/// `note   ...`; errors in red, the note in yellow.
+fn reason_lines(rows: &[(&'static str, String)], style: Style) -> Vec<String> {
+    rows.iter()
+        .map(|(name, value)| {
+            let row = format!("{name:<6} {}", style.shown(value));
+            if *name == "note" {
+                style.paint("33", &row)
+            } else {
+                style.paint("31", &row)
+            }
+        })
+        .collect()
 }
 
 /// Tokens and cost of one usage (`10 in / 5 out tokens (cache read 0, write 0), $0.0010`).
@@ -317,7 +355,14 @@ pub fn format_line(line: &SessionLine, style: Style) -> String {
             let stop = m
                 .stop_reason
                 .as_ref()
-                .map(|s| format!(", stop {s}"))
+                .map(|s| {
+                    let cut = if is_cut_by_max_tokens(s) {
+                        style.paint("33", ": cut by max_tokens")
+                    } else {
+                        String::new()
+                    };
+                    format!(", stop {}{cut}", style.shown(s))
+                })
                 .unwrap_or_default();
             format!(
                 "{role} (turn {}{stop})\n{}",
@@ -424,6 +469,13 @@ pub fn format_closing(summary: &SessionSummary, style: Style) -> String {
     );
     if summary.status == SessionStatus::Interrupted {
         out.push_str("\n(no ending lifecycle line: still running, or the supervisor died)");
+    }
+    for row in reason_lines(
+        &reason_rows(summary.error.as_ref(), summary.stop_reason.as_deref()),
+        style,
+    ) {
+        out.push('\n');
+        out.push_str(&row);
     }
     out
 }

@@ -23,6 +23,7 @@ use subagent_protocol::session::{
     AgentEvent, LimitKind, Role, SandboxStatus, SessionEntry, SessionHeader, SessionLine,
 };
 
+use super::ending::{event_reason_rows, is_cut_by_max_tokens, reason_rows};
 use super::format::{bytes, clock, format_duration, limits_summary, usage_text, wire_name};
 use super::read::{ReadItem, SessionStatus, SessionSummary, terminal_status};
 
@@ -308,7 +309,14 @@ fn entry_html(line: &SessionLine) -> String {
             let stop = m
                 .stop_reason
                 .as_ref()
-                .map(|s| format!(" <span class=\"meta\">stop {}</span>", escape(s)))
+                .map(|s| {
+                    let cut = if is_cut_by_max_tokens(s) {
+                        " <strong class=\"cut\">cut by max_tokens</strong>"
+                    } else {
+                        ""
+                    };
+                    format!(" <span class=\"meta\">stop {}</span>{cut}", escape(s))
+                })
                 .unwrap_or_default();
             // A turn that only calls tools has no text; its calls follow.
             let body = if m.text.is_empty() {
@@ -452,6 +460,26 @@ fn lifecycle_body(e: &AgentEvent) -> String {
     if let Some(summary) = &e.summary {
         out.push_str(&text_block(summary));
     }
+    out.push_str(&reason_html(&event_reason_rows(e)));
+    out
+}
+
+/// The reason rows of an ending (code and message, limit, cut note) as a
+/// list whose items carry their name as a class, so the page shows them
+/// next to the status and a test can find them.
+fn reason_html(rows: &[(&'static str, String)]) -> String {
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("<dl class=\"reason\">");
+    for (name, value) in rows {
+        let _ = write!(
+            out,
+            "<dt>{name}</dt><dd class=\"reason-{name}\">{}</dd>",
+            escape(value)
+        );
+    }
+    out.push_str("</dl>");
     out
 }
 
@@ -551,6 +579,10 @@ fn closing_html(summary: Option<&SessionSummary>, quiet_logs: usize) -> String {
                     "<p>No ending lifecycle line: still running, or the supervisor died.</p>",
                 );
             }
+            out.push_str(&reason_html(&reason_rows(
+                s.error.as_ref(),
+                s.stop_reason.as_deref(),
+            )));
         }
         None => out.push_str("<p>No session header line: no status to give.</p>"),
     }
@@ -580,7 +612,9 @@ li.entry{margin:.35em 0}\
 .tool-call>.label,.tool-result>.label{color:#9a6a00}.error>.label,.log.error>.label{color:#b00020}\
 li.limit{background:#fdecea;border-left:3px solid #b00020;padding:.3em .5em}li.limit>.label{color:#b00020}\
 li.log.warn{background:#fff6e0;padding:.3em .5em}li.note{color:#777;font-style:italic}\
-.status{padding:0 .4em;border-radius:3px;color:#fff}.status.completed{background:#2e7d32}\
+.status{padding:0 .4em;border-radius:3px;color:#fff}\
+dl.reason{margin:.3em 0;padding:.3em .5em;background:#fdecea;border-left:3px solid #b00020}\
+dd.reason-error,dd.reason-limit{color:#b00020;font-weight:600}dd.reason-note,strong.cut{color:#8a5a00}.status.completed{background:#2e7d32}\
 .status.failed{background:#b00020}.status.aborted,.status.interrupted{background:#b26a00}\
 .not-applied{margin:.2em 0;padding-left:1.2em;list-style:disc;color:#b00020}\
 details.long>summary{cursor:pointer;color:#555}\

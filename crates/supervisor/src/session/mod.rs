@@ -2,8 +2,9 @@
 //! and reading them back for people.
 //!
 //! Declares and re-exports only; see [`paths`], [`writer`], [`read`],
-//! [`format`], [`html`] and [`replay`].
+//! [`ending`], [`format`], [`html`] and [`replay`].
 
+pub mod ending;
 pub mod format;
 pub mod html;
 pub mod paths;
