@@ -15,6 +15,7 @@ mod cli_flags;
 mod config_cmd;
 mod doctor;
 mod e2e_llama;
+mod endings;
 mod file_tools_e2e;
 mod masking;
 mod memory_fallback;

@@ -515,8 +515,10 @@ async fn supervisor_reports_a_childs_progress_in_order_from_start_to_end() {
             ProgressEvent::Usage {
                 run_id: run_id.clone(),
                 input_tokens: 10,
+                cached_input_tokens: 0,
                 output_tokens: 5,
                 cost: 0.0,
+                cut_by_max_tokens: false,
             },
             ProgressEvent::Ended {
                 run_id,
