@@ -31,6 +31,7 @@ mod sessions_html;
 mod sessions_replay;
 mod stale_cgroups;
 mod status_line;
+mod status_line_tokens;
 mod terminal_escapes;
 mod tool_disk;
 
