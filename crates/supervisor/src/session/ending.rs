@@ -11,7 +11,7 @@
 use subagent_protocol::result::{LimitName, LimitReached, SubagentResult};
 use subagent_protocol::session::{AgentEvent, EndingError};
 
-use super::format::{bytes, format_duration};
+use super::display::{bytes, format_duration};
 
 /// The result's `stopReason` for an answer the model's output cap cut.
 pub const MAX_TOKENS_STOP: &str = "max_tokens";
