@@ -118,3 +118,41 @@ fn the_status_line_counts_streamed_output_then_shows_the_usage_as_the_result_cou
     );
     assert_eq!(check_sessions(&dir.path().join("sessions")), 1);
 }
+
+#[test]
+fn an_answer_cut_by_max_tokens_leaves_a_note_above_it_when_the_line_goes() {
+    let dir = workspace();
+    let record = dir.path().join("pane-record");
+    let Some(tmux) = Tmux::start_or_skip("status_line_cut", dir.path(), record) else {
+        return;
+    };
+    let model = ScriptedModel::start(vec![text_turn_with(
+        &["Once upon ", PAUSE, "a time"],
+        "length",
+        json!({"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25}),
+    )]);
+    tmux.type_line(&shell_line(&run_args(
+        &model,
+        dir.path(),
+        &["--max-tokens", "5"],
+    )));
+    tmux.wait_for("the streaming turn", Tmux::screen, |s| {
+        status_line(s, "turn 1").is_some_and(|l| l.contains("~3 out tok"))
+    });
+    model.resume_stream();
+    let done = tmux.wait_for("the run's end", Tmux::screen, |s| s.contains("exit:0"));
+    let note = done
+        .lines()
+        .position(|l| l.contains("note: general: a model turn was cut by max_tokens"));
+    let answer = done
+        .lines()
+        .position(|l| l.trim_end() == "Once upon a time");
+    assert!(
+        note.is_some() && answer.is_some() && note < answer,
+        "the note stays, above the answer:\n{done}"
+    );
+    assert!(status_line(&done, "turn 1").is_none(), "{done}");
+    tmux.kill();
+    support::assert_nothing_runs_in(dir.path());
+    assert_eq!(check_sessions(&dir.path().join("sessions")), 1);
+}

@@ -285,7 +285,7 @@ impl RunStatus {
     pub(super) fn cut_note(&self) -> Option<String> {
         self.tokens.cut_by_max_tokens.then(|| {
             strip_controls(&format!(
-                "note: {}: a turn was cut by max_tokens (stopReason max_tokens); \
+                "note: {}: a model turn was cut by max_tokens (the output cap); \
                  the answer may be incomplete",
                 self.agent
             ))
