@@ -67,6 +67,7 @@ pub(super) fn run(args: RunArgs) -> Result<i32> {
     request.parent_session = args.parent_session.clone();
     let status = super::status::StatusLine::start(args.quiet);
     config.progress = status.sink();
+    config.content = status.content_sink();
     let runtime = super::runtime::supervisor_runtime()?;
     let result = runtime.block_on(async move {
         let supervisor = Supervisor::new(config);

@@ -23,7 +23,9 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
-use subagent_supervisor::run::{ProgressEvent, ProgressSink};
+use subagent_supervisor::run::{
+    ContentSink, LiveTokens, ProgressEvent, ProgressSink, streamed_chars,
+};
 use subagent_supervisor::terminal_text::strip_controls;
 
 /// How often the spinner turns and the elapsed time is redrawn (100 ms):
@@ -93,7 +95,15 @@ pub(super) fn bars_under_logs() -> MultiProgress {
 /// The status line of one `subagent run`: `None` inside when hidden. The
 /// drawer gets `Some(event)` per event and `None` to clear and stop.
 pub(super) struct StatusLine {
-    drawing: Option<(Sender<Option<ProgressEvent>>, JoinHandle<()>)>,
+    drawing: Option<(Sender<Option<Update>>, JoinHandle<()>)>,
+}
+
+/// What the drawer is told: a progress event, or how many characters a
+/// child streamed (its text never reaches the drawer, only the count).
+#[derive(Debug, Clone)]
+enum Update {
+    Progress(ProgressEvent),
+    Streamed { run_id: String, chars: u64 },
 }
 
 impl StatusLine {
@@ -119,7 +129,23 @@ impl StatusLine {
         let events = events.clone();
         Some(ProgressSink::new(move |event| {
             // The drawer gone (after `finish`) is no error: nothing to show.
-            let _ = events.send(Some(event.clone()));
+            let _ = events.send(Some(Update::Progress(event.clone())));
+        }))
+    }
+
+    /// The sink for `SupervisorConfig::content`, so the line counts the
+    /// output a turn streams before its usage arrives; `None` when hidden.
+    pub(super) fn content_sink(&self) -> Option<ContentSink> {
+        let (events, _) = self.drawing.as_ref()?;
+        let events = events.clone();
+        Some(ContentSink::new(move |event| {
+            let chars = streamed_chars(event);
+            if chars > 0 {
+                let _ = events.send(Some(Update::Streamed {
+                    run_id: event.run_id().to_owned(),
+                    chars,
+                }));
+            }
         }))
     }
 
@@ -137,13 +163,23 @@ impl StatusLine {
 
 /// The drawing thread: one bar per running child, until told to stop (or
 /// every sender is gone); then the screen is cleared.
-fn draw(inbox: &Receiver<Option<ProgressEvent>>) {
+fn draw(inbox: &Receiver<Option<Update>>) {
     let bars = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
     if let Ok(mut active) = ACTIVE_BARS.lock() {
         *active = Some(bars.clone());
     }
     let mut running: HashMap<String, (ProgressBar, RunStatus)> = HashMap::new();
-    for event in inbox.iter().map_while(|event| event) {
+    for update in inbox.iter().map_while(|update| update) {
+        let event = match update {
+            Update::Progress(event) => event,
+            Update::Streamed { run_id, chars } => {
+                if let Some((bar, status)) = running.get_mut(&run_id) {
+                    status.tokens.on_streamed(chars);
+                    bar.set_message(status.line());
+                }
+                continue;
+            }
+        };
         match event {
             ProgressEvent::Started { run_id, agent, .. } => {
                 let bar = bars.add(ProgressBar::new_spinner().with_style(style()));
@@ -153,9 +189,13 @@ fn draw(inbox: &Receiver<Option<ProgressEvent>>) {
                 running.insert(run_id, (bar, status));
             }
             ProgressEvent::Ended { run_id, .. } => {
-                if let Some((bar, _)) = running.remove(&run_id) {
+                if let Some((bar, status)) = running.remove(&run_id) {
                     bar.finish_and_clear();
                     bars.remove(&bar);
+                    // The line goes; a cut answer must not go unnoticed.
+                    if let Some(note) = status.cut_note() {
+                        let _ = bars.println(note);
+                    }
                 }
             }
             event => {
@@ -193,7 +233,7 @@ pub(super) struct RunStatus {
     /// 0 until the first turn starts.
     turn: u32,
     tool: Option<Tool>,
-    tokens: u64,
+    tokens: LiveTokens,
     cost: f64,
 }
 
@@ -211,13 +251,14 @@ impl RunStatus {
             agent,
             turn: 0,
             tool: None,
-            tokens: 0,
+            tokens: LiveTokens::default(),
             cost: 0.0,
         }
     }
 
     /// Takes in one event of this child.
     pub(super) fn apply(&mut self, event: ProgressEvent) {
+        self.tokens.on_progress(&event);
         match event {
             ProgressEvent::Turn { turn, .. } => self.turn = turn,
             ProgressEvent::ToolStarted { name, .. } => self.tool = Some(Tool::Running(name)),
@@ -228,22 +269,30 @@ impl RunStatus {
                     Tool::Done(name)
                 });
             }
-            ProgressEvent::Usage {
-                input_tokens,
-                output_tokens,
-                cost,
-                ..
-            } => {
-                self.tokens = input_tokens.saturating_add(output_tokens);
-                self.cost = cost;
-            }
+            ProgressEvent::Usage { cost, .. } => self.cost = cost,
             ProgressEvent::Started { .. } | ProgressEvent::Ended { .. } => {}
         }
     }
 
-    /// `general · turn 2 · bash_read · 1,234 tok · $0.0012` (the spinner
-    /// and the elapsed time are added when drawn). The cost is left out
-    /// while it is 0: that is what unknown and local models report.
+    /// `general · turn 2 · bash_read · 1,200 in / 34 out tok · $0.0012`
+    /// (the spinner and the elapsed time are added when drawn; tokens as
+    /// [`LiveTokens::text`] gives them, `~` marking an estimate of a turn
+    /// still streaming, `cut at max_tokens` once a turn was cut). The cost
+    /// is left out while it is 0: that is what unknown and local models
+    /// report.
+    /// What is left on screen when a child whose turn was cut by the
+    /// output cap ends: its answer is incomplete.
+    pub(super) fn cut_note(&self) -> Option<String> {
+        self.tokens.cut_by_max_tokens.then(|| {
+            strip_controls(&format!(
+                "note: {}: a model turn was cut by max_tokens (the output cap); \
+                 the answer may be incomplete",
+                self.agent
+            ))
+            .replace(['\n', '\t'], " ")
+        })
+    }
+
     pub(super) fn line(&self) -> String {
         let mut parts = vec![self.agent.clone()];
         parts.push(match self.turn {
@@ -256,7 +305,10 @@ impl RunStatus {
             Some(Tool::Failed(name)) => parts.push(format!("{name} failed")),
             None => {}
         }
-        parts.push(format!("{} tok", thousands(self.tokens)));
+        parts.push(self.tokens.text());
+        if self.tokens.cut_by_max_tokens {
+            parts.push("cut at max_tokens".to_owned());
+        }
         if self.cost > 0.0 {
             parts.push(dollars(self.cost));
         }
@@ -264,19 +316,6 @@ impl RunStatus {
         // terminal they are text, never sequences, and one line.
         strip_controls(&parts.join(" · ")).replace(['\n', '\t'], " ")
     }
-}
-
-/// `1234567` as `1,234,567`.
-pub(super) fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// Dollars: four decimals under a dollar (a turn of a small model costs

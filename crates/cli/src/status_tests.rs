@@ -13,7 +13,7 @@ fn run_id() -> String {
 fn a_fresh_child_shows_its_agent_starting_with_no_tokens() {
     assert_eq!(
         RunStatus::new("general".into()).line(),
-        "general · starting · 0 tok"
+        "general · starting · 0 in / 0 out tok"
     );
 }
 
@@ -31,12 +31,14 @@ fn turn_tool_tokens_and_cost_read_left_to_right() {
     s.apply(ProgressEvent::Usage {
         run_id: run_id(),
         input_tokens: 1_200,
+        cached_input_tokens: 0,
         output_tokens: 34,
         cost: 0.0012,
+        cut_by_max_tokens: false,
     });
     assert_eq!(
         s.line(),
-        "general · turn 2 · bash_read · 1,234 tok · $0.0012"
+        "general · turn 2 · bash_read · 1,200 in / 34 out tok · $0.0012"
     );
 }
 
@@ -52,7 +54,10 @@ fn a_finished_tool_stays_shown_with_how_it_went() {
         name: "bash_find".into(),
         is_error: false,
     });
-    assert_eq!(s.line(), "explorer · turn 1 · bash_find done · 0 tok");
+    assert_eq!(
+        s.line(),
+        "explorer · turn 1 · bash_find done · 0 in / 0 out tok"
+    );
     s.apply(ProgressEvent::ToolFinished {
         run_id: run_id(),
         name: "python_execute".into(),
@@ -60,23 +65,33 @@ fn a_finished_tool_stays_shown_with_how_it_went() {
     });
     assert_eq!(
         s.line(),
-        "explorer · turn 1 · python_execute failed · 0 tok"
+        "explorer · turn 1 · python_execute failed · 0 in / 0 out tok"
     );
 }
 
 #[test]
-fn tokens_get_thousands_separators() {
-    let cases = [
-        (0, "0"),
-        (999, "999"),
-        (1_000, "1,000"),
-        (12_345, "12,345"),
-        (1_234_567, "1,234,567"),
-        (u64::MAX, "18,446,744,073,709,551,615"),
-    ];
-    for (n, want) in cases {
-        assert_eq!(thousands(n), want, "{n}");
-    }
+fn streamed_output_is_an_estimate_until_the_usage_arrives_and_a_cut_is_named() {
+    let mut s = RunStatus::new("general".into());
+    s.apply(ProgressEvent::Turn {
+        run_id: run_id(),
+        turn: 1,
+    });
+    s.tokens.on_streamed(400);
+    assert_eq!(s.line(), "general · turn 1 · 0 in / ~100 out tok");
+    assert_eq!(s.cut_note(), None);
+    s.apply(ProgressEvent::Usage {
+        run_id: run_id(),
+        input_tokens: 11,
+        cached_input_tokens: 93,
+        output_tokens: 90,
+        cost: 0.0,
+        cut_by_max_tokens: true,
+    });
+    assert_eq!(
+        s.line(),
+        "general · turn 1 · 11 in (+93 cached) / 90 out tok · cut at max_tokens"
+    );
+    assert!(s.cut_note().unwrap().contains("cut by max_tokens"));
 }
 
 #[test]

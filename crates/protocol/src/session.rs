@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::limits::Limits;
 use crate::message::LogLevel;
-use crate::result::Mode;
+use crate::result::{LimitReached, Mode};
 use crate::task_spec::OutputMode;
 use crate::usage::Usage;
 
@@ -45,12 +45,6 @@ impl SessionLine {
 }
 
 /// The kinds of line.
-// The header is the big one; there is one per file, and lines are made and
-// written one at a time (readers box them), so a Box would buy nothing.
-#[expect(
-    clippy::large_enum_variant,
-    reason = "one header per file; lines are not held in bulk unboxed"
-)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum SessionEntry {
@@ -243,6 +237,29 @@ pub struct AgentEvent {
     /// The child's session file.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub session_file: Option<String>,
+    /// Why the run failed or was aborted: on every ending whose status is
+    /// `failed` or `aborted` (absent from endings written before it).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub error: Option<EndingError>,
+    /// The result's `stopReason` (`completed`, `max_tokens`, `max_turns`,
+    /// `timeout`, ...), on endings of runs that got that far.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub stop_reason: Option<String>,
+}
+
+/// The reason on a failed or aborted ending: the result's error code and
+/// message, and the limit that ended the run when one did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EndingError {
+    /// The failure class, as `details.error.code` (`SUBAGENT_TIMEOUT`, ...).
+    /// Text rather than `ErrorCode`: a code a newer writer adds must not
+    /// make the whole ending unreadable to this reader.
+    pub code: String,
+    /// What happened and what to do next (secrets masked).
+    pub message: String,
+    /// The limit that ended the run.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub limit: Option<LimitReached>,
 }
 
 /// Who wrote a message.

@@ -15,6 +15,7 @@ mod cli_flags;
 mod config_cmd;
 mod doctor;
 mod e2e_llama;
+mod endings;
 mod file_tools_e2e;
 mod masking;
 mod memory_fallback;
@@ -30,6 +31,7 @@ mod sessions_html;
 mod sessions_replay;
 mod stale_cgroups;
 mod status_line;
+mod status_line_tokens;
 mod terminal_escapes;
 mod tool_disk;
 

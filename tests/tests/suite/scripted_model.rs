@@ -14,7 +14,10 @@
 //! [`ScriptedModel::release`], so a test can look at a run in flight (its
 //! status line) at a point it chooses, without sleeping;
 //! [`ScriptedModel::wait_for_requests`] waits until a number of requests
-//! has arrived (a nested subagent's first turn, say).
+//! has arrived (a nested subagent's first turn, say). A reply may also stop
+//! part-way: at a [`PAUSE`] event the stream waits until the test calls
+//! [`ScriptedModel::resume_stream`], so a test can look at a turn that is
+//! still streaming.
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -31,6 +34,11 @@ use tokio::sync::Semaphore;
 /// Longest the server lives: beyond any run of these tests (their
 /// subagents get 60 s), short enough that a hung test frees the port soon.
 pub const SERVER_LIFETIME: Duration = Duration::from_secs(120);
+
+/// An SSE comment event that a reply may hold: the stream stops there,
+/// after everything before it was sent, until
+/// [`ScriptedModel::resume_stream`]; it is not sent itself.
+pub const PAUSE: &str = ": pause\n\n";
 
 /// Largest request accepted, bytes: a capped tool result is about 50 KiB,
 /// the whole conversation of these scripts well under this.
@@ -50,6 +58,8 @@ pub struct ScriptedModel {
     arrived: Arc<Condvar>,
     /// With [`Self::start_held`]: one permit per reply the test released.
     gate: Option<Arc<Semaphore>>,
+    /// One permit per [`PAUSE`] the test let go.
+    pauses: Arc<Semaphore>,
     runtime: Option<tokio::runtime::Runtime>,
 }
 
@@ -64,6 +74,11 @@ impl ScriptedModel {
     /// lets it go (one call, one reply); the request is recorded on arrival.
     pub fn start_held(replies: Vec<Vec<u8>>) -> Self {
         Self::serve(replies, Some(Arc::new(Semaphore::new(0))))
+    }
+
+    /// Lets a reply stopped at a [`PAUSE`] go on.
+    pub fn resume_stream(&self) {
+        self.pauses.add_permits(1);
     }
 
     /// Lets the next held reply go (with [`Self::start_held`]).
@@ -89,16 +104,21 @@ impl ScriptedModel {
         let held = gate.clone();
         let arrived = Arc::new(Condvar::new());
         let notify = Arc::clone(&arrived);
+        let pauses = Arc::new(Semaphore::new(0));
+        let paused = Arc::clone(&pauses);
         runtime.spawn(async move {
-            let _ =
-                tokio::time::timeout(SERVER_LIFETIME, accept_all(listener, shared, held, notify))
-                    .await;
+            let _ = tokio::time::timeout(
+                SERVER_LIFETIME,
+                accept_all(listener, shared, held, notify, paused),
+            )
+            .await;
         });
         Self {
             addr,
             script,
             arrived,
             gate,
+            pauses,
             runtime: Some(runtime),
         }
     }
@@ -162,6 +182,7 @@ async fn accept_all(
     script: Arc<Mutex<Script>>,
     gate: Option<Arc<Semaphore>>,
     arrived: Arc<Condvar>,
+    pauses: Arc<Semaphore>,
 ) {
     loop {
         let Ok((socket, _)) = listener.accept().await else {
@@ -172,6 +193,7 @@ async fn accept_all(
             Arc::clone(&script),
             gate.clone(),
             Arc::clone(&arrived),
+            Arc::clone(&pauses),
         ));
     }
 }
@@ -181,6 +203,7 @@ async fn answer(
     script: Arc<Mutex<Script>>,
     gate: Option<Arc<Semaphore>>,
     arrived: Arc<Condvar>,
+    pauses: Arc<Semaphore>,
 ) {
     let Some((path, body)) = read_request(&mut socket).await else {
         return;
@@ -202,7 +225,7 @@ async fn answer(
         }
     }
     let _ = match reply {
-        Some(sse) => send_stream(&mut socket, &sse).await,
+        Some(sse) => send_stream(&mut socket, &sse, &pauses).await,
         None => {
             send_status(
                 &mut socket,
@@ -214,7 +237,11 @@ async fn answer(
     };
 }
 
-async fn send_stream(socket: &mut TcpStream, sse: &[u8]) -> std::io::Result<()> {
+async fn send_stream(
+    socket: &mut TcpStream,
+    sse: &[u8],
+    pauses: &Semaphore,
+) -> std::io::Result<()> {
     socket
         .write_all(
             b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n\
@@ -228,6 +255,12 @@ async fn send_stream(socket: &mut TcpStream, sse: &[u8]) -> std::io::Result<()> 
         .chunks(2)
     {
         let piece = event.concat();
+        if piece == PAUSE.as_bytes() {
+            if let Ok(permit) = pauses.acquire().await {
+                permit.forget();
+            }
+            continue;
+        }
         socket
             .write_all(format!("{:x}\r\n", piece.len()).as_bytes())
             .await?;
@@ -347,6 +380,27 @@ pub fn text_turn(text: &str) -> Vec<u8> {
     }
     sse.push_str(&event(&chunk(json!({}), Some("stop"))));
     sse.push_str(&usage_and_done());
+    sse.into_bytes()
+}
+
+/// A final text turn streamed in `pieces` (a piece may be [`PAUSE`]),
+/// ending with `finish_reason` and the usage object `usage` (Chat
+/// Completions' shape, e.g. with `prompt_tokens_details.cached_tokens`).
+pub fn text_turn_with(pieces: &[&str], finish_reason: &str, usage: Value) -> Vec<u8> {
+    let mut sse = event(&chunk(json!({"role": "assistant", "content": ""}), None));
+    for piece in pieces {
+        if *piece == PAUSE {
+            sse.push_str(PAUSE);
+        } else {
+            sse.push_str(&event(&chunk(json!({"content": piece}), None)));
+        }
+    }
+    sse.push_str(&event(&chunk(json!({}), Some(finish_reason))));
+    let usage = json!({
+        "id": "chatcmpl-scripted", "object": "chat.completion.chunk",
+        "created": 1_744_112_711, "model": "scripted", "choices": [], "usage": usage,
+    });
+    sse.push_str(&format!("{}data: [DONE]\n\n", event(&usage)));
     sse.into_bytes()
 }
 

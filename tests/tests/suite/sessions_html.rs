@@ -49,7 +49,12 @@ fn event(delta: Value, finish_reason: Option<&str>) -> String {
 /// A turn with assistant text *and* a tool call (the shared script helpers
 /// send one or the other), with its own usage figures so the chart's bars
 /// differ.
-fn text_and_tool_call_turn(text: &str, call_id: &str, name: &str, args: &Value) -> Vec<u8> {
+pub(super) fn text_and_tool_call_turn(
+    text: &str,
+    call_id: &str,
+    name: &str,
+    args: &Value,
+) -> Vec<u8> {
     let mut sse = event(json!({"role": "assistant", "content": ""}), None);
     sse.push_str(&event(json!({"content": text}), None));
     sse.push_str(&event(
@@ -73,7 +78,7 @@ fn in_ci() -> bool {
 }
 
 /// `chromium` on PATH; `None` (after one line) when missing outside CI.
-fn chromium_or_skip(test: &str) -> Option<PathBuf> {
+pub(super) fn chromium_or_skip(test: &str) -> Option<PathBuf> {
     let found = std::env::var_os("PATH").and_then(|path| {
         std::env::split_paths(&path)
             .map(|dir| dir.join("chromium"))
@@ -114,11 +119,17 @@ fn group_members(pgid: i32) -> Vec<String> {
     alive
 }
 
-/// Loads `page` in headless Chromium and returns the DOM it dumps. Chromium
-/// runs in a process group of its own with a throwaway profile and home;
-/// the group is killed when it is done or out of time, and no process of
-/// it, nor any process naming the profile, may survive.
-fn dump_dom(chromium: &Path, page: &Path) -> String {
+/// Loads `page` in headless Chromium and returns the DOM it dumps.
+pub(super) fn dump_dom(chromium: &Path, page: &Path) -> String {
+    headless(chromium, page, &["--dump-dom".to_owned()])
+}
+
+/// Loads `page` in headless Chromium with `args` (`--dump-dom`,
+/// `--screenshot=FILE`) and returns what it printed. Chromium runs in a
+/// process group of its own with a throwaway profile and home; the group is
+/// killed when it is done or out of time, and no process of it, nor any
+/// process naming the profile, may survive.
+pub(super) fn headless(chromium: &Path, page: &Path, args: &[String]) -> String {
     let home = tempfile::tempdir().unwrap();
     let profile = home.path().join("profile");
     let mut child = Command::new(chromium)
@@ -132,7 +143,7 @@ fn dump_dom(chromium: &Path, page: &Path) -> String {
             "--disable-dev-shm-usage",
         ])
         .arg(format!("--user-data-dir={}", profile.display()))
-        .arg("--dump-dom")
+        .args(args)
         .arg(format!("file://{}", page.display()))
         .env("HOME", home.path())
         .env("XDG_CONFIG_HOME", home.path().join("config"))
@@ -213,7 +224,7 @@ fn title(dom: &str) -> &str {
     &dom[start..start + dom[start..].find("</title>").unwrap()]
 }
 
-fn export(sessions: &Path, args: &[&str]) -> Output {
+pub(super) fn export(sessions: &Path, args: &[&str]) -> Output {
     Command::new(binary("subagent"))
         .args(["sessions", "export", "--html", "--sessions-dir"])
         .arg(sessions)

@@ -239,7 +239,7 @@ fn read_then_answer() -> Vec<Vec<u8>> {
 
 /// The status line of agent `general` at `turn` (with the elapsed time at
 /// its end, e.g. `3.4s`), if the screen shows one.
-fn status_line<'a>(screen: &'a str, turn: &str) -> Option<&'a str> {
+pub(super) fn status_line<'a>(screen: &'a str, turn: &str) -> Option<&'a str> {
     screen.lines().find(|line| {
         let line = line.trim_end();
         line.contains("general")
@@ -286,7 +286,7 @@ fn status_line_shows_agent_turn_tool_and_elapsed_in_a_terminal_and_is_gone_after
         status_line(s, "turn 1").is_some()
     });
     assert!(
-        first.contains("0 tok"),
+        first.contains("0 in / 0 out tok"),
         "no usage before the held reply:\n{first}"
     );
     model.release();
@@ -515,8 +515,10 @@ async fn supervisor_reports_a_childs_progress_in_order_from_start_to_end() {
             ProgressEvent::Usage {
                 run_id: run_id.clone(),
                 input_tokens: 10,
+                cached_input_tokens: 0,
                 output_tokens: 5,
                 cost: 0.0,
+                cut_by_max_tokens: false,
             },
             ProgressEvent::Ended {
                 run_id,

@@ -234,7 +234,44 @@ pub fn check_session_file(path: &Path) -> Vec<Value> {
         ev == "subagent:complete" || ev == "subagent:error" || ev == "subagent:aborted",
         "{ev}"
     );
+    assert_endings_say_why(&lines);
     lines
+}
+
+/// Every failed or aborted ending line carries its reason: a non-empty
+/// error code and message (and, when it names one, the limit as name and
+/// value), so `sessions ls/show` can say why.
+pub fn assert_endings_say_why(lines: &[Value]) {
+    for l in lines.iter().filter(|l| {
+        l["type"] == "agent_event" && matches!(l["status"].as_str(), Some("failed" | "aborted"))
+    }) {
+        let error = &l["error"];
+        assert!(
+            error["code"].as_str().is_some_and(|c| !c.is_empty())
+                && error["message"].as_str().is_some_and(|m| !m.is_empty()),
+            "a failed or aborted ending must carry its error code and message: {l}"
+        );
+        if !error["limit"].is_null() {
+            assert!(
+                error["limit"]["name"].is_string() && error["limit"]["value"].is_number(),
+                "{l}"
+            );
+        }
+    }
+}
+
+/// A directory for what a test leaves to be looked at afterwards
+/// (screenshots): `<target dir>/test-artifacts/<test>`, made empty.
+pub fn artifacts_dir(test: &str) -> PathBuf {
+    let profile_dir = Path::new(FIXTURE).parent().unwrap();
+    let dir = profile_dir
+        .parent()
+        .unwrap()
+        .join("test-artifacts")
+        .join(test);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }
 
 /// Every `*.jsonl` file under `dir`, at any depth; none when `dir` is

@@ -6,7 +6,8 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use subagent_protocol::ErrorCode;
 use subagent_protocol::result::{
-    ContentItem, Details, DisplayItem, ErrorInfo, Mode, SingleResult, SubagentResult, Truncation,
+    ContentItem, Details, DisplayItem, ErrorInfo, LimitName, LimitReached, Mode, SingleResult,
+    SubagentResult, Truncation,
 };
 use subagent_protocol::usage::Usage;
 
@@ -104,6 +105,7 @@ fn every_error_code_validates_as_a_failed_single_result() {
                 results: vec![SingleResult {
                     error: Some(message.clone()),
                     stop_reason: Some("error".into()),
+                    limit: Some(LimitReached::count(LimitName::WallTimeoutMs, 900_000)),
                     ..SingleResult::new("reviewer", "task", 1)
                 }],
                 error: Some(ErrorInfo { code, message }),

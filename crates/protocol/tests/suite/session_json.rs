@@ -8,10 +8,12 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use subagent_protocol::limits::Limits;
 use subagent_protocol::message::LogLevel;
+use subagent_protocol::result::{LimitName, LimitReached};
 use subagent_protocol::session::{
-    AgentEvent, LifecycleEvent, LifecycleMode, LifecycleStatus, LimitAction, LimitKind, LimitLine,
-    LogLine, LogSource, MessageLine, NotApplied, OutputLine, Role, SandboxStatus, SessionEntry,
-    SessionHeader, SessionLine, Stream, ToolCallLine, ToolResultLine, UsageLine,
+    AgentEvent, EndingError, LifecycleEvent, LifecycleMode, LifecycleStatus, LimitAction,
+    LimitKind, LimitLine, LogLine, LogSource, MessageLine, NotApplied, OutputLine, Role,
+    SandboxStatus, SessionEntry, SessionHeader, SessionLine, Stream, ToolCallLine, ToolResultLine,
+    UsageLine,
 };
 use subagent_protocol::time::{now_rfc3339_ms, rfc3339_ms};
 use subagent_protocol::usage::Usage;
@@ -80,6 +82,20 @@ fn agent_event(event_type: LifecycleEvent) -> AgentEvent {
         },
         summary: ending.then(|| "Two risky changes.".into()),
         session_file: Some("sessions/2026/11/22/a1b2c3d4-reviewer.jsonl".into()),
+        error: match event_type {
+            LifecycleEvent::Error => Some(EndingError {
+                code: "SUBAGENT_BUDGET_EXCEEDED".into(),
+                message: "the turn budget of 10 ran out; partial output is kept".into(),
+                limit: Some(LimitReached::count(LimitName::MaxTurns, 10)),
+            }),
+            LifecycleEvent::Aborted => Some(EndingError {
+                code: "SUBAGENT_CANCELLED".into(),
+                message: "subagent cancelled by the caller".into(),
+                limit: None,
+            }),
+            LifecycleEvent::Start | LifecycleEvent::Complete => None,
+        },
+        stop_reason: ending.then(|| "max_turns".into()),
     }
 }
 

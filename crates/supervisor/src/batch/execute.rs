@@ -124,6 +124,7 @@ impl BatchProgress {
                 input_tokens,
                 output_tokens,
                 cost,
+                ..
             } => {
                 live.insert(run_id.clone(), (input_tokens + output_tokens, *cost));
             }

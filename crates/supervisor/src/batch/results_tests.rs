@@ -28,6 +28,7 @@ fn single(error: Option<ErrorCode>) -> SubagentResult {
                 model: Some("m".into()),
                 duration_ms: Some(7),
                 stop_reason: None,
+                limit: None,
                 truncated: None,
                 termination: None,
                 sandbox: None,

@@ -18,8 +18,10 @@ pub struct Tally {
     pub failed: u64,
     /// Timed out.
     pub timed_out: u64,
-    /// Prompt tokens, cached ones included.
+    /// Prompt tokens billed at the full price (the results' `usage.input`).
     pub input_tokens: u64,
+    /// Prompt tokens read from or written to the provider's cache.
+    pub cached_input_tokens: u64,
     /// Completion tokens.
     pub output_tokens: u64,
     /// US dollars.
@@ -37,9 +39,9 @@ impl Tally {
             TaskStatus::Timeout => self.timed_out += 1,
         }
         let u = &line.usage;
-        self.input_tokens = self
-            .input_tokens
-            .saturating_add(u.input)
+        self.input_tokens = self.input_tokens.saturating_add(u.input);
+        self.cached_input_tokens = self
+            .cached_input_tokens
             .saturating_add(u.cache_read)
             .saturating_add(u.cache_write);
         self.output_tokens = self.output_tokens.saturating_add(u.output);
@@ -77,8 +79,12 @@ impl Tally {
                 String::new()
             }
         )];
+        let cached = match self.cached_input_tokens {
+            0 => String::new(),
+            n => format!(" (+{n} cached)"),
+        };
         lines.push(format!(
-            "tokens: {} in, {} out; cost ${:.4}",
+            "tokens: {} in{cached}, {} out; cost ${:.4}",
             self.input_tokens, self.output_tokens, self.cost
         ));
         if !self.slowest.is_empty() {

@@ -16,11 +16,13 @@ use std::time::SystemTime;
 use subagent_protocol::Usage;
 use subagent_protocol::result::{ContentItem, SubagentResult};
 use subagent_protocol::session::{
-    AgentEvent, LifecycleEvent, LifecycleMode, LifecycleStatus, SessionEntry, SessionLine,
+    AgentEvent, EndingError, LifecycleEvent, LifecycleMode, LifecycleStatus, SessionEntry,
+    SessionLine,
 };
 
 use crate::run::{ending_of, summarize};
 use crate::session::append_to_parent_blocking;
+use crate::session::ending::{ending_error, ending_stop_reason};
 use crate::session::read::{ReadItem, parse_session, parse_timestamp};
 
 /// How the summary of an `interrupted` ending begins. The line itself is a
@@ -67,6 +69,8 @@ pub fn job_start_line(
         status: None,
         summary: None,
         session_file: None,
+        error: None,
+        stop_reason: None,
     }))
 }
 
@@ -102,6 +106,8 @@ pub fn job_end_line(start: &AgentEvent, result: &SubagentResult, duration_ms: u6
         status: Some(status),
         summary: Some(summarize(&summary)),
         session_file: first.and_then(|c| c.session_file.clone()),
+        error: ending_error(result),
+        stop_reason: ending_stop_reason(result),
         ..start.clone()
     }))
 }
@@ -161,6 +167,16 @@ pub fn interrupted_line(start: &AgentEvent, now: SystemTime) -> SessionLine {
             usage: Some(Usage::default()),
             status: Some(LifecycleStatus::Aborted),
             summary: Some(INTERRUPTED_SUMMARY.to_owned()),
+            // The run did not fail of itself, but it did not finish: the
+            // reason is the server's end, given as the catch-all code.
+            error: Some(EndingError {
+                code: subagent_protocol::ErrorCode::SubagentFailed
+                    .as_str()
+                    .to_owned(),
+                message: INTERRUPTED_SUMMARY.to_owned(),
+                limit: None,
+            }),
+            stop_reason: None,
             ..start.clone()
         }),
         timestamp: subagent_protocol::time::rfc3339_ms(now),

@@ -62,6 +62,10 @@ fn an_interrupted_ending_is_an_aborted_line_that_says_interrupted() {
     assert_eq!(ending.session_file.as_deref(), Some("child.jsonl"));
     assert_eq!(ending.duration_ms, Some(10_000));
     assert!(is_interrupted_line(&ending));
+    // Like every aborted ending, it says why.
+    let error = ending.error.clone().unwrap();
+    assert_eq!(error.code, "SUBAGENT_FAILED");
+    assert!(error.message.starts_with(INTERRUPTED_SUMMARY_PREFIX));
     let cancelled = AgentEvent {
         summary: Some("cancelled by the caller".into()),
         ..ending
@@ -124,4 +128,30 @@ fn a_child_file_whose_start_line_never_reached_the_disk_is_ended_too() {
     let items = parse_session(&std::fs::read_to_string(&child).unwrap());
     assert!(has_ending(&items, "ffff0006"));
     assert!(!has_ending(&items, "00000000"));
+}
+
+#[test]
+fn a_failed_jobs_ending_carries_the_results_code_message_and_limit() {
+    use subagent_protocol::ErrorCode;
+    use subagent_protocol::result::{LimitName, LimitReached, SingleResult, SubagentResult};
+    let mut result = SubagentResult::refusal(ErrorCode::SubagentTimeout, "timed out after 1 s");
+    let mut child = SingleResult::new("general", "t", 1);
+    child.limit = Some(LimitReached::count(LimitName::WallTimeoutMs, 1_000));
+    child.stop_reason = Some("timeout".into());
+    result.details.results.push(child);
+    let SessionEntry::AgentEvent(ending) = job_end_line(&start("eeee0005", None), &result, 5).entry
+    else {
+        panic!("an ending is an agent_event");
+    };
+    assert_eq!(ending.status, Some(LifecycleStatus::Failed));
+    let error = ending.error.unwrap();
+    assert_eq!(
+        (error.code.as_str(), error.message.as_str()),
+        ("SUBAGENT_TIMEOUT", "timed out after 1 s")
+    );
+    assert_eq!(
+        error.limit,
+        Some(LimitReached::count(LimitName::WallTimeoutMs, 1_000))
+    );
+    assert_eq!(ending.stop_reason.as_deref(), Some("timeout"));
 }

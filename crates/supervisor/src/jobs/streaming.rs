@@ -22,8 +22,11 @@ pub const MAX_DISPLAY_ITEMS: usize = 200;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StreamingUsage {
-    /// Prompt tokens, cached ones included.
+    /// Prompt tokens billed at the full price (the result's
+    /// `usage.input`): the provider's cache is counted on its own.
     pub input_tokens: u64,
+    /// Prompt tokens read from or written to the provider's cache.
+    pub cached_input_tokens: u64,
     /// Completion tokens.
     pub output_tokens: u64,
     /// US dollars; 0 for unknown or local models.
@@ -75,12 +78,15 @@ impl Streaming {
             ProgressEvent::Usage {
                 run_id,
                 input_tokens,
+                cached_input_tokens,
                 output_tokens,
                 cost,
+                ..
             } => {
                 let entry = self.per_child.entry(run_id.clone()).or_default();
                 entry.0 = StreamingUsage {
                     input_tokens: *input_tokens,
+                    cached_input_tokens: *cached_input_tokens,
                     output_tokens: *output_tokens,
                     cost: *cost,
                 };
@@ -89,6 +95,7 @@ impl Streaming {
                         .values()
                         .fold(StreamingUsage::default(), |sum, (u, _)| StreamingUsage {
                             input_tokens: sum.input_tokens + u.input_tokens,
+                            cached_input_tokens: sum.cached_input_tokens + u.cached_input_tokens,
                             output_tokens: sum.output_tokens + u.output_tokens,
                             cost: sum.cost + u.cost,
                         });

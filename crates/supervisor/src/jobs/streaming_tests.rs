@@ -6,8 +6,10 @@ fn usage(run_id: &str, input: u64, output: u64, cost: f64) -> ProgressEvent {
     ProgressEvent::Usage {
         run_id: run_id.into(),
         input_tokens: input,
+        cached_input_tokens: input * 2,
         output_tokens: output,
         cost,
+        cut_by_max_tokens: false,
     }
 }
 
@@ -33,6 +35,7 @@ fn usage_and_turns_are_the_latest_per_child_summed_over_children() {
         s.usage,
         StreamingUsage {
             input_tokens: 37,
+            cached_input_tokens: 74,
             output_tokens: 6,
             cost: 1.25
         }

@@ -10,10 +10,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use subagent_protocol::result::{
-    ContentItem, Details, ErrorInfo, Mode, SingleResult, SubagentResult, TerminationInfo,
+    ContentItem, Details, ErrorInfo, LimitName, LimitReached, Mode, SingleResult, SubagentResult,
+    TerminationInfo,
 };
 use subagent_protocol::session::SandboxStatus;
-use subagent_protocol::{ErrorCode, Limits, Outcome, StopReason, Usage};
+use subagent_protocol::{Budget, ErrorCode, Limits, Outcome, StopReason, Usage};
 use subagent_sandbox::{ChildExit, RawExit, SpawnError, Termination};
 
 use super::record::EventRecord;
@@ -97,6 +98,8 @@ pub(super) struct Assembly {
     pub model: String,
     pub mode: Mode,
     pub limits: Limits,
+    /// The budget the child had (for the limit a failure names).
+    pub budget: Budget,
     pub session_file: Option<String>,
     pub full_output_file: PathBuf,
     pub duration: Duration,
@@ -168,6 +171,9 @@ pub(super) fn assemble(a: &Assembly, run: ChildRun) -> SubagentResult {
         single.display_items = Some(run.record.display_items.clone());
     }
     single.stop_reason = Some(RunStop::of(&run).as_str().to_owned());
+    if failure.is_some() {
+        single.limit = super::ended_by::limit_reached(a, &run);
+    }
     if let Some(exit) = &run.exit {
         single.termination = Some(termination_info(exit));
     }
@@ -204,8 +210,14 @@ pub(super) fn assemble(a: &Assembly, run: ChildRun) -> SubagentResult {
             info.full_output_path = None;
         }
         content_text = t.text;
+        let by_lines = info.original_lines > a.limits.returned_text_lines;
         single.truncated = Some(info);
         if error.is_none() {
+            single.limit = Some(if by_lines {
+                LimitReached::count(LimitName::ReturnedTextLines, a.limits.returned_text_lines)
+            } else {
+                LimitReached::count(LimitName::ReturnedTextBytes, a.limits.returned_text_bytes)
+            });
             error = Some(ErrorInfo {
                 code: ErrorCode::SubagentOutputTruncated,
                 message: format!(
@@ -360,6 +372,8 @@ enum RunStop<'a> {
     OutputLimit,
     /// The worker's own reason, from `Done`.
     Worker(StopReason),
+    /// The worker completed, but the model's output cap cut its last turn.
+    MaxTokens,
     /// No `Done`: how the process ended.
     Process(&'a Termination),
     /// No worker ran.
@@ -374,6 +388,16 @@ impl<'a> RunStop<'a> {
             (Some(SupervisorCause::Cancelled), _) => Self::Cancelled,
             (Some(SupervisorCause::Protocol(_)), _) => Self::ProtocolError,
             (Some(SupervisorCause::ProtocolFlood), _) => Self::OutputLimit,
+            (None, Some(o))
+                if o.stop_reason == StopReason::Completed
+                    && run
+                        .record
+                        .last_stop_reason
+                        .as_deref()
+                        .is_some_and(crate::session::ending::is_cut_by_max_tokens) =>
+            {
+                Self::MaxTokens
+            }
             (None, Some(o)) => Self::Worker(o.stop_reason),
             (None, None) => match &run.exit {
                 Some(exit) => Self::Process(&exit.termination),
@@ -390,6 +414,7 @@ impl<'a> RunStop<'a> {
             Self::ProtocolError => "protocol_error",
             Self::OutputLimit => "output_limit",
             Self::Worker(reason) => reason.as_str(),
+            Self::MaxTokens => crate::session::ending::MAX_TOKENS_STOP,
             Self::Process(termination) => termination.reason(),
             Self::NotStarted => "not_started",
         }

@@ -17,8 +17,8 @@ use subagent_protocol::Usage;
 use subagent_protocol::message::LogLevel;
 use subagent_protocol::result::SubagentResult;
 use subagent_protocol::session::{
-    AgentEvent, LifecycleEvent, LifecycleStatus, LimitAction, LimitKind, LimitLine, LogLine,
-    LogSource, SessionEntry, SessionLine,
+    AgentEvent, EndingError, LifecycleEvent, LifecycleStatus, LimitAction, LimitKind, LimitLine,
+    LogLine, LogSource, SessionEntry, SessionLine,
 };
 
 use super::assemble;
@@ -28,6 +28,7 @@ use super::progress::ProgressEvent;
 use super::request::RunRequest;
 use super::supervisor::Supervisor;
 use crate::sanitize::Sanitizer;
+use crate::session::ending::{ending_error, ending_stop_reason};
 use crate::session::{
     SessionPaths, SessionWriter, SessionWriterError, append_to_parent, append_to_parent_blocking,
 };
@@ -64,6 +65,9 @@ struct Ending {
     model: Option<String>,
     usage: Usage,
     summary: Option<String>,
+    /// The code, message and limit of a failed or aborted run.
+    error: Option<EndingError>,
+    stop_reason: Option<String>,
 }
 
 impl Ending {
@@ -76,6 +80,8 @@ impl Ending {
             summary: result.content.first().map(|c| match c {
                 subagent_protocol::result::ContentItem::Text { text } => summarize(text),
             }),
+            error: ending_error(result),
+            stop_reason: ending_stop_reason(result),
         }
     }
 
@@ -85,6 +91,14 @@ impl Ending {
             model: None,
             usage: Usage::default(),
             summary: Some(DROPPED_SUMMARY.to_owned()),
+            error: Some(EndingError {
+                code: subagent_protocol::ErrorCode::SubagentCancelled
+                    .as_str()
+                    .to_owned(),
+                message: DROPPED_SUMMARY.to_owned(),
+                limit: None,
+            }),
+            stop_reason: None,
         }
     }
 }
@@ -98,6 +112,7 @@ impl RunContext<'_> {
             model: self.request.provider.model.clone(),
             mode: self.request.mode,
             limits: self.request.limits.clone(),
+            budget: self.request.effective_budget(),
             session_file: self
                 .session_created
                 .then(|| self.paths.session_file.display().to_string()),
@@ -164,9 +179,16 @@ impl RunContext<'_> {
 
     fn lifecycle_ending(&self, event: LifecycleEvent, ending: Option<Ending>) -> SessionLine {
         let ended = ending.is_some();
-        let (status, model, usage, summary) = match ending {
-            Some(e) => (Some(e.status), e.model, Some(e.usage), e.summary),
-            None => (None, None, None, None),
+        let (status, model, usage, summary, error, stop_reason) = match ending {
+            Some(e) => (
+                Some(e.status),
+                e.model,
+                Some(e.usage),
+                e.summary,
+                e.error,
+                e.stop_reason,
+            ),
+            None => (None, None, None, None, None, None),
         };
         SessionLine::now(SessionEntry::AgentEvent(AgentEvent {
             event_type: event,
@@ -183,6 +205,8 @@ impl RunContext<'_> {
             status,
             summary,
             session_file: Some(self.paths.session_file.display().to_string()),
+            error,
+            stop_reason,
         }))
     }
 

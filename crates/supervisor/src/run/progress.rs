@@ -53,16 +53,25 @@ pub enum ProgressEvent {
         /// True when the tool failed or was refused.
         is_error: bool,
     },
-    /// Tokens and cost of the run so far (all turns summed).
+    /// Tokens and cost of the run so far (all turns summed), sent after
+    /// each turn. Input is counted as everywhere else (the result's
+    /// `usage.input`): prompt tokens billed at the full price, the
+    /// provider's cache left out and counted on its own.
     Usage {
         /// The child's run id.
         run_id: String,
-        /// Prompt tokens, cached ones included.
+        /// Prompt tokens the cache did not handle (`usage.input`).
         input_tokens: u64,
+        /// Prompt tokens read from or written to the provider's cache
+        /// (`usage.cacheRead + usage.cacheWrite`).
+        cached_input_tokens: u64,
         /// Completion tokens.
         output_tokens: u64,
         /// US dollars; 0 for unknown or local models.
         cost: f64,
+        /// True when the model's output cap (`max_tokens`) cut the turn
+        /// that just ended.
+        cut_by_max_tokens: bool,
     },
     /// The child is over and its tree is gone.
     Ended {
@@ -97,16 +106,17 @@ impl ProgressEvent {
         }
     }
 
-    /// The run's usage so far as an event.
-    pub fn usage(run_id: &str, total: &Usage) -> Self {
+    /// The run's usage so far as an event; `last_stop_reason` is the
+    /// provider's stop reason of the turn that just ended.
+    pub fn usage(run_id: &str, total: &Usage, last_stop_reason: Option<&str>) -> Self {
         Self::Usage {
             run_id: run_id.to_owned(),
-            input_tokens: total
-                .input
-                .saturating_add(total.cache_read)
-                .saturating_add(total.cache_write),
+            input_tokens: total.input,
+            cached_input_tokens: total.cache_read.saturating_add(total.cache_write),
             output_tokens: total.output,
             cost: total.cost,
+            cut_by_max_tokens: last_stop_reason
+                .is_some_and(crate::session::ending::is_cut_by_max_tokens),
         }
     }
 

@@ -56,7 +56,7 @@ fn turns_and_tools_become_progress_and_text_does_not() {
 }
 
 #[test]
-fn usage_counts_cached_prompt_tokens_as_input() {
+fn usage_counts_input_as_the_result_does_and_the_cache_on_its_own() {
     let total = Usage {
         input: 100,
         output: 7,
@@ -66,14 +66,24 @@ fn usage_counts_cached_prompt_tokens_as_input() {
         turns: 2,
     };
     assert_eq!(
-        ProgressEvent::usage("r1", &total),
+        ProgressEvent::usage("r1", &total, Some("stop")),
         ProgressEvent::Usage {
             run_id: "r1".into(),
-            input_tokens: 123,
+            input_tokens: 100,
+            cached_input_tokens: 23,
             output_tokens: 7,
-            cost: 0.25
+            cost: 0.25,
+            cut_by_max_tokens: false,
         }
     );
+    let cut = ProgressEvent::usage("r1", &total, Some("length"));
+    assert!(matches!(
+        cut,
+        ProgressEvent::Usage {
+            cut_by_max_tokens: true,
+            ..
+        }
+    ));
 }
 
 #[test]

@@ -32,6 +32,9 @@ pub(super) struct EventRecord {
     pub partial_text: String,
     /// Text of the last complete assistant message.
     pub last_assistant_text: String,
+    /// The provider's stop reason of the last complete assistant message
+    /// (`stop`, `length`, `max_tokens`, ...).
+    pub last_stop_reason: Option<String>,
     /// Usage summed from per-turn events (used when no Done arrives).
     pub usage: Usage,
     /// Name of the last event seen, for diagnostics.
@@ -117,6 +120,7 @@ impl EventRecord {
                 }
                 self.partial_text.clear();
                 self.last_assistant_text.clone_from(&text);
+                self.last_stop_reason = Some(stop_reason.clone());
                 let entry = SessionEntry::Message(MessageLine {
                     role: Role::Assistant,
                     turn,

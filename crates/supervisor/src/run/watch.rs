@@ -444,8 +444,13 @@ impl<'c, 'a> Watch<'c, 'a> {
                     sink.emit(&content);
                 }
                 if usage {
-                    self.ctx
-                        .progress(|| ProgressEvent::usage(run_id, &self.record.usage));
+                    self.ctx.progress(|| {
+                        ProgressEvent::usage(
+                            run_id,
+                            &self.record.usage,
+                            self.record.last_stop_reason.as_deref(),
+                        )
+                    });
                 }
                 if progress {
                     self.idle_deadline = Instant::now() + self.idle;

@@ -119,6 +119,8 @@ fn an_ending_notification_is_named_after_its_event_and_carries_the_line() {
         status: Some(LifecycleStatus::Failed),
         summary: None,
         session_file: None,
+        error: None,
+        stop_reason: None,
     }));
     let v: Value = serde_json::from_str(&ending(&line)).unwrap();
     assert_eq!(v["method"], "subagent:error");

@@ -1,182 +1,25 @@
-//! Session files for people: the `ls` table and the `show`/`tail`
-//! transcript, as plain text with optional ANSI colour.
+//! Session files for people: the `show`/`tail` transcript (and, through
+//! [`super::table`], the `ls` table), as plain text with optional ANSI
+//! colour.
 //!
 //! In: what [`super::read`] parsed. Out: strings; nothing here touches the
 //! terminal or decides whether it is one (the caller passes a [`Style`]).
 //! What a model, a tool or a file chose (messages, tool names, arguments
 //! and output, the task) is stripped of control sequences when the
-//! output is a terminal ([`strip_controls`]).
-
-use std::borrow::Cow;
+//! output is a terminal ([`crate::terminal_text::strip_controls`], through
+//! [`Style`]).
 
 use serde::Serialize;
 use subagent_protocol::session::{
     AgentEvent, Role, SandboxStatus, SessionEntry, SessionHeader, SessionLine,
 };
-use subagent_protocol::text::prefix_chars;
 use subagent_protocol::{Limits, Usage};
 
+pub use super::display::{Style, format_duration, head};
+pub(super) use super::display::{bytes, clock, cost};
+use super::ending::{event_reason_rows, is_cut_by_max_tokens, reason_rows};
 use super::read::{ReadItem, SessionStatus, SessionSummary, terminal_status};
-use crate::terminal_text::strip_controls;
-
-/// Characters of the task shown in the `ls` table.
-pub const TASK_HEAD_CHARS: usize = 40;
-
-/// Whether to colour the output and whether it goes to a terminal.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Style {
-    /// Emit ANSI colour codes.
-    pub color: bool,
-    /// The output is a terminal: recorded text is stripped of control
-    /// sequences.
-    pub terminal: bool,
-}
-
-impl Style {
-    /// Recorded text as it may be shown: stripped of control sequences on
-    /// a terminal, as it is otherwise.
-    fn shown(self, text: &str) -> Cow<'_, str> {
-        if self.terminal {
-            strip_controls(text)
-        } else {
-            Cow::Borrowed(text)
-        }
-    }
-    fn paint(self, code: &str, text: &str) -> String {
-        if self.color {
-            format!("\x1b[{code}m{text}\x1b[0m")
-        } else {
-            text.to_owned()
-        }
-    }
-    fn bold(self, text: &str) -> String {
-        self.paint("1", text)
-    }
-    fn dim(self, text: &str) -> String {
-        self.paint("2", text)
-    }
-    fn status(self, status: SessionStatus) -> String {
-        let code = match status {
-            SessionStatus::Completed => "32",
-            SessionStatus::Failed => "31",
-            SessionStatus::Aborted | SessionStatus::Interrupted => "33",
-        };
-        self.paint(code, status.as_str())
-    }
-}
-
-/// A wall time for people: `850ms`, `12.3s`, `4m05s`, `1h02m`.
-pub fn format_duration(ms: u64) -> String {
-    match ms {
-        0..1_000 => format!("{ms}ms"),
-        1_000..60_000 => format!("{:.1}s", ms as f64 / 1_000.0),
-        60_000..3_600_000 => format!("{}m{:02}s", ms / 60_000, (ms / 1_000) % 60),
-        _ => format!("{}h{:02}m", ms / 3_600_000, (ms / 60_000) % 60),
-    }
-}
-
-/// The first `max` characters of `text` on one line, `…` when cut.
-pub fn head(text: &str, max: usize) -> String {
-    let flat: String = text
-        .chars()
-        .map(|c| if c.is_whitespace() { ' ' } else { c })
-        .collect();
-    let flat = flat.trim();
-    if flat.chars().count() <= max {
-        return flat.to_owned();
-    }
-    format!("{}…", prefix_chars(flat, max.saturating_sub(1)))
-}
-
-/// `2026-11-22T12:00:00.123Z` as `2026-11-22 12:00:00`; other forms as given.
-fn start_for_table(ts: &str) -> String {
-    match (ts.get(0..10), ts.get(11..19)) {
-        (Some(d), Some(t)) => format!("{d} {t}"),
-        _ => ts.to_owned(),
-    }
-}
-
-/// The time of day of a line (`12:00:00.123`), for transcript margins.
-pub(super) fn clock(ts: &str) -> &str {
-    ts.get(11..23).unwrap_or(ts)
-}
-
-fn cost(usage: &Usage) -> String {
-    format!("${:.4}", usage.cost)
-}
-
-/// The `ls` table, one row per run in the given order, with a header row.
-pub fn format_table(sessions: &[SessionSummary], style: Style) -> String {
-    const HEADERS: [&str; 8] = [
-        "START",
-        "RUN ID",
-        "AGENT",
-        "STATUS",
-        "DURATION",
-        "TOKENS IN/OUT",
-        "COST",
-        "TASK",
-    ];
-    let rows: Vec<[String; 8]> = sessions
-        .iter()
-        .map(|s| {
-            let status = if s.torn && s.status == SessionStatus::Interrupted {
-                format!("{} (torn)", s.status.as_str())
-            } else {
-                s.status.as_str().to_owned()
-            };
-            [
-                start_for_table(&s.started_at),
-                style.shown(&s.run_id).into_owned(),
-                style.shown(&s.agent).into_owned(),
-                status,
-                s.duration_ms
-                    .map(format_duration)
-                    .unwrap_or_else(|| "-".into()),
-                format!("{}/{}", s.usage.input, s.usage.output),
-                cost(&s.usage),
-                head(&style.shown(&s.task), TASK_HEAD_CHARS),
-            ]
-        })
-        .collect();
-    let mut widths = HEADERS.map(|h| h.chars().count());
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let mut out = String::new();
-    let header: Vec<String> = HEADERS
-        .iter()
-        .zip(widths)
-        .map(|(h, w)| format!("{h:<w$}"))
-        .collect();
-    out.push_str(&style.bold(header.join("  ").trim_end()));
-    for (row, summary) in rows.iter().zip(sessions) {
-        out.push('\n');
-        let cells: Vec<String> = row
-            .iter()
-            .zip(widths)
-            .enumerate()
-            .map(|(i, (cell, w))| {
-                let padded = format!("{cell:<w$}");
-                // Colour after padding: escape codes have no width.
-                if i == 3 {
-                    padded.replacen(summary.status.as_str(), &style.status(summary.status), 1)
-                } else {
-                    padded
-                }
-            })
-            .collect();
-        out.push_str(cells.join("  ").trim_end());
-    }
-    out
-}
-
-/// The `ls --json` form: one object per run.
-pub fn format_json(sessions: &[SessionSummary]) -> Result<String, serde_json::Error> {
-    serde_json::to_string_pretty(sessions)
-}
+pub use super::table::{TASK_HEAD_CHARS, cached_input, format_json, format_table};
 
 /// The name a serde enum writes (`wall_timeout`, `warn`), for display.
 pub(super) fn wire_name<T: Serialize>(value: &T) -> String {
@@ -211,21 +54,6 @@ pub(super) fn limits_summary(l: &Limits) -> String {
         bytes(l.stderr_bytes),
         l.open_files,
     )
-}
-
-/// A byte count for people (`512 B`, `1.5 KiB`, `2.0 GiB`).
-pub(super) fn bytes(n: u64) -> String {
-    const KIB: f64 = 1024.0;
-    let f = n as f64;
-    if f >= KIB * KIB * KIB {
-        format!("{:.1} GiB", f / (KIB * KIB * KIB))
-    } else if f >= KIB * KIB {
-        format!("{:.1} MiB", f / (KIB * KIB))
-    } else if f >= KIB {
-        format!("{:.1} KiB", f / KIB)
-    } else {
-        format!("{n} B")
-    }
 }
 
 fn sandbox(status: &SandboxStatus) -> String {
@@ -287,7 +115,25 @@ fn lifecycle(e: &AgentEvent, style: Style) -> String {
     if let Some(summary) = &e.summary {
         out.push_str(&format!("\n{}", indent(&style.shown(summary))));
     }
+    for row in reason_lines(&event_reason_rows(e), style) {
+        out.push_str(&format!("\n{}", indent(&row)));
+    }
     out
+}
+
+/// Reason rows as lines: `error  CODE: message`, `limit  maxTurns = 3`,
+/// `note   ...`; errors in red, the note in yellow.
+fn reason_lines(rows: &[(&'static str, String)], style: Style) -> Vec<String> {
+    rows.iter()
+        .map(|(name, value)| {
+            let row = format!("{name:<6} {}", style.shown(value));
+            if *name == "note" {
+                style.paint("33", &row)
+            } else {
+                style.paint("31", &row)
+            }
+        })
+        .collect()
 }
 
 /// Tokens and cost of one usage (`10 in / 5 out tokens (cache read 0, write 0), $0.0010`).
@@ -317,7 +163,14 @@ pub fn format_line(line: &SessionLine, style: Style) -> String {
             let stop = m
                 .stop_reason
                 .as_ref()
-                .map(|s| format!(", stop {s}"))
+                .map(|s| {
+                    let cut = if is_cut_by_max_tokens(s) {
+                        style.paint("33", ": cut by max_tokens")
+                    } else {
+                        String::new()
+                    };
+                    format!(", stop {}{cut}", style.shown(s))
+                })
                 .unwrap_or_default();
             format!(
                 "{role} (turn {}{stop})\n{}",
@@ -424,6 +277,13 @@ pub fn format_closing(summary: &SessionSummary, style: Style) -> String {
     );
     if summary.status == SessionStatus::Interrupted {
         out.push_str("\n(no ending lifecycle line: still running, or the supervisor died)");
+    }
+    for row in reason_lines(
+        &reason_rows(summary.error.as_ref(), summary.stop_reason.as_deref()),
+        style,
+    ) {
+        out.push('\n');
+        out.push_str(&row);
     }
     out
 }

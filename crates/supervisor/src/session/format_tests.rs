@@ -21,6 +21,8 @@ fn summary(status: SessionStatus) -> SessionSummary {
             turns: 1,
             ..Usage::default()
         },
+        error: None,
+        stop_reason: None,
         session_file: PathBuf::from("f.jsonl"),
         torn: false,
     }
@@ -133,4 +135,95 @@ fn recorded_sequences_are_stripped_on_a_terminal_and_kept_on_a_pipe() {
         assert!(piped.contains(evil), "a pipe gets the bytes: {piped:?}");
     }
     assert!(format_line(&lines[1], terminal).contains("tool [c1] {"));
+}
+
+fn budget_error() -> subagent_protocol::session::EndingError {
+    subagent_protocol::session::EndingError {
+        code: "SUBAGENT_BUDGET_EXCEEDED".into(),
+        message: "the turn budget of 2 ran out; partial output is kept".into(),
+        limit: Some(subagent_protocol::result::LimitReached::count(
+            subagent_protocol::result::LimitName::MaxTurns,
+            2,
+        )),
+    }
+}
+
+#[test]
+fn a_failed_run_shows_its_code_in_the_table_and_its_reason_in_the_closing() {
+    let mut s = summary(SessionStatus::Failed);
+    s.error = Some(budget_error());
+    s.stop_reason = Some("max_turns".into());
+    let table = format_table(&[s.clone()], Style::default());
+    assert!(table.contains("failed SUBAGENT_BUDGET_EXCEEDED"), "{table}");
+    let closing = format_closing(&s, Style::default());
+    assert!(
+        closing.contains(
+            "error  SUBAGENT_BUDGET_EXCEEDED: the turn budget of 2 ran out; partial output is kept"
+        ),
+        "{closing}"
+    );
+    assert!(closing.contains("limit  maxTurns = 2"), "{closing}");
+}
+
+#[test]
+fn a_cut_answer_is_completed_with_a_note_and_cached_input_is_its_own_figure() {
+    let mut s = summary(SessionStatus::Completed);
+    s.stop_reason = Some("max_tokens".into());
+    s.usage.cache_read = 93;
+    let table = format_table(&[s.clone()], Style::default());
+    assert!(table.contains("completed max_tokens"), "{table}");
+    assert!(table.contains("10(+93)/5"), "{table}");
+    let closing = format_closing(&s, Style::default());
+    assert!(closing.contains("note"), "{closing}");
+    assert!(closing.contains("max_tokens"), "{closing}");
+    assert!(
+        closing.contains("10 in / 5 out tokens (cache read 93"),
+        "{closing}"
+    );
+}
+
+#[test]
+fn an_ending_line_shows_its_reason_and_an_assistant_message_its_cut() {
+    use subagent_protocol::session::{
+        AgentEvent, LifecycleEvent, LifecycleMode, LifecycleStatus, MessageLine, Role,
+        SessionEntry, SessionLine,
+    };
+    let ending = SessionLine {
+        entry: SessionEntry::AgentEvent(AgentEvent {
+            event_type: LifecycleEvent::Error,
+            job_id: "r1".into(),
+            requested_by: "me".into(),
+            agent_name: "general".into(),
+            mode: LifecycleMode::Single,
+            pid: None,
+            started_at: "2026-11-22T12:00:00.000Z".into(),
+            completed_at: None,
+            duration_ms: Some(10),
+            model: "m".into(),
+            usage: None,
+            status: Some(LifecycleStatus::Failed),
+            summary: Some("Here is half an answer".into()),
+            session_file: None,
+            error: Some(budget_error()),
+            stop_reason: Some("max_turns".into()),
+        }),
+        timestamp: "2026-11-22T12:00:00.123Z".into(),
+    };
+    let shown = format_line(&ending, Style::default());
+    assert!(
+        shown.contains("SUBAGENT_BUDGET_EXCEEDED: the turn budget"),
+        "{shown}"
+    );
+    assert!(shown.contains("maxTurns = 2"), "{shown}");
+    let cut = SessionLine {
+        entry: SessionEntry::Message(MessageLine {
+            role: Role::Assistant,
+            turn: 1,
+            text: "Once upon a".into(),
+            stop_reason: Some("length".into()),
+        }),
+        timestamp: "2026-11-22T12:00:00.123Z".into(),
+    };
+    let shown = format_line(&cut, Style::default());
+    assert!(shown.contains("stop length: cut by max_tokens"), "{shown}");
 }

@@ -1,7 +1,9 @@
 //! One run's session file as a single self-contained HTML page, for
 //! `subagent sessions export --html`: the header, a usage chart, the
 //! timeline of turns (assistant text, tool calls and results, limit hits,
-//! warnings and errors, lifecycle) and the closing status.
+//! warnings and errors, lifecycle) and the closing status. The header and
+//! the closing are drawn by `html_frame`, the chart by [`super::html_chart`],
+//! escaping and folding by [`super::html_text`].
 //!
 //! In: what [`super::read`] parsed. Out: one string. Nothing here touches
 //! a file or the terminal.
@@ -19,119 +21,15 @@ use std::fmt::Write as _;
 
 use subagent_protocol::Usage;
 use subagent_protocol::message::LogLevel;
-use subagent_protocol::session::{
-    AgentEvent, LimitKind, Role, SandboxStatus, SessionEntry, SessionHeader, SessionLine,
-};
+use subagent_protocol::session::{AgentEvent, LimitKind, Role, SessionEntry, SessionLine};
 
-use super::format::{bytes, clock, format_duration, limits_summary, usage_text, wire_name};
-use super::read::{ReadItem, SessionStatus, SessionSummary, terminal_status};
-
-/// Lines beyond which a text is folded into `<details>`: about a screen.
-pub const COLLAPSE_LINES: usize = 20;
-/// Bytes beyond which a text is folded into `<details>`, whatever its
-/// line count (one 50 KiB line is no easier to scroll past).
-pub const COLLAPSE_BYTES: usize = 2 * 1024;
-
-/// Height of the usage chart's plot area, px.
-const CHART_HEIGHT: u32 = 120;
-/// Width of one turn's bar, px, and the gap after it.
-const BAR_WIDTH: u32 = 18;
-const BAR_GAP: u32 = 6;
-/// Room left of the bars for the scale label and below them for turn numbers, px.
-const CHART_LEFT: u32 = 48;
-const CHART_BOTTOM: u32 = 18;
-
-/// Escapes `text` for HTML text and for double- or single-quoted
-/// attribute values.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// True when `text` is long enough to be folded away.
-pub fn is_long(text: &str) -> bool {
-    text.len() > COLLAPSE_BYTES || text.lines().count() > COLLAPSE_LINES
-}
-
-/// `text` as a preformatted block; a long one inside a closed `<details>`
-/// whose summary tells its size and first line.
-pub fn text_block(text: &str) -> String {
-    let pre = format!("<pre>{}</pre>", escape(text));
-    if !is_long(text) {
-        return pre;
-    }
-    let first = text.lines().next().unwrap_or("");
-    format!(
-        "<details class=\"long\"><summary>{} lines, {} — {}</summary>{pre}</details>",
-        text.lines().count(),
-        bytes(text.len() as u64),
-        escape(&super::format::head(first, 80)),
-    )
-}
-
-/// The usage chart: an inline SVG with one `<g class="bar">` per turn
-/// (input tokens below, output tokens stacked on top, a `<title>` with the
-/// figures), scaled to the largest turn. Turns without usage get an empty
-/// bar so the bars line up with the timeline.
-pub fn usage_chart(turns: &BTreeMap<u32, Usage>) -> String {
-    let max = turns
-        .values()
-        .map(|u| u.input + u.output)
-        .max()
-        .unwrap_or(0)
-        .max(1);
-    let count = u32::try_from(turns.len()).unwrap_or(u32::MAX);
-    let width = CHART_LEFT + count.saturating_mul(BAR_WIDTH + BAR_GAP) + BAR_GAP;
-    let height = CHART_HEIGHT + CHART_BOTTOM;
-    let scale = |tokens: u64| -> u32 {
-        // Rounded to whole pixels; a non-zero figure stays visible.
-        let px = (tokens as f64 / max as f64 * f64::from(CHART_HEIGHT)).round() as u32;
-        if tokens > 0 { px.max(1) } else { 0 }
-    };
-    let mut svg = format!(
-        "<svg id=\"usage-chart\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" \
-         width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" \
-         aria-label=\"tokens per turn\">\
-         <line class=\"axis\" x1=\"{CHART_LEFT}\" y1=\"{CHART_HEIGHT}\" x2=\"{width}\" y2=\"{CHART_HEIGHT}\"/>\
-         <text class=\"scale\" x=\"{}\" y=\"10\" text-anchor=\"end\">{max}</text>\
-         <text class=\"scale\" x=\"{}\" y=\"{CHART_HEIGHT}\" text-anchor=\"end\">0</text>",
-        CHART_LEFT - 4,
-        CHART_LEFT - 4,
-    );
-    for (i, (turn, usage)) in turns.iter().enumerate() {
-        let i = u32::try_from(i).unwrap_or(u32::MAX);
-        let x = CHART_LEFT + BAR_GAP + i.saturating_mul(BAR_WIDTH + BAR_GAP);
-        let total = scale(usage.input + usage.output);
-        let out_px = scale(usage.output).min(total);
-        let in_px = total - out_px;
-        let _ = write!(
-            svg,
-            "<g class=\"bar\" data-turn=\"{turn}\"><title>turn {turn}: {} in, {} out tokens, ${:.4}</title>\
-             <rect class=\"input\" x=\"{x}\" y=\"{}\" width=\"{BAR_WIDTH}\" height=\"{in_px}\"/>\
-             <rect class=\"output\" x=\"{x}\" y=\"{}\" width=\"{BAR_WIDTH}\" height=\"{out_px}\"/>\
-             <text class=\"turn-no\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{turn}</text></g>",
-            usage.input,
-            usage.output,
-            usage.cost,
-            CHART_HEIGHT - in_px,
-            CHART_HEIGHT - total,
-            x + BAR_WIDTH / 2,
-            CHART_HEIGHT + 14,
-        );
-    }
-    svg.push_str("</svg>");
-    svg
-}
+use super::display::{bytes, clock, format_duration};
+use super::ending::{event_reason_rows, is_cut_by_max_tokens};
+use super::format::{usage_text, wire_name};
+pub use super::html_chart::usage_chart;
+use super::html_frame::{closing_html, header_html, reason_html};
+pub use super::html_text::{COLLAPSE_BYTES, COLLAPSE_LINES, escape, is_long, text_block};
+use super::read::{ReadItem, SessionSummary, terminal_status};
 
 /// The whole page for a parsed session file; `summary` is
 /// [`super::read::summarize`] of the same items (the closing status and
@@ -308,7 +206,14 @@ fn entry_html(line: &SessionLine) -> String {
             let stop = m
                 .stop_reason
                 .as_ref()
-                .map(|s| format!(" <span class=\"meta\">stop {}</span>", escape(s)))
+                .map(|s| {
+                    let cut = if is_cut_by_max_tokens(s) {
+                        " <strong class=\"cut\">cut by max_tokens</strong>"
+                    } else {
+                        ""
+                    };
+                    format!(" <span class=\"meta\">stop {}</span>{cut}", escape(s))
+                })
                 .unwrap_or_default();
             // A turn that only calls tools has no text; its calls follow.
             let body = if m.text.is_empty() {
@@ -452,6 +357,7 @@ fn lifecycle_body(e: &AgentEvent) -> String {
     if let Some(summary) = &e.summary {
         out.push_str(&text_block(summary));
     }
+    out.push_str(&reason_html(&event_reason_rows(e)));
     out
 }
 
@@ -471,100 +377,6 @@ fn note(item: &ReadItem) -> String {
     format!("<li class=\"entry note\">{}</li>\n", escape(&text))
 }
 
-fn sandbox_html(status: &SandboxStatus) -> String {
-    let applied = if status.applied.is_empty() {
-        "none".to_owned()
-    } else {
-        escape(&status.applied.join(", "))
-    };
-    let mut out = format!("<span class=\"applied\">applied: {applied}</span>");
-    if !status.not_applied.is_empty() {
-        out.push_str("<ul class=\"not-applied\">");
-        for n in &status.not_applied {
-            let _ = write!(
-                out,
-                "<li>not applied: <strong>{}</strong> — {}</li>",
-                escape(&n.protection),
-                escape(&n.reason)
-            );
-        }
-        out.push_str("</ul>");
-    }
-    out
-}
-
-fn header_html(h: &SessionHeader, timestamp: &str) -> String {
-    let l = &h.limits;
-    let limits = format!(
-        "{}, tool calls {} / {} / {} pids",
-        limits_summary(l),
-        format_duration(l.tool_timeout_ms),
-        bytes(l.tool_memory_bytes),
-        l.tool_pids,
-    );
-    let mut rows = vec![
-        ("agent", escape(&h.agent)),
-        ("model", escape(&h.model)),
-        ("provider", escape(&h.provider)),
-        ("started", escape(timestamp)),
-        ("cwd", format!("<code>{}</code>", escape(&h.cwd))),
-        ("depth", h.depth.to_string()),
-        ("limits", limits),
-        ("sandbox", sandbox_html(&h.sandbox)),
-    ];
-    if let Some(tool) = &h.tool_sandbox {
-        rows.push(("tool sandbox", sandbox_html(tool)));
-    }
-    if let Some(parent) = &h.parent_session {
-        rows.push(("parent", format!("<code>{}</code>", escape(parent))));
-    }
-    rows.push(("task", text_block(&h.task)));
-    let mut out = format!(
-        "<header id=\"run\"><h1>Run <code>{}</code></h1><dl>",
-        escape(&h.run_id)
-    );
-    for (name, value) in rows {
-        let _ = write!(out, "<dt>{name}</dt><dd>{value}</dd>");
-    }
-    out.push_str("</dl></header>\n");
-    out
-}
-
-fn closing_html(summary: Option<&SessionSummary>, quiet_logs: usize) -> String {
-    let mut out = String::from("<footer id=\"closing\">");
-    match summary {
-        Some(s) => {
-            let duration = s
-                .duration_ms
-                .map(format_duration)
-                .unwrap_or_else(|| "unknown".into());
-            let _ = write!(
-                out,
-                "<p><span class=\"label\">status</span> <span class=\"status {0}\">{0}</span> \
-                 after {duration}; {1} turns, {2}</p>",
-                s.status.as_str(),
-                s.usage.turns,
-                escape(&usage_text(&s.usage)),
-            );
-            if s.status == SessionStatus::Interrupted {
-                out.push_str(
-                    "<p>No ending lifecycle line: still running, or the supervisor died.</p>",
-                );
-            }
-        }
-        None => out.push_str("<p>No session header line: no status to give.</p>"),
-    }
-    if quiet_logs > 0 {
-        let _ = write!(
-            out,
-            "<p class=\"meta\">{quiet_logs} debug/info log line(s) not shown; \
-             <code>subagent sessions show</code> prints them.</p>"
-        );
-    }
-    out.push_str("</footer>\n");
-    out
-}
-
 /// The page's only style sheet, inline so the page stands alone.
 const STYLE: &str = "\
 body{font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:60em;padding:0 1em;color:#1d1f21;background:#fff}\
@@ -580,7 +392,9 @@ li.entry{margin:.35em 0}\
 .tool-call>.label,.tool-result>.label{color:#9a6a00}.error>.label,.log.error>.label{color:#b00020}\
 li.limit{background:#fdecea;border-left:3px solid #b00020;padding:.3em .5em}li.limit>.label{color:#b00020}\
 li.log.warn{background:#fff6e0;padding:.3em .5em}li.note{color:#777;font-style:italic}\
-.status{padding:0 .4em;border-radius:3px;color:#fff}.status.completed{background:#2e7d32}\
+.status{padding:0 .4em;border-radius:3px;color:#fff}\
+dl.reason{margin:.3em 0;padding:.3em .5em;background:#fdecea;border-left:3px solid #b00020}\
+dd.reason-error,dd.reason-limit{color:#b00020;font-weight:600}dd.reason-note,strong.cut{color:#8a5a00}.status.completed{background:#2e7d32}\
 .status.failed{background:#b00020}.status.aborted,.status.interrupted{background:#b26a00}\
 .not-applied{margin:.2em 0;padding-left:1.2em;list-style:disc;color:#b00020}\
 details.long>summary{cursor:pointer;color:#555}\

@@ -112,7 +112,11 @@ fn two_turn_run(result_output: &str, assistant_text: &str) -> Vec<serde_json::Va
                 "durationMs": 3000, "model": "m-1", "status": "failed",
                 "summary": "wall timeout after 3s",
                 "usage": {"input": 400, "output": 40, "cacheRead": 0, "cacheWrite": 0,
-                          "cost": 0.0, "turns": 2}}),
+                          "cost": 0.0, "turns": 2},
+                "error": {"code": "SUBAGENT_TIMEOUT",
+                          "message": "subagent timed out after 3 s (wall timeout) <b>",
+                          "limit": {"name": "wallTimeoutMs", "value": 3000}},
+                "stopReason": "timeout"}),
         ),
     ]
 }
@@ -199,6 +203,51 @@ fn the_header_and_the_closing_say_what_ran_under_which_limits_and_how_it_ended()
     let ending = page.rfind("subagent:error").unwrap();
     assert!(ending > page.rfind("id=\"turn-2\"").unwrap());
     assert!(page[ending..].contains("wall timeout after 3s"));
+}
+
+#[test]
+fn a_failed_endings_code_message_and_limit_are_on_the_page_escaped() {
+    let page = page_of(&two_turn_run("ok", "Reading."));
+    let reason = "<dd class=\"reason-error\">SUBAGENT_TIMEOUT: subagent timed out after 3 s \
+                  (wall timeout) &lt;b&gt;</dd>";
+    let limit = "<dd class=\"reason-limit\">wallTimeoutMs = 3.0s</dd>";
+    let ending = page.rfind("subagent:error").unwrap();
+    let footer = page.find("<footer").unwrap();
+    // On the ending line in the timeline, and again in the closing.
+    assert!(page[ending..footer].contains(reason), "{page}");
+    assert!(page[ending..footer].contains(limit), "{page}");
+    assert!(page[footer..].contains(reason), "{page}");
+    assert!(page[footer..].contains(limit), "{page}");
+    assert!(!page.contains("<b>"));
+}
+
+#[test]
+fn a_cut_answer_says_so_on_its_message_and_in_the_closing() {
+    let t = "2026-11-22T12:00:01.000Z";
+    let page = page_of(&[
+        header("Tell a story."),
+        line(
+            t,
+            json!({"type": "message", "role": "assistant", "turn": 1,
+                "text": "Once upon a", "stopReason": "length"}),
+        ),
+        line(
+            t,
+            json!({"type": "agent_event", "eventType": "subagent:complete", "jobId": "r-123",
+                "requestedBy": "assistant", "agentName": "general", "mode": "single",
+                "startedAt": t, "completedAt": t, "durationMs": 5, "model": "m-1",
+                "status": "completed", "stopReason": "max_tokens",
+                "usage": {"input": 4, "output": 3, "cacheRead": 0, "cacheWrite": 0,
+                          "cost": 0.0, "turns": 1}}),
+        ),
+    ]);
+    assert!(
+        page.contains("<strong class=\"cut\">cut by max_tokens</strong>"),
+        "{page}"
+    );
+    let footer = &page[page.find("<footer").unwrap()..];
+    assert!(footer.contains("<span class=\"status completed\">completed</span>"));
+    assert!(footer.contains("<dd class=\"reason-note\">"), "{footer}");
 }
 
 #[test]

@@ -2,13 +2,19 @@
 //! and reading them back for people.
 //!
 //! Declares and re-exports only; see [`paths`], [`writer`], [`read`],
-//! [`format`], [`html`] and [`replay`].
+//! [`ending`], [`format`], [`table`], [`html`] and [`replay`].
 
+pub mod display;
+pub mod ending;
 pub mod format;
 pub mod html;
+pub mod html_chart;
+mod html_frame;
+pub mod html_text;
 pub mod paths;
 pub mod read;
 pub mod replay;
+pub mod table;
 pub mod writer;
 
 pub use paths::{SessionPaths, default_sessions_dir};

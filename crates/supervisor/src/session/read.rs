@@ -16,7 +16,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 use subagent_protocol::Usage;
 use subagent_protocol::session::{
-    AgentEvent, LifecycleEvent, LifecycleStatus, SessionEntry, SessionHeader, SessionLine,
+    AgentEvent, EndingError, LifecycleEvent, LifecycleStatus, SessionEntry, SessionHeader,
+    SessionLine,
 };
 
 /// The `type` names of [`SessionEntry`]; a line whose type is not here is
@@ -238,6 +239,15 @@ pub struct SessionSummary {
     pub duration_ms: Option<u64>,
     /// The ending line's totals, else the sum of the usage lines.
     pub usage: Usage,
+    /// Why it failed or was aborted (code, message, limit), from the
+    /// ending line; `None` for a completed run and for endings written
+    /// before ending lines carried it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<EndingError>,
+    /// The result's `stopReason`, from the ending line (`max_tokens` for a
+    /// completed answer the output cap cut).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
     /// The file.
     pub session_file: PathBuf,
     /// True when the last line was torn.
@@ -279,13 +289,15 @@ pub fn summarize(path: &Path, items: &[ReadItem]) -> Option<SessionSummary> {
         let last = parse_timestamp(last_timestamp?)?;
         last.duration_since(start).ok().map(duration_ms)
     };
-    let (status, duration, usage) = match end {
+    let (status, duration, usage, error, stop_reason) = match end {
         Some((status, e)) => (
             status,
             e.duration_ms.or_else(elapsed),
             e.usage.unwrap_or(summed),
+            e.error.clone(),
+            e.stop_reason.clone(),
         ),
-        None => (SessionStatus::Interrupted, elapsed(), summed),
+        None => (SessionStatus::Interrupted, elapsed(), summed, None, None),
     };
     Some(SessionSummary {
         run_id: header.run_id.clone(),
@@ -296,6 +308,8 @@ pub fn summarize(path: &Path, items: &[ReadItem]) -> Option<SessionSummary> {
         status,
         duration_ms: duration,
         usage,
+        error,
+        stop_reason,
         session_file: path.to_owned(),
         torn: items.iter().any(|i| matches!(i, ReadItem::Torn { .. })),
     })

@@ -57,6 +57,8 @@ fn event(kind: LifecycleEvent, status: Option<LifecycleStatus>) -> SessionEntry 
         status,
         summary: None,
         session_file: None,
+        error: None,
+        stop_reason: None,
     })
 }
 

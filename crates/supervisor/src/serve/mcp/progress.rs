@@ -57,9 +57,25 @@ pub(crate) fn message(event: &ProgressEvent) -> String {
         ProgressEvent::Usage {
             run_id,
             input_tokens,
+            cached_input_tokens,
             output_tokens,
             cost,
-        } => format!("{run_id}: tokens {input_tokens} in, {output_tokens} out, ${cost:.4}"),
+            cut_by_max_tokens,
+        } => {
+            // Input as the result counts it; the cache's share on its own.
+            let cached = match cached_input_tokens {
+                0 => String::new(),
+                n => format!(" (+{n} cached)"),
+            };
+            let cut = if *cut_by_max_tokens {
+                "; the turn was cut by max_tokens"
+            } else {
+                ""
+            };
+            format!(
+                "{run_id}: tokens {input_tokens} in{cached}, {output_tokens} out, ${cost:.4}{cut}"
+            )
+        }
         ProgressEvent::Ended { run_id, status } => format!("{run_id}: ended {status}"),
     }
 }

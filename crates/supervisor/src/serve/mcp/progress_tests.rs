@@ -15,12 +15,26 @@ fn messages_name_turns_tools_and_tokens() {
     let usage = ProgressEvent::Usage {
         run_id: "r1".to_owned(),
         input_tokens: 120,
+        cached_input_tokens: 0,
         output_tokens: 30,
         cost: 0.0,
+        cut_by_max_tokens: false,
+    };
+    let cached = ProgressEvent::Usage {
+        run_id: "r1".to_owned(),
+        input_tokens: 11,
+        cached_input_tokens: 93,
+        output_tokens: 30,
+        cost: 0.0,
+        cut_by_max_tokens: true,
     };
     assert_eq!(message(&turn), "r1: turn 2");
     assert_eq!(message(&tool), "r1: tool bash_read");
     assert_eq!(message(&usage), "r1: tokens 120 in, 30 out, $0.0000");
+    assert_eq!(
+        message(&cached),
+        "r1: tokens 11 in (+93 cached), 30 out, $0.0000; the turn was cut by max_tokens"
+    );
 }
 
 #[tokio::test]
