@@ -65,7 +65,11 @@ fn call(args: CallArgs) -> Result<i32> {
         .prepare(&input.overrides(args.flags.overrides()))?;
     let refused = |e: &dyn std::fmt::Display| anyhow::anyhow!("{}: {e}", ErrorCode::InvalidInput);
     input
-        .check_pinned(&args.flags.overrides(), &prepared.raise)
+        .check_pinned(
+            &args.flags.overrides(),
+            &prepared.raise,
+            prepared.request.provider.kind,
+        )
         .map_err(|e| refused(&e))?;
     // The flags' run (with the provider the payload may choose) is the
     // ceiling of the payload's tool_subset, think and max_tokens.

@@ -7,6 +7,7 @@
 //! Not here: the supervisor's own [`crate::SupervisorConfig`] (how children
 //! are run), which is built from what this module resolves.
 
+mod endpoint;
 mod file;
 mod limits;
 mod load;
@@ -31,6 +32,7 @@ mod raise_tests;
 #[path = "resolve_tests.rs"]
 mod resolve_tests;
 
+pub use endpoint::api_base_url;
 pub use file::{
     BRAVE_DEFAULT_KEY_VAR, BRAVE_DEFAULT_URL, ConfigFile, ConfigFileError, KeyVariableProblem,
     ProviderEntry, SearchEntry, check_key_variable, parse_config,
