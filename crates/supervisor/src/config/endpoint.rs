@@ -11,9 +11,9 @@
 //! (`url` of `subagent call`, `--base-url`, config, environment).
 //!
 //! Pure: no I/O. It must not guess: only the exact endpoint of the URL's
-//! own kind is stripped, and a URL with a query or fragment is returned as
-//! given (apart from trailing slashes of a plain URL), so anything else
-//! reaches the server as written and fails there with the server's words.
+//! own kind is stripped (and trailing slashes), and a URL with a query or
+//! fragment is returned exactly as given, so anything else reaches the
+//! server as written and fails there with the server's words.
 
 use subagent_protocol::ProviderKind;
 
