@@ -35,14 +35,22 @@ pub(super) struct CallArgs {
     /// block_end, response_end) instead of the final answer and the DONE marker.
     #[arg(long)]
     sse: bool,
+    /// Exit 0 after a failure too, once its `Error: <message>` is written:
+    /// for a parent that discards stdout on a non-zero exit (the seed's
+    /// call_subagent runner), so the reason reaches its model.
+    #[arg(long)]
+    exit_zero: bool,
     #[command(flatten)]
     flags: RunFlags,
 }
 
-/// Runs one call; the exit code is the run's (2 for a request that cannot run).
+/// Runs one call; the exit code is the run's (2 for a request that cannot
+/// run), or 0 with `--exit-zero`.
 pub(super) fn run(args: CallArgs) -> i32 {
-    let sse = args.sse;
-    match call(args) {
+    let (sse, exit_zero) = (args.sse, args.exit_zero);
+    // Every failure was written as `Error: <message>` where the caller
+    // reads before this, so `--exit-zero` hides no reason.
+    let code = match call(args) {
         Ok(code) => code,
         Err(e) => {
             let message = format!("{e:#}");
@@ -54,7 +62,8 @@ pub(super) fn run(args: CallArgs) -> i32 {
             console::err(&message);
             exit_codes::INVALID_INPUT
         }
-    }
+    };
+    if exit_zero { exit_codes::OK } else { code }
 }
 
 fn call(args: CallArgs) -> Result<i32> {
@@ -65,7 +74,11 @@ fn call(args: CallArgs) -> Result<i32> {
         .prepare(&input.overrides(args.flags.overrides()))?;
     let refused = |e: &dyn std::fmt::Display| anyhow::anyhow!("{}: {e}", ErrorCode::InvalidInput);
     input
-        .check_pinned(&args.flags.overrides(), &prepared.raise)
+        .check_pinned(
+            &args.flags.overrides(),
+            &prepared.raise,
+            prepared.request.provider.kind,
+        )
         .map_err(|e| refused(&e))?;
     // The flags' run (with the provider the payload may choose) is the
     // ceiling of the payload's tool_subset, think and max_tokens.

@@ -3,7 +3,8 @@
 //! parser that keeps only `output_text` as the seed's call_subagent tool
 //! does (a text answer after a tool call and its result; one
 //! `output_structured` frame for a schema), the plain answer then the DONE
-//! marker, `Error: <message>` for bad stdin and an unknown tool, and SIGINT
+//! marker, `Error: <message>` for bad stdin and an unknown tool (exit 0
+//! with `--exit-zero`), and SIGINT
 //! mid-answer (exit 130, `Error:` then `response_end`, an aborted session);
 //! the real llama-server when it is installed. No process of a run
 //! survives it.
@@ -332,4 +333,33 @@ fn sigint_while_the_model_answers_ends_the_call_with_error_and_response_end() {
     assert_eq!(events(&parsed).last(), Some(&"response_end"));
     let lines = checked_session(&out);
     assert_eq!(lines.last().unwrap()["eventType"], "subagent:aborted");
+}
+
+#[test]
+fn exit_zero_writes_the_plain_error_and_exits_0() {
+    let model = ScriptedModel::start(vec![text_turn("never sent")]);
+    let sessions = tempfile::tempdir().unwrap();
+    let workspace = workspace();
+    let stdin = request(&model, "Search", &["no_such_tool"]).to_string();
+    let out = spawn_with_stdin(
+        Command::new(binary("subagent"))
+            .args(["call", "--exit-zero", "--workspace"])
+            .arg(workspace.path())
+            .arg("--sessions-dir")
+            .arg(sessions.path())
+            .env("SUBAGENT_CALL_TEST_KEY", TEST_API_KEY)
+            .env_remove("SUBAGENT_WORKER"),
+        stdin.as_bytes(),
+    )
+    .wait_with_output()
+    .unwrap();
+    assert_nothing_runs_in(workspace.path());
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.starts_with("Error: INVALID_INPUT: ") && stdout.contains("no_such_tool"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("=== [ DONE ] ==="), "{stdout}");
+    assert!(model.requests().is_empty());
 }

@@ -7,6 +7,7 @@ mod agents_cmd;
 mod batch_cmd;
 mod batch_faults;
 mod call_cmd;
+mod call_seed_parent;
 mod ceilings;
 mod ceilings_call_batch;
 mod ceilings_nested;

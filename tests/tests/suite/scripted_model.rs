@@ -208,7 +208,9 @@ async fn answer(
     let Some((path, body)) = read_request(&mut socket).await else {
         return;
     };
-    let reply = if path.ends_with("/chat/completions") {
+    // Only the endpoint itself: a base URL that already held the path
+    // (`/v1/chat/completions/chat/completions`) must not get an answer.
+    let reply = if path == "/v1/chat/completions" {
         let mut script = script.lock().unwrap();
         script
             .requests

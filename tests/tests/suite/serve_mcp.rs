@@ -287,13 +287,12 @@ fn mcp_client_lists_three_tools_and_gets_text_structured_output_errors_and_progr
     assert_eq!(structured["isError"], false);
     assert_eq!(structured["structuredContent"], json!({"capital": "Paris"}));
 
-    // A failed run and a malformed call are error results naming the code.
+    // A failed run and a malformed call are error results naming the code,
+    // in one text block: the error is not said twice.
     assert_eq!(report["failed"]["isError"], true);
-    assert!(
-        texts(&report["failed"])[0].starts_with("SUBAGENT_FAILED: "),
-        "{}",
-        report["failed"]
-    );
+    let failed = texts(&report["failed"]);
+    assert_eq!(failed.len(), 1, "{}", report["failed"]);
+    assert!(failed[0].starts_with("SUBAGENT_FAILED: "), "{failed:?}");
     assert_eq!(report["invalid"]["isError"], true);
     assert!(
         texts(&report["invalid"])[0].starts_with("INVALID_INPUT: "),
@@ -369,10 +368,18 @@ fn mcp_client_runs_background_jobs_asks_their_status_and_cancels_one() {
         cancelled["structuredContent"]["ending"]["eventType"],
         "subagent:aborted"
     );
+    // The status line, then the error once, in one block.
+    let cancelled_texts = texts(cancelled);
+    assert_eq!(cancelled_texts.len(), 2, "{cancelled}");
     assert!(
-        texts(cancelled)
-            .iter()
-            .any(|t| t.starts_with("SUBAGENT_CANCELLED: ")),
+        cancelled_texts[1].starts_with("SUBAGENT_CANCELLED: "),
+        "{cancelled}"
+    );
+    assert_eq!(
+        cancelled_texts[1]
+            .matches("cancelled by the caller")
+            .count(),
+        1,
         "{cancelled}"
     );
 

@@ -15,7 +15,9 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::config::{Raise, RaiseSettings, RunOverrides};
+use subagent_protocol::ProviderKind;
+
+use crate::config::{Raise, RaiseSettings, RunOverrides, api_base_url};
 use crate::run::RunRequest;
 
 /// Why the stdin JSON cannot be run.
@@ -59,7 +61,8 @@ pub struct CallInput {
     pub model: Option<String>,
     /// Provider name or kind: `openai-chat`, `anthropic`, `vertexai-anthropic`, ...
     pub provider: Option<String>,
-    /// The provider's base URL (for `vertexai-anthropic`, the location URL).
+    /// The provider's base URL (for `vertexai-anthropic`, the location URL)
+    /// or the full endpoint URL under it (see [`api_base_url`]).
     pub url: Option<String>,
     /// Name of the variable holding the key (never the key itself).
     pub api_key_name: Option<String>,
@@ -100,11 +103,14 @@ impl CallInput {
 
     /// Refuses a provider, URL, model or key variable that differs from
     /// what the command's flags (`flags`) pin, unless `raise` lets callers
-    /// choose it.
+    /// choose it. URLs are compared as the base URLs of `kind` (the run's
+    /// provider kind), so a parent's full endpoint URL repeats a pinned
+    /// `--base-url` of the same server.
     pub fn check_pinned(
         &self,
         flags: &RunOverrides,
         raise: &RaiseSettings,
+        kind: ProviderKind,
     ) -> Result<(), CallError> {
         let model_free = raise.allows(Raise::Model);
         let provider_free = raise.allows(Raise::Provider);
@@ -142,10 +148,17 @@ impl CallInput {
                 Raise::Provider,
             ),
         ];
+        let same = |field: &str, asked: &str, pinned: &str| {
+            if field == "url" {
+                api_base_url(kind, asked) == api_base_url(kind, pinned)
+            } else {
+                asked == pinned
+            }
+        };
         for (field, asked, flag, pinned, free, raise_name) in fields {
             if let (Some(asked), Some(pinned)) = (given(asked), pinned)
                 && !free
-                && asked != *pinned
+                && !same(field, &asked, pinned)
                 && !(field == "model" && raise.allowed_models.contains(&asked))
             {
                 return Err(CallError::Pinned {

@@ -3,6 +3,8 @@ use subagent_protocol::{ProviderKind, ProviderSpec};
 
 use super::*;
 
+const VERTEX: ProviderKind = ProviderKind::VertexaiAnthropic;
+
 const SEED_EXAMPLE: &str = r#"{
   "model": "claude-sonnet-4@20250514",
   "provider": "vertexai-anthropic",
@@ -108,7 +110,7 @@ fn a_field_the_flags_pin_cannot_be_changed_unless_the_operator_lets_it() {
     // Nothing pinned: the payload chooses, as the contract says.
     assert!(
         input
-            .check_pinned(&RunOverrides::default(), &RaiseSettings::default())
+            .check_pinned(&RunOverrides::default(), &RaiseSettings::default(), VERTEX)
             .is_ok()
     );
     let pinned = RunOverrides {
@@ -116,7 +118,7 @@ fn a_field_the_flags_pin_cannot_be_changed_unless_the_operator_lets_it() {
         ..RunOverrides::default()
     };
     let err = input
-        .check_pinned(&pinned, &RaiseSettings::default())
+        .check_pinned(&pinned, &RaiseSettings::default(), VERTEX)
         .unwrap_err()
         .to_string();
     assert!(
@@ -125,7 +127,7 @@ fn a_field_the_flags_pin_cannot_be_changed_unless_the_operator_lets_it() {
     );
     assert!(err.contains("--allow-raise provider"), "{err}");
     let raise = RaiseSettings::default().with([Raise::Provider]);
-    assert!(input.check_pinned(&pinned, &raise).is_ok());
+    assert!(input.check_pinned(&pinned, &raise, VERTEX).is_ok());
 
     let model = RunOverrides {
         model: Some("flag-model".into()),
@@ -133,9 +135,46 @@ fn a_field_the_flags_pin_cannot_be_changed_unless_the_operator_lets_it() {
     };
     assert!(
         input
-            .check_pinned(&model, &RaiseSettings::default())
+            .check_pinned(&model, &RaiseSettings::default(), VERTEX)
             .is_err()
     );
     let allowed = RaiseSettings::default().with_models(["claude-sonnet-4@20250514".to_owned()]);
-    assert!(input.check_pinned(&model, &allowed).is_ok());
+    assert!(input.check_pinned(&model, &allowed, VERTEX).is_ok());
+}
+
+#[test]
+fn a_full_endpoint_url_repeats_the_pinned_base_url_of_its_server() {
+    let pinned = RunOverrides {
+        base_url: Some("http://127.0.0.1:8080/v1/".into()),
+        ..RunOverrides::default()
+    };
+    let chat = ProviderKind::OpenaiChat;
+    for url in [
+        "http://127.0.0.1:8080/v1",
+        "http://127.0.0.1:8080/v1/chat/completions",
+        "http://127.0.0.1:8080/v1/chat/completions/",
+    ] {
+        let input = CallInput {
+            url: Some(url.into()),
+            prompt: "x".into(),
+            ..CallInput::default()
+        };
+        assert!(
+            input
+                .check_pinned(&pinned, &RaiseSettings::default(), chat)
+                .is_ok(),
+            "{url}"
+        );
+    }
+    // Another server's endpoint is still another value.
+    let other = CallInput {
+        url: Some("http://127.0.0.1:9/v1/chat/completions".into()),
+        prompt: "x".into(),
+        ..CallInput::default()
+    };
+    assert!(
+        other
+            .check_pinned(&pinned, &RaiseSettings::default(), chat)
+            .is_err()
+    );
 }

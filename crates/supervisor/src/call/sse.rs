@@ -136,9 +136,14 @@ impl SseRelay {
     /// The closing frames: the last turn's `block_end`, the structured
     /// answer if any, an error as `output_text` (`Error: <message>`, which
     /// is what the seed's tool returns to its model), then `response_end`.
+    ///
+    /// A failed run's last turn gets no `block_end`: in the seed's
+    /// contract `block_end` is a completed response, and the turn a failure
+    /// cut (or the run that ended after it for a limit) did not complete
+    /// the answer; the stream ends `output_text` (the error), `response_end`.
     pub fn finish(&mut self, structured: Option<&str>, error: Option<&str>) -> Vec<String> {
         let mut frames = Vec::new();
-        if self.turns > 0 {
+        if self.turns > 0 && error.is_none() {
             frames.push(frame(SseKind::BlockEnd, "", ""));
         }
         if let Some(json) = structured {

@@ -69,10 +69,24 @@ fn relay_keeps_the_roots_content_and_ends_turns() {
         vec![frame(SseKind::BlockEnd, "", "")]
     );
     assert_eq!(
-        relay.finish(Some("{}"), Some("TIMEOUT: wall")),
+        relay.finish(Some("{}"), None),
         vec![
             frame(SseKind::BlockEnd, "", ""),
             frame(SseKind::OutputStructured, "", "{}"),
+            frame(SseKind::ResponseEnd, "", ""),
+        ]
+    );
+}
+
+#[test]
+fn a_failure_after_a_turn_ends_with_the_error_and_no_block_end_of_its_own() {
+    let mut relay = SseRelay::default();
+    relay.on_progress(&started("root"));
+    relay.on_progress(&turn("root", 1));
+    relay.on_content(&text("root", "partial"));
+    assert_eq!(
+        relay.finish(None, Some("TIMEOUT: wall")),
+        vec![
             frame(SseKind::OutputText, "", "Error: TIMEOUT: wall"),
             frame(SseKind::ResponseEnd, "", ""),
         ]

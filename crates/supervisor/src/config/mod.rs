@@ -8,6 +8,7 @@
 //! with those files, turned into a request template and the supervisor's
 //! own [`crate::SupervisorConfig`] (how children are run).
 
+mod endpoint;
 mod file;
 mod limits;
 mod load;
@@ -34,6 +35,7 @@ mod raise_tests;
 #[path = "resolve_tests.rs"]
 mod resolve_tests;
 
+pub use endpoint::api_base_url;
 pub use file::{
     BRAVE_DEFAULT_KEY_VAR, BRAVE_DEFAULT_URL, ConfigFile, ConfigFileError, KeyVariableProblem,
     ProviderEntry, SearchEntry, check_key_variable, parse_config,

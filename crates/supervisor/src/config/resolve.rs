@@ -285,6 +285,7 @@ pub fn resolve_run(
     } else {
         (defaults.public_base_url.to_owned(), Origin::Default)
     };
+    let base_url = super::endpoint::api_base_url(chosen.kind, &base_url);
     sources.push(sourced(
         "base_url",
         &subagent_redact::mask_patterns(&base_url),

@@ -15,7 +15,7 @@ use crate::run::DEFAULT_MAX_PER_CALL;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use subagent_protocol::result::{ContentItem, SubagentResult};
+use subagent_protocol::result::{ContentItem, ErrorInfo, SubagentResult};
 
 /// The tool that starts runs.
 pub(crate) const SPAWN_TOOL: &str = "subagent";
@@ -199,29 +199,49 @@ fn schema_object(value: Value) -> Arc<JsonObject> {
 /// A result object as a tool result: its text as content; with a schema
 /// the structured output as `structuredContent` (one object for a single
 /// run or a chain's last step, `{"results": [...]}` for a parallel call);
-/// a failure as `isError` with its code and message first.
+/// a failure as `isError` with one text block, [`error_text`].
 pub(crate) fn call_result(result: &SubagentResult, with_schema: bool) -> CallToolResult {
-    let text: Vec<ContentBlock> = result
-        .content
-        .iter()
-        .map(|item| {
-            let ContentItem::Text { text } = item;
-            text
-        })
-        .filter(|text| !text.is_empty())
-        .map(|text| ContentBlock::text(text.clone()))
-        .collect();
     if let Some(error) = &result.details.error {
-        let mut content = vec![ContentBlock::text(format!(
-            "{}: {}",
-            error.code, error.message
-        ))];
-        content.extend(text);
-        return CallToolResult::error(content);
+        return CallToolResult::error(vec![ContentBlock::text(error_text(error, result))]);
     }
+    let text: Vec<ContentBlock> = result_texts(result)
+        .map(|text| ContentBlock::text(text.to_owned()))
+        .collect();
     let mut out = CallToolResult::success(text);
     if with_schema {
         out.structured_content = structured(result);
+    }
+    out
+}
+
+/// The result's non-empty texts.
+fn result_texts(result: &SubagentResult) -> impl Iterator<Item = &str> {
+    result
+        .content
+        .iter()
+        .map(|ContentItem::Text { text }| text.as_str())
+        .filter(|text| !text.is_empty())
+}
+
+/// A failure as one text: `CODE: message`, then (after a blank line) what
+/// the result's text adds to it: a partial answer, or the diagnostic's
+/// detail (last event, stderr) without its first line, which repeats the
+/// error (`subagent failed (CODE): message`, from `run::assemble`). A text
+/// that is the message again is left out: a client shows every block, and
+/// the same error twice reads as two errors.
+fn error_text(error: &ErrorInfo, result: &SubagentResult) -> String {
+    let mut out = format!("{}: {}", error.code, error.message);
+    let repeated = format!("subagent failed ({}): {}", error.code, error.message);
+    for text in result_texts(result) {
+        let rest = text
+            .strip_prefix(repeated.as_str())
+            .unwrap_or(text)
+            .trim_matches('\n');
+        if rest.trim().is_empty() || rest.trim() == error.message.trim() {
+            continue;
+        }
+        out.push_str("\n\n");
+        out.push_str(rest);
     }
     out
 }
@@ -268,20 +288,12 @@ pub(crate) fn job_status(status: &JobStatus) -> CallToolResult {
         streaming.usage.output_tokens
     ))];
     if let Some(result) = &status.result {
-        if let Some(error) = &result.details.error {
-            content.push(ContentBlock::text(format!(
-                "{}: {}",
-                error.code, error.message
-            )));
+        match &result.details.error {
+            Some(error) => content.push(ContentBlock::text(error_text(error, result))),
+            None => {
+                content.extend(result_texts(result).map(|text| ContentBlock::text(text.to_owned())))
+            }
         }
-        content.extend(
-            result
-                .content
-                .iter()
-                .map(|ContentItem::Text { text }| text)
-                .filter(|text| !text.is_empty())
-                .map(|text| ContentBlock::text(text.clone())),
-        );
     }
     let mut out = CallToolResult::success(content);
     out.structured_content = serde_json::to_value(status).ok();

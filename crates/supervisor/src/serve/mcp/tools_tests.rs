@@ -172,8 +172,52 @@ fn a_failure_is_an_error_result_with_its_code_first() {
     assert_eq!(out.is_error, Some(true));
     assert_eq!(out.structured_content, None);
     let content = serde_json::to_value(&out.content).unwrap();
-    assert_eq!(content[0]["text"], json!("SUBAGENT_TIMEOUT: wall timeout"));
-    assert_eq!(content[1]["text"], json!("the answer"));
+    assert_eq!(
+        content,
+        json!([{"type": "text", "text": "SUBAGENT_TIMEOUT: wall timeout\n\nthe answer"}])
+    );
+}
+
+#[test]
+fn a_failure_says_its_error_once_in_one_text_block() {
+    let timeout = ErrorInfo {
+        code: ErrorCode::SubagentTimeout,
+        message: "wall timeout".to_owned(),
+    };
+    let with_text = |text: &str| {
+        let mut r = result(Mode::Single, vec![single(None)], Some(timeout.clone()));
+        r.content = vec![ContentItem::Text {
+            text: text.to_owned(),
+        }];
+        r
+    };
+    let cases = [
+        // The result's text is the message again.
+        ("wall timeout", "SUBAGENT_TIMEOUT: wall timeout"),
+        // The diagnostic: its first line repeats the error, the rest is new.
+        (
+            "subagent failed (SUBAGENT_TIMEOUT): wall timeout\nlast event: turn_start",
+            "SUBAGENT_TIMEOUT: wall timeout\n\nlast event: turn_start",
+        ),
+        (
+            "subagent failed (SUBAGENT_TIMEOUT): wall timeout",
+            "SUBAGENT_TIMEOUT: wall timeout",
+        ),
+        // A partial answer is kept.
+        (
+            "I was about to",
+            "SUBAGENT_TIMEOUT: wall timeout\n\nI was about to",
+        ),
+    ];
+    for (text, expected) in cases {
+        let out = call_result(&with_text(text), false);
+        let content = serde_json::to_value(&out.content).unwrap();
+        assert_eq!(
+            content,
+            json!([{"type": "text", "text": expected}]),
+            "{text}"
+        );
+    }
 }
 
 #[test]
