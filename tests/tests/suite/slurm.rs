@@ -97,8 +97,16 @@ fn the_documented_sbatch_array_survives_a_requeue_and_merges_every_id_once() {
         .to_owned();
 
     // Every shard's batch is up, each with its first turns at the closed gate.
-    cluster.wait_until("all four array tasks' batches", |_| {
-        batches(&subagent, &job_dir).len() == SHARDS
+    cluster.wait_until("all four array tasks' batches", |c| {
+        let up = batches(&subagent, &job_dir).len() == SHARDS;
+        // An array task that ended before its batch was seen (its launch
+        // failed) ends the wait; a failed squeue call does not.
+        let queued = c.output("squeue", &["-h", "-r", "-j", &job, "-o", "%T"]);
+        let all_queued = queued.is_none_or(|s| {
+            s.lines().count() == SHARDS && s.lines().all(|l| l == "PENDING" || l == "RUNNING")
+        });
+        assert!(up || all_queued, "an array task ended early\n{}", c.logs());
+        up
     });
     let first = batches(&subagent, &job_dir);
     let mut supervisors: BTreeSet<u32> = first.keys().copied().collect();

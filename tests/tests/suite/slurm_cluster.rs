@@ -266,7 +266,7 @@ fn free_ports() -> (u16, u16) {
 /// test closes it, or dies, or [`WATCHDOG_LIMIT`] passes, it kills the
 /// daemons listed in `dir/daemon.pids` and every process whose working
 /// directory is in `dir` (`slurmstepd` inherits slurmd's, the jobs run in
-/// a dir below it) and exits.
+/// a dir below it), removes `dir` and exits.
 fn start_watchdog(dir: &Path) -> (Child, ChildStdin) {
     const SCRIPT: &str = r#"
 read -r -t "$2" _ || true
@@ -276,6 +276,7 @@ for p in /proc/[0-9]*; do
         "$1" | "$1"/*) kill -KILL "${p#/proc/}" 2>/dev/null ;;
     esac
 done
+rm -rf -- "$1"
 "#;
     let mut child = Command::new("setsid")
         .args(["bash", "-c", SCRIPT, "slurm-watchdog"])
