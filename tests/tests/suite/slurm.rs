@@ -109,7 +109,8 @@ fn the_documented_sbatch_array_survives_a_requeue_and_merges_every_id_once() {
         up
     });
     let first = batches(&subagent, &job_dir);
-    let mut supervisors: BTreeSet<u32> = first.keys().copied().collect();
+    // Each batch's pid and array task, for the cgroup check at the end.
+    let mut supervisors = first.clone();
     let requeued_pid = shard_pid(&first, REQUEUED);
     // All but one task of the requeued shard finish; that one stays in flight.
     model.open_except(&[&hold]);
@@ -125,10 +126,18 @@ fn the_documented_sbatch_array_survives_a_requeue_and_merges_every_id_once() {
     assert!(requeue, "scontrol requeue failed\n{}", cluster.logs());
     // Slurm stops the shard (SIGTERM) and starts it again; its held task is
     // asked once more, by a new batch process.
+    let asked_again = || model.requests().get(&hold).copied().unwrap_or(0) >= 2;
+    cluster.wait_until("the requeued task to run again, or the array to end", |c| {
+        asked_again()
+            || c.output("squeue", &["-h", "-j", &job])
+                .is_some_and(|s| s.trim().is_empty())
+    });
     assert!(
-        model.wait_for_requests(&hold, 2, WAIT),
-        "the requeued task never ran again\n{}",
-        cluster.logs()
+        asked_again(),
+        "the requeued shard did not run its interrupted task again; its results file:\n{}\nits log:\n{}",
+        std::fs::read_to_string(&results_2).unwrap_or_default(),
+        std::fs::read_to_string(job_dir.join(format!("logs/subagent-batch-{job}_{REQUEUED}.out")))
+            .unwrap_or_default()
     );
     let again = batches(&subagent, &job_dir);
     let restarted = shard_pid(&again, REQUEUED);
@@ -137,7 +146,7 @@ fn the_documented_sbatch_array_survives_a_requeue_and_merges_every_id_once() {
         "a new batch runs the requeued shard"
     );
     assert!(!Path::new(&format!("/proc/{requeued_pid}")).exists());
-    supervisors.extend(again.keys());
+    supervisors.extend(again.clone());
     model.release(&hold);
 
     cluster.wait_until("the array to finish", |c| {
@@ -193,19 +202,23 @@ fn the_documented_sbatch_array_survives_a_requeue_and_merges_every_id_once() {
     });
     let sessions = jsonl_files(&home.join("subagent/sessions"));
     assert_eq!(sessions.len(), all.len() + 1, "one session per turn asked");
-    let mut pids = supervisors.clone();
+    let mut workers = BTreeSet::new();
     for file in &sessions {
         let lines = check_session_file(file);
         assert_reaped(&lines);
-        pids.extend(
+        workers.extend(
             lines
                 .iter()
                 .filter_map(|l| l["pid"].as_u64())
                 .map(|p| p as u32),
         );
     }
-    let stale = cgroups_of(&pids.into_iter().collect::<Vec<_>>());
-    assert!(stale.is_empty(), "cgroups left behind: {stale:#?}");
+    let pids: Vec<u32> = supervisors.keys().chain(&workers).copied().collect();
+    let stale = cgroups_of(&pids);
+    assert!(
+        stale.is_empty(),
+        "cgroups left behind: {stale:#?}\nbatches (pid: array task): {supervisors:?}\nworkers: {workers:?}"
+    );
     assert_no_secret(&[&job_dir, &home]);
 
     let mut cluster = cluster;
@@ -266,7 +279,23 @@ fn batches(subagent: &Path, dir: &Path) -> BTreeMap<u32, String> {
         let proc = entry.path();
         let is =
             |link: &str, want: &Path| std::fs::read_link(proc.join(link)).is_ok_and(|p| p == want);
-        if !(is("exe", &subagent) && is("cwd", &dir)) {
+        // The script's own process, not a child the batch forked that has
+        // not exec'd its worker yet.
+        let parent = std::fs::read_to_string(proc.join("stat"))
+            .ok()
+            .and_then(|stat| {
+                stat.rsplit_once(") ")?
+                    .1
+                    .split(' ')
+                    .nth(1)?
+                    .parse::<u32>()
+                    .ok()
+            });
+        let under_slurmstepd = parent.is_some_and(|ppid| {
+            std::fs::read_to_string(format!("/proc/{ppid}/comm"))
+                .is_ok_and(|c| c.trim() == "slurmstepd")
+        });
+        if !(is("exe", &subagent) && is("cwd", &dir) && under_slurmstepd) {
             continue;
         }
         let environ = std::fs::read(proc.join("environ")).unwrap_or_default();
