@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use super::support::processes_in;
 
 /// The programs the cluster needs, and the Debian package of each.
-const PROGRAMS: [(&str, &str); 7] = [
+const PROGRAMS: [(&str, &str); 8] = [
     ("munged", "munge"),
     ("slurmctld", "slurmctld (slurm-wlm)"),
     ("slurmd", "slurmd (slurm-wlm)"),
@@ -27,6 +27,7 @@ const PROGRAMS: [(&str, &str); 7] = [
     ("squeue", "slurm-client (slurm-wlm)"),
     ("scontrol", "slurm-client (slurm-wlm)"),
     ("scancel", "slurm-client (slurm-wlm)"),
+    ("sinfo", "slurm-client (slurm-wlm)"),
 ];
 
 /// The node's name in the config (slurmd is told it with `-N`).
