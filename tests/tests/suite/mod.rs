@@ -1,6 +1,8 @@
 pub mod fault_proxy;
+pub mod gated_model;
 pub mod llama;
 pub mod scripted_model;
+pub mod slurm_cluster;
 pub mod support;
 
 mod agents_cmd;
@@ -30,6 +32,7 @@ mod serve_stdio;
 mod sessions_cmd;
 mod sessions_html;
 mod sessions_replay;
+mod slurm;
 mod stale_cgroups;
 mod status_line;
 mod status_line_tokens;

@@ -239,7 +239,7 @@ async fn answer(
     };
 }
 
-async fn send_stream(
+pub(super) async fn send_stream(
     socket: &mut TcpStream,
     sse: &[u8],
     pauses: &Semaphore,
@@ -274,7 +274,11 @@ async fn send_stream(
     socket.shutdown().await
 }
 
-async fn send_status(socket: &mut TcpStream, status: u16, message: &str) -> std::io::Result<()> {
+pub(super) async fn send_status(
+    socket: &mut TcpStream,
+    status: u16,
+    message: &str,
+) -> std::io::Result<()> {
     let body = json!({"error": {"message": message, "type": "scripted_model"}}).to_string();
     let head = format!(
         "HTTP/1.1 {status} Scripted\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
@@ -287,7 +291,7 @@ async fn send_status(socket: &mut TcpStream, status: u16, message: &str) -> std:
 }
 
 /// The request path and body; `None` for a malformed or oversized request.
-async fn read_request(socket: &mut TcpStream) -> Option<(String, Vec<u8>)> {
+pub(super) async fn read_request(socket: &mut TcpStream) -> Option<(String, Vec<u8>)> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 16 * 1024];
     let head_end = loop {

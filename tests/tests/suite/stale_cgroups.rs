@@ -45,7 +45,9 @@ fn cgroups_named(root: &Path, prefixes: &[String], found: &mut Vec<PathBuf>) {
     }
 }
 
-fn cgroups_of(pids: &[u32]) -> Vec<PathBuf> {
+/// The cgroups, in every hierarchy, named for one of `pids`
+/// (`subagent-<pid>-...`, the names a supervisor or worker gives its own).
+pub(super) fn cgroups_of(pids: &[u32]) -> Vec<PathBuf> {
     let prefixes: Vec<String> = pids.iter().map(|p| format!("subagent-{p}-")).collect();
     let mut found = Vec::new();
     for mount in cgroup_mounts() {

@@ -16,6 +16,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use nix::sys::signal::Signal;
 use nix::unistd::{AccessFlags, access};
 use subagent_protocol::ErrorCode;
 use subagent_protocol::result::SubagentResult;
@@ -112,24 +113,40 @@ fn check_worker(program: &Path) -> Result<(), PreflightError> {
     access(&path, AccessFlags::X_OK).map_err(|e| fail(format!("not executable: {e}")))
 }
 
+/// Signals that stop a job from outside: a job engine stopping or
+/// requeueing the job (Slurm signals every process of the job, workers
+/// included, not just the batch), an operator, a hang-up.
+const STOP_SIGNALS: [Signal; 3] = [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP];
+
 /// When `result` ended by a fault of the machine, not of the task: what to
-/// tell the user. A lost session file (`SUBAGENT_SESSION_LOST`) and a
+/// tell the user. A lost session file (`SUBAGENT_SESSION_LOST`), a
 /// worker that never started for want of a program, a working directory,
 /// a resource or a thread (`SUBAGENT_FAILED` with stop reason
-/// `not_started`) are; a refusal to run unsandboxed is the task's (its
-/// caps), and anything after a worker started is the task's.
+/// `not_started`), and a worker stopped by a [`STOP_SIGNALS`] signal that
+/// the supervisor did not send (termination `signaled`: the batch's own
+/// stop signal may arrive a moment after its worker's, too late to mark
+/// the task cancelled) are; a refusal to run unsandboxed is the task's (its
+/// caps), and anything else after a worker started is the task's.
 pub fn machine_fault(result: &SubagentResult) -> Option<String> {
     let error = result.details.error.as_ref()?;
-    let not_started = result
-        .details
-        .results
-        .first()
-        .is_some_and(|single| single.stop_reason.as_deref() == Some("not_started"));
-    match error.code {
-        ErrorCode::SubagentSessionLost => Some(error.message.clone()),
-        ErrorCode::SubagentFailed if not_started => Some(format!(
+    let single = result.details.results.first();
+    let not_started = single.is_some_and(|s| s.stop_reason.as_deref() == Some("not_started"));
+    let stopped_by = single
+        .and_then(|s| s.termination.as_ref())
+        .filter(|t| t.reason == "signaled")
+        .and_then(|t| t.signal)
+        .and_then(|sig| Signal::try_from(sig).ok())
+        .filter(|sig| STOP_SIGNALS.contains(sig));
+    match (error.code, stopped_by) {
+        (ErrorCode::SubagentSessionLost, _) => Some(error.message.clone()),
+        (ErrorCode::SubagentFailed, _) if not_started => Some(format!(
             "the worker could not be started: {}",
             error.message
+        )),
+        (ErrorCode::SubagentFailed, Some(sig)) => Some(format!(
+            "the worker was stopped from outside by {} (the job is being stopped?); \
+             the task is not recorded, so a re-run runs it",
+            sig.as_str()
         )),
         _ => None,
     }

@@ -1,5 +1,7 @@
 use pretty_assertions::assert_eq;
-use subagent_protocol::result::{ContentItem, Details, ErrorInfo, Mode, SingleResult};
+use subagent_protocol::result::{
+    ContentItem, Details, ErrorInfo, Mode, SingleResult, TerminationInfo,
+};
 
 use super::*;
 
@@ -32,6 +34,38 @@ fn a_lost_session_file_and_an_unstarted_worker_are_machine_faults() {
         machine_fault(&ended(Some(ErrorCode::SubagentFailed), "not_started")).as_deref(),
         Some("the worker could not be started: it broke")
     );
+}
+
+/// A failed run whose worker ended with `reason` and `signal`.
+fn signalled(reason: &str, signal: Signal) -> SubagentResult {
+    let mut result = ended(Some(ErrorCode::SubagentFailed), "signaled");
+    result.details.results[0].termination = Some(TerminationInfo {
+        reason: reason.into(),
+        exit_status: None,
+        signal: Some(signal as i32),
+        leaked_pids: Vec::new(),
+        wall_ms: 1,
+        cpu_ms: 1,
+        peak_rss_bytes: 1,
+    });
+    result
+}
+
+#[test]
+fn a_worker_stopped_from_outside_by_a_stop_signal_is_a_machine_fault() {
+    for sig in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
+        let fault = machine_fault(&signalled("signaled", sig));
+        assert!(
+            fault
+                .as_deref()
+                .is_some_and(|f| f.contains("stopped from outside")),
+            "{sig:?}: {fault:?}"
+        );
+    }
+    // A crash is the task's; so is a kill the supervisor made itself.
+    assert_eq!(machine_fault(&signalled("signaled", Signal::SIGSEGV)), None);
+    assert_eq!(machine_fault(&signalled("timeout", Signal::SIGTERM)), None);
+    assert_eq!(machine_fault(&signalled("killed", Signal::SIGTERM)), None);
 }
 
 #[test]
