@@ -123,6 +123,23 @@ pub struct ChildExit {
     pub own_memory_cap_hit: bool,
 }
 
+impl ChildExit {
+    /// A child's end as the sandbox would report it, with nothing captured
+    /// and no usage: for callers that test how they read an exit without
+    /// running a process.
+    pub fn of(termination: Termination, raw: RawExit) -> Self {
+        Self {
+            termination,
+            raw,
+            stdout: Captured::default(),
+            stderr: Captured::default(),
+            usage: ResourceUsage::default(),
+            leaked_pids: Vec::new(),
+            own_memory_cap_hit: false,
+        }
+    }
+}
+
 /// The precedence rule: a recorded kill reason wins; else an OOM kill (or a
 /// SIGKILL after the memory limit was hit); else a pids-cap hit followed by an
 /// abnormal exit; else leaked descendants; else the raw status.

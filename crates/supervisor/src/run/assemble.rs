@@ -470,3 +470,7 @@ fn write_full_output(path: &std::path::Path, text: &str) -> bool {
     }
     std::fs::write(path, text).is_ok()
 }
+
+#[cfg(test)]
+#[path = "assemble_tests.rs"]
+mod tests;
