@@ -47,7 +47,8 @@ pub enum Termination {
     PidsLimit,
     /// Killed for [`KillReason::Cancelled`].
     Cancelled,
-    /// Killed for [`KillReason::Other`], e.g. a protocol violation.
+    /// Killed for a [`KillReason`] with no termination of its own, e.g. a
+    /// protocol violation; `reason` is [`KillReason::describe`].
     Killed {
         /// The reason given to the kill handle.
         reason: String,
@@ -154,11 +155,16 @@ pub(crate) fn decide(
             KillReason::Timeout => Termination::Timeout,
             KillReason::IdleTimeout => Termination::IdleTimeout,
             KillReason::Cancelled => Termination::Cancelled,
-            KillReason::Other(reason) => Termination::Killed {
-                reason: reason.clone(),
-            },
             KillReason::OutputLimit(stream) => Termination::OutputLimit { stream: *stream },
             KillReason::DiskLimit => Termination::DiskLimit,
+            KillReason::SocketSetupFailed
+            | KillReason::NoHello
+            | KillReason::ProtocolVersionMismatch
+            | KillReason::ProtocolViolation
+            | KillReason::ProtocolOutputLimit
+            | KillReason::LingeredAfterDone => Termination::Killed {
+                reason: reason.describe().to_owned(),
+            },
         };
     }
     if cgroup.oom_killed || (cgroup.memory_limit_hit && raw == RawExit::Signaled(libc::SIGKILL)) {

@@ -13,6 +13,7 @@ use subagent_sandbox::{ChildExit, RawExit, Termination};
 
 use super::*;
 use crate::run::context::ending_of;
+use crate::run::stop::ProtocolBreak;
 
 const SIGTERM: i32 = 15;
 const SIGKILL: i32 = 9;
@@ -54,7 +55,7 @@ fn ended(termination: Termination, raw: RawExit) -> ChildRun {
     }
 }
 
-fn stopped(cause: SupervisorCause, termination: Termination, raw: RawExit) -> ChildRun {
+fn stopped(cause: StopCause, termination: Termination, raw: RawExit) -> ChildRun {
     ChildRun {
         cause: Some(cause),
         ..ended(termination, raw)
@@ -140,13 +141,13 @@ fn a_done_with_an_error_keeps_the_workers_code() {
 fn the_supervisors_causes_come_first_even_after_done() {
     let cases = [
         (
-            SupervisorCause::WallTimeout,
+            StopCause::WallTimeout,
             Termination::Timeout,
             expect(Some(ErrorCode::SubagentTimeout), 128 + SIGTERM, "timeout"),
             "wall timeout",
         ),
         (
-            SupervisorCause::IdleTimeout,
+            StopCause::IdleTimeout,
             Termination::IdleTimeout,
             expect(
                 Some(ErrorCode::SubagentTimeout),
@@ -156,7 +157,7 @@ fn the_supervisors_causes_come_first_even_after_done() {
             "idle timeout",
         ),
         (
-            SupervisorCause::Cancelled,
+            StopCause::Cancelled,
             Termination::Cancelled,
             expect(
                 Some(ErrorCode::SubagentCancelled),
@@ -166,7 +167,10 @@ fn the_supervisors_causes_come_first_even_after_done() {
             "cancelled by the caller",
         ),
         (
-            SupervisorCause::Protocol("the worker sent Hello twice".into()),
+            StopCause::Protocol(
+                ProtocolBreak::Violation,
+                "the worker sent Hello twice".into(),
+            ),
             Termination::Killed {
                 reason: "protocol violation".into(),
             },
@@ -178,7 +182,7 @@ fn the_supervisors_causes_come_first_even_after_done() {
             "the worker sent Hello twice",
         ),
         (
-            SupervisorCause::ProtocolFlood,
+            StopCause::ProtocolFlood,
             Termination::Killed {
                 reason: "protocol output limit".into(),
             },
@@ -211,7 +215,7 @@ fn the_supervisors_causes_come_first_even_after_done() {
 fn a_worker_that_exits_by_itself_after_its_cancel_window_ends_with_its_own_status() {
     // A cancel the worker honoured by exiting 0 before the escalation.
     let run = stopped(
-        SupervisorCause::Cancelled,
+        StopCause::Cancelled,
         Termination::Exited { code: 0 },
         RawExit::Exited(0),
     );

@@ -17,8 +17,8 @@ use subagent_protocol::frame::encode_frame;
 use subagent_protocol::message::LogLevel;
 use subagent_protocol::result::SubagentResult;
 use subagent_protocol::session::{
-    LifecycleEvent, LimitAction, LimitKind, MessageLine, Role, SESSION_FORMAT_VERSION,
-    SandboxStatus, SessionEntry, SessionHeader,
+    LifecycleEvent, MessageLine, Role, SESSION_FORMAT_VERSION, SandboxStatus, SessionEntry,
+    SessionHeader,
 };
 use subagent_protocol::{
     ErrorCode, FrameError, MaxPayload, PythonInterpreter, TaskSpec, ToWorker, tool_names,
@@ -111,11 +111,7 @@ pub(super) async fn run_child(
     }
     ctx.progress(|| ProgressEvent::Ended {
         run_id,
-        status: result
-            .details
-            .error
-            .as_ref()
-            .map_or_else(|| "ok".to_owned(), |e| e.code.to_string()),
+        error: result.details.error.as_ref().map(|e| e.code),
     });
     result
 }
@@ -277,47 +273,8 @@ fn sandbox_spec(ctx: &RunContext<'_>, protocol_fd: OwnedFd) -> SandboxSpec {
 async fn record_exit(ctx: &RunContext<'_>, watch: &Watched) {
     let exit = &watch.exit;
     use subagent_protocol::session::{OutputLine, Stream};
-    use subagent_sandbox::Termination;
-    let limits = &ctx.request.limits;
-    match &exit.termination {
-        Termination::OutputLimit { stream } => {
-            let (name, value) = match stream {
-                Stream::Stdout => (LimitKind::Stdout, limits.stdout_bytes),
-                Stream::Stderr => (LimitKind::Stderr, limits.stderr_bytes),
-            };
-            ctx.limit(
-                name,
-                value,
-                LimitAction::Sigkill,
-                Some("output hard limit reached; process group killed".into()),
-            )
-            .await;
-        }
-        Termination::MemoryLimit => {
-            ctx.limit(
-                LimitKind::Memory,
-                limits.memory_bytes,
-                LimitAction::OomKill,
-                None,
-            )
-            .await
-        }
-        Termination::PidsLimit => {
-            ctx.limit(LimitKind::Pids, limits.pids, LimitAction::RefusedFork, None)
-                .await
-        }
-        Termination::Leaked { pids } => {
-            ctx.limit(
-                LimitKind::LeakedProcesses,
-                pids.len() as u64,
-                LimitAction::Sigkill,
-                Some(format!(
-                    "descendants still running after the worker exited: {pids:?}"
-                )),
-            )
-            .await;
-        }
-        _ => {}
+    if let Some(hit) = super::stop::termination_limit_hit(&exit.termination, &ctx.request.limits) {
+        ctx.limit_hit(hit).await;
     }
     for (stream, captured) in [
         (Stream::Stdout, &exit.stdout),

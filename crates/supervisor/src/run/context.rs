@@ -26,6 +26,7 @@ use super::config::SupervisorConfig;
 use super::nested::SpawnTree;
 use super::progress::ProgressEvent;
 use super::request::RunRequest;
+use super::stop::LimitHit;
 use super::supervisor::Supervisor;
 use crate::sanitize::Sanitizer;
 use crate::session::{
@@ -152,6 +153,12 @@ impl RunContext<'_> {
             detail,
         }))
         .await;
+    }
+
+    /// A `limit` line from the ending table ([`super::stop`]).
+    pub(super) async fn limit_hit(&self, hit: LimitHit) {
+        self.limit(hit.kind, hit.value, hit.action, hit.detail)
+            .await;
     }
 
     pub(super) fn lifecycle(

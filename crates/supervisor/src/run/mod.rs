@@ -21,6 +21,7 @@ mod python;
 mod record;
 mod request;
 mod reservation;
+mod stop;
 mod supervisor;
 mod tool_subset;
 mod watch;
