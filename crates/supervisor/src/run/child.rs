@@ -26,13 +26,13 @@ use subagent_protocol::{
 use subagent_sandbox::{Isolation, SandboxPolicy, SandboxSpec};
 use tokio_util::sync::CancellationToken;
 
+use super::admission::SpawnTree;
 use super::assemble::{self, ChildRun};
 use super::config::{CAPTURE_KEEP, SupervisorConfig, tools_for_depth};
 use super::context::{RunContext, mark_session_lost};
-use super::nested::SpawnTree;
+use super::nested::NestedRunner;
 use super::progress::ProgressEvent;
 use super::request::{RunRequest, new_run_id};
-use super::supervisor::Supervisor;
 use super::watch::{Watched, watch_worker};
 use crate::agents::AgentDefinition;
 use crate::sanitize::Sanitizer;
@@ -41,13 +41,13 @@ use crate::session::{SessionPaths, SessionWriter, SessionWriterError};
 /// Runs one admitted request to its result; `tree` is the spawn tree its
 /// nested subagents count against.
 pub(super) async fn run_child(
-    supervisor: &Supervisor,
+    config: &SupervisorConfig,
+    runner: &dyn NestedRunner,
     request: RunRequest,
     agent: AgentDefinition,
     cancel: CancellationToken,
     tree: Arc<SpawnTree>,
 ) -> SubagentResult {
-    let config = &supervisor.config;
     let started_wall = SystemTime::now();
     let started_at = subagent_protocol::time::rfc3339_ms(started_wall);
     let started = Instant::now();
@@ -71,7 +71,7 @@ pub(super) async fn run_child(
 
     let mut ctx = RunContext {
         config,
-        supervisor,
+        runner,
         tree,
         request: &request,
         run_id: run_id.clone(),

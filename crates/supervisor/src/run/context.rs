@@ -21,13 +21,13 @@ use subagent_protocol::session::{
     LogSource, SessionEntry, SessionLine,
 };
 
+use super::admission::SpawnTree;
 use super::assemble;
 use super::config::SupervisorConfig;
-use super::nested::SpawnTree;
+use super::nested::NestedRunner;
 use super::progress::ProgressEvent;
 use super::request::RunRequest;
 use super::stop::LimitHit;
-use super::supervisor::Supervisor;
 use crate::sanitize::Sanitizer;
 use crate::session::{
     SessionPaths, SessionWriter, SessionWriterError, append_to_parent, append_to_parent_blocking,
@@ -41,7 +41,7 @@ const DROPPED_SUMMARY: &str =
 pub(super) struct RunContext<'a> {
     pub(super) config: &'a SupervisorConfig,
     /// Runs the nested subagents this run asks for.
-    pub(super) supervisor: &'a Supervisor,
+    pub(super) runner: &'a dyn NestedRunner,
     /// The spawn tree of this run's root.
     pub(super) tree: Arc<SpawnTree>,
     pub(super) request: &'a RunRequest,

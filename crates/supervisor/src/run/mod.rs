@@ -6,6 +6,7 @@
 //!
 //! Declares and re-exports only.
 
+mod admission;
 mod assemble;
 mod ceiling_error;
 mod ceilings;
@@ -26,6 +27,7 @@ mod supervisor;
 mod tool_subset;
 mod watch;
 
+pub use admission::{GateDecision, SpawnGate};
 pub use ceiling_error::{CeilingError, Owner};
 pub use ceilings::{Asked, Ceilings};
 pub use config::{CANCEL_WINDOW, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_PER_CALL, SupervisorConfig};
@@ -33,4 +35,4 @@ pub(crate) use context::{ending_of, summarize};
 pub use modes::{PREVIOUS_PLACEHOLDER, check_concurrency, substitute_previous};
 pub use progress::{ContentEvent, ContentSink, ProgressEvent, ProgressSink};
 pub use request::{RunRequest, WorkerCommand};
-pub use supervisor::{GateDecision, SpawnGate, Supervisor};
+pub use supervisor::Supervisor;

@@ -14,7 +14,7 @@
 //! [`super::assemble`]'s job.
 //!
 //! Nested subagents the worker asks for are admitted here (depth, budget
-//! reservation) and run as futures this loop drives beside the worker,
+//! reservation: [`admission::admit_spawn`]) and run as futures this loop drives beside the worker,
 //! never detached: their cancellation token is a child of the run's, fired
 //! as soon as the parent stops running for any reason, and the loop ends
 //! only once every one of them has ended.
@@ -35,6 +35,7 @@ use subagent_sandbox::{ChildExit, KillHandle, SandboxedChild};
 use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
+use super::admission;
 use super::config::{CANCEL_WINDOW, EXIT_AFTER_DONE, HELLO_TIMEOUT};
 use super::context::RunContext;
 use super::link::{Inbound, Link, Outbound};
@@ -501,22 +502,14 @@ impl<'c, 'a> Watch<'c, 'a> {
             self.reply(reply);
             return;
         }
-        if let Err(message) = nested::check_depth(self.ctx.request) {
-            self.refuse_spawn(nested::refused(
-                call_id,
-                ErrorCode::SubagentDepthExceeded,
-                message,
-            ))
-            .await;
-            return;
-        }
         let asked = Asked {
             max_turns: spawn.max_turns,
             max_cost: spawn.max_cost,
         };
-        match self.share.reserve(&self.record.usage, asked) {
-            Err(why) => {
-                self.refuse_spawn(nested::unaffordable(call_id, why)).await;
+        match admission::admit_spawn(self.ctx.request, &mut self.share, &self.record.usage, asked) {
+            Err(refusal) => {
+                self.refuse_spawn(nested::refused(call_id, refusal.code, refusal.message))
+                    .await;
             }
             Ok((reservation, budget)) => {
                 let mut request = nested::grandchild_request(self.ctx, &spawn, budget);
@@ -535,7 +528,7 @@ impl<'c, 'a> Watch<'c, 'a> {
                 );
                 self.nested_running += 1;
                 self.starting.push(nested::start(
-                    self.ctx.supervisor,
+                    self.ctx.runner,
                     self.ctx.tree.clone(),
                     request,
                     call_id,
