@@ -17,6 +17,7 @@
 //! all. A call that asks for more is refused (`INVALID_INPUT`).
 
 use std::future::Future;
+use std::path::Path;
 use std::pin::Pin;
 use std::sync::Arc;
 
@@ -27,9 +28,9 @@ use tokio_util::sync::CancellationToken;
 use super::admission::SpawnTree;
 use super::ceiling_error::Owner;
 use super::ceilings::{Asked, Ceilings};
-use super::context::RunContext;
 use super::request::RunRequest;
 use super::reservation::ReservationId;
+use crate::agents::AgentCatalog;
 use crate::config::{LimitSet, RaiseSettings};
 
 /// The way back up to the supervisor for a nested run: the run's context
@@ -70,11 +71,12 @@ pub(super) fn refused(call_id: String, code: ErrorCode, message: String) -> Suba
 /// provider, workspace, limits and web settings; the reserved budget; one
 /// level deeper; lifecycle lines into the parent's session file.
 pub(super) fn grandchild_request(
-    parent: &RunContext<'_>,
+    parent: &RunRequest,
+    parent_session: &Path,
     spawn: &SpawnRequest,
     budget: Budget,
 ) -> RunRequest {
-    let p = parent.request;
+    let p = parent;
     RunRequest {
         agent: spawn.agent.clone(),
         task: spawn.task.clone(),
@@ -90,7 +92,7 @@ pub(super) fn grandchild_request(
         allow_network: p.allow_network,
         caller_depth: p.caller_depth.saturating_add(1),
         max_depth: p.max_depth,
-        parent_session: Some(parent.paths.session_file.clone()),
+        parent_session: Some(parent_session.to_owned()),
         mode: Mode::Single,
         web: p.web.clone(),
     }
@@ -101,11 +103,11 @@ pub(super) fn grandchild_request(
 /// call asks applied: lower limits, a tool subset. The error is the
 /// refusal's text, naming what was asked and what the parent has.
 pub(super) fn hold_under_parent(
-    parent: &RunContext<'_>,
+    parent: &RunRequest,
+    catalog: &AgentCatalog,
     spawn: &SpawnRequest,
     request: &mut RunRequest,
 ) -> Result<(), String> {
-    let catalog = &parent.config.catalog;
     let tools_of = |agent: &str| {
         catalog
             .get(agent)
@@ -113,10 +115,9 @@ pub(super) fn hold_under_parent(
             .unwrap_or_default()
     };
     let parent_tools = parent
-        .request
         .tools
         .clone()
-        .unwrap_or_else(|| tools_of(&parent.request.agent));
+        .unwrap_or_else(|| tools_of(&parent.agent));
     let ceilings = Ceilings::new(
         request.clone(),
         parent_tools,

@@ -512,8 +512,17 @@ impl<'c, 'a> Watch<'c, 'a> {
                     .await;
             }
             Ok((reservation, budget)) => {
-                let mut request = nested::grandchild_request(self.ctx, &spawn, budget);
-                if let Err(message) = nested::hold_under_parent(self.ctx, &spawn, &mut request) {
+                let parent = self.ctx.request;
+                let mut request = nested::grandchild_request(
+                    parent,
+                    &self.ctx.paths.session_file,
+                    &spawn,
+                    budget,
+                );
+                let catalog = &self.ctx.config.catalog;
+                if let Err(message) =
+                    nested::hold_under_parent(parent, catalog, &spawn, &mut request)
+                {
                     // Nothing started: the reservation goes back untouched.
                     self.share.settle(reservation, &Usage::default());
                     self.refuse_spawn(nested::refused(call_id, ErrorCode::InvalidInput, message))
