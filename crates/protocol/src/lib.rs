@@ -25,6 +25,7 @@ pub mod error_code;
 pub mod frame;
 pub mod limits;
 pub mod message;
+mod mode;
 pub mod result;
 pub mod session;
 pub mod task_spec;

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error_code::ErrorCode;
+pub use crate::mode::Mode;
 use crate::session::SandboxStatus;
 use crate::usage::Usage;
 
@@ -26,32 +27,6 @@ pub enum ContentItem {
         /// The text.
         text: String,
     },
-}
-
-/// How the call ran.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    /// One child.
-    Single,
-    /// Several children at once.
-    Parallel,
-    /// Children one after another, each fed the previous output.
-    Chain,
-    /// No child ran: a management answer (depth guard, listing, refusal).
-    Management,
-}
-
-impl Mode {
-    /// The mode as written in JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Single => "single",
-            Mode::Parallel => "parallel",
-            Mode::Chain => "chain",
-            Mode::Management => "management",
-        }
-    }
 }
 
 /// `details` of the result object.

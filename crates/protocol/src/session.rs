@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::limits::Limits;
 use crate::message::LogLevel;
-use crate::result::Mode;
+use crate::mode::Mode;
 use crate::task_spec::OutputMode;
 use crate::usage::Usage;
 
