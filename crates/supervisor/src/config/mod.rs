@@ -10,7 +10,9 @@
 mod file;
 mod limits;
 mod load;
+mod locations;
 mod protect;
+mod provenance;
 mod raise;
 mod resolve;
 mod show;
@@ -36,15 +38,17 @@ pub use file::{
     ProviderEntry, SearchEntry, check_key_variable, parse_config,
 };
 pub use limits::{LimitKey, LimitSet, LimitUnit, LimitValue, RawLimit};
-pub use load::{
-    ConfigLayer, LoadedConfig, PROJECT_CONFIG, default_user_config_path, find_project_config,
-    load_config, project_config_home, project_dirs, user_config_dir, user_config_path,
+pub use load::{ConfigLayer, LoadedConfig, load_config};
+pub use locations::{
+    PROJECT_CONFIG, default_user_config_path, find_project_config, project_config_home,
+    project_dirs, user_config_dir, user_config_path,
 };
 pub use protect::protected_config_dirs;
+pub use provenance::{EnvLookup, Origin, ResolveError, Sourced};
 pub use raise::{Raise, RaiseSettings};
 pub use resolve::{
-    DEFAULT_AGENT, DEFAULT_MAX_DEPTH, EnvLookup, KindDefaults, Origin, ResolveError, ResolvedRun,
-    RunOverrides, Sourced, kind_defaults, resolve_run,
+    DEFAULT_AGENT, DEFAULT_MAX_DEPTH, KindDefaults, ResolvedRun, RunOverrides, kind_defaults,
+    resolve_run,
 };
 pub use show::describe_config;
 #[cfg(test)]
