@@ -18,6 +18,7 @@ pub mod lock;
 pub mod merge;
 pub mod merge_output;
 pub mod results;
+mod results_error;
 pub mod shard;
 pub mod summary;
 pub mod task;
