@@ -11,7 +11,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde_json::json;
 use subagent_supervisor::agents::{
     AgentCatalog, AgentDefinition, AgentOutputSchema, default_user_agents_dir, discover_catalog,
@@ -19,7 +19,7 @@ use subagent_supervisor::agents::{
 use subagent_supervisor::config::ProjectConfig;
 use subagent_supervisor::exit_codes;
 
-use super::trust::load_project;
+use super::trust::{load_project, workspace_or_cwd};
 use crate::console;
 
 #[derive(Debug, clap::Args)]
@@ -100,14 +100,6 @@ pub(super) fn load_catalog(project: &ProjectConfig) -> Result<AgentCatalog> {
         }
     }
     Ok(catalog)
-}
-
-/// `--workspace`, else the current directory.
-pub(super) fn workspace_or_cwd(workspace: Option<PathBuf>) -> Result<PathBuf> {
-    match workspace {
-        Some(dir) => Ok(dir),
-        None => std::env::current_dir().context("cannot read the current directory"),
-    }
 }
 
 pub(super) fn run(args: AgentsArgs) -> Result<i32> {

@@ -17,7 +17,6 @@ use subagent_supervisor::config::{
 };
 use subagent_supervisor::exit_codes;
 
-use super::agents::workspace_or_cwd;
 use crate::console;
 
 #[derive(Debug, clap::Args)]
@@ -114,6 +113,14 @@ pub(super) fn run(args: TrustArgs) -> Result<i32> {
     ));
     console::out(&text)?;
     Ok(exit_codes::OK)
+}
+
+/// `--workspace`, else the current directory.
+pub(super) fn workspace_or_cwd(workspace: Option<PathBuf>) -> Result<PathBuf> {
+    match workspace {
+        Some(dir) => Ok(dir),
+        None => std::env::current_dir().context("cannot read the current directory"),
+    }
 }
 
 /// The project files of `workspace` with their verdict; the warning about
