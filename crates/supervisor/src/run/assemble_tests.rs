@@ -12,8 +12,8 @@ use subagent_protocol::{ErrorCode, Limits, Outcome, StopReason, Usage};
 use subagent_sandbox::{ChildExit, RawExit, Termination};
 
 use super::*;
-use crate::run::context::ending_of;
 use crate::run::stop::ProtocolBreak;
+use crate::run::stop::ending_of;
 
 const SIGTERM: i32 = 15;
 const SIGKILL: i32 = 9;

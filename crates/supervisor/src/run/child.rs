@@ -29,7 +29,8 @@ use tokio_util::sync::CancellationToken;
 use super::admission::SpawnTree;
 use super::assemble::{self, ChildRun};
 use super::config::{CAPTURE_KEEP, SupervisorConfig, tools_for_depth};
-use super::context::{RunContext, mark_session_lost};
+use super::context::RunContext;
+use super::journal::{RunJournal, mark_session_lost};
 use super::nested::NestedRunner;
 use super::progress::ProgressEvent;
 use super::request::{RunRequest, new_run_id};
@@ -69,20 +70,23 @@ pub(super) async fn run_child(
         ..probe_spec
     };
 
+    let journal = RunJournal::new(
+        run_id.clone(),
+        config.requested_by.clone(),
+        &request,
+        paths,
+        started_at,
+        started,
+    );
     let mut ctx = RunContext {
         config,
         runner,
         tree,
         request: &request,
         run_id: run_id.clone(),
-        started_at,
         started,
         sanitizer,
-        paths,
-        writer: None,
-        session_created: false,
-        pid: None,
-        closing: None,
+        journal,
     };
 
     let writer = match created {
@@ -96,17 +100,16 @@ pub(super) async fn run_child(
             return result;
         }
     };
-    ctx.writer = Some(writer);
-    ctx.session_created = true;
+    ctx.journal.opened(writer);
     tracing::debug!(
         run_id = %run_id,
-        file = %ctx.paths.session_file.display(),
+        file = %ctx.journal.paths().session_file.display(),
         "session file created"
     );
 
     let run = spawn_and_watch(&mut ctx, spec, cancel).await;
     let mut result = assemble::assemble_blocking(ctx.assembly(), run).await;
-    if let Err(e) = ctx.finish(&result).await {
+    if let Err(e) = ctx.journal.finish(&result).await {
         mark_session_lost(&mut result, &e);
     }
     ctx.progress(|| ProgressEvent::Ended {
@@ -135,12 +138,14 @@ pub(super) async fn spawn_and_watch(
                 sandbox: assemble::refused_status(&e).unwrap_or_default(),
                 ..session_header(ctx, &spec)
             };
-            ctx.write(SessionEntry::Session(header)).await;
-            ctx.lifecycle_line(LifecycleEvent::Start, None).await;
+            ctx.journal.write(SessionEntry::Session(header)).await;
+            ctx.journal
+                .lifecycle_line(LifecycleEvent::Start, None)
+                .await;
             return ChildRun::spawn_failed(&e);
         }
     };
-    ctx.pid = Some(child.pid());
+    ctx.journal.set_pid(child.pid());
     tracing::debug!(
         run_id = %ctx.run_id,
         pid = child.pid(),
@@ -154,30 +159,36 @@ pub(super) async fn spawn_and_watch(
     });
     let mut sandbox_status = child.status().clone();
     super::file_tools::forecast(&spec.tools, &mut sandbox_status);
-    ctx.write(SessionEntry::Session(SessionHeader {
-        sandbox: sandbox_status.clone(),
-        ..session_header(ctx, &spec)
-    }))
-    .await;
-    ctx.lifecycle_line(LifecycleEvent::Start, None).await;
-    for missing in &sandbox_status.not_applied {
-        ctx.log(
-            LogLevel::Warn,
-            format!(
-                "protection not applied: {} ({})",
-                missing.protection, missing.reason
-            ),
-        )
+    ctx.journal
+        .write(SessionEntry::Session(SessionHeader {
+            sandbox: sandbox_status.clone(),
+            ..session_header(ctx, &spec)
+        }))
         .await;
+    ctx.journal
+        .lifecycle_line(LifecycleEvent::Start, None)
+        .await;
+    for missing in &sandbox_status.not_applied {
+        ctx.journal
+            .log(
+                LogLevel::Warn,
+                format!(
+                    "protection not applied: {} ({})",
+                    missing.protection, missing.reason
+                ),
+            )
+            .await;
     }
     if !spec.system_prompt.is_empty() {
-        ctx.write(message(
-            Role::System,
-            ctx.sanitizer.mask_secrets(&spec.system_prompt),
-        ))
-        .await;
+        ctx.journal
+            .write(message(
+                Role::System,
+                ctx.sanitizer.mask_secrets(&spec.system_prompt),
+            ))
+            .await;
     }
-    ctx.write(message(Role::User, ctx.sanitizer.mask_secrets(&spec.task)))
+    ctx.journal
+        .write(message(Role::User, ctx.sanitizer.mask_secrets(&spec.task)))
         .await;
 
     let watched = watch_worker(ctx, ours, spec, child, cancel).await;
@@ -274,32 +285,34 @@ async fn record_exit(ctx: &RunContext<'_>, watch: &Watched) {
     let exit = &watch.exit;
     use subagent_protocol::session::{OutputLine, Stream};
     if let Some(hit) = super::stop::termination_limit_hit(&exit.termination, &ctx.request.limits) {
-        ctx.limit_hit(hit).await;
+        ctx.journal.limit_hit(hit).await;
     }
     for (stream, captured) in [
         (Stream::Stdout, &exit.stdout),
         (Stream::Stderr, &exit.stderr),
     ] {
         if captured.bytes_seen > 0 {
-            ctx.write(SessionEntry::Output(OutputLine {
-                stream,
-                excerpt: ctx.sanitizer.mask_secrets(&captured.lossy_text()),
-                bytes_seen: captured.bytes_seen,
-                bytes_kept: captured.bytes_kept,
-                truncated: captured.truncated,
-            }))
-            .await;
+            ctx.journal
+                .write(SessionEntry::Output(OutputLine {
+                    stream,
+                    excerpt: ctx.sanitizer.mask_secrets(&captured.lossy_text()),
+                    bytes_seen: captured.bytes_seen,
+                    bytes_kept: captured.bytes_kept,
+                    truncated: captured.truncated,
+                }))
+                .await;
         }
     }
     if watch.outcome.is_none() && !watch.record.partial_text.is_empty() {
-        ctx.log(
-            LogLevel::Info,
-            format!(
-                "partial assistant text before the worker ended: {}",
-                ctx.sanitizer.mask_secrets(&watch.record.partial_text)
-            ),
-        )
-        .await;
+        ctx.journal
+            .log(
+                LogLevel::Info,
+                format!(
+                    "partial assistant text before the worker ended: {}",
+                    ctx.sanitizer.mask_secrets(&watch.record.partial_text)
+                ),
+            )
+            .await;
     }
 }
 

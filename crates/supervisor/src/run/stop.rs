@@ -9,7 +9,8 @@
 //!
 //! Pure: nothing here starts, kills or writes anything.
 
-use subagent_protocol::session::{LimitAction, LimitKind, Stream};
+use subagent_protocol::result::SubagentResult;
+use subagent_protocol::session::{LifecycleEvent, LifecycleStatus, LimitAction, LimitKind, Stream};
 use subagent_protocol::{ErrorCode, Limits};
 use subagent_sandbox::{KillReason, RawExit, Termination};
 
@@ -297,6 +298,24 @@ fn signal_name(sig: i32) -> &'static str {
 
 fn secs(ms: u64) -> f64 {
     ms as f64 / 1000.0
+}
+
+/// The ending lifecycle event and status of a run or job that returned
+/// `result`: `subagent:aborted`/aborted when it was cancelled,
+/// `subagent:error`/failed when it failed, else `subagent:complete`/completed.
+pub(crate) fn ending_of(result: &SubagentResult) -> (LifecycleEvent, LifecycleStatus) {
+    let cancelled = result
+        .details
+        .error
+        .as_ref()
+        .is_some_and(|e| e.code == subagent_protocol::ErrorCode::SubagentCancelled);
+    if cancelled {
+        (LifecycleEvent::Aborted, LifecycleStatus::Aborted)
+    } else if result.details.error.is_some() {
+        (LifecycleEvent::Error, LifecycleStatus::Failed)
+    } else {
+        (LifecycleEvent::Complete, LifecycleStatus::Completed)
+    }
 }
 
 #[cfg(test)]

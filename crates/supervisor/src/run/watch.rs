@@ -296,6 +296,7 @@ impl<'c, 'a> Watch<'c, 'a> {
             // `Done` is in: the run's outcome is fixed. The worker is only
             // told to stop lingering; the exit-after-Done deadline stands.
             self.ctx
+                .journal
                 .log(
                     LogLevel::Info,
                     "cancelled by the caller after the worker reported its result; the result stands".into(),
@@ -324,7 +325,7 @@ impl<'c, 'a> Watch<'c, 'a> {
     /// is a limit, then the stop [`StopCause::how`] says.
     async fn intervene(&mut self, cause: StopCause) {
         if let Some(hit) = cause.limit_hit(&self.ctx.request.limits) {
-            self.ctx.limit_hit(hit).await;
+            self.ctx.journal.limit_hit(hit).await;
         }
         self.stop(cause);
     }
@@ -361,6 +362,7 @@ impl<'c, 'a> Watch<'c, 'a> {
             "worker still running: SIGTERM to its group, SIGKILL after the grace"
         );
         self.ctx
+            .journal
             .limit(
                 LimitKind::KillGrace,
                 grace,
@@ -382,6 +384,7 @@ impl<'c, 'a> Watch<'c, 'a> {
                         format!("the worker broke the protocol: {e}"),
                     ));
                     self.ctx
+                        .journal
                         .log(
                             LogLevel::Error,
                             format!("protocol violation: {e}; killing the worker"),
@@ -400,6 +403,7 @@ impl<'c, 'a> Watch<'c, 'a> {
                 // A failed Cancel needs no line: the escalation follows anyway.
                 if what == Outbound::Start {
                     self.ctx
+                        .journal
                         .log(
                             LogLevel::Error,
                             format!("could not send Start to the worker: {error}"),
@@ -443,10 +447,8 @@ impl<'c, 'a> Watch<'c, 'a> {
                 if progress {
                     self.idle_deadline = Instant::now() + self.idle;
                 }
-                if let Some(line) = line
-                    && let Some(w) = &self.ctx.writer
-                {
-                    let _ = w.append(line).await;
+                if let Some(line) = line {
+                    self.ctx.journal.append(line).await;
                 }
             }
             FromWorker::Pong => {}
@@ -480,6 +482,7 @@ impl<'c, 'a> Watch<'c, 'a> {
             && let Err(e) = self.link.send(ToWorker::Start(Box::new(spec)))
         {
             self.ctx
+                .journal
                 .log(
                     LogLevel::Error,
                     format!("could not send Start to the worker: {e}"),
@@ -515,7 +518,7 @@ impl<'c, 'a> Watch<'c, 'a> {
                 let parent = self.ctx.request;
                 let mut request = nested::grandchild_request(
                     parent,
-                    &self.ctx.paths.session_file,
+                    &self.ctx.journal.paths().session_file,
                     &spawn,
                     budget,
                 );
@@ -553,6 +556,7 @@ impl<'c, 'a> Watch<'c, 'a> {
     async fn refuse_spawn(&mut self, reply: SubagentReply) {
         tracing::info!(run_id = %self.ctx.run_id, output = %reply.output, "nested subagent refused");
         self.ctx
+            .journal
             .log(
                 LogLevel::Warn,
                 format!("subagent call {} refused: {}", reply.call_id, reply.output),
