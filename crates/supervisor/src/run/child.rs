@@ -9,31 +9,26 @@
 
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream as StdUnixStream;
-use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Instant, SystemTime};
 
-use subagent_protocol::frame::encode_frame;
 use subagent_protocol::message::LogLevel;
 use subagent_protocol::result::SubagentResult;
 use subagent_protocol::session::{
-    LifecycleEvent, MessageLine, Role, SESSION_FORMAT_VERSION, SandboxStatus, SessionEntry,
-    SessionHeader,
+    LifecycleEvent, MessageLine, Role, SESSION_FORMAT_VERSION, SessionEntry, SessionHeader,
 };
-use subagent_protocol::{
-    ErrorCode, FrameError, MaxPayload, PythonInterpreter, TaskSpec, ToWorker, tool_names,
-};
-use subagent_sandbox::{Isolation, SandboxPolicy, SandboxSpec};
+use subagent_protocol::{ErrorCode, PythonInterpreter, TaskSpec};
 use tokio_util::sync::CancellationToken;
 
 use super::admission::SpawnTree;
 use super::assemble::{self, ChildRun};
-use super::config::{CAPTURE_KEEP, SupervisorConfig, tools_for_depth};
+use super::config::SupervisorConfig;
 use super::context::RunContext;
 use super::journal::{RunJournal, mark_session_lost};
 use super::nested::NestedRunner;
 use super::progress::ProgressEvent;
 use super::request::{RunRequest, new_run_id};
+use super::spec;
 use super::watch::{Watched, watch_worker};
 use crate::agents::AgentDefinition;
 use crate::sanitize::Sanitizer;
@@ -58,9 +53,9 @@ pub(super) async fn run_child(
         .as_ref()
         .map(|k| k.expose().to_owned());
     let sanitizer = Sanitizer::new(api_key, std::env::var("HOME").ok());
-    let mut probe_spec = task_spec(&request, &agent, &new_run_id(), config.sandbox_policy);
+    let mut probe_spec = spec::task_spec(&request, &agent, &new_run_id(), config.sandbox_policy);
     probe_spec.python = super::python::for_tools(&probe_spec.tools).await;
-    if let Err(message) = check_spec_fits(&probe_spec) {
+    if let Err(message) = spec::check_spec_fits(&probe_spec) {
         return SubagentResult::refusal(ErrorCode::InvalidInput, message);
     }
     let (run_id, paths, created) =
@@ -129,7 +124,7 @@ pub(super) async fn spawn_and_watch(
         Ok(pair) => pair,
         Err(e) => return ChildRun::setup_failed(format!("cannot create the worker socket: {e}")),
     };
-    let sandbox_spec = sandbox_spec(ctx, OwnedFd::from(theirs));
+    let sandbox_spec = spec::sandbox_spec(ctx.config, ctx.request, OwnedFd::from(theirs));
     let child = match subagent_sandbox::spawn(sandbox_spec).await {
         Ok(child) => child,
         Err(e) => {
@@ -225,7 +220,7 @@ fn session_header(ctx: &RunContext<'_>, spec: &TaskSpec) -> SessionHeader {
         depth: spec.depth,
         limits: ctx.request.limits.clone(),
         sandbox: Default::default(),
-        tool_sandbox: tool_sandbox_status(spec),
+        tool_sandbox: spec::tool_sandbox_status(spec),
         parent_session: ctx
             .request
             .parent_session
@@ -253,31 +248,6 @@ fn message(role: Role, text: String) -> SessionEntry {
         text,
         stop_reason: None,
     })
-}
-
-fn sandbox_spec(ctx: &RunContext<'_>, protocol_fd: OwnedFd) -> SandboxSpec {
-    let limits = &ctx.request.limits;
-    let mut env = subagent_sandbox::allowlisted_env(subagent_sandbox::DEFAULT_ENV_ALLOWLIST);
-    env.push(("SUBAGENT_PROTOCOL_FD".into(), "3".into()));
-    SandboxSpec {
-        program: ctx.config.worker.program.clone(),
-        args: ctx.config.worker.args.clone(),
-        cwd: ctx.request.workspace_dir.clone(),
-        env,
-        protocol_fd: Some(protocol_fd),
-        limits: subagent_sandbox::ResourceLimits::from_limits(limits),
-        policy: ctx.config.sandbox_policy,
-        capture: subagent_sandbox::CaptureLimits {
-            stdout_hard_bytes: limits.stdout_bytes,
-            stderr_hard_bytes: limits.stderr_bytes,
-            keep_head_bytes: CAPTURE_KEEP,
-            keep_tail_bytes: CAPTURE_KEEP,
-        },
-        grace: Duration::from_millis(limits.kill_grace_ms),
-        // The worker talks to the model over the network and holds the API
-        // key; the tool sandbox is for the processes it starts for tools.
-        isolation: None,
-    }
 }
 
 /// Session lines about how the process ended: limit hits and output excerpts.
@@ -341,81 +311,6 @@ fn create_session_file(
             Err(e) if e.already_exists() && attempt < RUN_ID_ATTEMPTS => attempt += 1,
             created => return (run_id, paths, created),
         }
-    }
-}
-
-/// Refuses a task whose `Start` frame would not fit the protocol's frame
-/// cap, before anything is created: the worker could never receive it.
-fn check_spec_fits(spec: &TaskSpec) -> Result<(), String> {
-    let max = MaxPayload::default().bytes();
-    match encode_frame(
-        &ToWorker::Start(Box::new(spec.clone())),
-        MaxPayload::default(),
-    ) {
-        Ok(_) => Ok(()),
-        Err(FrameError::TooLarge { announced, .. }) => Err(format!(
-            "the task is too large to send to a worker: {announced} bytes encoded, the limit is {max} \
-             bytes; shorten the task, the system prompt or the output schema, or put large input \
-             in a file in the workspace and name it in the task"
-        )),
-        Err(e) => Err(format!("the task cannot be encoded for the worker: {e}")),
-    }
-}
-
-/// The layers tool processes of this child will get, for the session
-/// header: the isolation layers and the memory and pids caps (each cgroup
-/// cap that cannot be had listed as not applied, and the rlimit memory
-/// fallback); `None` when it has no process tool.
-fn tool_sandbox_status(spec: &TaskSpec) -> Option<SandboxStatus> {
-    if !spec.tools.iter().any(|t| t == tool_names::PYTHON_EXECUTE) {
-        return None;
-    }
-    let mut isolation = Isolation::strict(vec![PathBuf::from(&spec.workspace_dir)]);
-    isolation.network = spec.allow_network;
-    let mut status = subagent_sandbox::isolation_status(&isolation);
-    let caps = subagent_sandbox::resource_status(&subagent_sandbox::ResourceLimits {
-        memory_bytes: Some(spec.limits.tool_memory_bytes),
-        pids: Some(spec.limits.tool_pids),
-        ..Default::default()
-    });
-    status.applied.extend(caps.applied);
-    status.not_applied.extend(caps.not_applied);
-    Some(status)
-}
-
-fn task_spec(
-    request: &RunRequest,
-    agent: &AgentDefinition,
-    run_id: &str,
-    policy: SandboxPolicy,
-) -> TaskSpec {
-    let child_depth = request.caller_depth.saturating_add(1);
-    let tools = request.tools.clone().unwrap_or_else(|| agent.tools.clone());
-    TaskSpec {
-        run_id: run_id.to_owned(),
-        agent: request.agent.clone(),
-        task: request.task.clone(),
-        system_prompt: request
-            .system_prompt
-            .clone()
-            .unwrap_or_else(|| agent.system_prompt.clone()),
-        provider: request.provider.clone(),
-        tools: tools_for_depth(tools, child_depth, request.max_depth),
-        output_schema_json: request.output_schema_json.clone(),
-        output_mode: request.output_mode,
-        budget: request.effective_budget(),
-        limits: request.limits.clone(),
-        workspace_dir: request.workspace_dir.display().to_string(),
-        allow_network: request.allow_network,
-        require_sandbox: policy == SandboxPolicy::RequireAll,
-        depth: child_depth,
-        max_depth: request.max_depth,
-        web: request.web.clone(),
-        python: None,
-        protected_paths: crate::config::protected_config_dirs(&request.workspace_dir)
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect(),
     }
 }
 

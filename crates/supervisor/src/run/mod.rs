@@ -23,6 +23,7 @@ mod python;
 mod record;
 mod request;
 mod reservation;
+mod spec;
 mod stop;
 mod supervisor;
 mod tool_subset;
