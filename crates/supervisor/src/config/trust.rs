@@ -347,7 +347,7 @@ pub(crate) fn read_project_trusting_all(workspace: &Path) -> ProjectConfig {
 }
 
 /// Recording trust needs what a project's files are, which this module
-/// reads; the record's format stays in [`super::trust_store`], below it.
+/// reads; the record's format stays in `trust_store.rs`, below it.
 impl TrustRecords {
     /// Trusts `project`'s files as they are now: the record of its root
     /// keeps files other workspaces of it look at, and gets these in place

@@ -1,9 +1,17 @@
-//! Running subagents: admission (agent, tool subset, depth, gate,
-//! concurrency, spawn cap), one child's life (spawn, handshake, events,
-//! timeouts, escalation), the nested subagents it asks for (budget
-//! reservation, the tree's spawn cap), the operator's settings as the
-//! ceilings of what a request may ask, and the result assembled from it.
+//! Running subagents, in one direction: decide, act, record.
 //!
+//! - decide: [`supervisor`] is the way in; [`admission`] admits or refuses
+//!   (input, agent, tool subset, depth, gate, slots, spawn caps, a nested
+//!   spawn's budget); [`spec`] builds the task and sandbox specs;
+//!   [`ceilings`] holds a request under the operator's settings.
+//! - act: [`child`] runs one child's life: spawn, then [`watch`] (its
+//!   [`watch::phase`] and the ending table in [`stop`]) until the tree is
+//!   gone, driving the nested runs [`nested`] builds; they go back up
+//!   through the `NestedRunner` trait, never a back reference.
+//! - record: [`journal`] writes the session file and lifecycle lines;
+//!   [`assemble`] turns what happened into the result object.
+//!
+//! No module here imports one above it (`cargo xtask cycles` checks).
 //! Declares and re-exports only.
 
 mod admission;
