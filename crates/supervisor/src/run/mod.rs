@@ -1,15 +1,15 @@
 //! Running subagents, in one direction: decide, act, record.
 //!
-//! - decide: [`supervisor`] is the way in; [`admission`] admits or refuses
+//! - decide: `supervisor.rs` is the way in; `admission.rs` admits or refuses
 //!   (input, agent, tool subset, depth, gate, slots, spawn caps, a nested
-//!   spawn's budget); [`spec`] builds the task and sandbox specs;
-//!   [`ceilings`] holds a request under the operator's settings.
-//! - act: [`child`] runs one child's life: spawn, then [`watch`] (its
-//!   [`watch::phase`] and the ending table in [`stop`]) until the tree is
-//!   gone, driving the nested runs [`nested`] builds; they go back up
+//!   spawn's budget); `spec.rs` builds the task and sandbox specs;
+//!   `ceilings.rs` holds a request under the operator's settings.
+//! - act: `child.rs` runs one child's life: spawn, then `watch.rs` (its
+//!   `watch/phase.rs` and the ending table in `stop.rs`) until the tree is
+//!   gone, driving the nested runs `nested.rs` builds; they go back up
 //!   through the `NestedRunner` trait, never a back reference.
-//! - record: [`journal`] writes the session file and lifecycle lines;
-//!   [`assemble`] turns what happened into the result object.
+//! - record: `journal.rs` writes the session file and lifecycle lines;
+//!   `assemble.rs` turns what happened into the result object.
 //!
 //! No module here imports one above it (`cargo xtask cycles` checks).
 //! Declares and re-exports only.
