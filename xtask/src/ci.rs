@@ -17,7 +17,7 @@ struct Step {
     on_failure: &'static str,
 }
 
-const STEPS: [Step; 5] = [
+const STEPS: [Step; 6] = [
     Step {
         name: "rustfmt",
         on_failure: "run `cargo fmt --all` and commit the result",
@@ -25,6 +25,10 @@ const STEPS: [Step; 5] = [
     Step {
         name: "clippy",
         on_failure: "fix the lints reported above",
+    },
+    Step {
+        name: "import cycles",
+        on_failure: "break the cycles listed above: move the shared type into the lower module, or reach upward through a trait (`cargo xtask cycles` reruns this step alone)",
     },
     Step {
         name: "local model",
@@ -90,7 +94,10 @@ pub fn run(policy: deps::Policy) -> Result<()> {
     )?;
 
     announce(2);
-    let model = step(2, local_model::ensure(policy))?;
+    step(2, crate::cycles::run(&root))?;
+
+    announce(3);
+    let model = step(3, local_model::ensure(policy))?;
     eprintln!(
         "xtask: SUBAGENT_LLAMA_SERVER={}\nxtask: SUBAGENT_LLAMA_MODEL={}",
         model.server.display(),
@@ -102,9 +109,9 @@ pub fn run(policy: deps::Policy) -> Result<()> {
         c
     };
 
-    announce(3);
+    announce(4);
     step(
-        3,
+        4,
         deps::ensure_nextest().and_then(|()| {
             // The integration tests run the real binaries (`subagent`,
             // `subagent-worker`); cargo only builds a package's binaries for
@@ -124,9 +131,9 @@ pub fn run(policy: deps::Policy) -> Result<()> {
         }),
     )?;
 
-    announce(4);
+    announce(5);
     step(
-        4,
+        5,
         cmd::run(with_model(in_repo(cmd::cargo())).args(["test", "--workspace", "--doc"])),
     )?;
 

@@ -10,6 +10,7 @@ mod bench;
 mod cache;
 mod ci;
 mod cmd;
+mod cycles;
 mod demo;
 mod deps;
 mod fuzz;
@@ -29,7 +30,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Everything CI checks, in order, stopping at the first failure: rustfmt,
-    /// clippy, the local model, the whole test suite (nextest) and doctests.
+    /// clippy, import cycles, the local model, the whole test suite (nextest) and doctests.
     Ci {
         /// Install missing system tools (cmake, a C++ compiler, pip) with
         /// apt-get; needs root. Implied when `CI` is set.
@@ -84,6 +85,9 @@ enum Command {
         #[arg(long)]
         install_deps: bool,
     },
+    /// Fail on an import cycle among the modules of any crate (also a step
+    /// of `ci`); test-only modules are left out.
+    Cycles,
     /// Fuzz the frame decoder with libFuzzer for a bounded time.
     Fuzz {
         /// How long to fuzz, in seconds.
@@ -139,6 +143,7 @@ fn main() -> std::process::ExitCode {
             only,
             policy: deps::Policy::from_flag(install_deps),
         }),
+        Command::Cycles => cycles::run(&paths::repo_root()),
         Command::Fuzz {
             seconds,
             install_deps,

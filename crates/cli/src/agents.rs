@@ -11,13 +11,13 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde_json::json;
 use subagent_supervisor::agents::{AgentCatalog, AgentDefinition, AgentOutputSchema};
 use subagent_supervisor::config::{ProjectConfig, workspace_catalog};
 use subagent_supervisor::exit_codes;
 
-use super::trust::{load_project, print_warning};
+use super::trust::{load_project, print_warning, workspace_or_cwd};
 use crate::console;
 
 #[derive(Debug, clap::Args)]
@@ -89,14 +89,6 @@ enum AgentsCommand {
 /// warnings are printed on stderr.
 pub(super) fn load_catalog(project: &ProjectConfig) -> Result<AgentCatalog> {
     Ok(workspace_catalog(project, &print_warning)?)
-}
-
-/// `--workspace`, else the current directory.
-pub(super) fn workspace_or_cwd(workspace: Option<PathBuf>) -> Result<PathBuf> {
-    match workspace {
-        Some(dir) => Ok(dir),
-        None => std::env::current_dir().context("cannot read the current directory"),
-    }
 }
 
 pub(super) fn run(args: AgentsArgs) -> Result<i32> {

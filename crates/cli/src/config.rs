@@ -12,9 +12,8 @@ use subagent_supervisor::config::{
 };
 use subagent_supervisor::exit_codes;
 
-use super::agents::workspace_or_cwd;
 use super::run_flags::env_value;
-use super::trust::load_project;
+use super::trust::{load_project, workspace_or_cwd};
 use crate::console;
 
 #[derive(Debug, clap::Args)]

@@ -11,14 +11,13 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use subagent_supervisor::config::{
     PrepareWarning, ProjectConfig, default_trust_file_path, read_project, read_records,
     workspace_project, write_records,
 };
 use subagent_supervisor::exit_codes;
 
-use super::agents::workspace_or_cwd;
 use crate::console;
 
 #[derive(Debug, clap::Args)]
@@ -115,6 +114,14 @@ pub(super) fn run(args: TrustArgs) -> Result<i32> {
     ));
     console::out(&text)?;
     Ok(exit_codes::OK)
+}
+
+/// `--workspace`, else the current directory.
+pub(super) fn workspace_or_cwd(workspace: Option<PathBuf>) -> Result<PathBuf> {
+    match workspace {
+        Some(dir) => Ok(dir),
+        None => std::env::current_dir().context("cannot read the current directory"),
+    }
 }
 
 /// The project files of `workspace` with their verdict; the warning about

@@ -17,8 +17,13 @@ use serde::de::DeserializeOwned;
 /// [`CLAIMS_PER_PAYLOAD_BYTE`] x its length. This is the limit for the
 /// largest configurable payload; smaller payloads decode under
 /// proportionally smaller limits (see [`decode`]).
-pub const DECODE_CLAIM_LIMIT: usize =
-    CLAIMS_PER_PAYLOAD_BYTE * crate::frame::MAX_CONFIGURABLE_PAYLOAD as usize;
+pub const DECODE_CLAIM_LIMIT: usize = CLAIMS_PER_PAYLOAD_BYTE * MAX_CONFIGURABLE_PAYLOAD as usize;
+
+/// Largest frame payload cap a caller may configure, in bytes (64 MiB); it
+/// bounds what a decode may allocate ([`DECODE_CLAIM_LIMIT`]). Defined here,
+/// below the frame layer that enforces it, because the codec's claim limit
+/// is computed from it.
+pub const MAX_CONFIGURABLE_PAYLOAD: u32 = 64 * 1024 * 1024;
 
 /// Most bytes bincode claims per payload byte for these message types: a
 /// varint-encoded integer or length prefix takes at least 1 byte on the wire

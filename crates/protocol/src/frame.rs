@@ -22,9 +22,7 @@ use crate::codec::{self, CodecError};
 /// what would hurt the supervisor if many workers sent one at once.
 pub const DEFAULT_MAX_PAYLOAD: u32 = 16 * 1024 * 1024;
 
-/// Largest cap a caller may configure, in bytes (64 MiB); it bounds what a
-/// decode may allocate (see [`codec::DECODE_CLAIM_LIMIT`]).
-pub const MAX_CONFIGURABLE_PAYLOAD: u32 = 64 * 1024 * 1024;
+pub use crate::codec::MAX_CONFIGURABLE_PAYLOAD;
 
 /// Bytes in a frame header.
 pub const HEADER_LEN: usize = 4;

@@ -23,8 +23,10 @@
 pub mod codec;
 pub mod error_code;
 pub mod frame;
+mod limit_reached;
 pub mod limits;
 pub mod message;
+mod mode;
 pub mod result;
 pub mod session;
 pub mod task_spec;

@@ -7,9 +7,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::limit_reached::LimitReached;
 use crate::limits::Limits;
 use crate::message::LogLevel;
-use crate::result::{LimitReached, Mode};
+use crate::mode::Mode;
 use crate::task_spec::OutputMode;
 use crate::usage::Usage;
 

@@ -47,7 +47,8 @@ pub enum Termination {
     PidsLimit,
     /// Killed for [`KillReason::Cancelled`].
     Cancelled,
-    /// Killed for [`KillReason::Other`], e.g. a protocol violation.
+    /// Killed for a [`KillReason`] with no termination of its own, e.g. a
+    /// protocol violation; `reason` is [`KillReason::describe`].
     Killed {
         /// The reason given to the kill handle.
         reason: String,
@@ -123,6 +124,23 @@ pub struct ChildExit {
     pub own_memory_cap_hit: bool,
 }
 
+impl ChildExit {
+    /// A child's end as the sandbox would report it, with nothing captured
+    /// and no usage: for callers that test how they read an exit without
+    /// running a process.
+    pub fn of(termination: Termination, raw: RawExit) -> Self {
+        Self {
+            termination,
+            raw,
+            stdout: Captured::default(),
+            stderr: Captured::default(),
+            usage: ResourceUsage::default(),
+            leaked_pids: Vec::new(),
+            own_memory_cap_hit: false,
+        }
+    }
+}
+
 /// The precedence rule: a recorded kill reason wins; else an OOM kill (or a
 /// SIGKILL after the memory limit was hit); else a pids-cap hit followed by an
 /// abnormal exit; else leaked descendants; else the raw status.
@@ -137,11 +155,16 @@ pub(crate) fn decide(
             KillReason::Timeout => Termination::Timeout,
             KillReason::IdleTimeout => Termination::IdleTimeout,
             KillReason::Cancelled => Termination::Cancelled,
-            KillReason::Other(reason) => Termination::Killed {
-                reason: reason.clone(),
-            },
             KillReason::OutputLimit(stream) => Termination::OutputLimit { stream: *stream },
             KillReason::DiskLimit => Termination::DiskLimit,
+            KillReason::SocketSetupFailed
+            | KillReason::NoHello
+            | KillReason::ProtocolVersionMismatch
+            | KillReason::ProtocolViolation
+            | KillReason::ProtocolOutputLimit
+            | KillReason::LingeredAfterDone => Termination::Killed {
+                reason: reason.describe().to_owned(),
+            },
         };
     }
     if cgroup.oom_killed || (cgroup.memory_limit_hit && raw == RawExit::Signaled(libc::SIGKILL)) {

@@ -26,7 +26,7 @@ fn recorded_kill_reason_wins_over_everything() {
         }
     );
     let other = decide(
-        Some(&KillReason::Other("shutdown".into())),
+        Some(&KillReason::ProtocolViolation),
         RawExit::Exited(0),
         NOTHING,
         &[],
@@ -34,7 +34,7 @@ fn recorded_kill_reason_wins_over_everything() {
     assert_eq!(
         other,
         Termination::Killed {
-            reason: "shutdown".into()
+            reason: "protocol violation".into()
         }
     );
 }

@@ -35,9 +35,38 @@ pub enum KillReason {
     /// The child grew a directory it writes past the caller's cap (the
     /// caller watches the directory; the sandbox only records why).
     DiskLimit,
-    /// Anything else (e.g. a protocol violation); reported as
-    /// [`crate::Termination::Killed`] with this text.
-    Other(String),
+    /// The caller's end of the child's protocol socket could not be used.
+    SocketSetupFailed,
+    /// The child never said hello on its protocol socket.
+    NoHello,
+    /// The child speaks another protocol version.
+    ProtocolVersionMismatch,
+    /// The child broke its protocol (a bad frame, a message out of order).
+    ProtocolViolation,
+    /// The child sent more than its protocol byte cap.
+    ProtocolOutputLimit,
+    /// The child reported its result but did not exit in time.
+    LingeredAfterDone,
+}
+
+impl KillReason {
+    /// The text a [`crate::Termination::Killed`] carries for the reasons
+    /// that have no termination of their own.
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Self::Timeout => "timeout",
+            Self::IdleTimeout => "idle timeout",
+            Self::Cancelled => "cancelled",
+            Self::OutputLimit(_) => "output limit",
+            Self::DiskLimit => "disk limit",
+            Self::SocketSetupFailed => "socket setup failed",
+            Self::NoHello => "no hello",
+            Self::ProtocolVersionMismatch => "protocol version mismatch",
+            Self::ProtocolViolation => "protocol violation",
+            Self::ProtocolOutputLimit => "protocol output limit",
+            Self::LingeredAfterDone => "worker did not exit after Done",
+        }
+    }
 }
 
 /// Kills a child's tree from anywhere; cheap to clone.

@@ -522,7 +522,7 @@ async fn supervisor_reports_a_childs_progress_in_order_from_start_to_end() {
             },
             ProgressEvent::Ended {
                 run_id,
-                status: "ok".into(),
+                error: None,
             },
         ]
     );

@@ -14,20 +14,16 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Once;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use super::discover::CgroupKind;
+use super::files::{
+    REMOVE_RETRY_PAUSE, REMOVE_RETRY_WINDOW, counter, enable_v2_controllers, remove_leaves_first,
+};
+use super::kind::CgroupKind;
 use super::members::{CgroupMembers, Freezer};
 use crate::chores;
 use crate::spec::ResourceLimits;
 use crate::status::Protection;
-
-/// How long removal retries while the kernel finishes tearing down the last
-/// members (ms): rmdir answers EBUSY until every task has fully exited.
-pub(super) const REMOVE_RETRY_WINDOW: Duration = Duration::from_millis(1_000);
-
-/// Pause between removal attempts (ms).
-pub(super) const REMOVE_RETRY_PAUSE: Duration = Duration::from_millis(10);
 
 /// Numbers the cgroups this process creates, so names never collide.
 static NEXT_CHILD: AtomicU64 = AtomicU64::new(0);
@@ -283,27 +279,6 @@ fn remove_tree(dir: &Path) -> io::Result<()> {
     })
 }
 
-/// Hands `dir` and every cgroup nested in it to `remove`, leaves first (a
-/// cgroup with children cannot be removed). Only directories are walked:
-/// the control files go with their cgroup. A `dir` already gone is done.
-pub(super) fn remove_leaves_first(
-    dir: &Path,
-    remove: &mut impl FnMut(&Path) -> io::Result<()>,
-) -> io::Result<()> {
-    match fs::read_dir(dir) {
-        Ok(entries) => {
-            for entry in entries.flatten() {
-                if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                    remove_leaves_first(&entry.path(), remove)?;
-                }
-            }
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(e),
-    }
-    remove(dir)
-}
-
 impl Drop for ChildCgroup {
     /// A cgroup dropped before [`ChildCgroup::remove`] (a spawn that failed
     /// or was refused) is removed on the chores thread: a drop may happen on
@@ -390,25 +365,6 @@ fn v1_dirs(memory: &Path, pids: &Path, freezer: Option<&PathBuf>) -> Vec<PathBuf
     dirs
 }
 
-/// Makes memory and pids available to our child cgroups (v2 only hands a
-/// controller to children that the parent lists in `cgroup.subtree_control`).
-pub(super) fn enable_v2_controllers(ours: &Path) -> Result<(), String> {
-    let control = ours.join("cgroup.subtree_control");
-    let enabled = fs::read_to_string(&control).unwrap_or_default();
-    let has = |c: &str| enabled.split_whitespace().any(|e| e == c);
-    if has("memory") && has("pids") {
-        return Ok(());
-    }
-    fs::write(&control, "+memory +pids").map_err(|e| {
-        format!(
-            "cannot enable memory and pids in {} ({e}); cgroup v2 allows that only in a \
-             cgroup without processes of its own: run the supervisor in a delegated leaf, \
-             e.g. under `systemd-run --user --scope -p Delegate=yes`",
-            control.display()
-        )
-    })
-}
-
 fn write(path: &Path, value: &str) -> Result<(), String> {
     fs::write(path, value).map_err(|e| format!("cannot write {value} to {}: {e}", path.display()))
 }
@@ -425,20 +381,6 @@ fn number(path: &Path) -> u64 {
     fs::read_to_string(path)
         .ok()
         .and_then(|t| t.trim().parse().ok())
-        .unwrap_or(0)
-}
-
-/// The value of `key` in a flat-keyed file such as `pids.events`; 0 when
-/// missing.
-pub(super) fn counter(path: &Path, key: &str) -> u64 {
-    fs::read_to_string(path)
-        .ok()
-        .and_then(|text| {
-            text.lines().find_map(|line| {
-                let (k, v) = line.split_once(' ')?;
-                (k == key).then(|| v.trim().parse().ok()).flatten()
-            })
-        })
         .unwrap_or(0)
 }
 

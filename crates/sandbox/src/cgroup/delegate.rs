@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use nix::unistd::{AccessFlags, access};
 
-use super::discover::CgroupKind;
+use super::kind::CgroupKind;
 use super::members::listed_pids;
 
 /// The few facts about cgroupfs the decision needs, so it can be tested on
@@ -179,7 +179,7 @@ pub(crate) fn adopt(dir: &Path, leaf: &Path, facts: &impl CgroupFacts) -> Result
             dir.display()
         )
     })?;
-    let mut handed_down = super::child::enable_v2_controllers(dir);
+    let mut handed_down = super::files::enable_v2_controllers(dir);
     for _ in 1..ADOPT_ROUNDS {
         if handed_down.is_ok() {
             break;
@@ -191,7 +191,7 @@ pub(crate) fn adopt(dir: &Path, leaf: &Path, facts: &impl CgroupFacts) -> Result
             // One that exited meanwhile is simply no longer there.
             let _ = fs::write(&leaf_procs, descendant.to_string());
         }
-        handed_down = super::child::enable_v2_controllers(dir);
+        handed_down = super::files::enable_v2_controllers(dir);
     }
     handed_down
 }

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::child::counter;
+use super::files::counter;
 use crate::chores;
 use crate::signal;
 

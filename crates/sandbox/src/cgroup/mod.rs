@@ -7,14 +7,17 @@
 pub(crate) mod child;
 mod delegate;
 pub(crate) mod discover;
+mod files;
+mod kind;
 pub(crate) mod members;
 mod prewarm;
 mod spare;
 mod stale;
 
 pub(crate) use child::{CgroupVerdict, ChildCgroup, child_name_prefix};
+pub use discover::cgroup_support;
 pub(crate) use discover::cgroup_support_cached;
-pub use discover::{CgroupKind, cgroup_support};
+pub use kind::CgroupKind;
 pub(crate) use members::CgroupMembers;
 pub(crate) use prewarm::keep_warm;
 pub use prewarm::prewarm_attach;

@@ -33,7 +33,8 @@ use std::path::PathBuf;
 use std::sync::{Condvar, Mutex, Once, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::discover::{CgroupKind, cgroup_support_cached};
+use super::discover::cgroup_support_cached;
+use super::kind::CgroupKind;
 use crate::chores;
 
 /// Starts a no-op migration of this process on the chores thread when

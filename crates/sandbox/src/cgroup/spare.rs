@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use super::child::{CgroupSetup, ChildCgroup};
-use super::discover::CgroupKind;
+use super::kind::CgroupKind;
 use crate::chores;
 use crate::spec::ResourceLimits;
 

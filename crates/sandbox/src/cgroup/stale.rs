@@ -20,8 +20,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::child::{REMOVE_RETRY_PAUSE, REMOVE_RETRY_WINDOW, remove_leaves_first};
-use super::discover::CgroupKind;
+use super::files::{REMOVE_RETRY_PAUSE, REMOVE_RETRY_WINDOW, remove_leaves_first};
+use super::kind::CgroupKind;
 use super::members::{CgroupMembers, thaw_below};
 
 /// Removes the stale cgroup trees under each of `kind`'s directories.

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
 
-use super::results::ResultsError;
+use super::results_error::ResultsError;
 
 /// Attempts at locking the file the path names when merges keep renaming
 /// new files over it; more than a couple means something renames in a loop.

@@ -22,6 +22,7 @@ pub mod merge;
 pub mod merge_output;
 pub mod plan;
 pub mod results;
+mod results_error;
 pub mod shard;
 pub mod summary;
 pub mod task;

@@ -12,9 +12,11 @@ mod endpoint;
 mod file;
 mod limits;
 mod load;
+mod locations;
 mod overrides;
 mod prepare;
 mod protect;
+mod provenance;
 mod raise;
 mod resolve;
 mod show;
@@ -41,9 +43,10 @@ pub use file::{
     ProviderEntry, SearchEntry, check_key_variable, parse_config,
 };
 pub use limits::{LimitKey, LimitSet, LimitUnit, LimitValue, RawLimit};
-pub use load::{
-    ConfigLayer, LoadedConfig, PROJECT_CONFIG, default_user_config_path, find_project_config,
-    load_config, project_config_home, project_dirs, user_config_dir, user_config_path,
+pub use load::{ConfigLayer, LoadedConfig, load_config};
+pub use locations::{
+    PROJECT_CONFIG, default_user_config_path, find_project_config, project_config_home,
+    project_dirs, user_config_dir, user_config_path,
 };
 pub use overrides::RequestPatch;
 pub use prepare::{
@@ -51,10 +54,11 @@ pub use prepare::{
     workspace_catalog, workspace_project,
 };
 pub use protect::protected_config_dirs;
+pub use provenance::{EnvLookup, Origin, ResolveError, Sourced};
 pub use raise::{Raise, RaiseSettings};
 pub use resolve::{
-    DEFAULT_AGENT, DEFAULT_MAX_DEPTH, EnvLookup, KindDefaults, Origin, ResolveError, ResolvedRun,
-    RunOverrides, Sourced, kind_defaults, resolve_run,
+    DEFAULT_AGENT, DEFAULT_MAX_DEPTH, KindDefaults, ResolvedRun, RunOverrides, kind_defaults,
+    resolve_run,
 };
 pub use show::describe_config;
 #[cfg(test)]

@@ -14,7 +14,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::load::user_config_dir;
+use super::locations::user_config_dir;
 
 /// The user's config dir, when it lies inside `workspace` (made if
 /// missing, so the sandbox can bind it read-only); empty otherwise.

@@ -7,7 +7,8 @@ use subagent_protocol::{Limits, ProviderKind};
 use super::file::parse_config;
 use super::limits::{LimitKey, LimitSet, LimitValue};
 use super::load::{ConfigLayer, LoadedConfig};
-use super::resolve::{Origin, ResolveError, RunOverrides, resolve_run};
+use super::provenance::{Origin, ResolveError};
+use super::resolve::{RunOverrides, resolve_run};
 use super::show::describe_config;
 use crate::agents::{AgentCatalog, AgentDefinition, AgentSource};
 

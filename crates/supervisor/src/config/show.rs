@@ -8,10 +8,8 @@
 use subagent_protocol::ProviderKind;
 
 use super::load::LoadedConfig;
-use super::resolve::{
-    DEFAULT_AGENT, EnvLookup, Origin, Sourced, kind_defaults, layer_origin, resolve_limits,
-    sourced, subagents_switch,
-};
+use super::provenance::{EnvLookup, Origin, Sourced, layer_origin, sourced};
+use super::resolve::{DEFAULT_AGENT, kind_defaults, resolve_limits, subagents_switch};
 use super::web::{key_variable, kind_name, private_networks_switch, search_entry};
 
 /// The merged configuration: each setting with its value and origin.

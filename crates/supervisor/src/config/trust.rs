@@ -24,8 +24,8 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use super::load::{PROJECT_CONFIG, project_dirs};
-use super::trust_store::{TrustError, TrustRecords, TrustedFile, read_records};
+use super::locations::{PROJECT_CONFIG, project_dirs};
+use super::trust_store::{TrustError, TrustRecords, TrustedFile, TrustedProject, read_records};
 use crate::agents::AgentFileFlavor;
 
 /// What a project file is to a run.
@@ -344,6 +344,35 @@ pub(crate) fn read_project_trusting_all(workspace: &Path) -> ProjectConfig {
     });
     project.verdict = TrustVerdict::Trusted;
     project
+}
+
+/// Recording trust needs what a project's files are, which this module
+/// reads; the record's format stays in `trust_store.rs`, below it.
+impl TrustRecords {
+    /// Trusts `project`'s files as they are now: the record of its root
+    /// keeps files other workspaces of it look at, and gets these in place
+    /// of what it had where this workspace looks.
+    pub fn trust(&mut self, project: &ProjectConfig) {
+        let now: Vec<TrustedFile> = project
+            .files()
+            .iter()
+            .map(|f| TrustedFile {
+                path: f.path.clone(),
+                sha256: f.sha256.clone(),
+            })
+            .collect();
+        match self.projects.iter_mut().find(|p| p.dir == project.root) {
+            Some(record) => {
+                record.files.retain(|f| !project.watches(&f.path));
+                record.files.extend(now);
+                record.files.sort_by(|a, b| a.path.cmp(&b.path));
+            }
+            None => self.projects.push(TrustedProject {
+                dir: project.root.clone(),
+                files: now,
+            }),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -18,8 +18,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::load::user_config_dir;
-use super::trust::ProjectConfig;
+use super::locations::user_config_dir;
 
 /// The record's file name in the user's config dir.
 pub const TRUST_FILE: &str = "trusted.json";
@@ -116,31 +115,6 @@ impl TrustRecords {
     /// The record of the project rooted at `root`.
     pub fn project(&self, root: &Path) -> Option<&TrustedProject> {
         self.projects.iter().find(|p| p.dir == root)
-    }
-
-    /// Trusts `project`'s files as they are now: the record of its root
-    /// keeps files other workspaces of it look at, and gets these in place
-    /// of what it had where this workspace looks.
-    pub fn trust(&mut self, project: &ProjectConfig) {
-        let now: Vec<TrustedFile> = project
-            .files()
-            .iter()
-            .map(|f| TrustedFile {
-                path: f.path.clone(),
-                sha256: f.sha256.clone(),
-            })
-            .collect();
-        match self.projects.iter_mut().find(|p| p.dir == project.root) {
-            Some(record) => {
-                record.files.retain(|f| !project.watches(&f.path));
-                record.files.extend(now);
-                record.files.sort_by(|a, b| a.path.cmp(&b.path));
-            }
-            None => self.projects.push(TrustedProject {
-                dir: project.root.clone(),
-                files: now,
-            }),
-        }
     }
 
     /// Forgets the project rooted at `root`; false when it was not trusted.

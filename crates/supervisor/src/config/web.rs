@@ -12,7 +12,7 @@ use subagent_protocol::{ApiKey, SearchBackend, SearchKind, WebSettings};
 
 use super::file::{BRAVE_DEFAULT_KEY_VAR, SearchEntry};
 use super::load::LoadedConfig;
-use super::resolve::{EnvLookup, Origin, ResolveError, Sourced, layer_origin, sourced};
+use super::provenance::{EnvLookup, Origin, ResolveError, Sourced, layer_origin, sourced};
 
 /// `[search]` of the highest config file that has one, with its origin.
 pub(super) fn search_entry(config: &LoadedConfig) -> Option<(&SearchEntry, Origin)> {

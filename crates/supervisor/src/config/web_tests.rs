@@ -6,7 +6,7 @@ use subagent_protocol::{ApiKey, SearchBackend, SearchKind, WebSettings};
 
 use super::super::file::{ConfigFileError, parse_config};
 use super::super::load::{ConfigLayer, LoadedConfig};
-use super::super::resolve::{Origin, ResolveError};
+use super::super::provenance::{Origin, ResolveError};
 use super::super::show::describe_config;
 use super::resolve_web;
 

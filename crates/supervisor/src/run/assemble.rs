@@ -18,6 +18,7 @@ use subagent_protocol::{Budget, ErrorCode, Limits, Outcome, StopReason, Usage};
 use subagent_sandbox::{ChildExit, RawExit, SpawnError, Termination};
 
 use super::record::EventRecord;
+use super::stop::{self, StopCause};
 use crate::sanitize::Sanitizer;
 use crate::truncate::truncate_returned;
 
@@ -27,27 +28,12 @@ const DIAGNOSTIC_STDERR_LINES: usize = 20;
 /// Characters of partial assistant text quoted in a diagnostic.
 const DIAGNOSTIC_PARTIAL_CHARS: usize = 2_000;
 
-/// Why the supervisor itself ended a run (as opposed to the worker).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum SupervisorCause {
-    /// The wall timeout fired.
-    WallTimeout,
-    /// No progress for the idle timeout.
-    IdleTimeout,
-    /// The caller cancelled.
-    Cancelled,
-    /// The worker broke the protocol (bad frame, wrong order, version).
-    Protocol(String),
-    /// The worker sent more than `limits.protocol_bytes`.
-    ProtocolFlood,
-}
-
 /// Everything known about a finished child.
 #[derive(Debug, Default)]
 pub(super) struct ChildRun {
     pub outcome: Option<Outcome>,
     pub record: EventRecord,
-    pub cause: Option<SupervisorCause>,
+    pub cause: Option<StopCause>,
     pub exit: Option<ChildExit>,
     pub sandbox: Option<SandboxStatus>,
     /// Set when no worker ran at all.
@@ -172,7 +158,13 @@ pub(super) fn assemble(a: &Assembly, run: ChildRun) -> SubagentResult {
     }
     single.stop_reason = Some(RunStop::of(&run).as_str().to_owned());
     if failure.is_some() {
-        single.limit = super::ended_by::limit_reached(a, &run);
+        single.limit = super::ended_by::limit_reached(super::ended_by::EndedBy {
+            limits: &a.limits,
+            budget: &a.budget,
+            cause: run.cause.as_ref(),
+            termination: run.exit.as_ref().map(|exit| &exit.termination),
+            stop_reason: run.outcome.as_ref().map(|o| o.stop_reason),
+        });
     }
     if let Some(exit) = &run.exit {
         single.termination = Some(termination_info(exit));
@@ -255,103 +247,16 @@ fn classify(a: &Assembly, run: &ChildRun) -> Option<(ErrorCode, String)> {
     if let Some(e) = &run.setup_error {
         return Some(e.clone());
     }
-    let secs = |ms: u64| ms as f64 / 1000.0;
-    match &run.cause {
-        Some(SupervisorCause::WallTimeout) => {
-            return Some((
-                ErrorCode::SubagentTimeout,
-                format!(
-                    "subagent timed out after {} s (wall timeout); partial output is kept. Raise the timeout or split the task.",
-                    secs(a.limits.wall_timeout_ms)
-                ),
-            ));
-        }
-        Some(SupervisorCause::IdleTimeout) => {
-            return Some((
-                ErrorCode::SubagentTimeout,
-                format!(
-                    "subagent made no model or tool progress for {} s (idle timeout); partial output is kept",
-                    secs(a.limits.idle_timeout_ms)
-                ),
-            ));
-        }
-        Some(SupervisorCause::Cancelled) => {
-            return Some((
-                ErrorCode::SubagentCancelled,
-                "subagent cancelled by the caller; partial output is kept".to_owned(),
-            ));
-        }
-        Some(SupervisorCause::Protocol(message)) => {
-            return Some((ErrorCode::SubagentFailed, message.clone()));
-        }
-        Some(SupervisorCause::ProtocolFlood) => {
-            return Some((
-                ErrorCode::SubagentOutputTruncated,
-                format!(
-                    "the worker sent more than {} bytes over the protocol socket and was killed",
-                    a.limits.protocol_bytes
-                ),
-            ));
-        }
-        None => {}
+    if let Some(cause) = &run.cause {
+        return Some(cause.error(&a.limits));
     }
     let exit = run.exit.as_ref()?;
-    match &exit.termination {
-        Termination::OutputLimit { stream } => {
-            let (name, cap) = match stream {
-                subagent_protocol::session::Stream::Stdout => ("stdout", a.limits.stdout_bytes),
-                subagent_protocol::session::Stream::Stderr => ("stderr", a.limits.stderr_bytes),
-            };
-            return Some((
-                ErrorCode::SubagentOutputTruncated,
-                format!(
-                    "the worker wrote more than {cap} bytes to {name} and was killed (output hard limit)"
-                ),
-            ));
-        }
-        Termination::MemoryLimit => {
-            return Some((
-                ErrorCode::SubagentFailed,
-                format!(
-                    "the worker was killed at its memory limit of {} bytes; raise the memory limit if the task needs more",
-                    a.limits.memory_bytes
-                ),
-            ));
-        }
-        Termination::PidsLimit => {
-            return Some((
-                ErrorCode::SubagentFailed,
-                format!(
-                    "the worker hit its process limit of {} and failed",
-                    a.limits.pids
-                ),
-            ));
-        }
-        Termination::Timeout | Termination::IdleTimeout => {
-            return Some((ErrorCode::SubagentTimeout, "subagent timed out".to_owned()));
-        }
-        Termination::Cancelled => {
-            return Some((
-                ErrorCode::SubagentCancelled,
-                "subagent cancelled".to_owned(),
-            ));
-        }
-        _ => {}
+    if let Some(failure) = stop::termination_error(&exit.termination, &a.limits) {
+        return Some(failure);
     }
     match &run.outcome {
         Some(o) => o.error.as_ref().map(|e| (e.code, e.message.clone())),
-        None => Some((
-            ErrorCode::SubagentFailed,
-            match exit.raw {
-                RawExit::Exited(code) => {
-                    format!("the worker exited with status {code} before reporting a result")
-                }
-                RawExit::Signaled(sig) => format!(
-                    "the worker was killed by signal {} ({sig}) before reporting a result",
-                    signal_name(sig)
-                ),
-            },
-        )),
+        None => Some(stop::no_result_error(exit.raw)),
     }
 }
 
@@ -360,16 +265,8 @@ fn classify(a: &Assembly, run: &ChildRun) -> Option<(ErrorCode, String)> {
 /// how the process ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum RunStop<'a> {
-    /// The wall timeout fired.
-    Timeout,
-    /// The idle timeout fired.
-    IdleTimeout,
-    /// The caller cancelled before `Done`.
-    Cancelled,
-    /// The worker broke the protocol.
-    ProtocolError,
-    /// The worker passed the protocol byte cap.
-    OutputLimit,
+    /// The supervisor intervened.
+    Supervisor(&'a StopCause),
     /// The worker's own reason, from `Done`.
     Worker(StopReason),
     /// The worker completed, but the model's output cap cut its last turn.
@@ -383,11 +280,7 @@ enum RunStop<'a> {
 impl<'a> RunStop<'a> {
     fn of(run: &'a ChildRun) -> Self {
         match (&run.cause, &run.outcome) {
-            (Some(SupervisorCause::WallTimeout), _) => Self::Timeout,
-            (Some(SupervisorCause::IdleTimeout), _) => Self::IdleTimeout,
-            (Some(SupervisorCause::Cancelled), _) => Self::Cancelled,
-            (Some(SupervisorCause::Protocol(_)), _) => Self::ProtocolError,
-            (Some(SupervisorCause::ProtocolFlood), _) => Self::OutputLimit,
+            (Some(cause), _) => Self::Supervisor(cause),
             (None, Some(o))
                 if o.stop_reason == StopReason::Completed
                     && run
@@ -408,11 +301,7 @@ impl<'a> RunStop<'a> {
 
     fn as_str(self) -> &'static str {
         match self {
-            Self::Timeout => "timeout",
-            Self::IdleTimeout => "idle_timeout",
-            Self::Cancelled => "cancelled",
-            Self::ProtocolError => "protocol_error",
-            Self::OutputLimit => "output_limit",
+            Self::Supervisor(cause) => cause.stop_word(),
             Self::Worker(reason) => reason.as_str(),
             Self::MaxTokens => crate::session::ending::MAX_TOKENS_STOP,
             Self::Process(termination) => termination.reason(),
@@ -482,11 +371,6 @@ fn failure_exit_code(exit: Option<&ChildExit>) -> i32 {
     }
 }
 
-/// `SIGSEGV` for 11, from the platform's own table.
-fn signal_name(sig: i32) -> &'static str {
-    nix::sys::signal::Signal::try_from(sig).map_or("an unknown signal", |s| s.as_str())
-}
-
 fn write_full_output(path: &std::path::Path, text: &str) -> bool {
     if let Some(dir) = path.parent()
         && std::fs::create_dir_all(dir).is_err()
@@ -495,3 +379,7 @@ fn write_full_output(path: &std::path::Path, text: &str) -> bool {
     }
     std::fs::write(path, text).is_ok()
 }
+
+#[cfg(test)]
+#[path = "assemble_tests.rs"]
+mod tests;

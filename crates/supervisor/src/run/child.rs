@@ -9,30 +9,26 @@
 
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream as StdUnixStream;
-use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Instant, SystemTime};
 
-use subagent_protocol::frame::encode_frame;
 use subagent_protocol::message::LogLevel;
 use subagent_protocol::result::SubagentResult;
 use subagent_protocol::session::{
-    LifecycleEvent, LimitAction, LimitKind, MessageLine, Role, SESSION_FORMAT_VERSION,
-    SandboxStatus, SessionEntry, SessionHeader,
+    LifecycleEvent, MessageLine, Role, SESSION_FORMAT_VERSION, SessionEntry, SessionHeader,
 };
-use subagent_protocol::{
-    ErrorCode, FrameError, MaxPayload, PythonInterpreter, TaskSpec, ToWorker, tool_names,
-};
-use subagent_sandbox::{Isolation, SandboxPolicy, SandboxSpec};
+use subagent_protocol::{ErrorCode, PythonInterpreter, TaskSpec};
 use tokio_util::sync::CancellationToken;
 
+use super::admission::SpawnTree;
 use super::assemble::{self, ChildRun};
-use super::config::{CAPTURE_KEEP, SupervisorConfig, tools_for_depth};
-use super::context::{RunContext, mark_session_lost};
-use super::nested::SpawnTree;
+use super::config::SupervisorConfig;
+use super::context::RunContext;
+use super::journal::{RunJournal, mark_session_lost};
+use super::nested::NestedRunner;
 use super::progress::ProgressEvent;
 use super::request::{RunRequest, new_run_id};
-use super::supervisor::Supervisor;
+use super::spec;
 use super::watch::{Watched, watch_worker};
 use crate::agents::AgentDefinition;
 use crate::sanitize::Sanitizer;
@@ -41,13 +37,13 @@ use crate::session::{SessionPaths, SessionWriter, SessionWriterError};
 /// Runs one admitted request to its result; `tree` is the spawn tree its
 /// nested subagents count against.
 pub(super) async fn run_child(
-    supervisor: &Supervisor,
+    config: &SupervisorConfig,
+    runner: &dyn NestedRunner,
     request: RunRequest,
     agent: AgentDefinition,
     cancel: CancellationToken,
     tree: Arc<SpawnTree>,
 ) -> SubagentResult {
-    let config = &supervisor.config;
     let started_wall = SystemTime::now();
     let started_at = subagent_protocol::time::rfc3339_ms(started_wall);
     let started = Instant::now();
@@ -57,9 +53,9 @@ pub(super) async fn run_child(
         .as_ref()
         .map(|k| k.expose().to_owned());
     let sanitizer = Sanitizer::new(api_key, std::env::var("HOME").ok());
-    let mut probe_spec = task_spec(&request, &agent, &new_run_id(), config.sandbox_policy);
+    let mut probe_spec = spec::task_spec(&request, &agent, &new_run_id(), config.sandbox_policy);
     probe_spec.python = super::python::for_tools(&probe_spec.tools).await;
-    if let Err(message) = check_spec_fits(&probe_spec) {
+    if let Err(message) = spec::check_spec_fits(&probe_spec) {
         return SubagentResult::refusal(ErrorCode::InvalidInput, message);
     }
     let (run_id, paths, created) =
@@ -69,20 +65,23 @@ pub(super) async fn run_child(
         ..probe_spec
     };
 
+    let journal = RunJournal::new(
+        run_id.clone(),
+        config.requested_by.clone(),
+        &request,
+        paths,
+        started_at,
+        started,
+    );
     let mut ctx = RunContext {
         config,
-        supervisor,
+        runner,
         tree,
         request: &request,
         run_id: run_id.clone(),
-        started_at,
         started,
         sanitizer,
-        paths,
-        writer: None,
-        session_created: false,
-        pid: None,
-        closing: None,
+        journal,
     };
 
     let writer = match created {
@@ -96,26 +95,21 @@ pub(super) async fn run_child(
             return result;
         }
     };
-    ctx.writer = Some(writer);
-    ctx.session_created = true;
+    ctx.journal.opened(writer);
     tracing::debug!(
         run_id = %run_id,
-        file = %ctx.paths.session_file.display(),
+        file = %ctx.journal.paths().session_file.display(),
         "session file created"
     );
 
     let run = spawn_and_watch(&mut ctx, spec, cancel).await;
     let mut result = assemble::assemble_blocking(ctx.assembly(), run).await;
-    if let Err(e) = ctx.finish(&result).await {
+    if let Err(e) = ctx.journal.finish(&result).await {
         mark_session_lost(&mut result, &e);
     }
     ctx.progress(|| ProgressEvent::Ended {
         run_id,
-        status: result
-            .details
-            .error
-            .as_ref()
-            .map_or_else(|| "ok".to_owned(), |e| e.code.to_string()),
+        error: result.details.error.as_ref().map(|e| e.code),
     });
     result
 }
@@ -130,7 +124,7 @@ pub(super) async fn spawn_and_watch(
         Ok(pair) => pair,
         Err(e) => return ChildRun::setup_failed(format!("cannot create the worker socket: {e}")),
     };
-    let sandbox_spec = sandbox_spec(ctx, OwnedFd::from(theirs));
+    let sandbox_spec = spec::sandbox_spec(ctx.config, ctx.request, OwnedFd::from(theirs));
     let child = match subagent_sandbox::spawn(sandbox_spec).await {
         Ok(child) => child,
         Err(e) => {
@@ -139,12 +133,14 @@ pub(super) async fn spawn_and_watch(
                 sandbox: assemble::refused_status(&e).unwrap_or_default(),
                 ..session_header(ctx, &spec)
             };
-            ctx.write(SessionEntry::Session(header)).await;
-            ctx.lifecycle_line(LifecycleEvent::Start, None).await;
+            ctx.journal.write(SessionEntry::Session(header)).await;
+            ctx.journal
+                .lifecycle_line(LifecycleEvent::Start, None)
+                .await;
             return ChildRun::spawn_failed(&e);
         }
     };
-    ctx.pid = Some(child.pid());
+    ctx.journal.set_pid(child.pid());
     tracing::debug!(
         run_id = %ctx.run_id,
         pid = child.pid(),
@@ -158,30 +154,36 @@ pub(super) async fn spawn_and_watch(
     });
     let mut sandbox_status = child.status().clone();
     super::file_tools::forecast(&spec.tools, &mut sandbox_status);
-    ctx.write(SessionEntry::Session(SessionHeader {
-        sandbox: sandbox_status.clone(),
-        ..session_header(ctx, &spec)
-    }))
-    .await;
-    ctx.lifecycle_line(LifecycleEvent::Start, None).await;
-    for missing in &sandbox_status.not_applied {
-        ctx.log(
-            LogLevel::Warn,
-            format!(
-                "protection not applied: {} ({})",
-                missing.protection, missing.reason
-            ),
-        )
+    ctx.journal
+        .write(SessionEntry::Session(SessionHeader {
+            sandbox: sandbox_status.clone(),
+            ..session_header(ctx, &spec)
+        }))
         .await;
+    ctx.journal
+        .lifecycle_line(LifecycleEvent::Start, None)
+        .await;
+    for missing in &sandbox_status.not_applied {
+        ctx.journal
+            .log(
+                LogLevel::Warn,
+                format!(
+                    "protection not applied: {} ({})",
+                    missing.protection, missing.reason
+                ),
+            )
+            .await;
     }
     if !spec.system_prompt.is_empty() {
-        ctx.write(message(
-            Role::System,
-            ctx.sanitizer.mask_secrets(&spec.system_prompt),
-        ))
-        .await;
+        ctx.journal
+            .write(message(
+                Role::System,
+                ctx.sanitizer.mask_secrets(&spec.system_prompt),
+            ))
+            .await;
     }
-    ctx.write(message(Role::User, ctx.sanitizer.mask_secrets(&spec.task)))
+    ctx.journal
+        .write(message(Role::User, ctx.sanitizer.mask_secrets(&spec.task)))
         .await;
 
     let watched = watch_worker(ctx, ours, spec, child, cancel).await;
@@ -218,7 +220,7 @@ fn session_header(ctx: &RunContext<'_>, spec: &TaskSpec) -> SessionHeader {
         depth: spec.depth,
         limits: ctx.request.limits.clone(),
         sandbox: Default::default(),
-        tool_sandbox: tool_sandbox_status(spec),
+        tool_sandbox: spec::tool_sandbox_status(spec),
         parent_session: ctx
             .request
             .parent_session
@@ -248,101 +250,39 @@ fn message(role: Role, text: String) -> SessionEntry {
     })
 }
 
-fn sandbox_spec(ctx: &RunContext<'_>, protocol_fd: OwnedFd) -> SandboxSpec {
-    let limits = &ctx.request.limits;
-    let mut env = subagent_sandbox::allowlisted_env(subagent_sandbox::DEFAULT_ENV_ALLOWLIST);
-    env.push(("SUBAGENT_PROTOCOL_FD".into(), "3".into()));
-    SandboxSpec {
-        program: ctx.config.worker.program.clone(),
-        args: ctx.config.worker.args.clone(),
-        cwd: ctx.request.workspace_dir.clone(),
-        env,
-        protocol_fd: Some(protocol_fd),
-        limits: subagent_sandbox::ResourceLimits::from_limits(limits),
-        policy: ctx.config.sandbox_policy,
-        capture: subagent_sandbox::CaptureLimits {
-            stdout_hard_bytes: limits.stdout_bytes,
-            stderr_hard_bytes: limits.stderr_bytes,
-            keep_head_bytes: CAPTURE_KEEP,
-            keep_tail_bytes: CAPTURE_KEEP,
-        },
-        grace: Duration::from_millis(limits.kill_grace_ms),
-        // The worker talks to the model over the network and holds the API
-        // key; the tool sandbox is for the processes it starts for tools.
-        isolation: None,
-    }
-}
-
 /// Session lines about how the process ended: limit hits and output excerpts.
 async fn record_exit(ctx: &RunContext<'_>, watch: &Watched) {
     let exit = &watch.exit;
     use subagent_protocol::session::{OutputLine, Stream};
-    use subagent_sandbox::Termination;
-    let limits = &ctx.request.limits;
-    match &exit.termination {
-        Termination::OutputLimit { stream } => {
-            let (name, value) = match stream {
-                Stream::Stdout => (LimitKind::Stdout, limits.stdout_bytes),
-                Stream::Stderr => (LimitKind::Stderr, limits.stderr_bytes),
-            };
-            ctx.limit(
-                name,
-                value,
-                LimitAction::Sigkill,
-                Some("output hard limit reached; process group killed".into()),
-            )
-            .await;
-        }
-        Termination::MemoryLimit => {
-            ctx.limit(
-                LimitKind::Memory,
-                limits.memory_bytes,
-                LimitAction::OomKill,
-                None,
-            )
-            .await
-        }
-        Termination::PidsLimit => {
-            ctx.limit(LimitKind::Pids, limits.pids, LimitAction::RefusedFork, None)
-                .await
-        }
-        Termination::Leaked { pids } => {
-            ctx.limit(
-                LimitKind::LeakedProcesses,
-                pids.len() as u64,
-                LimitAction::Sigkill,
-                Some(format!(
-                    "descendants still running after the worker exited: {pids:?}"
-                )),
-            )
-            .await;
-        }
-        _ => {}
+    if let Some(hit) = super::stop::termination_limit_hit(&exit.termination, &ctx.request.limits) {
+        ctx.journal.limit_hit(hit).await;
     }
     for (stream, captured) in [
         (Stream::Stdout, &exit.stdout),
         (Stream::Stderr, &exit.stderr),
     ] {
         if captured.bytes_seen > 0 {
-            ctx.write(SessionEntry::Output(OutputLine {
-                stream,
-                excerpt: ctx.sanitizer.mask_secrets(&captured.lossy_text()),
-                bytes_seen: captured.bytes_seen,
-                bytes_kept: captured.bytes_kept,
-                truncated: captured.truncated,
-            }))
-            .await;
+            ctx.journal
+                .write(SessionEntry::Output(OutputLine {
+                    stream,
+                    excerpt: ctx.sanitizer.mask_secrets(&captured.lossy_text()),
+                    bytes_seen: captured.bytes_seen,
+                    bytes_kept: captured.bytes_kept,
+                    truncated: captured.truncated,
+                }))
+                .await;
         }
     }
     if watch.outcome.is_none() && !watch.record.partial_text.is_empty() {
-        ctx.log(
-            LogLevel::Info,
-            format!(
-                "partial assistant text before the worker ended: {}",
-                ctx.sanitizer.mask_secrets(&watch.record.partial_text)
-            ),
-        )
-        .await;
+        ctx.journal
+            .log(
+                LogLevel::Info,
+                format!(
+                    "partial assistant text before the worker ended: {}",
+                    ctx.sanitizer.mask_secrets(&watch.record.partial_text)
+                ),
+            )
+            .await;
     }
 }
 
@@ -371,81 +311,6 @@ fn create_session_file(
             Err(e) if e.already_exists() && attempt < RUN_ID_ATTEMPTS => attempt += 1,
             created => return (run_id, paths, created),
         }
-    }
-}
-
-/// Refuses a task whose `Start` frame would not fit the protocol's frame
-/// cap, before anything is created: the worker could never receive it.
-fn check_spec_fits(spec: &TaskSpec) -> Result<(), String> {
-    let max = MaxPayload::default().bytes();
-    match encode_frame(
-        &ToWorker::Start(Box::new(spec.clone())),
-        MaxPayload::default(),
-    ) {
-        Ok(_) => Ok(()),
-        Err(FrameError::TooLarge { announced, .. }) => Err(format!(
-            "the task is too large to send to a worker: {announced} bytes encoded, the limit is {max} \
-             bytes; shorten the task, the system prompt or the output schema, or put large input \
-             in a file in the workspace and name it in the task"
-        )),
-        Err(e) => Err(format!("the task cannot be encoded for the worker: {e}")),
-    }
-}
-
-/// The layers tool processes of this child will get, for the session
-/// header: the isolation layers and the memory and pids caps (each cgroup
-/// cap that cannot be had listed as not applied, and the rlimit memory
-/// fallback); `None` when it has no process tool.
-fn tool_sandbox_status(spec: &TaskSpec) -> Option<SandboxStatus> {
-    if !spec.tools.iter().any(|t| t == tool_names::PYTHON_EXECUTE) {
-        return None;
-    }
-    let mut isolation = Isolation::strict(vec![PathBuf::from(&spec.workspace_dir)]);
-    isolation.network = spec.allow_network;
-    let mut status = subagent_sandbox::isolation_status(&isolation);
-    let caps = subagent_sandbox::resource_status(&subagent_sandbox::ResourceLimits {
-        memory_bytes: Some(spec.limits.tool_memory_bytes),
-        pids: Some(spec.limits.tool_pids),
-        ..Default::default()
-    });
-    status.applied.extend(caps.applied);
-    status.not_applied.extend(caps.not_applied);
-    Some(status)
-}
-
-fn task_spec(
-    request: &RunRequest,
-    agent: &AgentDefinition,
-    run_id: &str,
-    policy: SandboxPolicy,
-) -> TaskSpec {
-    let child_depth = request.caller_depth.saturating_add(1);
-    let tools = request.tools.clone().unwrap_or_else(|| agent.tools.clone());
-    TaskSpec {
-        run_id: run_id.to_owned(),
-        agent: request.agent.clone(),
-        task: request.task.clone(),
-        system_prompt: request
-            .system_prompt
-            .clone()
-            .unwrap_or_else(|| agent.system_prompt.clone()),
-        provider: request.provider.clone(),
-        tools: tools_for_depth(tools, child_depth, request.max_depth),
-        output_schema_json: request.output_schema_json.clone(),
-        output_mode: request.output_mode,
-        budget: request.effective_budget(),
-        limits: request.limits.clone(),
-        workspace_dir: request.workspace_dir.display().to_string(),
-        allow_network: request.allow_network,
-        require_sandbox: policy == SandboxPolicy::RequireAll,
-        depth: child_depth,
-        max_depth: request.max_depth,
-        web: request.web.clone(),
-        python: None,
-        protected_paths: crate::config::protected_config_dirs(&request.workspace_dir)
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect(),
     }
 }
 

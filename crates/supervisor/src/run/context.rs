@@ -1,106 +1,35 @@
-//! The state one run shares across its steps, and the session-file writes
-//! made through it: log and limit lines, lifecycle lines (to the child's
-//! file and the parent's), and closing the file.
+//! The state one run shares across its steps: its settings, its request,
+//! its sanitizer, its spawn tree, the way back up for nested runs, and its
+//! record ([`RunJournal`]).
 //!
-//! It writes only what it is given, already sanitized by its callers or
-//! masked here; it never decides outcomes.
-//!
-//! Its `Drop` is the session file's guard: a run dropped before it finished
-//! (the caller's own timeout around it, an aborted task) still ends its file,
-//! and the parent's, with a terminal lifecycle line, written before the drop
-//! returns.
+//! Holds and hands out; it writes nothing itself and never decides
+//! outcomes.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use subagent_protocol::Usage;
-use subagent_protocol::message::LogLevel;
-use subagent_protocol::result::SubagentResult;
-use subagent_protocol::session::{
-    AgentEvent, EndingError, LifecycleEvent, LifecycleStatus, LimitAction, LimitKind, LimitLine,
-    LogLine, LogSource, SessionEntry, SessionLine,
-};
-
+use super::admission::SpawnTree;
 use super::assemble;
 use super::config::SupervisorConfig;
-use super::nested::SpawnTree;
+use super::journal::RunJournal;
+use super::nested::NestedRunner;
 use super::progress::ProgressEvent;
 use super::request::RunRequest;
-use super::supervisor::Supervisor;
 use crate::sanitize::Sanitizer;
-use crate::session::ending::{ending_error, ending_stop_reason};
-use crate::session::{
-    SessionPaths, SessionWriter, SessionWriterError, append_to_parent, append_to_parent_blocking,
-};
-
-/// The summary of the terminal line a dropped run gets.
-const DROPPED_SUMMARY: &str =
-    "the run was dropped by its caller before it finished; its worker was killed";
 
 /// Everything about the run that the steps below share.
 pub(super) struct RunContext<'a> {
     pub(super) config: &'a SupervisorConfig,
     /// Runs the nested subagents this run asks for.
-    pub(super) supervisor: &'a Supervisor,
+    pub(super) runner: &'a dyn NestedRunner,
     /// The spawn tree of this run's root.
     pub(super) tree: Arc<SpawnTree>,
     pub(super) request: &'a RunRequest,
     pub(super) run_id: String,
-    pub(super) started_at: String,
     pub(super) started: Instant,
     pub(super) sanitizer: Sanitizer,
-    pub(super) paths: SessionPaths,
-    pub(super) writer: Option<SessionWriter>,
-    /// True once the session file exists: a result names it only then.
-    pub(super) session_created: bool,
-    pub(super) pid: Option<u32>,
-    /// The terminal line [`Self::finish`] is writing; a drop part-way
-    /// through writes this one rather than an aborted line.
-    pub(super) closing: Option<SessionLine>,
-}
-
-/// How a run ended, for its terminal lifecycle line.
-struct Ending {
-    status: LifecycleStatus,
-    model: Option<String>,
-    usage: Usage,
-    summary: Option<String>,
-    /// The code, message and limit of a failed or aborted run.
-    error: Option<EndingError>,
-    stop_reason: Option<String>,
-}
-
-impl Ending {
-    fn of(result: &SubagentResult) -> Self {
-        let single = result.details.results.first();
-        Self {
-            status: ending_of(result).1,
-            model: single.and_then(|s| s.model.clone()),
-            usage: single.map(|s| s.usage).unwrap_or_default(),
-            summary: result.content.first().map(|c| match c {
-                subagent_protocol::result::ContentItem::Text { text } => summarize(text),
-            }),
-            error: ending_error(result),
-            stop_reason: ending_stop_reason(result),
-        }
-    }
-
-    fn dropped() -> Self {
-        Self {
-            status: LifecycleStatus::Aborted,
-            model: None,
-            usage: Usage::default(),
-            summary: Some(DROPPED_SUMMARY.to_owned()),
-            error: Some(EndingError {
-                code: subagent_protocol::ErrorCode::SubagentCancelled
-                    .as_str()
-                    .to_owned(),
-                message: DROPPED_SUMMARY.to_owned(),
-                limit: None,
-            }),
-            stop_reason: None,
-        }
-    }
+    /// The session file and the lifecycle lines.
+    pub(super) journal: RunJournal,
 }
 
 impl RunContext<'_> {
@@ -113,29 +42,11 @@ impl RunContext<'_> {
             mode: self.request.mode,
             limits: self.request.limits.clone(),
             budget: self.request.effective_budget(),
-            session_file: self
-                .session_created
-                .then(|| self.paths.session_file.display().to_string()),
-            full_output_file: self.paths.full_output_file.clone(),
+            session_file: self.journal.session_file(),
+            full_output_file: self.journal.paths().full_output_file.clone(),
             duration: self.started.elapsed(),
             sanitizer: self.sanitizer.clone(),
         }
-    }
-
-    pub(super) async fn write(&self, entry: SessionEntry) {
-        if let Some(w) = &self.writer {
-            // A failed session write must not fail the run; close() reports it.
-            let _ = w.append(SessionLine::now(entry)).await;
-        }
-    }
-
-    pub(super) async fn log(&self, level: LogLevel, message: String) {
-        self.write(SessionEntry::Log(LogLine {
-            level,
-            source: LogSource::Supervisor,
-            message,
-        }))
-        .await;
     }
 
     /// Tells the config's progress sink, if any; `event` is built only then.
@@ -144,198 +55,4 @@ impl RunContext<'_> {
             sink.emit(&event());
         }
     }
-
-    pub(super) async fn limit(
-        &self,
-        limit: LimitKind,
-        value: u64,
-        action: LimitAction,
-        detail: Option<String>,
-    ) {
-        tracing::info!(
-            run_id = %self.run_id,
-            ?limit,
-            value,
-            ?action,
-            detail = detail.as_deref().unwrap_or(""),
-            "limit hit"
-        );
-        self.write(SessionEntry::Limit(LimitLine {
-            limit,
-            value,
-            action,
-            detail,
-        }))
-        .await;
-    }
-
-    pub(super) fn lifecycle(
-        &self,
-        event: LifecycleEvent,
-        result: Option<&SubagentResult>,
-    ) -> SessionLine {
-        self.lifecycle_ending(event, result.map(Ending::of))
-    }
-
-    fn lifecycle_ending(&self, event: LifecycleEvent, ending: Option<Ending>) -> SessionLine {
-        let ended = ending.is_some();
-        let (status, model, usage, summary, error, stop_reason) = match ending {
-            Some(e) => (
-                Some(e.status),
-                e.model,
-                Some(e.usage),
-                e.summary,
-                e.error,
-                e.stop_reason,
-            ),
-            None => (None, None, None, None, None, None),
-        };
-        SessionLine::now(SessionEntry::AgentEvent(AgentEvent {
-            event_type: event,
-            job_id: self.run_id.clone(),
-            requested_by: self.config.requested_by.clone(),
-            agent_name: self.request.agent.clone(),
-            mode: self.request.mode.into(),
-            pid: self.pid,
-            started_at: self.started_at.clone(),
-            completed_at: ended.then(subagent_protocol::time::now_rfc3339_ms),
-            duration_ms: ended.then(|| duration_ms(self.started.elapsed())),
-            model: model.unwrap_or_else(|| self.request.provider.model.clone()),
-            usage,
-            status,
-            summary,
-            session_file: Some(self.paths.session_file.display().to_string()),
-            error,
-            stop_reason,
-        }))
-    }
-
-    /// Writes a lifecycle line to the child's file and the parent's.
-    pub(super) async fn lifecycle_line(
-        &self,
-        event: LifecycleEvent,
-        result: Option<&SubagentResult>,
-    ) {
-        let line = self.lifecycle(event, result);
-        self.append_to_parent(&line).await;
-        if let Some(w) = &self.writer {
-            let _ = w.append(line).await;
-        }
-    }
-
-    async fn append_to_parent(&self, line: &SessionLine) {
-        if let Some(parent) = &self.request.parent_session
-            && let Err(e) = append_to_parent(parent, line).await
-        {
-            self.log(
-                LogLevel::Warn,
-                format!("could not append the lifecycle line to the parent session file: {e}"),
-            )
-            .await;
-        }
-    }
-
-    /// The ending lifecycle line, then close the session file. Fails when
-    /// any line of the file could not be written, flushed or synced: the
-    /// caller must then not report the run as done ([`mark_session_lost`]).
-    pub(super) async fn finish(
-        &mut self,
-        result: &SubagentResult,
-    ) -> Result<(), SessionWriterError> {
-        let (event, _) = ending_of(result);
-        let line = self.lifecycle(event, Some(result));
-        self.closing = Some(line.clone());
-        self.append_to_parent(&line).await;
-        let Some(w) = self.writer.take() else {
-            return Ok(());
-        };
-        // Handed over at once: from here a drop cannot lose the line.
-        let closed = w.close_with(line);
-        self.closing = None;
-        closed.await.map(|_| ()).inspect_err(|e| {
-            tracing::error!(run_id = %self.run_id, error = %e, "session file incomplete");
-        })
-    }
-}
-
-/// Turns `result` into a `SUBAGENT_SESSION_LOST` failure: the session file
-/// could not be made or completed (`cause`), so whatever the child did, its
-/// record is not whole and the run must not be claimed as done (a batch
-/// then leaves the task unrecorded, and a resume runs it again). The
-/// child's text stays in the result; an earlier error is kept in the message.
-pub(super) fn mark_session_lost(result: &mut SubagentResult, cause: &SessionWriterError) {
-    let mut message = format!(
-        "the session file was lost: {cause}; the run's record is not whole, so the run is not \
-         reported as done. Free space on the sessions dir's disk (or make it writable, or pass \
-         another --sessions-dir) and run the task again"
-    );
-    if let Some(earlier) = &result.details.error {
-        message.push_str(&format!(
-            " (the run itself ended with {}: {})",
-            earlier.code, earlier.message
-        ));
-    }
-    if let Some(single) = result.details.results.first_mut() {
-        single.error = Some(message.clone());
-        if single.exit_code == 0 {
-            single.exit_code = 1;
-        }
-    }
-    result.details.error = Some(subagent_protocol::result::ErrorInfo {
-        code: subagent_protocol::ErrorCode::SubagentSessionLost,
-        message,
-    });
-}
-
-impl Drop for RunContext<'_> {
-    fn drop(&mut self) {
-        let Some(writer) = self.writer.take() else {
-            return;
-        };
-        // Blocking here is bounded by the lines already queued (the writer's
-        // queue is bounded) and happens only for a run that was dropped.
-        let line = match self.closing.take() {
-            // `finish` was appending this line to the parent; that append
-            // runs to its end on the blocking pool.
-            Some(line) => line,
-            None => {
-                let line = self.lifecycle_ending(LifecycleEvent::Aborted, Some(Ending::dropped()));
-                if let Some(parent) = &self.request.parent_session {
-                    let _ = append_to_parent_blocking(parent, &line);
-                }
-                line
-            }
-        };
-        if let Err(e) = writer.finish_blocking(line) {
-            tracing::error!(run_id = %self.run_id, error = %e, "session file incomplete");
-        }
-    }
-}
-
-/// The ending lifecycle event and status of a run or job that returned
-/// `result`: `subagent:aborted`/aborted when it was cancelled,
-/// `subagent:error`/failed when it failed, else `subagent:complete`/completed.
-pub(crate) fn ending_of(result: &SubagentResult) -> (LifecycleEvent, LifecycleStatus) {
-    let cancelled = result
-        .details
-        .error
-        .as_ref()
-        .is_some_and(|e| e.code == subagent_protocol::ErrorCode::SubagentCancelled);
-    if cancelled {
-        (LifecycleEvent::Aborted, LifecycleStatus::Aborted)
-    } else if result.details.error.is_some() {
-        (LifecycleEvent::Error, LifecycleStatus::Failed)
-    } else {
-        (LifecycleEvent::Complete, LifecycleStatus::Completed)
-    }
-}
-
-fn duration_ms(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
-/// First line of the result text, cut to 200 characters, for lifecycle lines.
-pub(crate) fn summarize(text: &str) -> String {
-    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    subagent_protocol::text::shorten_chars(first, 200, "…").into_owned()
 }

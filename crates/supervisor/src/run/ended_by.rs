@@ -6,32 +6,46 @@
 //! A pure function of what `assemble` already holds; it decides no
 //! outcome (whether the run failed is `assemble`'s call).
 
-use subagent_protocol::StopReason;
 use subagent_protocol::result::{LimitName, LimitReached};
 use subagent_protocol::session::Stream;
+use subagent_protocol::{Budget, Limits, StopReason};
 use subagent_sandbox::Termination;
 
-use super::assemble::{Assembly, ChildRun, SupervisorCause};
+use super::stop::StopCause;
+
+/// What `assemble` knows of how a run ended, lent for the question of
+/// which limit ended it (its own type so this module needs nothing of
+/// `assemble`'s).
+pub(super) struct EndedBy<'a> {
+    pub(super) limits: &'a Limits,
+    pub(super) budget: &'a Budget,
+    /// The supervisor's own cause, when it intervened.
+    pub(super) cause: Option<&'a StopCause>,
+    /// How the sandbox saw the tree end, when it ended.
+    pub(super) termination: Option<&'a Termination>,
+    /// The worker's reason from `Done`, when it sent one.
+    pub(super) stop_reason: Option<StopReason>,
+}
 
 /// The limit that ended a failed run, when one did: the supervisor's own
 /// cause first, then what the sandbox saw, then the worker's budget.
-pub(super) fn limit_reached(a: &Assembly, run: &ChildRun) -> Option<LimitReached> {
-    let l = &a.limits;
+pub(super) fn limit_reached(run: EndedBy<'_>) -> Option<LimitReached> {
+    let l = run.limits;
     let count = LimitReached::count;
-    match &run.cause {
-        Some(SupervisorCause::WallTimeout) => {
+    match run.cause {
+        Some(StopCause::WallTimeout) => {
             return Some(count(LimitName::WallTimeoutMs, l.wall_timeout_ms));
         }
-        Some(SupervisorCause::IdleTimeout) => {
+        Some(StopCause::IdleTimeout) => {
             return Some(count(LimitName::IdleTimeoutMs, l.idle_timeout_ms));
         }
-        Some(SupervisorCause::ProtocolFlood) => {
+        Some(StopCause::ProtocolFlood) => {
             return Some(count(LimitName::ProtocolBytes, l.protocol_bytes));
         }
-        Some(SupervisorCause::Cancelled | SupervisorCause::Protocol(_)) | None => {}
+        Some(StopCause::Cancelled | StopCause::Protocol(..)) | None => {}
     }
-    if let Some(exit) = &run.exit {
-        let hit = match &exit.termination {
+    if let Some(termination) = run.termination {
+        let hit = match termination {
             Termination::OutputLimit { stream } => Some(match stream {
                 Stream::Stdout => count(LimitName::StdoutBytes, l.stdout_bytes),
                 Stream::Stderr => count(LimitName::StderrBytes, l.stderr_bytes),
@@ -46,11 +60,11 @@ pub(super) fn limit_reached(a: &Assembly, run: &ChildRun) -> Option<LimitReached
             return hit;
         }
     }
-    match run.outcome.as_ref().map(|o| o.stop_reason) {
+    match run.stop_reason {
         Some(StopReason::MaxTurns) => {
-            Some(count(LimitName::MaxTurns, u64::from(a.budget.max_turns)))
+            Some(count(LimitName::MaxTurns, u64::from(run.budget.max_turns)))
         }
-        Some(StopReason::MaxCost) => a
+        Some(StopReason::MaxCost) => run
             .budget
             .max_cost
             .and_then(|d| LimitReached::dollars(LimitName::MaxCost, d)),

@@ -3,8 +3,20 @@ use subagent_protocol::message::OutcomeError;
 use subagent_protocol::result::{LimitName, LimitReached, Mode};
 use subagent_protocol::{Budget, ErrorCode, Limits, Outcome, StopReason, Usage};
 
-use super::super::assemble::{Assembly, ChildRun, SupervisorCause, assemble};
-use super::limit_reached;
+use super::super::assemble::{Assembly, ChildRun, assemble};
+use super::super::stop::StopCause;
+use subagent_protocol::result::LimitReached as Reached;
+
+/// The question `assemble` asks, from the same pieces.
+fn limit_reached(a: &Assembly, run: &ChildRun) -> Option<Reached> {
+    super::limit_reached(super::EndedBy {
+        limits: &a.limits,
+        budget: &a.budget,
+        cause: run.cause.as_ref(),
+        termination: run.exit.as_ref().map(|exit| &exit.termination),
+        stop_reason: run.outcome.as_ref().map(|o| o.stop_reason),
+    })
+}
 use crate::sanitize::Sanitizer;
 
 fn assembly() -> Assembly {
@@ -44,7 +56,7 @@ fn outcome(stop_reason: StopReason, error: Option<ErrorCode>) -> Outcome {
 fn the_supervisors_timeouts_name_their_limit_and_value() {
     let a = assembly();
     let run = ChildRun {
-        cause: Some(SupervisorCause::WallTimeout),
+        cause: Some(StopCause::WallTimeout),
         ..ChildRun::default()
     };
     assert_eq!(
@@ -55,7 +67,7 @@ fn the_supervisors_timeouts_name_their_limit_and_value() {
         ))
     );
     let idle = ChildRun {
-        cause: Some(SupervisorCause::IdleTimeout),
+        cause: Some(StopCause::IdleTimeout),
         ..ChildRun::default()
     };
     assert_eq!(
@@ -63,7 +75,7 @@ fn the_supervisors_timeouts_name_their_limit_and_value() {
         Some(LimitName::IdleTimeoutMs)
     );
     let cancelled = ChildRun {
-        cause: Some(SupervisorCause::Cancelled),
+        cause: Some(StopCause::Cancelled),
         ..ChildRun::default()
     };
     assert_eq!(limit_reached(&a, &cancelled), None, "a cancel is no limit");

@@ -54,10 +54,28 @@ pub(super) enum Inbound {
     /// read.
     Flood,
     /// A message to the worker could not be written.
-    WriteFailed {
-        what: &'static str,
-        error: FrameError,
-    },
+    WriteFailed { what: Outbound, error: FrameError },
+}
+
+/// The kinds of message the supervisor sends a worker, to say which one
+/// could not be written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Outbound {
+    Start,
+    Cancel,
+    Ping,
+    SubagentResult,
+}
+
+impl Outbound {
+    fn of(message: &ToWorker) -> Self {
+        match message {
+            ToWorker::Start(_) => Self::Start,
+            ToWorker::Cancel { .. } => Self::Cancel,
+            ToWorker::Ping => Self::Ping,
+            ToWorker::SubagentResult(_) => Self::SubagentResult,
+        }
+    }
 }
 
 /// An aborted-on-drop task, so that nothing outlives the loop that owns it.
@@ -196,12 +214,7 @@ async fn write_frames<W: AsyncWrite + Unpin>(
 ) {
     let mut writer = AsyncFrameWriter::new(write, MaxPayload::default());
     while let Some(message) = pending.recv().await {
-        let what = match &message {
-            ToWorker::Start(_) => "Start",
-            ToWorker::Cancel { .. } => "Cancel",
-            ToWorker::Ping => "Ping",
-            ToWorker::SubagentResult(_) => "SubagentResult",
-        };
+        let what = Outbound::of(&message);
         if let Err(error) = writer.write(&message).await {
             let _ = inbound.send(Inbound::WriteFailed { what, error }).await;
             return;

@@ -1,11 +1,20 @@
-//! Running subagents: admission (agent, tool subset, depth, gate,
-//! concurrency, spawn cap), one child's life (spawn, handshake, events,
-//! timeouts, escalation), the nested subagents it asks for (budget
-//! reservation, the tree's spawn cap), the operator's settings as the
-//! ceilings of what a request may ask, and the result assembled from it.
+//! Running subagents, in one direction: decide, act, record.
 //!
+//! - decide: `supervisor.rs` is the way in; `admission.rs` admits or refuses
+//!   (input, agent, tool subset, depth, gate, slots, spawn caps, a nested
+//!   spawn's budget); `spec.rs` builds the task and sandbox specs;
+//!   `ceilings.rs` holds a request under the operator's settings.
+//! - act: `child.rs` runs one child's life: spawn, then `watch.rs` (its
+//!   `watch/phase.rs` and the ending table in `stop.rs`) until the tree is
+//!   gone, driving the nested runs `nested.rs` builds; they go back up
+//!   through the `NestedRunner` trait, never a back reference.
+//! - record: `journal.rs` writes the session file and lifecycle lines;
+//!   `assemble.rs` turns what happened into the result object.
+//!
+//! No module here imports one above it (`cargo xtask cycles` checks).
 //! Declares and re-exports only.
 
+mod admission;
 mod assemble;
 mod ceiling_error;
 mod ceilings;
@@ -14,6 +23,7 @@ mod config;
 mod context;
 mod ended_by;
 mod file_tools;
+mod journal;
 mod link;
 mod live_tokens;
 mod modes;
@@ -23,16 +33,20 @@ mod python;
 mod record;
 mod request;
 mod reservation;
+mod spec;
+mod stop;
 mod supervisor;
 mod tool_subset;
 mod watch;
 
+pub use admission::{GateDecision, SpawnGate};
 pub use ceiling_error::{CeilingError, Owner};
 pub use ceilings::{Asked, Ceilings};
 pub use config::{CANCEL_WINDOW, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_PER_CALL, SupervisorConfig};
-pub(crate) use context::{ending_of, summarize};
+pub(crate) use journal::summarize;
 pub use live_tokens::{CHARS_PER_TOKEN, LiveTokens, streamed_chars, thousands};
 pub use modes::{PREVIOUS_PLACEHOLDER, check_concurrency, substitute_previous};
 pub use progress::{ContentEvent, ContentSink, ProgressEvent, ProgressSink};
 pub use request::{RunRequest, WorkerCommand};
-pub use supervisor::{GateDecision, SpawnGate, Supervisor};
+pub(crate) use stop::ending_of;
+pub use supervisor::Supervisor;

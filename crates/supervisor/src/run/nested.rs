@@ -2,13 +2,13 @@
 //! turned into a grandchild run and the grandchild's result turned into the
 //! worker's `SubagentResult`.
 //!
-//! The watch of the parent decides (depth, budget reservation) with the
-//! pure helpers here and then drives the future [`start`] returns beside
-//! its own loop, never detached: a grandchild cannot outlive its parent's
-//! watch. The grandchild itself goes through the supervisor's normal run
-//! path ([`Supervisor::run_nested`]): admission, its own session file,
-//! sandbox and limits. Nothing here writes a session file or starts a
-//! process.
+//! The watch of the parent admits the spawn (depth, budget reservation:
+//! [`super::admission::admit_spawn`]), builds the request with the helpers
+//! here and then drives the future [`start`] returns beside its own loop,
+//! never detached: a grandchild cannot outlive its parent's watch. The
+//! grandchild itself goes back up through [`NestedRunner`] to the
+//! supervisor's normal run path: admission, its own session file, sandbox
+//! and limits. Nothing here writes a session file or starts a process.
 //!
 //! A child never gets more than its parent ([`hold_under_parent`]): its
 //! limits, budget, depth, network and provider are the parent's (or lower
@@ -17,48 +17,33 @@
 //! all. A call that asks for more is refused (`INVALID_INPUT`).
 
 use std::future::Future;
+use std::path::Path;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use subagent_protocol::result::{ContentItem, Mode, SubagentResult};
 use subagent_protocol::{Budget, ErrorCode, SpawnRequest, SubagentReply, Usage};
 use tokio_util::sync::CancellationToken;
 
+use super::admission::SpawnTree;
 use super::ceiling_error::Owner;
 use super::ceilings::{Asked, Ceilings};
-use super::context::RunContext;
 use super::request::RunRequest;
-use super::reservation::{ReservationId, Unaffordable};
-use super::supervisor::Supervisor;
+use super::reservation::ReservationId;
+use crate::agents::AgentCatalog;
 use crate::config::{LimitSet, RaiseSettings};
 
-/// What one root run's tree has started so far (at most
-/// [`super::config::SupervisorConfig::max_tree_spawns`]); shared by every
-/// run in it.
-#[derive(Debug)]
-pub(super) struct SpawnTree {
-    spawned: AtomicU32,
-    cap: u32,
-}
-
-impl SpawnTree {
-    pub(super) fn new(cap: u32) -> Arc<Self> {
-        Arc::new(Self {
-            spawned: AtomicU32::new(0),
-            cap,
-        })
-    }
-
-    /// Counts one more nested spawn; `Err(cap)` when the cap is reached.
-    pub(super) fn take_one(&self) -> Result<(), u32> {
-        let prior = self.spawned.fetch_add(1, Ordering::SeqCst);
-        if prior >= self.cap {
-            self.spawned.fetch_sub(1, Ordering::SeqCst);
-            return Err(self.cap);
-        }
-        Ok(())
-    }
+/// The way back up to the supervisor for a nested run: the run's context
+/// holds this rather than the supervisor itself, so that nothing below the
+/// supervisor depends on it.
+pub(super) trait NestedRunner: Send + Sync {
+    /// Admits and runs `request` as a nested run of `tree`, to its result.
+    fn run_nested(
+        &self,
+        request: RunRequest,
+        cancel: CancellationToken,
+        tree: Arc<SpawnTree>,
+    ) -> Pin<Box<dyn Future<Output = SubagentResult> + Send + '_>>;
 }
 
 /// A grandchild run in flight, driven by its parent's watch.
@@ -82,40 +67,16 @@ pub(super) fn refused(call_id: String, code: ErrorCode, message: String) -> Suba
     }
 }
 
-/// The depth check, made by the supervisor whatever the worker was
-/// offered: a worker at the depth limit has no `subagent` tool, but a
-/// buggy or hostile one can still send the request.
-pub(super) fn check_depth(parent: &RunRequest) -> Result<(), String> {
-    let parent_depth = parent.caller_depth.saturating_add(1);
-    let depth = parent_depth.saturating_add(1);
-    if depth > parent.max_depth {
-        return Err(format!(
-            "subagent depth limit reached: a subagent would run at depth {depth}, the limit \
-             is {}; do the work directly instead of delegating",
-            parent.max_depth
-        ));
-    }
-    Ok(())
-}
-
-/// The refusal of a spawn the parent cannot afford.
-pub(super) fn unaffordable(call_id: String, why: Unaffordable) -> SubagentReply {
-    refused(
-        call_id,
-        ErrorCode::SubagentSpawnDenied,
-        format!("spawn refused before it started: {why}"),
-    )
-}
-
 /// The grandchild's request: its own agent, task and schema; its parent's
 /// provider, workspace, limits and web settings; the reserved budget; one
 /// level deeper; lifecycle lines into the parent's session file.
 pub(super) fn grandchild_request(
-    parent: &RunContext<'_>,
+    parent: &RunRequest,
+    parent_session: &Path,
     spawn: &SpawnRequest,
     budget: Budget,
 ) -> RunRequest {
-    let p = parent.request;
+    let p = parent;
     RunRequest {
         agent: spawn.agent.clone(),
         task: spawn.task.clone(),
@@ -131,7 +92,7 @@ pub(super) fn grandchild_request(
         allow_network: p.allow_network,
         caller_depth: p.caller_depth.saturating_add(1),
         max_depth: p.max_depth,
-        parent_session: Some(parent.paths.session_file.clone()),
+        parent_session: Some(parent_session.to_owned()),
         mode: Mode::Single,
         web: p.web.clone(),
     }
@@ -142,11 +103,11 @@ pub(super) fn grandchild_request(
 /// call asks applied: lower limits, a tool subset. The error is the
 /// refusal's text, naming what was asked and what the parent has.
 pub(super) fn hold_under_parent(
-    parent: &RunContext<'_>,
+    parent: &RunRequest,
+    catalog: &AgentCatalog,
     spawn: &SpawnRequest,
     request: &mut RunRequest,
 ) -> Result<(), String> {
-    let catalog = &parent.config.catalog;
     let tools_of = |agent: &str| {
         catalog
             .get(agent)
@@ -154,10 +115,9 @@ pub(super) fn hold_under_parent(
             .unwrap_or_default()
     };
     let parent_tools = parent
-        .request
         .tools
         .clone()
-        .unwrap_or_else(|| tools_of(&parent.request.agent));
+        .unwrap_or_else(|| tools_of(&parent.agent));
     let ceilings = Ceilings::new(
         request.clone(),
         parent_tools,
@@ -196,7 +156,7 @@ pub(super) fn hold_under_parent(
 /// Runs the grandchild to its result; the future is the parent watch's to
 /// drive and to drop.
 pub(super) fn start<'a>(
-    supervisor: &'a Supervisor,
+    runner: &'a dyn NestedRunner,
     tree: Arc<SpawnTree>,
     request: RunRequest,
     call_id: String,
@@ -204,7 +164,7 @@ pub(super) fn start<'a>(
     cancel: CancellationToken,
 ) -> NestedRun<'a> {
     Box::pin(async move {
-        let result = supervisor.run_nested(request, cancel, tree).await;
+        let result = runner.run_nested(request, cancel, tree).await;
         NestedDone {
             reservation,
             reply: reply_of(call_id, &result),

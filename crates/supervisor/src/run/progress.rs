@@ -16,7 +16,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use subagent_protocol::{Usage, WorkerEvent};
+use subagent_protocol::{ErrorCode, Usage, WorkerEvent};
 
 /// One step of a running child, as a status display needs it.
 #[derive(Debug, Clone, PartialEq)]
@@ -77,8 +77,9 @@ pub enum ProgressEvent {
     Ended {
         /// The child's run id.
         run_id: String,
-        /// `ok`, or the error code of the result (`TIMEOUT`, ...).
-        status: String,
+        /// The error code of the result (`SUBAGENT_TIMEOUT`, ...); `None`
+        /// when it succeeded.
+        error: Option<ErrorCode>,
     },
 }
 

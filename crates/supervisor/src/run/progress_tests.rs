@@ -93,7 +93,7 @@ fn a_sink_hands_every_event_to_its_callback_and_debug_hides_it() {
     let sink = ProgressSink::new(move |e| into.lock().unwrap().push(e.run_id().to_owned()));
     sink.clone().emit(&ProgressEvent::Ended {
         run_id: "a".into(),
-        status: "ok".into(),
+        error: None,
     });
     sink.emit(&ProgressEvent::Turn {
         run_id: "b".into(),

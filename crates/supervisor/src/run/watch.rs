@@ -8,11 +8,13 @@
 //! handler. Handlers never wait on the worker: messages to it are queued on
 //! the [`Link`], so a worker that stops reading cannot hold off a timeout.
 //!
-//! It decides *why* the supervisor intervened ([`SupervisorCause`]); turning
-//! that into a result is [`super::assemble`]'s job.
+//! Where the run is lives in one [`Phase`]; it decides *why* the
+//! supervisor intervened ([`StopCause`]), and [`super::stop`] says how that
+//! cause stops the worker and what it writes; turning it into a result is
+//! [`super::assemble`]'s job.
 //!
 //! Nested subagents the worker asks for are admitted here (depth, budget
-//! reservation) and run as futures this loop drives beside the worker,
+//! reservation: [`admission::admit_spawn`]) and run as futures this loop drives beside the worker,
 //! never detached: their cancellation token is a child of the run's, fired
 //! as soon as the parent stops running for any reason, and the loop ends
 //! only once every one of them has ended.
@@ -29,24 +31,29 @@ use subagent_protocol::{
     ErrorCode, FromWorker, Hello, Outcome, PROTOCOL_VERSION, SpawnRequest, SubagentReply, TaskSpec,
     ToWorker, Usage, WorkerEvent,
 };
-use subagent_sandbox::{ChildExit, KillHandle, KillReason, SandboxedChild};
+use subagent_sandbox::{ChildExit, KillHandle, SandboxedChild};
 use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
-use super::assemble::SupervisorCause;
+use super::admission;
 use super::config::{CANCEL_WINDOW, EXIT_AFTER_DONE, HELLO_TIMEOUT};
 use super::context::RunContext;
-use super::link::{Inbound, Link};
+use super::link::{Inbound, Link, Outbound};
 use super::nested::{self, NestedDone, NestedRun};
 use super::progress::{ContentEvent, ProgressEvent};
 use super::record::EventRecord;
 use super::reservation::{Asked, BudgetShare};
+use super::stop::{self, ProtocolBreak, StopCause, StopHow};
+
+mod phase;
+
+use phase::Phase;
 
 /// What watching the worker produced.
 pub(super) struct Watched {
     pub(super) outcome: Option<Outcome>,
     pub(super) record: EventRecord,
-    pub(super) cause: Option<SupervisorCause>,
+    pub(super) cause: Option<StopCause>,
     pub(super) exit: ChildExit,
     /// What the nested subagents it started spent.
     pub(super) nested_usage: Usage,
@@ -79,7 +86,8 @@ enum Timer {
     Escalate,
 }
 
-/// One run's watch: what is known so far and the deadlines still running.
+/// One run's watch: its phase, the state of its two channels (frames and
+/// the tree's exit), and the deadlines still running.
 struct Watch<'c, 'a> {
     ctx: &'c RunContext<'a>,
     link: Link,
@@ -90,15 +98,12 @@ struct Watch<'c, 'a> {
     hello_deadline: Instant,
     idle: Duration,
     idle_deadline: Instant,
-    escalate_at: Option<Instant>,
-    hello_seen: bool,
-    /// The caller's cancel was handled (it stays fired; hear it once).
-    cancel_heard: bool,
+    phase: Phase,
+    /// The reader may still hand over frames.
     frames_open: bool,
-    outcome: Option<Outcome>,
-    record: EventRecord,
-    cause: Option<SupervisorCause>,
+    /// The tree is dead and reaped.
     exit: Option<ChildExit>,
+    record: EventRecord,
     /// The budget the worker shares with its nested subagents.
     share: BudgetShare,
     /// Cancels every nested subagent of this run (a child of the run's
@@ -129,13 +134,15 @@ pub(super) async fn watch_worker(
     {
         Ok(s) => s,
         Err(e) => {
-            killer.kill_now(KillReason::Other("socket setup failed".into()));
+            let cause = StopCause::Protocol(
+                ProtocolBreak::SocketSetup,
+                format!("cannot use the worker socket: {e}"),
+            );
+            killer.kill_now(cause.kill_reason());
             return Watched {
                 outcome: None,
                 record: EventRecord::default(),
-                cause: Some(SupervisorCause::Protocol(format!(
-                    "cannot use the worker socket: {e}"
-                ))),
+                cause: Some(cause),
                 exit: wait.await,
                 nested_usage: Usage::default(),
             };
@@ -200,14 +207,10 @@ impl<'c, 'a> Watch<'c, 'a> {
             hello_deadline: now + HELLO_TIMEOUT.min(wall),
             idle,
             idle_deadline: now + idle,
-            escalate_at: None,
-            hello_seen: false,
-            cancel_heard: false,
+            phase: Phase::AwaitingHello,
             frames_open: true,
-            outcome: None,
-            record: EventRecord::default(),
-            cause: None,
             exit: None,
+            record: EventRecord::default(),
             share,
             subtree,
             starting: Vec::new(),
@@ -227,23 +230,25 @@ impl<'c, 'a> Watch<'c, 'a> {
     /// Whether the worker may still use a nested result: no `Done`, no
     /// intervention, alive and reading.
     fn parent_running(&self) -> bool {
-        self.cause.is_none() && self.outcome.is_none() && self.exit.is_none() && self.frames_open
+        self.phase.working() && self.exit.is_none() && self.frames_open
     }
 
     fn into_watched(self, exit: ChildExit) -> Watched {
+        let nested_usage = self.share.nested_spent();
+        let (outcome, cause) = self.phase.into_ending();
         Watched {
-            outcome: self.outcome,
+            outcome,
             record: self.record,
-            cause: self.cause,
+            cause,
             exit,
-            nested_usage: self.share.nested_spent(),
+            nested_usage,
         }
     }
 
     /// A cancel matters until the supervisor has a cause of its own or the
     /// worker is gone.
     fn hears_cancel(&self) -> bool {
-        !self.cancel_heard && self.cause.is_none() && self.exit.is_none()
+        self.phase.hears_cancel() && self.exit.is_none()
     }
 
     /// The deadline that comes next, if any. Once `Done` is in (or the
@@ -253,11 +258,11 @@ impl<'c, 'a> Watch<'c, 'a> {
         if self.exit.is_some() {
             return None;
         }
-        let running = self.cause.is_none() && self.outcome.is_none();
+        let running = self.phase.working();
         // A worker waiting on a nested subagent is quiet by design; the
         // subagent has idle and wall timeouts of its own.
         let waiting_on_nested = self.nested_running > 0;
-        let quiet = if self.hello_seen {
+        let quiet = if self.phase.greeted() {
             (self.idle_deadline, Timer::Idle)
         } else {
             (self.hello_deadline, Timer::Hello)
@@ -265,7 +270,7 @@ impl<'c, 'a> Watch<'c, 'a> {
         [
             running.then_some((self.wall_deadline, Timer::Wall)),
             (running && !waiting_on_nested).then_some(quiet),
-            self.escalate_at.map(|at| (at, Timer::Escalate)),
+            self.phase.escalate_at().map(|at| (at, Timer::Escalate)),
         ]
         .into_iter()
         .flatten()
@@ -275,8 +280,8 @@ impl<'c, 'a> Watch<'c, 'a> {
     async fn handle(&mut self, event: Event) {
         match event {
             Event::Cancel => self.on_cancel().await,
-            Event::Timer(Timer::Wall) => self.on_wall_timeout().await,
-            Event::Timer(Timer::Idle) => self.on_idle_timeout().await,
+            Event::Timer(Timer::Wall) => self.intervene(StopCause::WallTimeout).await,
+            Event::Timer(Timer::Idle) => self.intervene(StopCause::IdleTimeout).await,
             Event::Timer(Timer::Hello) => self.on_hello_timeout(),
             Event::Timer(Timer::Escalate) => self.on_escalate().await,
             Event::Inbound(inbound) => self.on_inbound(inbound).await,
@@ -286,11 +291,12 @@ impl<'c, 'a> Watch<'c, 'a> {
     }
 
     async fn on_cancel(&mut self) {
-        self.cancel_heard = true;
-        if self.outcome.is_some() {
+        if self.phase.outcome().is_some() {
+            self.phase.hear_cancel_after_done();
             // `Done` is in: the run's outcome is fixed. The worker is only
             // told to stop lingering; the exit-after-Done deadline stands.
             self.ctx
+                .journal
                 .log(
                     LogLevel::Info,
                     "cancelled by the caller after the worker reported its result; the result stands".into(),
@@ -301,34 +307,7 @@ impl<'c, 'a> Watch<'c, 'a> {
             });
             return;
         }
-        self.cause = Some(SupervisorCause::Cancelled);
-        self.ctx
-            .limit(
-                LimitKind::Cancel,
-                0,
-                LimitAction::Cancel,
-                Some("cancelled by the caller".into()),
-            )
-            .await;
-        self.cancel_worker("cancelled by the caller");
-    }
-
-    async fn on_wall_timeout(&mut self) {
-        self.cause = Some(SupervisorCause::WallTimeout);
-        let limit = self.ctx.request.limits.wall_timeout_ms;
-        self.ctx
-            .limit(LimitKind::WallTimeout, limit, LimitAction::Cancel, None)
-            .await;
-        self.cancel_worker("wall timeout");
-    }
-
-    async fn on_idle_timeout(&mut self) {
-        self.cause = Some(SupervisorCause::IdleTimeout);
-        let limit = self.ctx.request.limits.idle_timeout_ms;
-        self.ctx
-            .limit(LimitKind::IdleTimeout, limit, LimitAction::Cancel, None)
-            .await;
-        self.cancel_worker("idle timeout");
+        self.intervene(StopCause::Cancelled).await;
     }
 
     fn on_hello_timeout(&mut self) {
@@ -336,23 +315,45 @@ impl<'c, 'a> Watch<'c, 'a> {
             run_id = %self.ctx.run_id,
             "no Hello from the worker in time; terminating it"
         );
-        self.cause = Some(SupervisorCause::Protocol(format!(
-            "the worker sent no Hello within {} ms of starting",
-            HELLO_TIMEOUT.as_millis()
-        )));
-        self.killer.terminate(KillReason::Other("no hello".into()));
+        self.stop(StopCause::Protocol(
+            ProtocolBreak::NoHello,
+            stop::no_hello_message(),
+        ));
+    }
+
+    /// The supervisor stops the worker for `cause`: its limit line, if it
+    /// is a limit, then the stop [`StopCause::how`] says.
+    async fn intervene(&mut self, cause: StopCause) {
+        if let Some(hit) = cause.limit_hit(&self.ctx.request.limits) {
+            self.ctx.journal.limit_hit(hit).await;
+        }
+        self.stop(cause);
+    }
+
+    /// Records `cause` as the phase's and stops the worker the way the
+    /// ending table says.
+    fn stop(&mut self, cause: StopCause) {
+        let how = cause.how();
+        let reason = cause.kill_reason();
+        self.phase.stop(cause, Instant::now(), CANCEL_WINDOW);
+        match how {
+            // Gives the worker [`CANCEL_WINDOW`] to send `Done` with its
+            // partial output before it is terminated; a refused Cancel
+            // needs no line: the escalation follows anyway.
+            StopHow::CancelFirst(why) => {
+                let _ = self.link.send(ToWorker::Cancel {
+                    reason: why.to_owned(),
+                });
+            }
+            StopHow::Terminate => self.killer.terminate(reason),
+            StopHow::KillNow => self.killer.kill_now(reason),
+        }
     }
 
     /// The worker had its window to end by itself: SIGTERM to its group,
     /// SIGKILL after the grace (the sandbox runs that part).
     async fn on_escalate(&mut self) {
-        self.escalate_at = None;
-        let reason = match &self.cause {
-            Some(SupervisorCause::WallTimeout) => KillReason::Timeout,
-            Some(SupervisorCause::IdleTimeout) => KillReason::IdleTimeout,
-            Some(SupervisorCause::Cancelled) => KillReason::Cancelled,
-            _ => KillReason::Other("worker did not exit after Done".into()),
-        };
+        let reason = self.phase.escalate();
         let grace = self.ctx.request.limits.kill_grace_ms;
         tracing::warn!(
             run_id = %self.ctx.run_id,
@@ -361,6 +362,7 @@ impl<'c, 'a> Watch<'c, 'a> {
             "worker still running: SIGTERM to its group, SIGKILL after the grace"
         );
         self.ctx
+            .journal
             .limit(
                 LimitKind::KillGrace,
                 grace,
@@ -376,37 +378,32 @@ impl<'c, 'a> Watch<'c, 'a> {
             None | Some(Inbound::Eof) => self.frames_open = false,
             Some(Inbound::Broken(e)) => {
                 self.frames_open = false;
-                if !e.is_disconnect() && self.cause.is_none() {
-                    self.cause = Some(SupervisorCause::Protocol(format!(
-                        "the worker broke the protocol: {e}"
-                    )));
+                if !e.is_disconnect() && self.phase.cause().is_none() {
+                    self.stop(StopCause::Protocol(
+                        ProtocolBreak::Violation,
+                        format!("the worker broke the protocol: {e}"),
+                    ));
                     self.ctx
+                        .journal
                         .log(
                             LogLevel::Error,
                             format!("protocol violation: {e}; killing the worker"),
                         )
                         .await;
-                    self.killer
-                        .kill_now(KillReason::Other("protocol violation".into()));
                 }
             }
             Some(Inbound::Flood) => {
                 // The reader stopped at the cap; nothing more will come.
                 self.frames_open = false;
-                if self.cause.is_none() {
-                    self.cause = Some(SupervisorCause::ProtocolFlood);
-                    let cap = self.ctx.request.limits.protocol_bytes;
-                    self.ctx
-                        .limit(LimitKind::ProtocolBytes, cap, LimitAction::Sigkill, None)
-                        .await;
-                    self.killer
-                        .kill_now(KillReason::Other("protocol output limit".into()));
+                if self.phase.cause().is_none() {
+                    self.intervene(StopCause::ProtocolFlood).await;
                 }
             }
             Some(Inbound::WriteFailed { what, error }) => {
                 // A failed Cancel needs no line: the escalation follows anyway.
-                if what == "Start" {
+                if what == Outbound::Start {
                     self.ctx
+                        .journal
                         .log(
                             LogLevel::Error,
                             format!("could not send Start to the worker: {error}"),
@@ -423,9 +420,9 @@ impl<'c, 'a> Watch<'c, 'a> {
 
     async fn on_message(&mut self, message: FromWorker) {
         match message {
-            FromWorker::Hello(hello) if !self.hello_seen => self.on_hello(hello).await,
+            FromWorker::Hello(hello) if !self.phase.greeted() => self.on_hello(hello).await,
             FromWorker::Hello(_) => self.violation("the worker sent Hello twice"),
-            _ if !self.hello_seen => self.violation("the worker sent a message before Hello"),
+            _ if !self.phase.greeted() => self.violation("the worker sent a message before Hello"),
             FromWorker::Event(event) => {
                 let run_id = &self.ctx.run_id;
                 let shown = ProgressEvent::of_worker_event(run_id, &event);
@@ -455,21 +452,18 @@ impl<'c, 'a> Watch<'c, 'a> {
                 if progress {
                     self.idle_deadline = Instant::now() + self.idle;
                 }
-                if let Some(line) = line
-                    && let Some(w) = &self.ctx.writer
-                {
-                    let _ = w.append(line).await;
+                if let Some(line) = line {
+                    self.ctx.journal.append(line).await;
                 }
             }
             FromWorker::Pong => {}
             FromWorker::SpawnSubagent(request) => self.on_spawn(*request).await,
             FromWorker::Done(outcome) => {
-                if self.outcome.is_none() {
-                    self.outcome = Some(*outcome);
-                    if self.escalate_at.is_none() {
-                        self.escalate_at = Some(Instant::now() + EXIT_AFTER_DONE);
-                    }
-                } else {
+                if self
+                    .phase
+                    .report(*outcome, Instant::now(), EXIT_AFTER_DONE)
+                    .is_err()
+                {
                     self.violation("the worker sent Done twice");
                 }
             }
@@ -477,14 +471,15 @@ impl<'c, 'a> Watch<'c, 'a> {
     }
 
     async fn on_hello(&mut self, hello: Hello) {
-        self.hello_seen = true;
+        self.phase.greet();
         if hello.protocol_version != PROTOCOL_VERSION {
-            self.cause = Some(SupervisorCause::Protocol(format!(
-                "worker {} speaks protocol v{} but this supervisor speaks v{}; install the worker and supervisor from the same build",
-                hello.worker_version, hello.protocol_version, PROTOCOL_VERSION
-            )));
-            self.killer
-                .terminate(KillReason::Other("protocol version mismatch".into()));
+            self.stop(StopCause::Protocol(
+                ProtocolBreak::VersionMismatch,
+                format!(
+                    "worker {} speaks protocol v{} but this supervisor speaks v{}; install the worker and supervisor from the same build",
+                    hello.worker_version, hello.protocol_version, PROTOCOL_VERSION
+                ),
+            ));
             return;
         }
         self.idle_deadline = Instant::now() + self.idle;
@@ -492,6 +487,7 @@ impl<'c, 'a> Watch<'c, 'a> {
             && let Err(e) = self.link.send(ToWorker::Start(Box::new(spec)))
         {
             self.ctx
+                .journal
                 .log(
                     LogLevel::Error,
                     format!("could not send Start to the worker: {e}"),
@@ -514,26 +510,27 @@ impl<'c, 'a> Watch<'c, 'a> {
             self.reply(reply);
             return;
         }
-        if let Err(message) = nested::check_depth(self.ctx.request) {
-            self.refuse_spawn(nested::refused(
-                call_id,
-                ErrorCode::SubagentDepthExceeded,
-                message,
-            ))
-            .await;
-            return;
-        }
         let asked = Asked {
             max_turns: spawn.max_turns,
             max_cost: spawn.max_cost,
         };
-        match self.share.reserve(&self.record.usage, asked) {
-            Err(why) => {
-                self.refuse_spawn(nested::unaffordable(call_id, why)).await;
+        match admission::admit_spawn(self.ctx.request, &mut self.share, &self.record.usage, asked) {
+            Err(refusal) => {
+                self.refuse_spawn(nested::refused(call_id, refusal.code, refusal.message))
+                    .await;
             }
             Ok((reservation, budget)) => {
-                let mut request = nested::grandchild_request(self.ctx, &spawn, budget);
-                if let Err(message) = nested::hold_under_parent(self.ctx, &spawn, &mut request) {
+                let parent = self.ctx.request;
+                let mut request = nested::grandchild_request(
+                    parent,
+                    &self.ctx.journal.paths().session_file,
+                    &spawn,
+                    budget,
+                );
+                let catalog = &self.ctx.config.catalog;
+                if let Err(message) =
+                    nested::hold_under_parent(parent, catalog, &spawn, &mut request)
+                {
                     // Nothing started: the reservation goes back untouched.
                     self.share.settle(reservation, &Usage::default());
                     self.refuse_spawn(nested::refused(call_id, ErrorCode::InvalidInput, message))
@@ -548,7 +545,7 @@ impl<'c, 'a> Watch<'c, 'a> {
                 );
                 self.nested_running += 1;
                 self.starting.push(nested::start(
-                    self.ctx.supervisor,
+                    self.ctx.runner,
                     self.ctx.tree.clone(),
                     request,
                     call_id,
@@ -564,6 +561,7 @@ impl<'c, 'a> Watch<'c, 'a> {
     async fn refuse_spawn(&mut self, reply: SubagentReply) {
         tracing::info!(run_id = %self.ctx.run_id, output = %reply.output, "nested subagent refused");
         self.ctx
+            .journal
             .log(
                 LogLevel::Warn,
                 format!("subagent call {} refused: {}", reply.call_id, reply.output),
@@ -591,25 +589,16 @@ impl<'c, 'a> Watch<'c, 'a> {
     /// A broken rule of the protocol: the first one is the cause, and the
     /// worker is killed at once.
     fn violation(&mut self, what: &str) {
-        if self.cause.is_none() {
+        if self.phase.cause().is_none() {
             tracing::warn!(
                 run_id = %self.ctx.run_id,
                 what,
                 "protocol violation; killing the worker"
             );
-            self.cause = Some(SupervisorCause::Protocol(what.to_owned()));
-            self.killer
-                .kill_now(KillReason::Other("protocol violation".into()));
+            self.stop(StopCause::Protocol(
+                ProtocolBreak::Violation,
+                what.to_owned(),
+            ));
         }
-    }
-
-    /// Queues `Cancel` and gives the worker [`CANCEL_WINDOW`] to send `Done`
-    /// with its partial output before it is terminated.
-    fn cancel_worker(&mut self, reason: &str) {
-        // A refused Cancel needs no line: the escalation follows anyway.
-        let _ = self.link.send(ToWorker::Cancel {
-            reason: reason.to_owned(),
-        });
-        self.escalate_at = Some(Instant::now() + CANCEL_WINDOW);
     }
 }

@@ -76,7 +76,10 @@ pub(crate) fn message(event: &ProgressEvent) -> String {
                 "{run_id}: tokens {input_tokens} in{cached}, {output_tokens} out, ${cost:.4}{cut}"
             )
         }
-        ProgressEvent::Ended { run_id, status } => format!("{run_id}: ended {status}"),
+        ProgressEvent::Ended { run_id, error } => match error {
+            None => format!("{run_id}: ended ok"),
+            Some(code) => format!("{run_id}: ended {code}"),
+        },
     }
 }
 

@@ -1,0 +1,329 @@
+//! Admission: whether a run may start, decided before any process or file
+//! exists. The only place that checks the request's input, its agent and
+//! tool subset, the depth limit, the spawn gate, the concurrency slots, the
+//! supervisor's spawn cap, the tree's spawn cap, and a nested spawn's
+//! budget.
+//!
+//! Nested subagents do not take one of the `max_concurrent` slots: their
+//! parent holds one while it waits for them, so sharing the slots would let
+//! a full supervisor refuse every grandchild (or, were slots waited for,
+//! deadlock). They take one of as many nested slots instead, never waited
+//! for either, and count against their tree's spawn cap.
+//!
+//! It decides and counts; it never starts, writes or kills anything. A
+//! refusal is a [`Refusal`] (code and message), which callers turn into
+//! the documented result object.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use subagent_protocol::result::SubagentResult;
+use subagent_protocol::{Budget, ErrorCode, Usage};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use super::config::SupervisorConfig;
+use super::request::RunRequest;
+use super::reservation::{Asked, BudgetShare, ReservationId};
+use super::tool_subset::{SubsetOrigin, check_tool_subset};
+use crate::agents::{AgentCatalog, AgentDefinition};
+
+/// The embedding program's answer to "may this child start?".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GateDecision {
+    /// Go ahead.
+    Allow,
+    /// Refuse, with a reason the parent model will read.
+    Deny(String),
+}
+
+/// A hook consulted before any process starts (a budget or policy check).
+pub trait SpawnGate: Send + Sync {
+    /// Decides for one request.
+    fn check(&self, request: &RunRequest) -> GateDecision;
+}
+
+/// Why a run may not start: the result's error code and message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Refusal {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl Refusal {
+    fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// The refusal as the result object a caller gets.
+    pub(super) fn into_result(self) -> SubagentResult {
+        SubagentResult::refusal(self.code, self.message)
+    }
+}
+
+/// What an admitted run holds while it runs: its agent, its slot (given
+/// back on drop) and the spawn tree its nested subagents count against.
+#[derive(Debug)]
+pub(super) struct Admitted {
+    pub agent: AgentDefinition,
+    pub permit: OwnedSemaphorePermit,
+    pub tree: Arc<SpawnTree>,
+}
+
+/// What one root run's tree has started so far (at most
+/// [`SupervisorConfig::max_tree_spawns`]); shared by every run in it.
+#[derive(Debug)]
+pub(super) struct SpawnTree {
+    spawned: AtomicU32,
+    cap: u32,
+}
+
+impl SpawnTree {
+    pub(super) fn new(cap: u32) -> Arc<Self> {
+        Arc::new(Self {
+            spawned: AtomicU32::new(0),
+            cap,
+        })
+    }
+
+    /// Counts one more nested spawn; `Err(cap)` when the cap is reached.
+    pub(super) fn take_one(&self) -> Result<(), u32> {
+        let prior = self.spawned.fetch_add(1, Ordering::SeqCst);
+        if prior >= self.cap {
+            self.spawned.fetch_sub(1, Ordering::SeqCst);
+            return Err(self.cap);
+        }
+        Ok(())
+    }
+}
+
+/// The supervisor's counters: slots for root and nested runs, the runs
+/// started so far, and the embedding program's gate.
+pub(super) struct Admission {
+    max_concurrent: usize,
+    slots: Arc<Semaphore>,
+    /// Nested subagents running at once, as many as `slots`.
+    nested_slots: Arc<Semaphore>,
+    spawned: AtomicU32,
+    pub(super) gate: Option<Arc<dyn SpawnGate>>,
+}
+
+impl Admission {
+    pub(super) fn new(max_concurrent: usize) -> Self {
+        Self {
+            max_concurrent,
+            slots: Arc::new(Semaphore::new(max_concurrent)),
+            nested_slots: Arc::new(Semaphore::new(max_concurrent)),
+            spawned: AtomicU32::new(0),
+            gate: None,
+        }
+    }
+
+    /// Root runs holding a slot now.
+    pub(super) fn running(&self) -> usize {
+        self.max_concurrent - self.slots.available_permits()
+    }
+
+    /// Admits a root run (`tree: None`, it starts a tree of its own) or a
+    /// nested one of `tree`: the request, then a slot (refused rather than
+    /// queued; batch callers queue themselves), then the spawn caps.
+    pub(super) fn admit(
+        &self,
+        config: &SupervisorConfig,
+        request: &RunRequest,
+        tree: Option<Arc<SpawnTree>>,
+    ) -> Result<Admitted, Refusal> {
+        let agent = self.check_request(config, request).inspect_err(|refusal| {
+            tracing::info!(
+                agent = %request.agent,
+                code = ?Some(refusal.code),
+                "run refused before any process started"
+            );
+        })?;
+        let permit = self.take_slot(request, tree.is_some())?;
+        if let Some(max) = config.max_spawns {
+            let prior = self.spawned.fetch_add(1, Ordering::SeqCst);
+            if prior >= max {
+                tracing::info!(agent = %request.agent, max, "run refused: the spawn cap is reached");
+                return Err(Refusal::new(
+                    ErrorCode::SubagentSpawnDenied,
+                    format!(
+                        "spawn cap reached: {max} subagents were already started in this run; raise max_spawns to start more"
+                    ),
+                ));
+            }
+        } else {
+            self.spawned.fetch_add(1, Ordering::SeqCst);
+        }
+        let tree = match tree {
+            Some(tree) => {
+                if let Err(cap) = tree.take_one() {
+                    tracing::info!(agent = %request.agent, cap, "nested run refused: the tree's spawn cap is reached");
+                    return Err(Refusal::new(
+                        ErrorCode::SubagentSpawnDenied,
+                        format!(
+                            "spawn cap reached: {cap} nested subagents were already started under this run; do the work directly"
+                        ),
+                    ));
+                }
+                tree
+            }
+            None => SpawnTree::new(config.max_tree_spawns),
+        };
+        Ok(Admitted {
+            agent,
+            permit,
+            tree,
+        })
+    }
+
+    fn take_slot(
+        &self,
+        request: &RunRequest,
+        nested: bool,
+    ) -> Result<OwnedSemaphorePermit, Refusal> {
+        let slots = if nested {
+            &self.nested_slots
+        } else {
+            &self.slots
+        };
+        if let Ok(permit) = slots.clone().try_acquire_owned() {
+            return Ok(permit);
+        }
+        if nested {
+            return Err(Refusal::new(
+                ErrorCode::SubagentSpawnDenied,
+                format!(
+                    "{} nested subagents are running and the limit is {}; wait for one to finish or do the work directly",
+                    self.max_concurrent - self.nested_slots.available_permits(),
+                    self.max_concurrent
+                ),
+            ));
+        }
+        tracing::info!(
+            agent = %request.agent,
+            running = self.running(),
+            "run refused: the concurrency limit is reached"
+        );
+        Err(Refusal::new(
+            ErrorCode::InvalidInput,
+            format!(
+                "{} subagents are running and the limit is {}; wait for one to finish or raise max_concurrent",
+                self.running(),
+                self.max_concurrent
+            ),
+        ))
+    }
+
+    /// Everything that can be checked from the request alone.
+    fn check_request(
+        &self,
+        config: &SupervisorConfig,
+        request: &RunRequest,
+    ) -> Result<AgentDefinition, Refusal> {
+        if request.agent.trim().is_empty() {
+            return Err(Refusal::new(
+                ErrorCode::InvalidInput,
+                "missing required parameter: agent",
+            ));
+        }
+        if request.task.trim().is_empty() {
+            return Err(Refusal::new(
+                ErrorCode::InvalidInput,
+                "missing required parameter: task (the text the subagent should work on)",
+            ));
+        }
+        if let Some(reason) = &config.subagents_disabled {
+            return Err(Refusal::new(ErrorCode::SubagentsDisabled, reason.clone()));
+        }
+        let Some(agent) = config.catalog.get(&request.agent) else {
+            return Err(Refusal::new(
+                ErrorCode::UnknownAgent,
+                config.catalog.unknown_message(&request.agent),
+            ));
+        };
+        if agent.disabled {
+            return Err(Refusal::new(
+                ErrorCode::SubagentDisabled,
+                AgentCatalog::disabled_message(agent),
+            ));
+        }
+        // The subset the child would get is checked: the caller's when given
+        // (it replaces the agent's), else the agent's own, so a bad agent
+        // definition is refused here too instead of inside the worker.
+        let tools_check = match &request.tools {
+            Some(tools) => check_tool_subset(tools, SubsetOrigin::Requested),
+            None => check_tool_subset(&agent.tools, SubsetOrigin::Agent(agent.name.clone())),
+        };
+        if let Err(e) = tools_check {
+            return Err(Refusal::new(ErrorCode::InvalidInput, e.to_string()));
+        }
+        check_depth(request.caller_depth, request.max_depth, "a child")?;
+        if let Some(schema) = &request.output_schema_json
+            && let Err(e) = subagent_report_back::ReportBackSchema::compile(schema)
+        {
+            return Err(Refusal::new(
+                ErrorCode::InvalidInput,
+                format!("invalid output schema: {e}"),
+            ));
+        }
+        if let Some(gate) = &self.gate
+            && let GateDecision::Deny(reason) = gate.check(request)
+        {
+            return Err(Refusal::new(
+                ErrorCode::SubagentSpawnDenied,
+                format!("spawn refused: {reason}"),
+            ));
+        }
+        Ok(agent.clone())
+    }
+}
+
+/// The depth rule: a run started by a caller at `caller_depth` runs one
+/// level deeper, and may not run deeper than `max_depth`. `who` names the
+/// run in the refusal ("a child", "a subagent").
+pub(super) fn check_depth(caller_depth: u32, max_depth: u32, who: &str) -> Result<(), Refusal> {
+    let depth = caller_depth.saturating_add(1);
+    if depth > max_depth {
+        return Err(Refusal::new(
+            ErrorCode::SubagentDepthExceeded,
+            format!(
+                "subagent depth limit reached: {who} would run at depth {depth}, the limit is \
+                 {max_depth}; do the work directly instead of delegating"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A worker's spawn request, checked before anything starts: the depth
+/// (made whatever the worker was offered: a worker at the depth limit has
+/// no `subagent` tool, but a buggy or hostile one can still send the
+/// request), then the budget, reserved from the parent's `share` given what
+/// the parent itself has `spent`. The rest of the grandchild's admission is
+/// [`Admission::admit`] when it starts.
+pub(super) fn admit_spawn(
+    parent: &RunRequest,
+    share: &mut BudgetShare,
+    spent: &Usage,
+    asked: Asked,
+) -> Result<(ReservationId, Budget), Refusal> {
+    // The parent runs at `caller_depth + 1`; its child one deeper.
+    check_depth(
+        parent.caller_depth.saturating_add(1),
+        parent.max_depth,
+        "a subagent",
+    )?;
+    share.reserve(spent, asked).map_err(|why| {
+        Refusal::new(
+            ErrorCode::SubagentSpawnDenied,
+            format!("spawn refused before it started: {why}"),
+        )
+    })
+}
+
+#[cfg(test)]
+#[path = "admission_tests.rs"]
+mod tests;

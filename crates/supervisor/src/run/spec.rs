@@ -1,0 +1,131 @@
+//! The specs a run is started from, as pure functions of the request and
+//! the settings: the worker's task ([`TaskSpec`]), whether it fits one
+//! frame, the sandbox the worker process gets, and the tool sandbox its
+//! tool processes will get (for the session header).
+//!
+//! Starts nothing and writes nothing.
+
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use subagent_protocol::frame::encode_frame;
+use subagent_protocol::session::SandboxStatus;
+use subagent_protocol::{FrameError, MaxPayload, TaskSpec, ToWorker, tool_names};
+use subagent_sandbox::{Isolation, SandboxPolicy, SandboxSpec};
+
+use super::config::{CAPTURE_KEEP, SupervisorConfig, tools_for_depth};
+use super::request::RunRequest;
+use crate::agents::AgentDefinition;
+
+/// How the worker process is started and capped: the configured worker
+/// command in the request's workspace, its protocol socket as fd 3, the
+/// request's limits.
+pub(super) fn sandbox_spec(
+    config: &SupervisorConfig,
+    request: &RunRequest,
+    protocol_fd: OwnedFd,
+) -> SandboxSpec {
+    let limits = &request.limits;
+    let mut env = subagent_sandbox::allowlisted_env(subagent_sandbox::DEFAULT_ENV_ALLOWLIST);
+    env.push(("SUBAGENT_PROTOCOL_FD".into(), "3".into()));
+    SandboxSpec {
+        program: config.worker.program.clone(),
+        args: config.worker.args.clone(),
+        cwd: request.workspace_dir.clone(),
+        env,
+        protocol_fd: Some(protocol_fd),
+        limits: subagent_sandbox::ResourceLimits::from_limits(limits),
+        policy: config.sandbox_policy,
+        capture: subagent_sandbox::CaptureLimits {
+            stdout_hard_bytes: limits.stdout_bytes,
+            stderr_hard_bytes: limits.stderr_bytes,
+            keep_head_bytes: CAPTURE_KEEP,
+            keep_tail_bytes: CAPTURE_KEEP,
+        },
+        grace: Duration::from_millis(limits.kill_grace_ms),
+        // The worker talks to the model over the network and holds the API
+        // key; the tool sandbox is for the processes it starts for tools.
+        isolation: None,
+    }
+}
+
+/// Refuses a task whose `Start` frame would not fit the protocol's frame
+/// cap, before anything is created: the worker could never receive it.
+pub(super) fn check_spec_fits(spec: &TaskSpec) -> Result<(), String> {
+    let max = MaxPayload::default().bytes();
+    match encode_frame(
+        &ToWorker::Start(Box::new(spec.clone())),
+        MaxPayload::default(),
+    ) {
+        Ok(_) => Ok(()),
+        Err(FrameError::TooLarge { announced, .. }) => Err(format!(
+            "the task is too large to send to a worker: {announced} bytes encoded, the limit is {max} \
+             bytes; shorten the task, the system prompt or the output schema, or put large input \
+             in a file in the workspace and name it in the task"
+        )),
+        Err(e) => Err(format!("the task cannot be encoded for the worker: {e}")),
+    }
+}
+
+/// The layers tool processes of this child will get, for the session
+/// header: the isolation layers and the memory and pids caps (each cgroup
+/// cap that cannot be had listed as not applied, and the rlimit memory
+/// fallback); `None` when it has no process tool.
+pub(super) fn tool_sandbox_status(spec: &TaskSpec) -> Option<SandboxStatus> {
+    if !spec.tools.iter().any(|t| t == tool_names::PYTHON_EXECUTE) {
+        return None;
+    }
+    let mut isolation = Isolation::strict(vec![PathBuf::from(&spec.workspace_dir)]);
+    isolation.network = spec.allow_network;
+    let mut status = subagent_sandbox::isolation_status(&isolation);
+    let caps = subagent_sandbox::resource_status(&subagent_sandbox::ResourceLimits {
+        memory_bytes: Some(spec.limits.tool_memory_bytes),
+        pids: Some(spec.limits.tool_pids),
+        ..Default::default()
+    });
+    status.applied.extend(caps.applied);
+    status.not_applied.extend(caps.not_applied);
+    Some(status)
+}
+
+/// What the worker is told to do: the request over its agent's defaults.
+pub(super) fn task_spec(
+    request: &RunRequest,
+    agent: &AgentDefinition,
+    run_id: &str,
+    policy: SandboxPolicy,
+) -> TaskSpec {
+    let child_depth = request.caller_depth.saturating_add(1);
+    let tools = request.tools.clone().unwrap_or_else(|| agent.tools.clone());
+    TaskSpec {
+        run_id: run_id.to_owned(),
+        agent: request.agent.clone(),
+        task: request.task.clone(),
+        system_prompt: request
+            .system_prompt
+            .clone()
+            .unwrap_or_else(|| agent.system_prompt.clone()),
+        provider: request.provider.clone(),
+        tools: tools_for_depth(tools, child_depth, request.max_depth),
+        output_schema_json: request.output_schema_json.clone(),
+        output_mode: request.output_mode,
+        budget: request.effective_budget(),
+        limits: request.limits.clone(),
+        workspace_dir: request.workspace_dir.display().to_string(),
+        allow_network: request.allow_network,
+        require_sandbox: policy == SandboxPolicy::RequireAll,
+        depth: child_depth,
+        max_depth: request.max_depth,
+        web: request.web.clone(),
+        python: None,
+        protected_paths: crate::config::protected_config_dirs(&request.workspace_dir)
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+#[path = "spec_tests.rs"]
+mod tests;
