@@ -1,0 +1,153 @@
+//! What reading agent files left behind, and how much of it a command
+//! prints.
+//!
+//! A workspace with forty Claude Code agent files has a hundred dropped
+//! tools and model aliases; printing each on every command buries the one
+//! line that matters. So a command prints one grouped line for all of them
+//! ([`WarningDetail::Grouped`]), each of the agent it runs in full, and
+//! `subagent agents ls --warnings` prints them all ([`WarningDetail::Full`]).
+//! A file that cannot be read at all is different: it is named on its own
+//! line every time, with why, since an agent is missing until it is fixed.
+//!
+//! Pure: it formats; the caller decides where the lines go.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use super::catalog::AgentCatalog;
+use super::file::CLAUDE_TOOL_MAP;
+
+/// Something dropped while reading an agent file: the file stays usable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AgentWarning {
+    /// A Claude Code tool (as written, e.g. `Bash(git:*)`) with no
+    /// equivalent here.
+    ToolDropped(String),
+    /// A Claude Code model alias (`sonnet`, `inherit`, ...): the run's
+    /// model is used.
+    ModelAlias(String),
+}
+
+impl fmt::Display for AgentWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AgentWarning::ToolDropped(entry)
+                if entry.split('(').next().map(str::trim) == Some("Bash") =>
+            {
+                write!(
+                    f,
+                    "tool `{entry}` dropped: python_execute runs Python, not a shell, so nothing here is a safe equivalent"
+                )
+            }
+            AgentWarning::ToolDropped(entry) => write!(
+                f,
+                "tool `{entry}` dropped: no equivalent here (mapped: {})",
+                CLAUDE_TOOL_MAP
+                    .iter()
+                    .map(|(claude, ours)| format!("{claude} -> {ours}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            AgentWarning::ModelAlias(alias) => write!(
+                f,
+                "model `{alias}` is a Claude Code alias with no meaning here; the run's model is used"
+            ),
+        }
+    }
+}
+
+/// An agent file that could not be read: skipped, so the rest of the
+/// workspace works; a run that asks for its agent is refused with
+/// [`UnreadableAgentFile::reason`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnreadableAgentFile {
+    /// The file.
+    pub path: PathBuf,
+    /// The agent it most likely defines (its `name:` line, else its stem).
+    pub name: Option<String>,
+    /// Why it cannot be read, naming the file and line.
+    pub reason: String,
+}
+
+/// How much of the catalog's warnings a command prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WarningDetail<'a> {
+    /// One line for every agent's dropped tools and aliases, except the
+    /// agent named here, whose warnings are printed in full.
+    Grouped {
+        /// The agent the command runs or shows.
+        full_for: Option<&'a str>,
+    },
+    /// Every warning of every agent, one per line.
+    Full,
+}
+
+/// The command that lists every warning, named in the grouped line.
+pub const LIST_WARNINGS_COMMAND: &str = "subagent agents ls --warnings";
+
+impl AgentCatalog {
+    /// The warning lines a command prints on stderr, each starting with
+    /// `warning: `: one per unreadable file, then the agents' warnings as
+    /// `detail` asks.
+    pub fn warning_lines(&self, detail: WarningDetail<'_>) -> Vec<String> {
+        let mut lines: Vec<String> = self
+            .unreadable()
+            .iter()
+            .map(|file| format!("warning: agent file skipped: {}", file.reason))
+            .collect();
+        let full = |name: &str| match detail {
+            WarningDetail::Full => true,
+            WarningDetail::Grouped { full_for } => full_for == Some(name),
+        };
+        let (mut files, mut tools, mut aliases) = (0, 0, 0);
+        let mut full_lines = Vec::new();
+        for agent in self.agents().iter().filter(|a| !a.warnings.is_empty()) {
+            if full(&agent.name) {
+                full_lines.extend(agent.warnings.iter().map(|warning| {
+                    format!(
+                        "warning: agent {} ({}): {warning}",
+                        agent.name, agent.source
+                    )
+                }));
+                continue;
+            }
+            files += 1;
+            for warning in &agent.warnings {
+                match warning {
+                    AgentWarning::ToolDropped(_) => tools += 1,
+                    AgentWarning::ModelAlias(_) => aliases += 1,
+                }
+            }
+        }
+        if files > 0 {
+            let mut parts = Vec::new();
+            if tools > 0 {
+                parts.push(format!(
+                    "{tools} {} not available here",
+                    plural(tools, "tool")
+                ));
+            }
+            if aliases > 0 {
+                parts.push(format!(
+                    "{aliases} Claude Code model {} ignored",
+                    plural(aliases, "alias")
+                ));
+            }
+            lines.push(format!(
+                "warning: {files} agent {}: {}; `{LIST_WARNINGS_COMMAND}` lists them",
+                plural(files, "file"),
+                parts.join(", ")
+            ));
+        }
+        lines.extend(full_lines);
+        lines
+    }
+}
+
+fn plural(n: usize, word: &str) -> String {
+    match (n, word) {
+        (1, _) => word.to_owned(),
+        (_, "alias") => "aliases".to_owned(),
+        _ => format!("{word}s"),
+    }
+}
