@@ -3,6 +3,7 @@ pub mod llama;
 pub mod scripted_model;
 pub mod support;
 
+mod agent_corpus;
 mod agents_cmd;
 mod batch_cmd;
 mod batch_faults;

@@ -135,14 +135,27 @@ fn config_probes(workspace: &Path) -> Vec<Probe> {
         }
     };
     match discover_catalog(&project, default_user_agents_dir().as_deref()) {
-        Ok(catalog) => probes.push(Probe::ok(
-            "agents",
-            format!(
-                "{} agents ({})",
-                catalog.agents().len(),
-                catalog.names().join(", ")
-            ),
-        )),
+        Ok(catalog) => {
+            // A skipped file leaves every other agent usable: reported, not
+            // a failure of the machine.
+            let skipped = match catalog.unreadable().len() {
+                0 => String::new(),
+                n => format!(
+                    "; {n} agent file{} skipped as unreadable (`{}` names {})",
+                    if n == 1 { "" } else { "s" },
+                    subagent_supervisor::agents::LIST_WARNINGS_COMMAND,
+                    if n == 1 { "it" } else { "them" }
+                ),
+            };
+            probes.push(Probe::ok(
+                "agents",
+                format!(
+                    "{} agents ({}){skipped}",
+                    catalog.agents().len(),
+                    catalog.names().join(", ")
+                ),
+            ));
+        }
         Err(e) => probes.push(Probe::missing(
             "agents",
             e.to_string(),
