@@ -67,8 +67,13 @@ impl Project {
 
     /// `subagent run --agent AGENT --json` with the fixture worker.
     pub(super) fn run(&self, agent: &str, sessions: &Path) -> Output {
+        self.run_with(agent, sessions, &[])
+    }
+
+    /// [`Project::run`] with `extra` flags.
+    pub(super) fn run_with(&self, agent: &str, sessions: &Path, extra: &[&str]) -> Output {
         let workspace = self.repo();
-        self.subagent(&[
+        let mut args = vec![
             "run",
             "--worker",
             FIXTURE,
@@ -85,7 +90,9 @@ impl Project {
             "--agent",
             agent,
             "--json",
-        ])
+        ];
+        args.extend_from_slice(extra);
+        self.subagent(&args)
     }
 }
 
@@ -184,6 +191,30 @@ fn a_run_with_a_project_agents_file_records_its_prompt_as_the_system_message() {
         .find(|v| v.to_string().contains("\"system\""))
         .unwrap_or_else(|| panic!("no system message in {text}"));
     assert!(system.to_string().contains("Marker 7f3a"), "{system}");
+}
+
+#[test]
+fn a_builtins_system_prompt_names_only_the_tools_the_run_has() {
+    let project = Project::new();
+    let sessions = project.root.path().join("sessions");
+    let out = project.run_with("general", &sessions, &["--tools", "bash_read"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_children_reaped(&json);
+    let file = json["details"]["results"][0]["sessionFile"]
+        .as_str()
+        .unwrap();
+    let text = std::fs::read_to_string(file).unwrap();
+    let system = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|v| v.to_string().contains("\"system\""))
+        .unwrap_or_else(|| panic!("no system message in {text}"))
+        .to_string();
+    assert!(system.contains("bash_read"), "{system}");
+    for absent in ["python_execute", "bash_ripgrep", "bash_find"] {
+        assert!(!system.contains(absent), "names {absent}: {system}");
+    }
 }
 
 #[test]

@@ -15,7 +15,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::config::{Raise, RaiseSettings, RunOverrides};
+use crate::config::{Origin, Raise, RaiseSettings, RunOverrides};
 use crate::run::RunRequest;
 
 /// Why the stdin JSON cannot be run.
@@ -173,6 +173,7 @@ impl CallInput {
         }
         if let Some(var) = given(&self.api_key_name) {
             base.api_key_env = Some(var);
+            base.api_key_env_origin = Some(Origin::RequestField("api_key_name".into()));
         }
         base
     }

@@ -46,6 +46,8 @@ pub enum Origin {
     Agent(AgentSource),
     /// A command-line flag.
     Flag(String),
+    /// A field of the request a caller sent (`subagent call`'s stdin JSON).
+    RequestField(String),
 }
 
 impl fmt::Display for Origin {
@@ -58,6 +60,7 @@ impl fmt::Display for Origin {
             Origin::Agent(AgentSource::BuiltIn) => f.write_str("built-in agent"),
             Origin::Agent(AgentSource::File(path)) => write!(f, "agent file {}", path.display()),
             Origin::Flag(flag) => write!(f, "flag {flag}"),
+            Origin::RequestField(field) => write!(f, "the request's field {field}"),
         }
     }
 }
@@ -75,6 +78,9 @@ pub struct RunOverrides {
     pub model: Option<String>,
     /// `--api-key-env`.
     pub api_key_env: Option<String>,
+    /// Who named `api_key_env` when it was not the flag (`subagent call`'s
+    /// `api_key_name`), so an unset variable is blamed on the right place.
+    pub api_key_env_origin: Option<Origin>,
     /// The limit flags that were given.
     pub limits: LimitSet,
     /// `--allow-private-networks` was given.
@@ -107,8 +113,8 @@ pub enum ResolveError {
     NoModel,
     /// A variable named for the key is not set.
     #[error(
-        "the API key variable named by {origin}: {var} is not set; export it, or name another \
-         variable with --api-key-env"
+        "the API key variable named by {origin}: {var} is not set; export it, or name a \
+         variable that is set there"
     )]
     KeyVariableUnset {
         /// The variable.
@@ -307,7 +313,11 @@ pub fn resolve_run(
 
     // A variable someone named must be set; the kind's usual one may not be.
     let (key_var, origin, required) = if let Some(var) = &flags.api_key_env {
-        (var.clone(), Origin::Flag("--api-key-env".into()), true)
+        let origin = flags
+            .api_key_env_origin
+            .clone()
+            .unwrap_or_else(|| Origin::Flag("--api-key-env".into()));
+        (var.clone(), origin, true)
     } else if let Some((var, origin)) =
         entry.and_then(|(e, o)| e.api_key_env.clone().map(|v| (v, o.clone())))
     {
