@@ -15,6 +15,7 @@ mod cli;
 mod cli_flags;
 mod config_cmd;
 mod doctor;
+mod doctor_model;
 mod e2e_llama;
 mod file_tools_e2e;
 mod masking;
