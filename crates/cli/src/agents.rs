@@ -3,7 +3,9 @@
 //!
 //! Also the one place the CLI builds its catalog ([`load_catalog`]), so
 //! `subagent run` and these listings cannot disagree. Warnings from agent
-//! files (Claude Code tools dropped) go to stderr each time.
+//! files (Claude Code tools dropped, files skipped) go to stderr: one
+//! grouped line per command, in full for the agent a command runs or
+//! shows, and all of them with `agents ls --warnings`.
 //!
 //! `subagent run` applies every field of an agent file: its model,
 //! provider, limits and output schema sit below the run's flags and above
@@ -13,7 +15,10 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use serde_json::json;
-use subagent_supervisor::agents::{AgentCatalog, AgentDefinition, AgentOutputSchema};
+use subagent_supervisor::agents::{
+    AgentCatalog, AgentDefinition, AgentOutputSchema, WarningDetail, default_user_agents_dir,
+    discover_catalog,
+};
 use subagent_supervisor::config::{ProjectConfig, workspace_catalog};
 use subagent_supervisor::exit_codes;
 
@@ -43,7 +48,10 @@ use crate::console;
     Claude Code tools map as Read -> bash_read, Grep -> bash_ripgrep, Glob -> bash_find,\n\
     WebSearch -> search_web, WebFetch -> scrape_webpage;\n\
     others (Bash included) are dropped with a warning, and so are Claude Code's model\n\
-    aliases (sonnet, opus, haiku, inherit). A run's flags override the file's fields;\n\
+    aliases (sonnet, opus, haiku, inherit); `agents ls --warnings` lists every warning.\n\
+    Frontmatter that strict YAML rejects (an unquoted `: ` in a description) is read as\n\
+    `key: value` lines, as Claude Code does; a file that still cannot be read is skipped\n\
+    with a warning naming it, and only a run asking for its agent is refused. A run's flags override the file's fields;\n\
     the file's override config.toml.\n\n\
     EXAMPLES:\n  \
     subagent agents ls\n  \
@@ -67,6 +75,10 @@ enum AgentsCommand {
         /// One JSON array instead of a table.
         #[arg(long)]
         json: bool,
+        /// Every warning of every agent file in full on stderr (other
+        /// commands print one grouped line).
+        #[arg(long)]
+        warnings: bool,
     },
     /// Everything about one agent, its system prompt and warnings included.
     #[command(after_help = "EXAMPLES:\n  \
@@ -85,16 +97,44 @@ enum AgentsCommand {
 }
 
 /// The catalog a run in `project`'s workspace sees (its agent files only
-/// when trusted: [`super::trust::load_project`]); each agent file's
-/// warnings are printed on stderr.
+/// when trusted: [`super::trust::load_project`]). The first call in a
+/// process prints its warnings on stderr, grouped
+/// ([`WarningDetail::Grouped`]): a server that prepares every request
+/// reports them once, not per request.
 pub(super) fn load_catalog(project: &ProjectConfig) -> Result<AgentCatalog> {
     Ok(workspace_catalog(project, &print_warning)?)
 }
 
+/// The warnings of `agent`, the one a command runs, in full on stderr (the
+/// grouped line of [`load_catalog`] only counts them).
+pub(super) fn print_agent_warnings(catalog: &AgentCatalog, agent: &str) {
+    if let Some(agent) = catalog.get(agent) {
+        for warning in &agent.warnings {
+            console::err(&format!(
+                "warning: agent {} ({}): {warning}",
+                agent.name, agent.source
+            ));
+        }
+    }
+}
+
 pub(super) fn run(args: AgentsArgs) -> Result<i32> {
     match args.command {
-        AgentsCommand::Ls { workspace, json } => {
-            let catalog = load_catalog(&load_project(&workspace_or_cwd(workspace)?)?)?;
+        AgentsCommand::Ls {
+            workspace,
+            json,
+            warnings,
+        } => {
+            let project = load_project(&workspace_or_cwd(workspace)?)?;
+            let catalog = if warnings {
+                let catalog = discover_catalog(&project, default_user_agents_dir().as_deref())?;
+                for line in catalog.warning_lines(WarningDetail::Full) {
+                    console::err(&line);
+                }
+                catalog
+            } else {
+                load_catalog(&project)?
+            };
             if json {
                 let list: Vec<_> = catalog.agents().iter().map(agent_json).collect();
                 console::out(&serde_json::to_string_pretty(&list)?)?;
@@ -137,8 +177,8 @@ fn agent_json(agent: &AgentDefinition) -> serde_json::Value {
         "limits": limits_json(agent),
         "outputSchema": schema_text(agent),
         "disabled": agent.disabled,
-        "warnings": agent.warnings,
-        "systemPrompt": agent.system_prompt,
+        "warnings": agent.warnings.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "systemPrompt": agent.system_prompt_for(&agent.tools),
     })
 }
 
@@ -241,6 +281,6 @@ fn details(agent: &AgentDefinition) -> String {
         text.push_str(&format!("warning: {warning}\n"));
     }
     text.push_str("system prompt:\n");
-    text.push_str(&agent.system_prompt);
+    text.push_str(&agent.system_prompt_for(&agent.tools));
     text
 }

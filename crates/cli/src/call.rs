@@ -84,6 +84,7 @@ fn call(args: CallArgs) -> Result<i32> {
     // ceiling of the payload's tool_subset, think and max_tokens.
     let ceilings = prepared.ceilings(Owner::Call);
     let agent_tools = agent_tools(&prepared.config, &prepared.request.agent);
+    super::agents::print_agent_warnings(&prepared.config.catalog, &prepared.request.agent);
     let Prepared {
         mut request,
         mut config,

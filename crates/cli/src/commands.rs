@@ -82,9 +82,11 @@ enum Command {
         # sandbox layers, cgroup caps, python3, sessions dir, worker binary, config and\n  \
         # agent files, and every provider of config.toml (reachable, model listed)\n  \
         subagent doctor\n\n  \
-        # also a local llama-server and whether it serves the model\n  \
-        subagent doctor --base-url http://127.0.0.1:8080/v1 --model smollm2 --json\n\n\
-        OUTPUT:\n  ok  <probe>: <detail>\n  MISSING  <probe>: <what is missing> -- <the fix>\n\n\
+        # also a local llama-server and whether it serves the model (not listed is a\n  \
+        # warning; --probe-model settles it with a 1-token request)\n  \
+        subagent doctor --base-url http://127.0.0.1:8080/v1 --model smollm2 --probe-model --json\n\n\
+        OUTPUT:\n  ok  <probe>: <detail>\n  warning  <probe>: <what is doubtful> -- <how to settle it>\n  \
+        MISSING  <probe>: <what is missing> -- <the fix>\n\n\
         EXIT STATUS:\n  0 every probe ok, 7 something is missing")]
     Doctor(doctor::DoctorArgs),
     /// Browse session files: list runs, show or follow one, remove old ones.

@@ -38,9 +38,15 @@ pub(super) struct DoctorArgs {
     /// API dialect of the endpoint (openai-chat, openai-responses, anthropic).
     #[arg(long, default_value = "openai-chat", requires = "base_url")]
     provider: ProviderKind,
-    /// Model id that the endpoint's model list must contain.
+    /// Model id to look for in the endpoint's model list. An
+    /// OpenAI-compatible server that does not list it is a warning (it may
+    /// serve it anyway, as llama-server does).
     #[arg(long, requires = "base_url")]
     model: Option<String>,
+    /// Settle a model the list does not name with a 1-token request to it
+    /// (no API key is sent).
+    #[arg(long, requires = "model")]
+    probe_model: bool,
     /// Directory whose config files and agent files to check (default: the
     /// current directory).
     #[arg(long, value_name = "DIR")]
@@ -67,10 +73,11 @@ pub(super) fn run(args: DoctorArgs) -> Result<i32> {
     };
     probes.extend(config_probes(&workspace));
     if let Some(base_url) = &args.base_url {
-        probes.extend(doctor::endpoint_probes(
+        probes.extend(doctor::endpoint_probes_asking(
             base_url,
             args.provider.as_str(),
             args.model.as_deref(),
+            args.probe_model,
         ));
     }
     let report = Report::new(probes);
@@ -135,14 +142,27 @@ fn config_probes(workspace: &Path) -> Vec<Probe> {
         }
     };
     match discover_catalog(&project, default_user_agents_dir().as_deref()) {
-        Ok(catalog) => probes.push(Probe::ok(
-            "agents",
-            format!(
-                "{} agents ({})",
-                catalog.agents().len(),
-                catalog.names().join(", ")
-            ),
-        )),
+        Ok(catalog) => {
+            // A skipped file leaves every other agent usable: reported, not
+            // a failure of the machine.
+            let skipped = match catalog.unreadable().len() {
+                0 => String::new(),
+                n => format!(
+                    "; {n} agent file{} skipped as unreadable (`{}` names {})",
+                    if n == 1 { "" } else { "s" },
+                    subagent_supervisor::agents::LIST_WARNINGS_COMMAND,
+                    if n == 1 { "it" } else { "them" }
+                ),
+            };
+            probes.push(Probe::ok(
+                "agents",
+                format!(
+                    "{} agents ({}){skipped}",
+                    catalog.agents().len(),
+                    catalog.names().join(", ")
+                ),
+            ));
+        }
         Err(e) => probes.push(Probe::missing(
             "agents",
             e.to_string(),

@@ -56,6 +56,7 @@ pub(super) fn run(args: RunArgs) -> Result<i32> {
         mut config,
         ..
     } = args.flags.prepare(&args.flags.overrides())?;
+    super::agents::print_agent_warnings(&config.catalog, &request.agent);
     let plan = modes::plan(&modes::ModeFlags {
         tasks: &args.task,
         tasks_file: args.tasks.as_deref(),

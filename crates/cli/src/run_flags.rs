@@ -248,6 +248,8 @@ impl RunFlags {
             base_url: self.base_url.clone(),
             model: self.model.clone(),
             api_key_env: self.api_key_env.clone(),
+            // The flag's own: the default origin.
+            api_key_env_origin: None,
             limits: self.limit_flags(),
             allow_private_networks: self.allow_private_networks,
         }

@@ -131,19 +131,15 @@ pub(super) fn load_project(workspace: &Path) -> Result<ProjectConfig> {
     Ok(workspace_project(workspace, &print_warning)?)
 }
 
-/// Prints a warning of preparing a run on stderr: one about ignored
-/// project files once per process, an agent file's each time.
+/// Prints a warning of preparing a run on stderr, each distinct line once
+/// per process: a server or batch that prepares every request repeats none.
 pub(super) fn print_warning(warning: PrepareWarning) {
     static WARNED: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
-    match warning {
-        PrepareWarning::ProjectIgnored(warning) => {
-            let first = WARNED
-                .lock()
-                .map_or(true, |mut warned| warned.insert(warning.clone()));
-            if first {
-                console::err(&warning);
-            }
-        }
-        PrepareWarning::Agent(warning) => console::err(&warning),
+    let (PrepareWarning::ProjectIgnored(warning) | PrepareWarning::Agent(warning)) = warning;
+    let first = WARNED
+        .lock()
+        .map_or(true, |mut warned| warned.insert(warning.clone()));
+    if first {
+        console::err(&warning);
     }
 }

@@ -7,10 +7,10 @@
 //! [`model_ids`]) are pure and tested without the machine; the others
 //! look once (run `python3`, create and remove a probe file, connect) and
 //! never change anything beyond the sessions dir a run would create anyway.
-//! Nothing here runs a worker or sends an API key.
+//! Nothing here runs a worker or sends an API key; a model request (1
+//! token) is sent only when asked (`--probe-model`).
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -22,15 +22,6 @@ use subagent_sandbox::{CgroupKind, IsolationSupport};
 /// slow disk takes seconds, a hung interpreter must not hang the doctor.
 pub const PYTHON_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// How long connecting to, and then hearing back from, a model endpoint
-/// may take: a local server answers in milliseconds, an unroutable address
-/// would otherwise block for the kernel's connect timeout (minutes).
-pub const ENDPOINT_TIMEOUT: Duration = Duration::from_secs(3);
-
-/// The most of a `/models` answer that is read (bytes): model lists are a
-/// few KiB; a server streaming without end must not fill memory.
-const MAX_MODELS_BODY_BYTES: u64 = 1024 * 1024;
-
 /// The answer to one question about this machine.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Probe {
@@ -40,9 +31,14 @@ pub struct Probe {
     pub ok: bool,
     /// What was found, or what is missing.
     pub detail: String,
-    /// The command or setting that fixes a missing probe.
+    /// The command or setting that fixes a missing probe, or settles a
+    /// warning.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fix: Option<String>,
+    /// Ok, but doubtful: what was found may still fail a run (a model the
+    /// server does not list but may serve). Does not fail the doctor.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub warning: bool,
 }
 
 impl Probe {
@@ -53,6 +49,19 @@ impl Probe {
             ok: true,
             detail: detail.into(),
             fix: None,
+            warning: false,
+        }
+    }
+
+    /// A probe that found something that may still fail a run: ok (the
+    /// doctor does not fail on it), with how to settle the doubt.
+    pub fn warning(name: &str, detail: impl Into<String>, settle: impl Into<String>) -> Self {
+        Self {
+            name: name.to_owned(),
+            ok: true,
+            detail: detail.into(),
+            fix: Some(settle.into()),
+            warning: true,
         }
     }
 
@@ -63,15 +72,23 @@ impl Probe {
             ok: false,
             detail: detail.into(),
             fix: Some(fix.into()),
+            warning: false,
         }
     }
 
-    /// The probe as one line of text: `ok  <name>: <detail>` or
+    /// The probe as one line of text: `ok  <name>: <detail>`,
+    /// `warning  <name>: <detail> -- <how to settle it>` or
     /// `MISSING  <name>: <detail> -- <fix>`. Line breaks inside the texts
     /// become spaces so every probe stays one line.
     pub fn line(&self) -> String {
         let one_line = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
         match (self.ok, &self.fix) {
+            (true, Some(settle)) if self.warning => format!(
+                "warning  {}: {} -- {}",
+                self.name,
+                one_line(&self.detail),
+                one_line(settle)
+            ),
             (true, _) => format!("ok  {}: {}", self.name, one_line(&self.detail)),
             (false, Some(fix)) => format!(
                 "MISSING  {}: {} -- {}",
@@ -399,211 +416,12 @@ pub fn worker_probe(worker: Option<&Path>) -> Probe {
     }
 }
 
-/// Where an `http://` or `https://` base URL points.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HttpTarget {
-    /// Whether the scheme is `https` (TLS: only connecting is checked).
-    pub tls: bool,
-    /// Host name or address, without IPv6 brackets.
-    pub host: String,
-    /// Port, the scheme's default when the URL names none.
-    pub port: u16,
-    /// The base path without a trailing `/` (`/v1`, or empty).
-    pub path: String,
-}
-
-/// Splits a base URL into scheme, host, port and path; the error says what
-/// is wrong with it.
-pub fn parse_http_url(url: &str) -> Result<HttpTarget, String> {
-    let (tls, rest) = if let Some(rest) = url.strip_prefix("http://") {
-        (false, rest)
-    } else if let Some(rest) = url.strip_prefix("https://") {
-        (true, rest)
-    } else {
-        return Err(format!("{url:?} is not an http:// or https:// URL"));
-    };
-    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    // Userinfo is not ours to send; only where it points matters.
-    let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
-    let default_port = if tls { 443 } else { 80 };
-    let (host, port) = if let Some(bracketed) = authority.strip_prefix('[') {
-        let (host, after) = bracketed
-            .split_once(']')
-            .ok_or_else(|| format!("{url:?} has an unclosed IPv6 address"))?;
-        (host, after.strip_prefix(':'))
-    } else {
-        match authority.rsplit_once(':') {
-            Some((host, port)) => (host, Some(port)),
-            None => (authority, None),
-        }
-    };
-    if host.is_empty() {
-        return Err(format!("{url:?} has no host"));
-    }
-    let port = match port {
-        None | Some("") => default_port,
-        Some(p) => p
-            .parse()
-            .map_err(|_| format!("{url:?} has a bad port {p:?}"))?,
-    };
-    let path = path.split(['?', '#']).next().unwrap_or("");
-    Ok(HttpTarget {
-        tls,
-        host: host.to_owned(),
-        port,
-        path: path.trim_end_matches('/').to_owned(),
-    })
-}
-
-/// The model ids of a `/models` answer (`{"data":[{"id":...}]}`, the shape
-/// OpenAI, Anthropic, llama-server and Ollama share); `None` when the body
-/// is not that.
-pub fn model_ids(body: &str) -> Option<Vec<String>> {
-    let value: serde_json::Value = serde_json::from_str(body).ok()?;
-    let ids = value
-        .get("data")?
-        .as_array()?
-        .iter()
-        .filter_map(|m| m.get("id")?.as_str().map(str::to_owned))
-        .collect();
-    Some(ids)
-}
-
-const ENDPOINT_FIX: &str = "start the model server or correct `--base-url` \
-    (e.g. `cargo xtask local-model serve --port 8080` and `--base-url http://127.0.0.1:8080/v1`)";
-
-/// The model endpoint: reachable, and, when its `/models` list can be read,
-/// whether `model` is in it (a second probe, `model`).
-///
-/// Plain `http://` endpoints get a real `GET <base>/models`; for
-/// `https://` only the TCP connection is checked (this crate has no TLS
-/// client), and the detail says so.
-pub fn endpoint_probes(base_url: &str, provider: &str, model: Option<&str>) -> Vec<Probe> {
-    let target = match parse_http_url(base_url) {
-        Ok(target) => target,
-        Err(why) => {
-            return vec![Probe::missing(
-                "endpoint",
-                why,
-                "pass `--base-url` as a URL, e.g. http://127.0.0.1:8080/v1",
-            )];
-        }
-    };
-    let mut stream = match connect(&target) {
-        Ok(stream) => stream,
-        Err(why) => {
-            return vec![Probe::missing(
-                "endpoint",
-                format!("{base_url} ({provider}) is unreachable: {why}"),
-                ENDPOINT_FIX,
-            )];
-        }
-    };
-    if target.tls {
-        return vec![Probe::ok(
-            "endpoint",
-            format!(
-                "{base_url} ({provider}) accepts connections; the model list was not read \
-                 (https is checked by connecting only)"
-            ),
-        )];
-    }
-    let (status, body) = match get_models(&mut stream, &target) {
-        Ok(answer) => answer,
-        Err(why) => {
-            return vec![Probe::missing(
-                "endpoint",
-                format!(
-                    "{base_url} ({provider}) accepted a connection but GET /models failed: {why}"
-                ),
-                ENDPOINT_FIX,
-            )];
-        }
-    };
-    let ids = (200..300)
-        .contains(&status)
-        .then(|| model_ids(&body))
-        .flatten();
-    let Some(ids) = ids else {
-        // Reachable is what this probe asks; a 401 without a key or a
-        // server without /models still answers.
-        return vec![Probe::ok(
-            "endpoint",
-            format!("{base_url} ({provider}) answers (HTTP {status}); no model list to check"),
-        )];
-    };
-    let mut probes = vec![Probe::ok(
-        "endpoint",
-        format!(
-            "{base_url} ({provider}) answers; {} model(s) listed",
-            ids.len()
-        ),
-    )];
-    if let Some(model) = model {
-        probes.push(if ids.iter().any(|id| id == model) {
-            Probe::ok("model", format!("{model} is listed"))
-        } else {
-            Probe::missing(
-                "model",
-                format!("{model} is not listed (listed: {})", ids.join(", ")),
-                "pass `--model` with one of the listed ids, or load that model on the server",
-            )
-        });
-    }
-    probes
-}
-
-fn connect(target: &HttpTarget) -> Result<TcpStream, String> {
-    let addrs: Vec<SocketAddr> = (target.host.as_str(), target.port)
-        .to_socket_addrs()
-        .map_err(|e| format!("cannot resolve {}: {e}", target.host))?
-        .collect();
-    let mut last = format!("{} resolves to no address", target.host);
-    for addr in addrs {
-        match TcpStream::connect_timeout(&addr, ENDPOINT_TIMEOUT) {
-            Ok(stream) => return Ok(stream),
-            Err(e) => last = format!("connecting to {addr}: {e}"),
-        }
-    }
-    Err(last)
-}
-
-/// One `GET <base>/models`, as HTTP/1.0 so the answer is never chunked and
-/// ends when the server closes.
-fn get_models(stream: &mut TcpStream, target: &HttpTarget) -> Result<(u16, String), String> {
-    stream
-        .set_read_timeout(Some(ENDPOINT_TIMEOUT))
-        .and_then(|()| stream.set_write_timeout(Some(ENDPOINT_TIMEOUT)))
-        .map_err(|e| e.to_string())?;
-    let host = if target.host.contains(':') {
-        format!("[{}]:{}", target.host, target.port)
-    } else {
-        format!("{}:{}", target.host, target.port)
-    };
-    let request = format!(
-        "GET {}/models HTTP/1.0\r\nHost: {host}\r\nAccept: application/json\r\n\
-         User-Agent: subagent-doctor\r\nConnection: close\r\n\r\n",
-        target.path
-    );
-    stream
-        .write_all(request.as_bytes())
-        .map_err(|e| format!("sending the request: {e}"))?;
-    let mut answer = Vec::new();
-    stream
-        .take(MAX_MODELS_BODY_BYTES)
-        .read_to_end(&mut answer)
-        .map_err(|e| format!("reading the answer: {e}"))?;
-    let answer = String::from_utf8_lossy(&answer);
-    let (head, body) = answer
-        .split_once("\r\n\r\n")
-        .ok_or("the answer is not HTTP (no end of headers)")?;
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or("the answer is not HTTP (no status line)")?;
-    Ok((status, body.to_owned()))
-}
+#[path = "doctor_endpoint.rs"]
+mod endpoint;
+pub use endpoint::{
+    ENDPOINT_TIMEOUT, HttpTarget, endpoint_probes, endpoint_probes_asking, model_ids,
+    parse_http_url,
+};
 
 #[cfg(test)]
 #[path = "doctor_tests.rs"]

@@ -195,3 +195,18 @@ fn a_worker_that_is_absent_or_not_a_file_is_missing() {
     assert!(!worker_probe(Some(dir.path())).ok);
     assert!(!worker_probe(None).ok);
 }
+
+#[test]
+fn a_warning_probe_is_ok_and_says_how_to_settle_it_on_one_line() {
+    let probe = Probe::warning("model", "m is not\nlisted", "ask it");
+    assert!(probe.ok);
+    assert_eq!(probe.line(), "warning  model: m is not listed -- ask it");
+    let json = serde_json::to_value(&probe).unwrap();
+    assert_eq!(json["warning"], true);
+    assert!(
+        serde_json::to_value(Probe::ok("x", "y"))
+            .unwrap()
+            .get("warning")
+            .is_none()
+    );
+}

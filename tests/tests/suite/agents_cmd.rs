@@ -7,28 +7,29 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use pretty_assertions::assert_eq;
 use serde_json::Value;
 
 use super::support::*;
 
 /// A repository (`repo/.git`) with one agents dir, and a home beside it.
-struct Project {
-    root: tempfile::TempDir,
+pub(super) struct Project {
+    pub(super) root: tempfile::TempDir,
 }
 
 impl Project {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         let root = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(root.path().join("repo/.git")).unwrap();
         std::fs::create_dir_all(root.path().join("home")).unwrap();
         Self { root }
     }
 
-    fn repo(&self) -> PathBuf {
+    pub(super) fn repo(&self) -> PathBuf {
         self.root.path().join("repo")
     }
 
-    fn add_agent(&self, file: &str, text: &str) -> PathBuf {
+    pub(super) fn add_agent(&self, file: &str, text: &str) -> PathBuf {
         let dir = self.repo().join(".subagent/agents");
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(file);
@@ -37,12 +38,22 @@ impl Project {
         path
     }
 
+    /// A Claude Code agent file in `.claude/agents`, the project trusted.
+    pub(super) fn add_claude_agent(&self, file: &str, text: &[u8]) -> PathBuf {
+        let dir = self.repo().join(".claude/agents");
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(file);
+        std::fs::write(&path, text).unwrap();
+        self.trust();
+        path
+    }
+
     /// The operator trusts the project's files as they are now.
-    fn trust(&self) {
+    pub(super) fn trust(&self) {
         trust_project(&self.repo(), &self.root.path().join("home"));
     }
 
-    fn subagent(&self, args: &[&str]) -> Output {
+    pub(super) fn subagent(&self, args: &[&str]) -> Output {
         let home = self.root.path().join("home");
         Command::new(binary("subagent"))
             .args(args)
@@ -54,9 +65,15 @@ impl Project {
             .unwrap()
     }
 
-    fn run(&self, agent: &str, sessions: &Path) -> Output {
+    /// `subagent run --agent AGENT --json` with the fixture worker.
+    pub(super) fn run(&self, agent: &str, sessions: &Path) -> Output {
+        self.run_with(agent, sessions, &[])
+    }
+
+    /// [`Project::run`] with `extra` flags.
+    pub(super) fn run_with(&self, agent: &str, sessions: &Path, extra: &[&str]) -> Output {
         let workspace = self.repo();
-        self.subagent(&[
+        let mut args = vec![
             "run",
             "--worker",
             FIXTURE,
@@ -73,7 +90,9 @@ impl Project {
             "--agent",
             agent,
             "--json",
-        ])
+        ];
+        args.extend_from_slice(extra);
+        self.subagent(&args)
     }
 }
 
@@ -137,8 +156,11 @@ fn agents_show_prints_the_prompt_and_claude_code_warnings() {
         text.contains("tools: bash_read") && text.contains("warning: tool `Bash` dropped"),
         "{text}"
     );
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("`Bash` dropped"),
+    // stderr counts them in one line; stdout above has them in full.
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim_end(),
+        "subagent: warning: 1 agent file: 1 tool not available here; \
+         `subagent agents ls --warnings` lists them",
         "{out:?}"
     );
 
@@ -172,6 +194,30 @@ fn a_run_with_a_project_agents_file_records_its_prompt_as_the_system_message() {
 }
 
 #[test]
+fn a_builtins_system_prompt_names_only_the_tools_the_run_has() {
+    let project = Project::new();
+    let sessions = project.root.path().join("sessions");
+    let out = project.run_with("general", &sessions, &["--tools", "bash_read"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_children_reaped(&json);
+    let file = json["details"]["results"][0]["sessionFile"]
+        .as_str()
+        .unwrap();
+    let text = std::fs::read_to_string(file).unwrap();
+    let system = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|v| v.to_string().contains("\"system\""))
+        .unwrap_or_else(|| panic!("no system message in {text}"))
+        .to_string();
+    assert!(system.contains("bash_read"), "{system}");
+    for absent in ["python_execute", "bash_ripgrep", "bash_find"] {
+        assert!(!system.contains(absent), "names {absent}: {system}");
+    }
+}
+
+#[test]
 fn a_disabled_agents_run_exits_with_subagent_disabled_naming_the_file() {
     let project = Project::new();
     let path = project.add_agent("off.md", "---\nname: off\ndisabled: true\n---\np\n");
@@ -190,7 +236,7 @@ fn a_disabled_agents_run_exits_with_subagent_disabled_naming_the_file() {
 }
 
 #[test]
-fn a_malformed_agents_file_names_the_file_and_line() {
+fn a_malformed_agents_file_is_skipped_with_one_warning_and_only_its_run_refused() {
     let project = Project::new();
     let path = project.add_agent(
         "bad.md",
@@ -199,15 +245,30 @@ fn a_malformed_agents_file_names_the_file_and_line() {
     let expected = format!("{}:4:", path.display());
     for args in [&["agents", "ls"][..], &["agents", "show", "general"][..]] {
         let out = project.subagent(args);
-        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains(&expected) && err.contains("maxTurns"), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with("subagent: warning: agent file skipped: ")
+                && err.contains(&expected)
+                && err.contains("maxTurns"),
+            "{err}"
+        );
     }
-    let out = project.run("general", &project.root.path().join("sessions"));
+    let sessions = project.root.path().join("sessions");
+    let out = project.run("general", &sessions);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_children_reaped(&serde_json::from_slice(&out.stdout).unwrap());
+
+    let out = project.run("bad", &sessions);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let error = &json["details"]["error"];
+    assert_eq!(error["code"], "UNKNOWN_AGENT", "{json}");
+    let message = error["message"].as_str().unwrap();
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains(&expected),
-        "{out:?}"
+        message.contains(&expected) && message.contains("cannot be read"),
+        "{message}"
     );
 }
 

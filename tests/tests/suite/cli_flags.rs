@@ -249,3 +249,34 @@ fn anthropic_base_url_from_the_environment_works_without_v1() {
         "the model answered: {result:#}"
     );
 }
+
+#[test]
+fn call_blames_an_unset_key_variable_on_the_stdin_field_that_named_it() {
+    let sessions = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let input = serde_json::json!({
+        "model": "m",
+        "provider": "openai-chat",
+        "url": "http://127.0.0.1:9/v1",
+        "api_key_name": "SUBAGENT_TEST_UNSET_KEY_VAR",
+        "prompt": "fixture:success",
+    });
+    let mut command = Command::new(binary("subagent"));
+    command
+        .args(["call", "--worker", FIXTURE, "--workspace"])
+        .arg(workspace.path())
+        .arg("--sessions-dir")
+        .arg(sessions.path())
+        .env_remove("SUBAGENT_TEST_UNSET_KEY_VAR");
+    let out = spawn_with_stdin(&mut command, input.to_string().as_bytes())
+        .wait_with_output()
+        .unwrap();
+    assert_nothing_runs_in(workspace.path());
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("named by the request's field api_key_name: SUBAGENT_TEST_UNSET_KEY_VAR"),
+        "{err}"
+    );
+    assert!(!err.contains("--api-key-env"), "{err}");
+}

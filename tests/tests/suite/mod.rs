@@ -5,6 +5,7 @@ pub mod scripted_model;
 pub mod slurm_cluster;
 pub mod support;
 
+mod agent_corpus;
 mod agents_cmd;
 mod batch_cmd;
 mod batch_faults;
@@ -17,6 +18,7 @@ mod cli;
 mod cli_flags;
 mod config_cmd;
 mod doctor;
+mod doctor_model;
 mod e2e_llama;
 mod endings;
 mod file_tools_e2e;

@@ -1,7 +1,7 @@
 //! Agent definitions: a name, a system prompt and a tool subset, and the
 //! catalog a supervisor looks names up in.
 //!
-//! The built-in agents live here; agent files (`file.rs`) and the lookup
+//! The built-in agents live in `builtin.rs`; agent files (`file.rs`) and the lookup
 //! order over directories (`discover.rs`) build catalogs that put file
 //! definitions ahead of these. An unknown name is `UNKNOWN_AGENT` with the list of known
 //! names, so a parent model can correct itself. Tool lists name tools from
@@ -10,15 +10,13 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use super::tool_guide::tool_guide;
+use super::warnings::{AgentWarning, UnreadableAgentFile};
 use crate::config::LimitSet;
-use subagent_protocol::tool_names::{
-    BASH_FIND, BASH_READ, BASH_RIPGREP, BUILTIN_TOOLS, PYTHON_EXECUTE, READ_ONLY_TOOLS,
-    SCRAPE_WEBPAGE, SEARCH_WEB,
-};
 
 /// Where a definition came from: shown by `subagent agents ls` and named
 /// in refusals, so an operator knows which file to edit.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub enum AgentSource {
     /// Compiled into this binary.
     #[default]
@@ -75,90 +73,35 @@ pub struct AgentDefinition {
     /// `disabled: true`: running it is refused with SUBAGENT_DISABLED.
     pub disabled: bool,
     /// What was dropped while reading its file (Claude Code tools with no
-    /// equivalent here).
-    pub warnings: Vec<String>,
+    /// equivalent here, model aliases).
+    pub warnings: Vec<AgentWarning>,
+    /// Whether a sentence naming the run's tools follows the prompt
+    /// ([`AgentDefinition::system_prompt_for`]): the built-ins' prompts
+    /// describe their tools, and a run may have fewer than they list.
+    pub describes_tools: bool,
+}
+
+impl AgentDefinition {
+    /// The system prompt of a run that has exactly `tools`: the prompt,
+    /// and for the built-ins a sentence naming those tools and no other
+    /// (`--tools bash_read` gets a prompt that mentions only bash_read).
+    pub fn system_prompt_for(&self, tools: &[String]) -> String {
+        if self.describes_tools {
+            format!("{} {}", self.system_prompt, tool_guide(tools))
+        } else {
+            self.system_prompt.clone()
+        }
+    }
 }
 
 /// The agents a supervisor knows.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentCatalog {
     agents: Vec<AgentDefinition>,
+    unreadable: Vec<UnreadableAgentFile>,
 }
 
 impl AgentCatalog {
-    /// The built-in agents: `general` and `implementer` with the file tools
-    /// and python_execute, `explorer`, `researcher` and `reviewer` with the
-    /// read-only file tools (they report; they neither change nor run
-    /// anything). Each prompt names exactly the tools its agent gets.
-    pub fn builtin() -> Self {
-        let def = |name: &str, description: &str, prompt: &str, tools: &[&str]| AgentDefinition {
-            name: name.to_owned(),
-            description: description.to_owned(),
-            system_prompt: prompt.to_owned(),
-            tools: tools.iter().map(|t| (*t).to_owned()).collect(),
-            ..AgentDefinition::default()
-        };
-        Self {
-            agents: vec![
-                def(
-                    "general",
-                    "General-purpose helper for a self-contained task.",
-                    "You are a focused subagent. Do exactly the task you are given and answer concisely. \
-                     Your tools: bash_find lists files by glob, bash_ripgrep searches file contents, \
-                     bash_read reads a file with line numbers, python_execute runs Python in a sandbox. \
-                     Paths are relative to the workspace; use the tools when the task needs facts \
-                     from its files or a computation.",
-                    &[BASH_FIND, BASH_RIPGREP, BASH_READ, PYTHON_EXECUTE],
-                ),
-                def(
-                    "explorer",
-                    "Finds where things are and reports file paths and facts.",
-                    "You are an explorer subagent. Find the facts the task asks for and report them with file paths. Do not change anything. \
-                     Your tools: bash_find lists files by glob, bash_ripgrep searches file contents, \
-                     bash_read reads a file with line numbers. Paths are relative to the workspace.",
-                    READ_ONLY_TOOLS,
-                ),
-                def(
-                    "researcher",
-                    "Answers a question from sources and cites them.",
-                    "You are a research subagent. Answer the question and say where each fact came from. \
-                     Your tools: bash_find lists files by glob, bash_ripgrep searches file contents, \
-                     bash_read reads a file with line numbers, search_web searches the web, \
-                     scrape_webpage reads one web page. Paths are relative to the workspace; \
-                     cite a file as path:line and a web page by its URL.",
-                    &[
-                        BASH_FIND,
-                        BASH_RIPGREP,
-                        BASH_READ,
-                        SEARCH_WEB,
-                        SCRAPE_WEBPAGE,
-                    ],
-                ),
-                def(
-                    "reviewer",
-                    "Reviews code and reports issues with file:line.",
-                    "You are a code review subagent. Review what the task names and report each issue \
-                     as path:line, what is wrong and why it matters, most serious first. Do not change anything. \
-                     Your tools: bash_find lists files by glob, bash_ripgrep searches file contents, \
-                     bash_read reads a file with line numbers. Paths are relative to the workspace.",
-                    READ_ONLY_TOOLS,
-                ),
-                def(
-                    "implementer",
-                    "Makes the change in the workspace and reports what it changed.",
-                    "You are an implementer subagent. Make the change the task asks for in the workspace, \
-                     then report which files you changed and how. \
-                     Your tools: bash_find lists files by glob, bash_ripgrep searches file contents, \
-                     bash_read reads a file with line numbers, python_execute runs Python in a sandbox \
-                     with the workspace writable (use it to edit files and to run checks), \
-                     search_web searches the web, scrape_webpage reads one web page. \
-                     Paths are relative to the workspace.",
-                    BUILTIN_TOOLS,
-                ),
-            ],
-        }
-    }
-
     /// Every agent, in lookup order (the first of a name wins).
     pub fn agents(&self) -> &[AgentDefinition] {
         &self.agents
@@ -166,7 +109,24 @@ impl AgentCatalog {
 
     /// A catalog of exactly these agents.
     pub fn new(agents: Vec<AgentDefinition>) -> Self {
-        Self { agents }
+        Self {
+            agents,
+            unreadable: Vec::new(),
+        }
+    }
+
+    /// These agents, and the agent files that were skipped because they
+    /// cannot be read.
+    pub fn with_unreadable(
+        agents: Vec<AgentDefinition>,
+        unreadable: Vec<UnreadableAgentFile>,
+    ) -> Self {
+        Self { agents, unreadable }
+    }
+
+    /// The agent files skipped because they cannot be read, in lookup order.
+    pub fn unreadable(&self) -> &[UnreadableAgentFile] {
+        &self.unreadable
     }
 
     /// The agent called `name`.
@@ -187,11 +147,21 @@ impl AgentCatalog {
         )
     }
 
-    /// The UNKNOWN_AGENT message for `name`.
+    /// The UNKNOWN_AGENT message for `name`: when a skipped agent file
+    /// defines it, that file and why it cannot be read.
     pub fn unknown_message(&self, name: &str) -> String {
-        format!(
-            "Unknown agent: {name}. Available agents: {}",
-            self.names().join(", ")
-        )
+        let available = self.names().join(", ");
+        match self
+            .unreadable
+            .iter()
+            .find(|file| file.name.as_deref() == Some(name))
+        {
+            Some(file) => format!(
+                "Unknown agent: {name}: its agent file cannot be read ({}); fix the file \
+                 (`subagent agents --help` shows the format). Available agents: {available}",
+                file.reason
+            ),
+            None => format!("Unknown agent: {name}. Available agents: {available}"),
+        }
     }
 }

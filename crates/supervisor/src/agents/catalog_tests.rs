@@ -1,7 +1,7 @@
 use pretty_assertions::assert_eq;
-use subagent_protocol::tool_names::{BUILTIN_TOOLS, READ_ONLY_TOOLS};
+use subagent_protocol::tool_names::{BASH_READ, BUILTIN_TOOLS, READ_ONLY_TOOLS};
 
-use super::catalog::{AgentCatalog, AgentSource};
+use super::catalog::{AgentCatalog, AgentDefinition, AgentSource};
 
 #[test]
 fn builtin_agents_include_reviewer_read_only_and_implementer_with_every_tool() {
@@ -31,12 +31,41 @@ fn builtin_agents_include_reviewer_read_only_and_implementer_with_every_tool() {
 #[test]
 fn every_builtin_agents_prompt_names_each_of_its_tools() {
     for agent in AgentCatalog::builtin().agents() {
+        let prompt = agent.system_prompt_for(&agent.tools);
         for tool in &agent.tools {
+            assert!(prompt.contains(tool.as_str()), "{}: {tool}", agent.name);
+        }
+    }
+}
+
+#[test]
+fn a_builtin_prompt_names_only_the_tools_the_run_has() {
+    let only_read = vec![BASH_READ.to_owned()];
+    for agent in AgentCatalog::builtin().agents() {
+        let prompt = agent.system_prompt_for(&only_read);
+        assert!(prompt.contains(BASH_READ), "{}: {prompt}", agent.name);
+        for other in BUILTIN_TOOLS.iter().filter(|t| **t != BASH_READ) {
             assert!(
-                agent.system_prompt.contains(tool.as_str()),
-                "{}: {tool}",
+                !prompt.contains(other),
+                "{} names {other}: {prompt}",
                 agent.name
             );
         }
+        let none = agent.system_prompt_for(&[]);
+        assert!(
+            BUILTIN_TOOLS.iter().all(|t| !none.contains(t)) && none.contains("no tools"),
+            "{}: {none}",
+            agent.name
+        );
     }
+}
+
+#[test]
+fn a_files_prompt_is_kept_as_written() {
+    let agent = AgentDefinition {
+        system_prompt: "Use python_execute.".into(),
+        source: AgentSource::File("a.md".into()),
+        ..AgentDefinition::default()
+    };
+    assert_eq!(agent.system_prompt_for(&[]), "Use python_execute.");
 }

@@ -13,23 +13,28 @@
 //! the operator trusted them (`crate::config::read_project`, which read
 //! them once; they are parsed from that text here).
 //!
+//! A file that cannot be read (not UTF-8, no frontmatter, a field with a
+//! wrong value, frontmatter that neither YAML nor the `key: value` reading
+//! accepts) is skipped and kept in the catalog's
+//! [`AgentCatalog::unreadable`]; the name it most likely defines stays
+//! taken, so a run asking for it is refused with the file's error rather
+//! than given a later definition of that name.
+//!
 //! In: the project as read and the user's agents dir (passed in, so tests
-//! never read the real home). Out: an [`AgentCatalog`] or the first file's
-//! error. It only reads.
+//! never read the real home). Out: an [`AgentCatalog`], or an error only
+//! when the user's agents dir exists and cannot be listed. It only reads.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use super::catalog::{AgentCatalog, AgentDefinition};
-use super::file::{AgentFileError, AgentFileFlavor, parse_agent_file};
+use super::file::{AgentFileError, AgentFileFlavor, parse_agent_file, unreadable_agent_name};
+use super::warnings::UnreadableAgentFile;
 use crate::config::{ProjectConfig, ProjectFileKind};
 
 /// Why discovery failed.
 #[derive(Debug, thiserror::Error)]
 pub enum DiscoverError {
-    /// An agent file is malformed or unreadable.
-    #[error(transparent)]
-    File(#[from] AgentFileError),
     /// An agents directory exists but cannot be listed.
     #[error("list agents dir {}: {source}", dir.display())]
     ListDir {
@@ -67,30 +72,80 @@ pub fn discover_catalog(
     project: &ProjectConfig,
     user_dir: Option<&Path>,
 ) -> Result<AgentCatalog, DiscoverError> {
-    let mut agents: Vec<AgentDefinition> = Vec::new();
-    let mut add = |agent: AgentDefinition| {
-        if !agents.iter().any(|a| a.name == agent.name) {
-            agents.push(agent);
-        }
-    };
+    let mut found = Found::default();
     for file in project.trusted_files() {
         if let ProjectFileKind::Agent(flavor) = file.kind {
-            add(parse_agent_file(&file.path, &file.text, flavor)?);
+            found.add(&file.path, Ok(&file.text), flavor);
         }
     }
     if let Some(dir) = user_dir {
         for path in agent_files(dir)? {
-            let text = std::fs::read_to_string(&path).map_err(|source| AgentFileError::Read {
-                path: path.clone(),
-                source,
-            })?;
-            add(parse_agent_file(&path, &text, AgentFileFlavor::Subagent)?);
+            let text = std::fs::read_to_string(&path);
+            found.add(&path, text.as_deref(), AgentFileFlavor::Subagent);
         }
     }
     for builtin in AgentCatalog::builtin().agents() {
-        add(builtin.clone());
+        found.add_definition(builtin.clone());
     }
-    Ok(AgentCatalog::new(agents))
+    Ok(AgentCatalog::with_unreadable(
+        found.agents,
+        found.unreadable,
+    ))
+}
+
+/// The definitions so far, in lookup order, and the files skipped.
+#[derive(Default)]
+struct Found {
+    agents: Vec<AgentDefinition>,
+    unreadable: Vec<UnreadableAgentFile>,
+}
+
+impl Found {
+    /// Whether an earlier file already defines `name` (a skipped file
+    /// counts: its agent must not silently become another definition).
+    fn taken(&self, name: &str) -> bool {
+        self.agents.iter().any(|a| a.name == name)
+            || self
+                .unreadable
+                .iter()
+                .any(|f| f.name.as_deref() == Some(name))
+    }
+
+    fn add_definition(&mut self, agent: AgentDefinition) {
+        if !self.taken(&agent.name) {
+            self.agents.push(agent);
+        }
+    }
+
+    /// The file at `path` with its `text` (or why it could not be read).
+    fn add(&mut self, path: &Path, text: Result<&str, &std::io::Error>, flavor: AgentFileFlavor) {
+        let parsed = match text {
+            Ok(text) => parse_agent_file(path, text, flavor).map_err(|e| (e, Some(text))),
+            Err(e) => Err((
+                AgentFileError::Read {
+                    path: path.to_owned(),
+                    source: std::io::Error::new(e.kind(), e.to_string()),
+                },
+                None,
+            )),
+        };
+        match parsed {
+            Ok(agent) => self.add_definition(agent),
+            Err((error, text)) => {
+                let name = unreadable_agent_name(path, text.unwrap_or_default());
+                // A file shadowed by an earlier definition of its name
+                // would not be used even if it could be read.
+                if name.as_deref().is_some_and(|n| self.taken(n)) {
+                    return;
+                }
+                self.unreadable.push(UnreadableAgentFile {
+                    path: path.to_owned(),
+                    name,
+                    reason: error.to_string(),
+                });
+            }
+        }
+    }
 }
 
 /// `dir/*.md` in name order; none when `dir` does not exist.

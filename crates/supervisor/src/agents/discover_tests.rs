@@ -81,14 +81,58 @@ fn agents_lookup_stops_at_the_repository_root() {
 }
 
 #[test]
-fn a_malformed_agents_file_fails_discovery_naming_it() {
-    let (_root, repo, work, _user) = layout();
+fn a_malformed_agents_file_is_skipped_and_its_name_refused_with_the_reason() {
+    let (_root, repo, work, user) = layout();
     let dir = repo.join(".subagent/agents");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("bad.md"), "---\nname: [x\n---\n").unwrap();
-    let err = discover_catalog(&read_project_trusting_all(&work), None).unwrap_err();
-    assert!(matches!(err, DiscoverError::File(_)), "{err:?}");
-    assert!(err.to_string().contains("bad.md:"), "{err}");
+    // A broken file of a built-in's name must not fall back to the built-in.
+    std::fs::write(dir.join("general.md"), "no frontmatter\n").unwrap();
+    let good = write_agent(&dir, "good.md", "good", "p");
+    // Shadowed by the project's `good`: never reported.
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::write(
+        user.join("good.md"),
+        "---\nname: good\nmaxTurns: lots\n---\n",
+    )
+    .unwrap();
+    let catalog = discover_catalog(&read_project_trusting_all(&work), Some(&user)).unwrap();
+    assert_eq!(source_of(&catalog, "good"), AgentSource::File(good));
+    assert!(catalog.get("general").is_none());
+    assert_eq!(source_of(&catalog, "explorer"), AgentSource::BuiltIn);
+    let skipped: Vec<_> = catalog
+        .unreadable()
+        .iter()
+        .map(|f| (f.path.clone(), f.name.clone()))
+        .collect();
+    assert_eq!(
+        skipped,
+        [
+            (dir.join("bad.md"), Some("bad".to_owned())),
+            (dir.join("general.md"), Some("general".to_owned())),
+        ]
+    );
+    assert!(
+        catalog.unreadable()[0].reason.contains("bad.md:"),
+        "{:?}",
+        catalog.unreadable()
+    );
+    let refusal = catalog.unknown_message("general");
+    assert!(
+        refusal.contains("general.md") && refusal.contains("no frontmatter"),
+        "{refusal}"
+    );
+    assert!(!catalog.unknown_message("other").contains("cannot be read"));
+}
+
+#[test]
+fn an_unlistable_user_agents_dir_is_an_error() {
+    let (_root, _repo, work, user) = layout();
+    std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+    // A file where the directory should be cannot be listed.
+    std::fs::write(&user, "").unwrap();
+    let err = discover_catalog(&read_project_trusting_all(&work), Some(&user)).unwrap_err();
+    assert!(matches!(err, DiscoverError::ListDir { .. }), "{err:?}");
 }
 
 #[test]

@@ -17,6 +17,10 @@
 //! The body is the system prompt.
 //! ```
 //!
+//! Frontmatter that strict YAML rejects (an unquoted `: ` in a
+//! `description`, common in public Claude Code collections) is read as
+//! `key: value` lines, as Claude Code reads it (`lenient.rs`).
+//!
 //! In flows the file's text; out comes an [`AgentDefinition`] or an
 //! [`AgentFileError`] naming the file, the line and the field. Unknown keys
 //! are ignored (Claude Code files carry `color` and the like). Without
@@ -34,11 +38,12 @@
 use std::path::{Path, PathBuf};
 
 use serde_yaml_ng::{Mapping, Value};
-use subagent_protocol::tool_names::{
-    BASH_FIND, BASH_READ, BASH_RIPGREP, BUILTIN_TOOLS, SCRAPE_WEBPAGE, SEARCH_WEB,
-};
+use subagent_protocol::tool_names::BUILTIN_TOOLS;
 
 use super::catalog::{AgentDefinition, AgentOutputSchema, AgentSource};
+use super::claude_tools::CLAUDE_TOOL_MAP;
+use super::lenient::read_key_value_lines;
+use super::warnings::AgentWarning;
 use crate::config::{LimitKey, LimitSet, RawLimit};
 
 /// Which tool vocabulary an agent file is written in.
@@ -49,18 +54,6 @@ pub enum AgentFileFlavor {
     /// `.claude/agents`: tools are Claude Code's, mapped by [`CLAUDE_TOOL_MAP`].
     ClaudeCode,
 }
-
-/// Claude Code tool -> the tool here that does the same, read-only.
-/// Everything else (Bash, Edit, Write, ...) has no equivalent and is
-/// dropped with a warning. WebFetch answers a prompt about a page where
-/// scrape_webpage returns the page, which the agent's own model then reads.
-pub const CLAUDE_TOOL_MAP: &[(&str, &str)] = &[
-    ("Read", BASH_READ),
-    ("Grep", BASH_RIPGREP),
-    ("Glob", BASH_FIND),
-    ("WebSearch", SEARCH_WEB),
-    ("WebFetch", SCRAPE_WEBPAGE),
-];
 
 /// Claude Code's model aliases: they name its own model choice, so here
 /// they are dropped with a warning and the run's model is used.
@@ -123,22 +116,21 @@ pub fn parse_agent_file(
     })?;
     // The YAML starts on the file's second line (after the opening `---`).
     const YAML_FIRST_LINE: usize = 2;
-    let value: Value = serde_yaml_ng::from_str(yaml).map_err(|e| AgentFileError::Yaml {
-        path: path.to_owned(),
-        line: e.location().map_or(1, |l| l.line() + YAML_FIRST_LINE - 1),
-        message: file_lines(&e.to_string(), YAML_FIRST_LINE - 1),
-    })?;
-    let map = match value {
-        Value::Mapping(map) => map,
+    let map = match serde_yaml_ng::from_str::<Value>(yaml) {
+        Ok(Value::Mapping(map)) => map,
         // An empty block parses as null: every field is then missing.
-        Value::Null => Mapping::new(),
-        _ => {
-            return Err(AgentFileError::Yaml {
-                path: path.to_owned(),
-                line: YAML_FIRST_LINE,
-                message: "expected `key: value` lines".into(),
-            });
-        }
+        Ok(Value::Null) => Mapping::new(),
+        // Not strict YAML: read as the format's owners do (`lenient.rs`).
+        Ok(_) => read_key_value_lines(yaml).ok_or_else(|| AgentFileError::Yaml {
+            path: path.to_owned(),
+            line: YAML_FIRST_LINE,
+            message: "expected `key: value` lines".into(),
+        })?,
+        Err(e) => read_key_value_lines(yaml).ok_or_else(|| AgentFileError::Yaml {
+            path: path.to_owned(),
+            line: e.location().map_or(1, |l| l.line() + YAML_FIRST_LINE - 1),
+            message: file_lines(&e.to_string(), YAML_FIRST_LINE - 1),
+        })?,
     };
     let fields = Fields {
         path,
@@ -232,9 +224,7 @@ pub fn parse_agent_file(
     if flavor == AgentFileFlavor::ClaudeCode
         && let Some(alias) = model.take_if(|m| CLAUDE_MODEL_ALIASES.contains(&m.as_str()))
     {
-        warnings.push(format!(
-            "model `{alias}` is a Claude Code alias with no meaning here; the run's model is used"
-        ));
+        warnings.push(AgentWarning::ModelAlias(alias));
     }
     let disabled = match map.get("disabled") {
         None | Some(Value::Null) => false,
@@ -253,6 +243,26 @@ pub fn parse_agent_file(
         output_schema,
         disabled,
         warnings,
+        // A file's prompt is the author's, as written.
+        describes_tools: false,
+    })
+}
+
+/// The name an agent file that cannot be read most likely defines: its
+/// `name:` line when one can be found, else the file's stem (Claude Code's
+/// files are named after their agent). A run that asks for this name is
+/// refused with the file's error instead of finding another definition.
+pub fn unreadable_agent_name(path: &Path, text: &str) -> Option<String> {
+    let from_field = split_frontmatter(text)
+        .and_then(|(yaml, _)| read_key_value_lines(yaml))
+        .and_then(|map| match map.get("name") {
+            Some(Value::String(name)) => Some(name.trim().to_owned()),
+            _ => None,
+        })
+        .filter(|name| !name.is_empty());
+    from_field.or_else(|| {
+        path.file_stem()
+            .map(|stem| stem.to_string_lossy().into_owned())
     })
 }
 
@@ -293,7 +303,7 @@ fn split_frontmatter(text: &str) -> Option<(&str, &str)> {
 
 /// Claude Code tool names as ours; names with no equivalent are dropped and
 /// a warning says so. A rule such as `Bash(git:*)` is judged by its tool.
-fn map_claude_tools(listed: &[String], warnings: &mut Vec<String>) -> Vec<String> {
+fn map_claude_tools(listed: &[String], warnings: &mut Vec<AgentWarning>) -> Vec<String> {
     let mut tools: Vec<String> = Vec::new();
     for entry in listed {
         let tool = entry.split('(').next().unwrap_or(entry).trim();
@@ -309,17 +319,7 @@ fn map_claude_tools(listed: &[String], warnings: &mut Vec<String>) -> Vec<String
                     tools.push(ours.to_owned());
                 }
             }
-            None if tool == "Bash" => warnings.push(format!(
-                "tool `{entry}` dropped: python_execute runs Python, not a shell, so nothing here is a safe equivalent"
-            )),
-            None => warnings.push(format!(
-                "tool `{entry}` dropped: no equivalent here (mapped: {})",
-                CLAUDE_TOOL_MAP
-                    .iter()
-                    .map(|(claude, ours)| format!("{claude} -> {ours}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )),
+            None => warnings.push(AgentWarning::ToolDropped(entry.clone())),
         }
     }
     tools

@@ -46,6 +46,7 @@ fn agents_file_fields_are_read_and_the_body_is_the_prompt() {
             output_schema: None,
             disabled: false,
             warnings: Vec::new(),
+            describes_tools: false,
         }
     );
 }
@@ -142,12 +143,14 @@ fn claude_code_agents_tools_are_mapped_and_the_rest_dropped_with_warnings() {
     );
     assert_eq!(agent.warnings.len(), 2, "{:?}", agent.warnings);
     assert!(
-        agent.warnings[0].contains("`Bash(git:*)` dropped"),
+        agent.warnings[0]
+            .to_string()
+            .contains("`Bash(git:*)` dropped"),
         "{:?}",
         agent.warnings
     );
     assert!(
-        agent.warnings[1].contains("`Edit` dropped"),
+        agent.warnings[1].to_string().contains("`Edit` dropped"),
         "{:?}",
         agent.warnings
     );
@@ -238,10 +241,77 @@ fn claude_code_model_aliases_are_dropped_with_a_warning() {
     let agent = claude("---\nname: c\nmodel: sonnet\n---\np");
     assert_eq!(agent.model, None);
     assert!(
-        agent.warnings.iter().any(|w| w.contains("sonnet")),
+        agent
+            .warnings
+            .iter()
+            .any(|w| w.to_string().contains("sonnet")),
         "{:?}",
         agent.warnings
     );
     let agent = claude("---\nname: c\nmodel: gpt-4o\n---\np");
     assert_eq!(agent.model.as_deref(), Some("gpt-4o"));
+}
+
+/// The head of VoltAgent/awesome-claude-code-subagents'
+/// `categories/08-business-product/growth-loops.md`: strict YAML refuses
+/// its description ("mapping values are not allowed here").
+const GROWTH_LOOPS: &str = "---\nname: growth-loops\ndescription: Use when the user wants to design a growth loop. \
+    Triggers on: 'growth loop', 'flywheel', 'viral loop'.\ntools: Read, Write, Edit, Glob, Grep, WebFetch, WebSearch\n\
+    model: sonnet\n---\n\nYou are an expert product growth strategist.\n";
+
+#[test]
+fn frontmatter_that_strict_yaml_rejects_is_read_as_key_value_lines() {
+    let yaml = GROWTH_LOOPS.split("---\n").nth(1).unwrap();
+    assert!(serde_yaml_ng::from_str::<serde_yaml_ng::Value>(yaml).is_err());
+    let agent = claude(GROWTH_LOOPS);
+    assert_eq!(agent.name, "growth-loops");
+    assert_eq!(
+        agent.description,
+        "Use when the user wants to design a growth loop. Triggers on: 'growth loop', 'flywheel', 'viral loop'."
+    );
+    assert_eq!(
+        agent.tools,
+        [
+            "bash_read",
+            "bash_find",
+            "bash_ripgrep",
+            "scrape_webpage",
+            "search_web"
+        ]
+    );
+    assert_eq!(agent.model, None);
+    assert_eq!(agent.warnings.len(), 3, "{:?}", agent.warnings);
+    assert_eq!(
+        agent.system_prompt,
+        "You are an expert product growth strategist."
+    );
+}
+
+#[test]
+fn the_key_value_reading_keeps_limits_lists_and_booleans_typed() {
+    let agent = parse(
+        "---\nname: x\ndescription: a: b\nmaxTurns: 7\ndisabled: true\ntools:\n  - bash_read\n  - bash_find\n---\np",
+    )
+    .unwrap();
+    assert_eq!(agent.description, "a: b");
+    assert_eq!(agent.tools, ["bash_read", "bash_find"]);
+    assert!(agent.disabled);
+    assert_eq!(
+        agent.limits.get(LimitKey::MaxTurns),
+        Some(LimitValue::Count(7))
+    );
+}
+
+#[test]
+fn the_name_of_an_unreadable_file_is_its_name_line_else_its_stem() {
+    use super::file::unreadable_agent_name;
+    let path = Path::new("a/stem.md");
+    assert_eq!(
+        unreadable_agent_name(path, "---\nname: real\nmaxTurns: lots\n---\n").as_deref(),
+        Some("real")
+    );
+    assert_eq!(
+        unreadable_agent_name(path, "\n    ---\n    name: sqs-expert\n").as_deref(),
+        Some("stem")
+    );
 }

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use subagent_protocol::ProviderKind;
 
-use crate::config::{Raise, RaiseSettings, RunOverrides, api_base_url};
+use crate::config::{Origin, Raise, RaiseSettings, RunOverrides, api_base_url};
 use crate::run::RunRequest;
 
 /// Why the stdin JSON cannot be run.
@@ -175,14 +175,19 @@ impl CallInput {
 
     /// `base` (the command's flags) with what this request names instead.
     pub fn overrides(&self, base: RunOverrides) -> RunOverrides {
-        crate::config::RequestPatch {
+        let mut patched = crate::config::RequestPatch {
             model: given(&self.model),
             provider: given(&self.provider),
             base_url: given(&self.url),
             api_key_env: given(&self.api_key_name),
             ..Default::default()
         }
-        .apply(&base)
+        .apply(&base);
+        if given(&self.api_key_name).is_some() {
+            // An unset variable is blamed on the field that named it.
+            patched.api_key_env_origin = Some(Origin::RequestField("api_key_name".into()));
+        }
+        patched
     }
 
     /// Puts the task and the request's own settings into `request`.

@@ -325,9 +325,11 @@ impl LimitSet {
                 .into_iter()
                 .find(|k| k.config_key() == name || k.agent_key() == name)
             else {
-                let known: Vec<&str> = LimitKey::ALL.iter().map(|k| k.config_key()).collect();
+                // Named as the request and task-line schemas spell them
+                // (camelCase, as in agent files).
+                let known: Vec<&str> = LimitKey::ALL.iter().map(|k| k.agent_key()).collect();
                 return Err(format!(
-                    "limits.{name}: unknown limit; known: {} (or their camelCase forms)",
+                    "limits.{name}: unknown limit; the limits are {}",
                     known.join(", ")
                 ));
             };

@@ -89,3 +89,16 @@ fn a_set_writes_only_its_keys_and_reads_back_as_written() {
     assert_eq!(LimitValue::Ms(900_000).to_string(), "15m");
     assert_eq!(LimitValue::Bytes(2 << 30).to_string(), "2G");
 }
+
+#[test]
+fn an_unknown_json_limit_lists_the_limits_as_the_schemas_spell_them() {
+    let err = LimitSet::from_json([("maxTurn".to_owned(), serde_json::json!(3))]).unwrap_err();
+    assert!(err.starts_with("limits.maxTurn: unknown limit; "), "{err}");
+    for key in LimitKey::ALL {
+        assert!(err.contains(key.agent_key()), "{err}");
+    }
+    assert!(
+        !err.contains("max_turns") && !err.contains("tool_memory"),
+        "{err}"
+    );
+}

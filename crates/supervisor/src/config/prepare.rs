@@ -19,8 +19,8 @@ use super::{
     default_trust_file_path, default_user_config_path, load_config, read_project, resolve_run,
 };
 use crate::agents::{
-    AgentCatalog, AgentDefinition, AgentOutputSchema, DiscoverError, default_user_agents_dir,
-    discover_catalog,
+    AgentCatalog, AgentDefinition, AgentOutputSchema, DiscoverError, WarningDetail,
+    default_user_agents_dir, discover_catalog,
 };
 use crate::run::{Ceilings, Owner};
 use crate::session::default_sessions_dir;
@@ -78,8 +78,10 @@ pub enum PrepareWarning {
     /// same for every run of a workspace, so callers that prepare many runs
     /// say it once.
     ProjectIgnored(String),
-    /// An agent file's warning (e.g. Claude Code tools dropped), naming the
-    /// agent and its file.
+    /// The agent files' warnings, grouped (a count of tools dropped and
+    /// aliases ignored, one line per file skipped as unreadable): the same
+    /// for every run of a workspace, so callers that prepare many runs say
+    /// each line once.
     Agent(String),
 }
 
@@ -162,13 +164,10 @@ pub fn workspace_catalog(
     warn: &dyn Fn(PrepareWarning),
 ) -> Result<AgentCatalog, PrepareError> {
     let catalog = discover_catalog(project, default_user_agents_dir().as_deref())?;
-    for agent in catalog.agents() {
-        for warning in &agent.warnings {
-            warn(PrepareWarning::Agent(format!(
-                "warning: agent {} ({}): {warning}",
-                agent.name, agent.source
-            )));
-        }
+    // Grouped: one line counts every file's warnings; a run prints its own
+    // agent's in full, `agents ls --warnings` all of them.
+    for line in catalog.warning_lines(WarningDetail::Grouped { full_for: None }) {
+        warn(PrepareWarning::Agent(line));
     }
     Ok(catalog)
 }

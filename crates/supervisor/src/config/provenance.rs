@@ -14,7 +14,7 @@ use super::load::LoadedConfig;
 use crate::agents::AgentSource;
 
 /// Where a setting's value came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Origin {
     /// Built into this binary.
     Default,
@@ -28,6 +28,8 @@ pub enum Origin {
     Agent(AgentSource),
     /// A command-line flag.
     Flag(String),
+    /// A field of the request a caller sent (`subagent call`'s stdin JSON).
+    RequestField(String),
 }
 
 impl fmt::Display for Origin {
@@ -40,6 +42,7 @@ impl fmt::Display for Origin {
             Origin::Agent(AgentSource::BuiltIn) => f.write_str("built-in agent"),
             Origin::Agent(AgentSource::File(path)) => write!(f, "agent file {}", path.display()),
             Origin::Flag(flag) => write!(f, "flag {flag}"),
+            Origin::RequestField(field) => write!(f, "the request's field {field}"),
         }
     }
 }
@@ -70,8 +73,8 @@ pub enum ResolveError {
     NoModel,
     /// A variable named for the key is not set.
     #[error(
-        "the API key variable named by {origin}: {var} is not set; export it, or name another \
-         variable with --api-key-env"
+        "the API key variable named by {origin}: {var} is not set; export it, or name a \
+         variable that is set there"
     )]
     KeyVariableUnset {
         /// The variable.

@@ -43,6 +43,9 @@ pub struct RunOverrides {
     pub model: Option<String>,
     /// `--api-key-env`.
     pub api_key_env: Option<String>,
+    /// Who named `api_key_env` when it was not the flag (`subagent call`'s
+    /// `api_key_name`), so an unset variable is blamed on the right place.
+    pub api_key_env_origin: Option<Origin>,
     /// The limit flags that were given.
     pub limits: LimitSet,
     /// `--allow-private-networks` was given.
@@ -205,7 +208,11 @@ pub fn resolve_run(
 
     // A variable someone named must be set; the kind's usual one may not be.
     let (key_var, origin, required) = if let Some(var) = &flags.api_key_env {
-        (var.clone(), Origin::Flag("--api-key-env".into()), true)
+        let origin = flags
+            .api_key_env_origin
+            .clone()
+            .unwrap_or_else(|| Origin::Flag("--api-key-env".into()));
+        (var.clone(), origin, true)
     } else if let Some((var, origin)) =
         entry.and_then(|(e, o)| e.api_key_env.clone().map(|v| (v, o.clone())))
     {

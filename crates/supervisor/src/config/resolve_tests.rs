@@ -365,3 +365,26 @@ fn vertex_location_url_comes_from_the_vertex_sdk_variables_and_the_token_variabl
         "http://127.0.0.1:9/v1/projects/p/locations/r"
     );
 }
+
+#[test]
+fn an_unset_key_variable_is_blamed_on_whoever_named_it() {
+    let catalog = AgentCatalog::builtin();
+    let cfg = config("", "");
+    let mut flags = RunOverrides {
+        model: Some("m".into()),
+        api_key_env: Some("NAMED_KEY".into()),
+        ..RunOverrides::default()
+    };
+    let message = |flags: &RunOverrides| match resolve_run(flags, &cfg, &catalog, &env(&[])) {
+        Err(e @ ResolveError::KeyVariableUnset { .. }) => e.to_string(),
+        other => panic!("expected KeyVariableUnset, got {other:?}"),
+    };
+    assert!(message(&flags).contains("named by flag --api-key-env: NAMED_KEY"));
+    flags.api_key_env_origin = Some(Origin::RequestField("api_key_name".into()));
+    let text = message(&flags);
+    assert!(
+        text.contains("named by the request's field api_key_name: NAMED_KEY")
+            && !text.contains("--api-key-env"),
+        "{text}"
+    );
+}

@@ -98,16 +98,18 @@ pub(super) fn task_spec(
 ) -> TaskSpec {
     let child_depth = request.caller_depth.saturating_add(1);
     let tools = request.tools.clone().unwrap_or_else(|| agent.tools.clone());
+    let tools = tools_for_depth(tools, child_depth, request.max_depth);
     TaskSpec {
         run_id: run_id.to_owned(),
         agent: request.agent.clone(),
         task: request.task.clone(),
+        // A built-in's prompt names exactly the tools this run has.
         system_prompt: request
             .system_prompt
             .clone()
-            .unwrap_or_else(|| agent.system_prompt.clone()),
+            .unwrap_or_else(|| agent.system_prompt_for(&tools)),
         provider: request.provider.clone(),
-        tools: tools_for_depth(tools, child_depth, request.max_depth),
+        tools,
         output_schema_json: request.output_schema_json.clone(),
         output_mode: request.output_mode,
         budget: request.effective_budget(),

@@ -114,13 +114,14 @@ fn every_builtin_agent_lists_only_known_tools_and_mentions_them() {
             Ok(()),
             "{name}"
         );
+        let prompt = agent.system_prompt_for(&agent.tools);
         for tool in &agent.tools {
             assert!(
-                agent.system_prompt.contains(tool.as_str()),
+                prompt.contains(tool.as_str()),
                 "{name}'s prompt mentions {tool}"
             );
         }
-        assert!(agent.system_prompt.contains("relative to the workspace"));
+        assert!(prompt.contains("relative to the workspace"));
     }
     let sorted = |name: &str| {
         let mut tools = catalog.get(name).unwrap().tools.clone();
