@@ -31,6 +31,7 @@ fn single(error: Option<ErrorCode>) -> SubagentResult {
                 truncated: None,
                 termination: None,
                 sandbox: None,
+                continued_from: None,
             }],
             error: error.map(|code| ErrorInfo {
                 code,

@@ -17,7 +17,7 @@ use subagent_protocol::frame::encode_frame;
 use subagent_protocol::message::LogLevel;
 use subagent_protocol::result::SubagentResult;
 use subagent_protocol::session::{
-    LifecycleEvent, LimitAction, LimitKind, MessageLine, Role, SESSION_FORMAT_VERSION,
+    LifecycleEvent, LimitAction, LimitKind, MessageLine, ResumedFrom, Role, SESSION_FORMAT_VERSION,
     SandboxStatus, SessionEntry, SessionHeader,
 };
 use subagent_protocol::{
@@ -106,6 +106,11 @@ pub(super) async fn run_child(
 
     let run = spawn_and_watch(&mut ctx, spec, cancel).await;
     let mut result = assemble::assemble_blocking(ctx.assembly(), run).await;
+    if let Some(resume) = &request.resume {
+        for single in &mut result.details.results {
+            single.continued_from = Some(resume.turns);
+        }
+    }
     if let Err(e) = ctx.finish(&result).await {
         mark_session_lost(&mut result, &e);
     }
@@ -181,8 +186,11 @@ pub(super) async fn spawn_and_watch(
         ))
         .await;
     }
-    ctx.write(message(Role::User, ctx.sanitizer.mask_secrets(&spec.task)))
-        .await;
+    // An interrupted run continued as it stood has no new task.
+    if !spec.task.is_empty() || spec.history.is_empty() {
+        ctx.write(message(Role::User, ctx.sanitizer.mask_secrets(&spec.task)))
+            .await;
+    }
 
     let watched = watch_worker(ctx, ours, spec, child, cancel).await;
     tracing::debug!(
@@ -224,6 +232,11 @@ fn session_header(ctx: &RunContext<'_>, spec: &TaskSpec) -> SessionHeader {
             .parent_session
             .as_ref()
             .map(|p| p.display().to_string()),
+        resumed_from: ctx.request.resume.as_ref().map(|r| ResumedFrom {
+            run_id: r.run_id.clone(),
+            file: r.file.display().to_string(),
+            turns: r.turns,
+        }),
         tools: Some(spec.tools.clone()),
         output_schema: spec
             .output_schema_json
@@ -446,6 +459,11 @@ fn task_spec(
             .iter()
             .map(|p| p.display().to_string())
             .collect(),
+        history: request
+            .resume
+            .as_ref()
+            .map(|r| r.history.clone())
+            .unwrap_or_default(),
     }
 }
 

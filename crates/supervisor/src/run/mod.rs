@@ -31,5 +31,5 @@ pub use config::{CANCEL_WINDOW, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_PER_CALL, Su
 pub(crate) use context::{ending_of, summarize};
 pub use modes::{PREVIOUS_PLACEHOLDER, check_concurrency, substitute_previous};
 pub use progress::{ContentEvent, ContentSink, ProgressEvent, ProgressSink};
-pub use request::{RunRequest, WorkerCommand};
+pub use request::{ResumeFrom, RunRequest, WorkerCommand};
 pub use supervisor::{GateDecision, SpawnGate, Supervisor};

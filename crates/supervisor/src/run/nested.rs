@@ -134,6 +134,7 @@ pub(super) fn grandchild_request(
         parent_session: Some(parent.paths.session_file.clone()),
         mode: Mode::Single,
         web: p.web.clone(),
+        resume: None,
     }
 }
 

@@ -2,9 +2,11 @@
 //! and reading them back for people.
 //!
 //! Declares and re-exports only; see [`paths`], [`writer`], [`read`],
-//! [`format`], [`html`] and [`replay`].
+//! [`format`], [`html`], [`replay`] and [`history`] (a file read back into
+//! the conversation a resumed run continues).
 
 pub mod format;
+pub mod history;
 pub mod html;
 pub mod paths;
 pub mod read;
