@@ -19,6 +19,7 @@ pub mod config;
 pub mod doctor;
 pub mod exit_codes;
 pub mod jobs;
+pub mod resume;
 pub mod run;
 pub mod sanitize;
 pub mod session;

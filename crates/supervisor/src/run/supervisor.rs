@@ -233,7 +233,8 @@ impl Supervisor {
                 "missing required parameter: agent".into(),
             );
         }
-        if request.task.trim().is_empty() {
+        // A resumed run may continue as it stood, without a new task.
+        if request.task.trim().is_empty() && request.resume.is_none() {
             return refuse(
                 ErrorCode::InvalidInput,
                 "missing required parameter: task (the text the subagent should work on)".into(),
