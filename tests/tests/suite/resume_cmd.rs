@@ -110,12 +110,36 @@ fn a_follow_up_is_sent_after_the_recorded_conversation_with_its_tools() {
     );
     assert_eq!(offered_tools(&sent[0]), vec!["bash_find"]);
 
-    // The new file names the one it continues; the old one is untouched.
-    let lines = check_session_file(&session_file(&second));
+    // The new file names the one it continues; `sessions show` links both ways.
+    let second_file = session_file(&second);
+    let lines = check_session_file(&second_file);
     assert_eq!(lines[0]["task"], "And the tests?");
     assert_eq!(
         lines[0]["resumedFrom"],
         json!({"runId": first_id, "file": first_file.display().to_string(), "turns": 2})
+    );
+    let second_id = run_id_of(&second_file);
+    let show = |id: &str| {
+        let out = Command::new(binary("subagent"))
+            .args(["sessions", "show", id, "--sessions-dir"])
+            .arg(sessions.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let shown = show(&second_id);
+    assert!(
+        shown.contains(&format!("resumedFrom  {first_id} after 2 turns")),
+        "{shown}"
+    );
+    let shown = show(&first_id);
+    assert!(
+        shown.contains(&format!(
+            "continued by {second_id} ({})",
+            second_file.display()
+        )),
+        "{shown}"
     );
 }
 
