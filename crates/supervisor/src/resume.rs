@@ -19,7 +19,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use subagent_protocol::session::SessionHeader;
-use subagent_protocol::{Budget, ProviderKind, tool_names};
+use subagent_protocol::{Budget, HistoryMessage, ProviderKind, tool_names};
 use subagent_report_back::REPORT_BACK_TOOL_NAME;
 
 use crate::config::LimitSet;
@@ -168,7 +168,7 @@ pub fn continue_request(
     if request.system_prompt.is_none() && !recorded.system_prompt.is_empty() {
         request.system_prompt = Some(recorded.system_prompt.clone());
     }
-    check_tools(&recorded, request)?;
+    check_tools(&header.run_id, &recorded.called_tools, request)?;
     request.resume = Some(ResumeFrom {
         run_id: header.run_id.clone(),
         file: recorded.file,
@@ -176,6 +176,26 @@ pub fn continue_request(
         turns: recorded.turns,
     });
     Ok(())
+}
+
+/// Checks a continued request again after something else (a server's
+/// ceilings) changed its tools or schema: every tool its history calls
+/// must still be offered.
+pub fn check_resumed(request: &RunRequest) -> Result<(), ResumeError> {
+    let Some(resume) = &request.resume else {
+        return Ok(());
+    };
+    let called: BTreeSet<String> = resume
+        .history
+        .iter()
+        .filter_map(|m| match m {
+            HistoryMessage::Assistant { tool_calls, .. } => Some(tool_calls),
+            _ => None,
+        })
+        .flatten()
+        .map(|c| c.name.clone())
+        .collect();
+    check_tools(&resume.run_id, &called, request)
 }
 
 /// The conversation families: ids and shapes are alike within one.
@@ -205,12 +225,16 @@ fn check_dialect(header: &SessionHeader, now: ProviderKind) -> Result<(), Resume
 /// Every tool the history calls must be one this run offers: a model
 /// shown calls of a tool it cannot call again is misled, and some
 /// providers refuse such a conversation.
-fn check_tools(recorded: &Continuation, request: &RunRequest) -> Result<(), ResumeError> {
+fn check_tools(
+    run_id: &str,
+    called_tools: &BTreeSet<String>,
+    request: &RunRequest,
+) -> Result<(), ResumeError> {
     let offered: Option<BTreeSet<&str>> = request
         .tools
         .as_ref()
         .map(|tools| tools.iter().map(String::as_str).collect());
-    for tool in &recorded.called_tools {
+    for tool in called_tools {
         let why = if tool == REPORT_BACK_TOOL_NAME {
             if request.output_schema_json.is_some() {
                 continue;
@@ -229,7 +253,7 @@ fn check_tools(recorded: &Continuation, request: &RunRequest) -> Result<(), Resu
             continue;
         };
         return Err(ResumeError::ToolNotAllowed {
-            run_id: recorded.header.run_id.clone(),
+            run_id: run_id.to_owned(),
             tool: tool.clone(),
             why,
         });

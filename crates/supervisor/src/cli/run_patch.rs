@@ -11,6 +11,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use subagent_supervisor::config::LimitSet;
+use subagent_supervisor::resume;
 use subagent_supervisor::run::{Asked, Ceilings, Owner};
 use subagent_supervisor::{RunRequest, SupervisorConfig};
 
@@ -36,6 +37,9 @@ pub(super) struct RequestPatch<'a> {
     /// Workspace: the server's or a directory below it; a relative path is
     /// taken from the server's workspace.
     pub(super) workspace: Option<&'a PathBuf>,
+    /// A recorded run to continue (a run id or session file); its task is
+    /// the follow-up, or empty to continue an interrupted run as it stood.
+    pub(super) resume: Option<&'a String>,
 }
 
 impl RunFlags {
@@ -67,6 +71,18 @@ impl RunFlags {
         for (key, value) in patch.limits.iter() {
             overrides.limits.set(key, value);
         }
+        let recorded = match patch.resume {
+            Some(target) => {
+                let prepared = self.prepare(&self.overrides())?;
+                let recorded = resume::load(&prepared.config.sessions_dir, target)?;
+                // The recording's agent and model, unless the request names
+                // them; the ceilings below hold them like any others.
+                overrides.agent.get_or_insert(recorded.header.agent.clone());
+                overrides.model.get_or_insert(recorded.header.model.clone());
+                Some(recorded)
+            }
+            None => None,
+        };
         let prepared = self.prepare(&overrides)?;
         let mut template = prepared.request;
         if let Some(schema) = patch.output_schema_json {
@@ -89,6 +105,26 @@ impl RunFlags {
             tools: patch.tools.is_some() || self.tools.is_some(),
             agent_tools: &agent_tools,
         };
+        if let Some(recorded) = recorded {
+            let ask = resume::ResumeAsk {
+                task: tasks.first().filter(|t| !t.is_empty()).cloned(),
+                tools: patch.tools.is_some(),
+                workspace: patch.workspace.is_some(),
+                output_schema: patch.output_schema_json.is_some(),
+                limits: patch.limits.clone(),
+            };
+            resume::continue_request(recorded, &mut template, ask)?;
+            // The recorded tools are the ask: above the ceilings they are
+            // refused, never swapped for the agent's current list.
+            let asked = Asked {
+                tools: template.tools.is_some(),
+                ..asked
+            };
+            ceilings.admit(&mut template, &asked)?;
+            // The ceilings may have taken a tool the history calls.
+            resume::check_resumed(&template)?;
+            return Ok(vec![template]);
+        }
         ceilings.admit(&mut template, &asked)?;
         Ok(tasks
             .iter()

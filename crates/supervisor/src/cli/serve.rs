@@ -349,6 +349,7 @@ impl Server {
             tools: spawn.tools.as_ref(),
             allow_network: spawn.allow_network,
             workspace: spawn.workspace.as_ref(),
+            resume: spawn.resume.as_ref(),
         };
         self.flags
             .requests_for(&self.ceilings, &patch, &spawn.tasks)

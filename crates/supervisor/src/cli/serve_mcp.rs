@@ -241,6 +241,7 @@ impl McpServer {
             tools: call.tools.as_ref(),
             allow_network: call.allow_network,
             workspace: call.workspace.as_ref(),
+            resume: call.resume.as_ref(),
         };
         self.state
             .flags
