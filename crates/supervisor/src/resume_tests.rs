@@ -31,6 +31,7 @@ fn header() -> SessionHeader {
         max_cost: Some(0.5),
         python: None,
         resumed_from: None,
+        batch_task: None,
     }
 }
 

@@ -60,6 +60,7 @@ fn header() -> SessionHeader {
             file: "sessions/2026/11/22/0f0f0f0f-reviewer.jsonl".into(),
             turns: 3,
         }),
+        batch_task: None,
     }
 }
 

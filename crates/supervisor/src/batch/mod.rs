@@ -14,6 +14,7 @@
 //! is the supervisor's job, wired together by the CLI.
 
 pub mod fault;
+pub mod in_flight;
 pub mod lock;
 pub mod merge;
 pub mod merge_output;
@@ -23,6 +24,7 @@ pub mod summary;
 pub mod task;
 
 pub use fault::{PreflightError, machine_fault, preflight};
+pub use in_flight::{InFlight, continue_in_flight};
 pub use merge::{MergeReport, merge_results};
 pub use merge_output::{MergeWritten, write_merged};
 pub use results::{ResultLine, ResultsError, ResultsFile, ResultsWriter, TaskStatus};

@@ -237,6 +237,7 @@ fn session_header(ctx: &RunContext<'_>, spec: &TaskSpec) -> SessionHeader {
             file: r.file.display().to_string(),
             turns: r.turns,
         }),
+        batch_task: ctx.request.batch_task.clone(),
         tools: Some(spec.tools.clone()),
         output_schema: spec
             .output_schema_json

@@ -135,6 +135,7 @@ pub(super) fn grandchild_request(
         mode: Mode::Single,
         web: p.web.clone(),
         resume: None,
+        batch_task: None,
     }
 }
 

@@ -7,6 +7,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use subagent_protocol::result::Mode;
+use subagent_protocol::session::BatchTask;
 use subagent_protocol::{Budget, HistoryMessage, Limits, OutputMode, ProviderSpec, WebSettings};
 
 /// How to start a worker process.
@@ -76,6 +77,8 @@ pub struct RunRequest {
     pub web: WebSettings,
     /// The recorded run this one continues, when it is a resume.
     pub resume: Option<ResumeFrom>,
+    /// The batch task this run is, for its session header.
+    pub batch_task: Option<BatchTask>,
 }
 
 /// A recorded conversation a run continues (built by [`crate::resume`]
@@ -122,6 +125,7 @@ impl RunRequest {
             mode: Mode::Single,
             web: WebSettings::default(),
             resume: None,
+            batch_task: None,
         }
     }
 }

@@ -37,6 +37,7 @@ fn header_of(run_id: &str, resumed_from: Option<ResumedFrom>) -> SessionHeader {
         max_cost: None,
         python: None,
         resumed_from,
+        batch_task: None,
     }
 }
 

@@ -39,6 +39,7 @@ fn header(run_id: &str, agent: &str) -> SessionEntry {
         max_cost: None,
         python: None,
         resumed_from: None,
+        batch_task: None,
     })
 }
 

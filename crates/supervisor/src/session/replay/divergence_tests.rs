@@ -29,6 +29,7 @@ fn header() -> SessionHeader {
         max_cost: None,
         python: None,
         resumed_from: None,
+        batch_task: None,
     }
 }
 

@@ -32,6 +32,7 @@ fn recording(tools: Option<Vec<String>>) -> Recording {
             max_cost: Some(0.25),
             python: None,
             resumed_from: None,
+            batch_task: None,
         },
         turns: vec![],
         status: None,
