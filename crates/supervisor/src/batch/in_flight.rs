@@ -16,7 +16,8 @@ use std::path::{Path, PathBuf};
 
 use crate::resume::{ResumeAsk, continue_request};
 use crate::run::RunRequest;
-use crate::session::history::{read_continuation, session_heads};
+use crate::session::heads::session_heads;
+use crate::session::history::read_continuation;
 use crate::session::read::SessionStatus;
 
 /// What a re-run found of the tasks it runs.

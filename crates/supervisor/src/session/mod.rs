@@ -2,10 +2,12 @@
 //! and reading them back for people.
 //!
 //! Declares and re-exports only; see [`paths`], [`writer`], [`read`],
-//! [`format`], [`html`], [`replay`] and [`history`] (a file read back into
-//! the conversation a resumed run continues).
+//! [`format`], [`html`], [`replay`], [`history`] (a file read back into
+//! the conversation a resumed run continues) and [`heads`] (every file's
+//! header, for the links between runs).
 
 pub mod format;
+pub mod heads;
 pub mod history;
 pub mod html;
 pub mod paths;
