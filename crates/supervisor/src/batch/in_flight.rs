@@ -63,11 +63,14 @@ pub fn continue_in_flight(
             }
         };
         // A run that ended (a failure recorded before the batch died, or
-        // one whose results line was lost) starts over.
-        if !matches!(
-            recorded.ending,
-            SessionStatus::Interrupted | SessionStatus::Aborted
-        ) {
+        // one whose results line was lost) starts over, and so does one
+        // that finished no turn: there is nothing to save.
+        if recorded.turns == 0
+            || !matches!(
+                recorded.ending,
+                SessionStatus::Interrupted | SessionStatus::Aborted
+            )
+        {
             continue;
         }
         let turns = recorded.turns;
