@@ -86,6 +86,11 @@ pub(super) struct BatchArgs {
     /// that come from elsewhere.
     #[arg(long)]
     ceilings_from_flags: bool,
+    /// Run the tasks that were in flight when an earlier run of this batch
+    /// died from the start, instead of continuing each from its session
+    /// file's last complete turn.
+    #[arg(long)]
+    restart_interrupted: bool,
     #[command(flatten)]
     flags: RunFlags,
 }
@@ -193,7 +198,29 @@ pub(super) fn run(args: BatchArgs) -> Result<i32> {
         return Ok(exit_codes::OK);
     };
     config.max_concurrent = max_concurrent;
-    let outcome = execute(config, planned.requests, concurrency, writer)?;
+    let mut requests = planned.requests;
+    let results_abs = std::path::absolute(results_path)
+        .with_context(|| format!("cannot resolve {}", results_path.display()))?;
+    for (id, request) in &mut requests {
+        request.batch_task = Some(subagent_protocol::session::BatchTask {
+            results: results_abs.display().to_string(),
+            id: id.clone(),
+        });
+    }
+    if !args.restart_interrupted {
+        let found = subagent_supervisor::batch::continue_in_flight(
+            &config.sessions_dir,
+            &results_abs,
+            &mut requests,
+        );
+        for (id, turns) in &found.continued {
+            console::err(&format!("task `{id}`: continues from turn {turns}"));
+        }
+        for why in &found.restarted {
+            console::err(&format!("{why}; it runs from the start"));
+        }
+    }
+    let outcome = execute(config, requests, concurrency, writer)?;
     let Outcome { batch, cancelled } = outcome;
     for line in batch.tally.render(skipped, batch.not_run) {
         console::err(&line);

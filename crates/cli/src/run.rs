@@ -7,7 +7,7 @@ mod modes;
 
 use std::path::PathBuf;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use subagent_protocol::result::SubagentResult;
 use subagent_supervisor::Supervisor;
 use subagent_supervisor::exit_codes;
@@ -19,8 +19,16 @@ use crate::console;
 #[derive(Debug, clap::Args)]
 pub(super) struct RunArgs {
     /// The task for the subagent. Repeat it with --parallel or --chain.
-    #[arg(long, value_name = "TEXT", required_unless_present = "tasks")]
+    /// With --resume: the follow-up.
+    #[arg(long, value_name = "TEXT", required_unless_present_any = ["tasks", "resume"])]
     task: Vec<String>,
+    /// Continue a recorded run (a run id, a unique prefix of one, or a
+    /// session file): its conversation, then --task as the follow-up. Without
+    /// --task, an interrupted run (no ending line, or aborted) continues
+    /// from its last complete turn. Agent, model, tools, workspace, limits
+    /// and output schema are the recorded run's unless a flag says otherwise.
+    #[arg(long, value_name = "RUN", conflicts_with_all = ["tasks", "parallel", "chain"])]
+    resume: Option<String>,
     /// File of tasks, one per non-empty line (added after any --task).
     #[arg(long, value_name = "FILE")]
     tasks: Option<PathBuf>,
@@ -50,21 +58,36 @@ pub(super) struct RunArgs {
     quiet: bool,
 }
 
-pub(super) fn run(args: RunArgs) -> Result<i32> {
+pub(super) fn run(mut args: RunArgs) -> Result<i32> {
+    let resume = match args.resume.clone() {
+        Some(target) => Some(recorded_run(&mut args, &target)?),
+        None => None,
+    };
+    let mut overrides = args.flags.overrides();
+    if let Some((recorded, _)) = &resume {
+        overrides.agent.get_or_insert(recorded.header.agent.clone());
+        overrides.model.get_or_insert(recorded.header.model.clone());
+    }
     let Prepared {
         mut request,
         mut config,
         ..
-    } = args.flags.prepare(&args.flags.overrides())?;
+    } = args.flags.prepare(&overrides)?;
+    if let Some((recorded, ask)) = resume {
+        subagent_supervisor::resume::continue_request(recorded, &mut request, ask)?;
+    }
     super::agents::print_agent_warnings(&config.catalog, &request.agent);
-    let plan = modes::plan(&modes::ModeFlags {
-        tasks: &args.task,
-        tasks_file: args.tasks.as_deref(),
-        parallel: args.parallel,
-        chain: args.chain,
-        concurrency: args.concurrency,
-        max_concurrent: config.max_concurrent,
-    })?;
+    let plan = match &request.resume {
+        Some(_) => modes::TaskPlan::Single(request.task.clone()),
+        None => modes::plan(&modes::ModeFlags {
+            tasks: &args.task,
+            tasks_file: args.tasks.as_deref(),
+            parallel: args.parallel,
+            chain: args.chain,
+            concurrency: args.concurrency,
+            max_concurrent: config.max_concurrent,
+        })?,
+    };
     request.parent_session = args.parent_session.clone();
     let status = super::status::StatusLine::start(args.quiet);
     config.progress = status.sink();
@@ -81,6 +104,39 @@ pub(super) fn run(args: RunArgs) -> Result<i32> {
     Ok(exit_codes::for_error(
         result.details.error.as_ref().map(|e| e.code),
     ))
+}
+
+/// The run `--resume` names, read back, and what the flags decide of its
+/// continuation. The recorded workspace is used (for its project's
+/// config and agents too) unless --workspace names another.
+fn recorded_run(
+    args: &mut RunArgs,
+    target: &str,
+) -> Result<(
+    subagent_supervisor::session::history::Continuation,
+    subagent_supervisor::resume::ResumeAsk,
+)> {
+    let sessions_dir = args
+        .flags
+        .sessions_dir
+        .clone()
+        .or_else(subagent_supervisor::session::default_sessions_dir)
+        .context("no sessions dir: set SUBAGENT_HOME or HOME, or pass --sessions-dir")?;
+    let recorded = subagent_supervisor::resume::load(&sessions_dir, target)?;
+    let ask = subagent_supervisor::resume::ResumeAsk {
+        task: args.task.first().cloned(),
+        tools: args.flags.tools.is_some(),
+        workspace: args.flags.workspace.is_some(),
+        output_schema: args.flags.output_schema.is_some(),
+        limits: args.flags.overrides().limits,
+    };
+    if args.task.len() > 1 {
+        anyhow::bail!("--resume takes one follow-up --task");
+    }
+    args.flags
+        .workspace
+        .get_or_insert_with(|| PathBuf::from(&recorded.header.cwd));
+    Ok((recorded, ask))
 }
 
 fn print_result(result: &SubagentResult, json: bool, quiet: bool) -> Result<()> {

@@ -184,6 +184,11 @@ fn show(dir: &Path, run: &str, style: Style) -> Result<i32> {
     let summary = summarize(&path, &items);
     console::out(&format!("{}", path.display()))?;
     console::out(&format_transcript(&items, summary.as_ref(), style))?;
+    if let Some(s) = &summary {
+        for (id, file) in subagent_supervisor::session::heads::continued_by(dir, &s.run_id) {
+            console::out(&format!("continued by {id} ({})", file.display()))?;
+        }
+    }
     Ok(exit_codes::OK)
 }
 

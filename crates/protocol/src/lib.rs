@@ -11,7 +11,7 @@
 //! so it stays small and predictable.
 //!
 //! Two families of types live here and must not be mixed:
-//! - **wire types** ([`message`], [`task_spec`], [`limits`], [`usage`]) are
+//! - **wire types** ([`message`], [`task_spec`], [`history`], [`limits`], [`usage`]) are
 //!   encoded with bincode, which is not self-describing: they must not use
 //!   `skip_serializing_if`, `flatten`, `untagged` or internally tagged enums,
 //!   and JSON values travel in them as JSON *strings*;
@@ -23,6 +23,7 @@
 pub mod codec;
 pub mod error_code;
 pub mod frame;
+pub mod history;
 mod limit_reached;
 pub mod limits;
 pub mod message;
@@ -37,6 +38,7 @@ pub mod usage;
 
 pub use error_code::ErrorCode;
 pub use frame::{FrameError, FrameReader, FrameWriter, MaxPayload};
+pub use history::{HistoryMessage, HistoryToolCall};
 pub use limits::Limits;
 pub use message::{
     FromWorker, Hello, Outcome, SpawnRequest, StopReason, SubagentReply, ToWorker, WorkerEvent,
@@ -53,4 +55,5 @@ pub use usage::Usage;
 /// 4: `ProviderKind::VertexaiAnthropic`.
 /// 5: `Limits::tool_disk_bytes`, `TaskSpec::python`, `TaskSpec::protected_paths`,
 /// `SpawnRequest::tools` and `SpawnRequest::limits_json`.
-pub const PROTOCOL_VERSION: u32 = 5;
+/// 6: `TaskSpec::history` (resumed runs), `WorkerEvent::UserMessage`.
+pub const PROTOCOL_VERSION: u32 = 6;

@@ -183,6 +183,15 @@ pub enum WorkerEvent {
         /// The message.
         message: String,
     },
+    /// The loop sent the model a user message of its own (a reminder to
+    /// call `report_back`), so the session file holds the whole
+    /// conversation a resumed run continues (protocol 6).
+    UserMessage {
+        /// The turn it follows.
+        turn: u32,
+        /// The text.
+        text: String,
+    },
 }
 
 /// Why a run stopped.

@@ -104,6 +104,11 @@ pub struct SingleResult {
     /// Which protections the child had; `notApplied` says what was missing.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub sandbox: Option<SandboxStatus>,
+    /// Complete model turns of a recorded run this one continued from
+    /// (`run --resume`, MCP and serve `resume`, batch re-runs); absent for a
+    /// fresh run.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub continued_from: Option<u32>,
 }
 
 /// How a worker process ended (extra field beyond the contract: operators
@@ -152,6 +157,7 @@ impl SingleResult {
             truncated: None,
             termination: None,
             sandbox: None,
+            continued_from: None,
         }
     }
 }

@@ -123,6 +123,36 @@ pub struct SessionHeader {
     /// and an interpreter was found).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub python: Option<String>,
+    /// The run this one continues (`run --resume`), when it does.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub resumed_from: Option<ResumedFrom>,
+    /// The batch task this run is (`subagent batch`), so a re-run of the
+    /// batch finds the run of a task that was in flight when it died.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub batch_task: Option<BatchTask>,
+}
+
+/// A task of a batch, named in the header of the run that ran it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BatchTask {
+    /// The batch's results file (absolute).
+    pub results: String,
+    /// The task's id.
+    pub id: String,
+}
+
+/// The recorded run a resumed run continues, named in its header.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResumedFrom {
+    /// Its run id.
+    pub run_id: String,
+    /// Its session file, as it was read.
+    pub file: String,
+    /// Complete model turns of the recorded conversation (over every run
+    /// it continued in turn) that this run started from.
+    pub turns: u32,
 }
 
 /// Which protections a sandboxed child got.

@@ -8,6 +8,7 @@ use std::str::FromStr;
 use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Serialize};
 
+use crate::history::HistoryMessage;
 use crate::limits::Limits;
 use crate::usage::ModelPrice;
 
@@ -58,6 +59,11 @@ pub struct TaskSpec {
     /// the home directory). `.subagent`, `.claude` and `.git` of the
     /// workspace are protected without being named here (protocol 5).
     pub protected_paths: Vec<String>,
+    /// The recorded conversation this run continues, oldest first; empty
+    /// for a fresh run. The worker sends it before `task`, and `task` is
+    /// left out when empty (an interrupted run continued as it stood)
+    /// (protocol 6).
+    pub history: Vec<HistoryMessage>,
 }
 
 /// The Python interpreter of `python_execute`, as the supervisor found it.

@@ -18,6 +18,7 @@ mod suite {
     mod loop_budget;
     mod loop_cancel;
     mod loop_report_back;
+    mod loop_resume;
     mod loop_support;
     mod provider_anthropic;
     mod provider_faults;

@@ -81,6 +81,8 @@ pub struct Seen {
     pub at: Instant,
     /// Its path, e.g. `/v1/chat/completions`.
     pub path: String,
+    /// Its body, as the client sent it.
+    pub body: Vec<u8>,
 }
 
 struct Plan {
@@ -90,10 +92,11 @@ struct Plan {
 }
 
 impl Plan {
-    fn next(&mut self, path: String) -> Fault {
+    fn next(&mut self, path: String, body: Vec<u8>) -> Fault {
         self.seen.push(Seen {
             at: Instant::now(),
             path,
+            body,
         });
         self.first.pop_front().unwrap_or_else(|| self.then.clone())
     }
@@ -176,7 +179,10 @@ async fn serve(mut client: TcpStream, plan: Arc<Mutex<Plan>>, upstream: Option<S
     let Some(request) = read_request(&mut client).await else {
         return;
     };
-    let fault = plan.lock().unwrap().next(request.path.clone());
+    let fault = plan
+        .lock()
+        .unwrap()
+        .next(request.path.clone(), request.body.clone());
     let _ = match (&fault, upstream) {
         (
             Fault::Status {

@@ -28,6 +28,8 @@ mod model_faults;
 mod modes;
 mod nested_e2e;
 mod project_trust;
+mod resume_batch;
+mod resume_cmd;
 mod serve_hostile;
 mod serve_mcp;
 mod serve_stdio;

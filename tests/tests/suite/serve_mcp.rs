@@ -469,6 +469,74 @@ fn mcp_client_drives_the_real_worker_against_a_scripted_model() {
 }
 
 #[test]
+fn mcp_client_resumes_a_run_by_the_id_its_result_names() {
+    use super::scripted_model::{ScriptedModel, text_turn, tool_call_turn};
+    let Some(python) = mcp_python("mcp_client_resumes_a_run") else {
+        return;
+    };
+    let setup = setup();
+    std::fs::write(setup.workspace.join("notes.txt"), "hello from the notes\n").unwrap();
+    let model = ScriptedModel::start(vec![
+        tool_call_turn("call_1", "bash_read", &json!({"path": "notes.txt"})),
+        text_turn("The notes say hello."),
+        text_turn("Still hello."),
+    ]);
+    let worker = binary("subagent-worker");
+    let base_url = model.base_url();
+    let report = client_report_with(
+        &python,
+        &setup,
+        "resume",
+        &[
+            "--worker",
+            worker.to_str().unwrap(),
+            "--provider",
+            "openai-chat",
+            "--model",
+            "scripted",
+            "--base-url",
+            &base_url,
+            "--tools",
+            "bash_read",
+        ],
+    );
+    assert_eq!(report["first"]["isError"], false, "{report}");
+    let first_id = report["firstMeta"]["runId"].as_str().unwrap();
+    assert_eq!(first_id.len(), 8, "{report}");
+    assert_eq!(report["second"]["isError"], false, "{report}");
+    assert_eq!(texts(&report["second"]), ["Still hello."]);
+    let second_id = report["secondMeta"]["runId"].as_str().unwrap();
+    assert_ne!(first_id, second_id);
+    assert_eq!(report["missing"]["isError"], true, "{report}");
+    assert!(
+        texts(&report["missing"])[0].contains("cannot resume \"deadbeef\""),
+        "{report}"
+    );
+
+    // The follow-up was sent after the first run's whole conversation.
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3);
+    let before = requests[1]["messages"].as_array().unwrap();
+    let now = requests[2]["messages"].as_array().unwrap();
+    assert_eq!(now.len(), before.len() + 2, "{now:#?}");
+    assert_eq!(now[..before.len()], before[..]);
+    assert_eq!(now[before.len()]["content"], "The notes say hello.");
+    assert_eq!(
+        now[before.len() + 1],
+        json!({"role": "user", "content": "And again?"})
+    );
+    let files = checked_session_files(&setup.sessions);
+    assert_eq!(files.len(), 2);
+    assert!(
+        files
+            .iter()
+            .any(|t| t.contains(&format!("\"resumedFrom\":{{\"runId\":\"{first_id}\""))),
+        "{files:#?}"
+    );
+    assert_nothing_runs_in(&setup.workspace);
+}
+
+#[test]
 fn mcp_client_gets_an_answer_and_progress_from_the_real_model() {
     let Some(server) = LlamaServer::start_or_skip("mcp_client_gets_an_answer_from_the_real_model")
     else {

@@ -178,6 +178,22 @@ async def leave(session, report):
     report["leftRunning"] = status.structured_content["state"]
 
 
+async def resume(session, report):
+    first = await session.call_tool("subagent", {"task": "Read the notes."})
+    report["first"] = summary(first)
+    report["firstMeta"] = first.meta
+    run_id = (first.meta or {}).get("runId", "")
+    second = await session.call_tool(
+        "subagent", {"resume": run_id, "task": "And again?"}
+    )
+    report["second"] = summary(second)
+    report["secondMeta"] = second.meta
+    missing = await session.call_tool(
+        "subagent", {"resume": "deadbeef", "task": "x"}
+    )
+    report["missing"] = summary(missing)
+
+
 async def main():
     scenario, command, args = sys.argv[1], sys.argv[2], sys.argv[3:]
     report = {}
@@ -198,6 +214,8 @@ async def main():
                 await hello(session, report)
             elif scenario == "leave":
                 await leave(session, report)
+            elif scenario == "resume":
+                await resume(session, report)
             else:
                 raise SystemExit(f"unknown scenario {scenario}")
     print(json.dumps(report))

@@ -397,6 +397,54 @@ fn serve_stdio_streams_real_tool_calls_and_returns_structured_output_from_the_sc
     assert_nothing_runs_in(&setup.workspace());
 }
 
+#[test]
+fn serve_stdio_spawns_resume_a_run_in_the_foreground_and_in_the_background() {
+    use super::scripted_model::{ScriptedModel, text_turn, tool_call_turn};
+    let model = ScriptedModel::start(vec![
+        tool_call_turn("call_1", "bash_read", &json!({"path": "notes.txt"})),
+        text_turn("Line one."),
+        text_turn("Still line one."),
+        text_turn("Yes, line one."),
+    ]);
+    let setup = Setup::new();
+    std::fs::write(setup.workspace().join("notes.txt"), "needle on line one\n").unwrap();
+    let report = setup.scenario_with(
+        "resumed",
+        json!({
+            "worker": binary("subagent-worker"),
+            "model": "scripted",
+            "base_url": model.base_url(),
+            "extra": ["--tools", "bash_read", "--timeout", "60s"],
+        }),
+    );
+    assert_eq!(report["exit"], 0);
+    for (key, turns, text) in [
+        ("second", 2, "Still line one."),
+        ("third", 3, "Yes, line one."),
+    ] {
+        let result = &report[key];
+        assert_valid_result(result);
+        assert_children_reaped(result);
+        assert_eq!(result["content"][0]["text"], text, "{result:#}");
+        assert_eq!(result["details"]["results"][0]["continuedFrom"], turns);
+    }
+    // Each request carries the one before it, its answer and the follow-up.
+    let requests = model.requests();
+    assert_eq!(requests.len(), 4);
+    for (i, follow_up) in [(2, "And again?"), (3, "Once more?")] {
+        let before = requests[i - 1]["messages"].as_array().unwrap();
+        let now = requests[i]["messages"].as_array().unwrap();
+        assert_eq!(now.len(), before.len() + 2, "{now:#?}");
+        assert_eq!(now[..before.len()], before[..]);
+        assert_eq!(now[before.len()]["role"], "assistant");
+        assert_eq!(
+            now[before.len() + 1],
+            json!({"role": "user", "content": follow_up})
+        );
+    }
+    assert_nothing_runs_in(&setup.workspace());
+}
+
 /// The jobs library by itself (what `serve --mcp` builds on): a background
 /// job's progress reaches its subscriber under its id, cancel ends it
 /// aborted with its ending announced and on disk, and the worker is gone.

@@ -246,6 +246,21 @@ def scripted(cfg):
     return {"exit": s.close(), "tool": tool["result"], "structured": structured["result"]}
 
 
+def resumed(cfg):
+    s = Server(cfg)
+    first = s.call("spawn", {"task": "Where is the needle?"})
+    assert first["state"] == "completed", first
+    first_id = first["result"]["details"]["runId"]
+    second = s.call("spawn", {"resume": first_id, "task": "And again?"})
+    assert second["state"] == "completed", second
+    second_id = second["result"]["details"]["runId"]
+    started = s.call("spawn", {"resume": second_id, "task": "Once more?", "background": True})
+    assert started["state"] == "running", started
+    third = s.call("wait", {"jobId": started["jobId"]})
+    return {"exit": s.close(), "first": first["result"], "second": second["result"],
+            "third": third["result"]}
+
+
 def restarted(cfg):
     s = Server(cfg)
     listed = s.call("list")

@@ -9,9 +9,10 @@ use subagent_protocol::frame::{AsyncFrameReader, encode_frame};
 use subagent_protocol::message::{LogLevel, OutcomeError};
 use subagent_protocol::usage::ModelPrice;
 use subagent_protocol::{
-    ApiKey, Budget, ErrorCode, FrameReader, FromWorker, Hello, Limits, MaxPayload, Outcome,
-    OutputMode, ProviderKind, ProviderSpec, PythonInterpreter, SearchBackend, SearchKind,
-    SpawnRequest, StopReason, SubagentReply, TaskSpec, ToWorker, Usage, WebSettings, WorkerEvent,
+    ApiKey, Budget, ErrorCode, FrameReader, FromWorker, Hello, HistoryMessage, HistoryToolCall,
+    Limits, MaxPayload, Outcome, OutputMode, ProviderKind, ProviderSpec, PythonInterpreter,
+    SearchBackend, SearchKind, SpawnRequest, StopReason, SubagentReply, TaskSpec, ToWorker, Usage,
+    WebSettings, WorkerEvent,
 };
 
 /// A small cap keeps arbitrary headers from allocating up to 16 MiB per case.
@@ -164,7 +165,11 @@ fn task_spec() -> impl Strategy<Value = TaskSpec> {
         (text(), any::<u32>(), any::<u32>()),
         (any::<bool>(), any::<bool>()),
         web_settings(),
-        (option::of(python_interpreter()), vec(text(), 0..3)),
+        (
+            option::of(python_interpreter()),
+            vec(text(), 0..3),
+            vec(history_message(), 0..4),
+        ),
     )
         .prop_map(
             |(
@@ -178,7 +183,7 @@ fn task_spec() -> impl Strategy<Value = TaskSpec> {
                 (workspace_dir, depth, max_depth),
                 (allow_network, require_sandbox),
                 web,
-                (python, protected_paths),
+                (python, protected_paths, history),
             )| TaskSpec {
                 run_id,
                 agent,
@@ -201,8 +206,36 @@ fn task_spec() -> impl Strategy<Value = TaskSpec> {
                 web,
                 python,
                 protected_paths,
+                history,
             },
         )
+}
+
+fn history_message() -> impl Strategy<Value = HistoryMessage> {
+    prop_oneof![
+        text().prop_map(|text| HistoryMessage::User { text }),
+        (text(), vec((text(), text(), text()), 0..3)).prop_map(|(text, calls)| {
+            HistoryMessage::Assistant {
+                text,
+                tool_calls: calls
+                    .into_iter()
+                    .map(|(id, name, arguments_json)| HistoryToolCall {
+                        id,
+                        name,
+                        arguments_json,
+                    })
+                    .collect(),
+            }
+        }),
+        (text(), text(), text(), any::<bool>()).prop_map(|(call_id, name, output, is_error)| {
+            HistoryMessage::ToolResult {
+                call_id,
+                name,
+                output,
+                is_error,
+            }
+        }),
+    ]
 }
 
 fn python_interpreter() -> impl Strategy<Value = PythonInterpreter> {

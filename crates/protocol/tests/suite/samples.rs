@@ -7,9 +7,9 @@ use std::collections::BTreeSet;
 use subagent_protocol::message::{LogLevel, OutcomeError};
 use subagent_protocol::usage::ModelPrice;
 use subagent_protocol::{
-    ApiKey, Budget, ErrorCode, FromWorker, Hello, Limits, Outcome, OutputMode, ProviderKind,
-    ProviderSpec, PythonInterpreter, SearchBackend, SearchKind, SpawnRequest, StopReason,
-    SubagentReply, TaskSpec, ToWorker, Usage, WebSettings, WorkerEvent,
+    ApiKey, Budget, ErrorCode, FromWorker, Hello, HistoryMessage, HistoryToolCall, Limits, Outcome,
+    OutputMode, ProviderKind, ProviderSpec, PythonInterpreter, SearchBackend, SearchKind,
+    SpawnRequest, StopReason, SubagentReply, TaskSpec, ToWorker, Usage, WebSettings, WorkerEvent,
 };
 
 /// A task spec with every optional field set and every limit distinct from
@@ -89,6 +89,25 @@ pub fn full_task_spec() -> TaskSpec {
             prefixes: vec!["/usr".into()],
         }),
         protected_paths: vec!["/tmp/ws/.config/subagent".into()],
+        history: vec![
+            HistoryMessage::User {
+                text: "List the files.".into(),
+            },
+            HistoryMessage::Assistant {
+                text: "Looking.".into(),
+                tool_calls: vec![HistoryToolCall {
+                    id: "call_1".into(),
+                    name: "bash_find".into(),
+                    arguments_json: r#"{"pattern":"*"}"#.into(),
+                }],
+            },
+            HistoryMessage::ToolResult {
+                call_id: "call_1".into(),
+                name: "bash_find".into(),
+                output: "a.txt".into(),
+                is_error: false,
+            },
+        ],
     }
 }
 
@@ -122,6 +141,7 @@ pub fn minimal_task_spec() -> TaskSpec {
         web: WebSettings::default(),
         python: None,
         protected_paths: Vec::new(),
+        history: Vec::new(),
     }
 }
 
@@ -284,6 +304,13 @@ pub fn from_worker() -> Vec<(&'static str, FromWorker)> {
                 message: "provider closed the stream".into(),
             }),
         ),
+        (
+            "from_worker_event_user_message",
+            event(WorkerEvent::UserMessage {
+                turn: 2,
+                text: "Call report_back now.".into(),
+            }),
+        ),
         ("from_worker_pong", FromWorker::Pong),
         (
             "from_worker_done_success",
@@ -363,6 +390,7 @@ fn from_worker_variant(m: &FromWorker) -> usize {
             WorkerEvent::AssistantMessageEnd { .. } => 6,
             WorkerEvent::Usage { .. } => 7,
             WorkerEvent::Log { .. } => 8,
+            WorkerEvent::UserMessage { .. } => 14,
         },
         FromWorker::Pong => 9,
         FromWorker::Done(o) => match (&o.error, &o.structured_output_json) {
@@ -373,7 +401,7 @@ fn from_worker_variant(m: &FromWorker) -> usize {
         FromWorker::SpawnSubagent(_) => 13,
     }
 }
-const FROM_WORKER_VARIANTS: usize = 14;
+const FROM_WORKER_VARIANTS: usize = 15;
 
 #[test]
 fn variant_coverage() {

@@ -11,9 +11,9 @@ use subagent_protocol::message::LogLevel;
 use subagent_protocol::result::{LimitName, LimitReached};
 use subagent_protocol::session::{
     AgentEvent, EndingError, LifecycleEvent, LifecycleMode, LifecycleStatus, LimitAction,
-    LimitKind, LimitLine, LogLine, LogSource, MessageLine, NotApplied, OutputLine, Role,
-    SandboxStatus, SessionEntry, SessionHeader, SessionLine, Stream, ToolCallLine, ToolResultLine,
-    UsageLine,
+    LimitKind, LimitLine, LogLine, LogSource, MessageLine, NotApplied, OutputLine, ResumedFrom,
+    Role, SandboxStatus, SessionEntry, SessionHeader, SessionLine, Stream, ToolCallLine,
+    ToolResultLine, UsageLine,
 };
 use subagent_protocol::time::{now_rfc3339_ms, rfc3339_ms};
 use subagent_protocol::usage::Usage;
@@ -57,6 +57,12 @@ fn header() -> SessionHeader {
         max_turns: Some(10),
         max_cost: Some(0.5),
         python: Some("/usr/bin/python3.11".into()),
+        resumed_from: Some(ResumedFrom {
+            run_id: "0f0f0f0f".into(),
+            file: "sessions/2026/11/22/0f0f0f0f-reviewer.jsonl".into(),
+            turns: 3,
+        }),
+        batch_task: None,
     }
 }
 

@@ -17,6 +17,7 @@
 
 pub mod execute;
 pub mod fault;
+pub mod in_flight;
 pub mod lock;
 pub mod merge;
 pub mod merge_output;
@@ -29,6 +30,7 @@ pub mod task;
 
 pub use execute::{BatchOutcome, BatchProgress, BatchStop, execute};
 pub use fault::{PreflightError, machine_fault, preflight};
+pub use in_flight::{InFlight, continue_in_flight};
 pub use merge::{MergeReport, merge_results};
 pub use merge_output::{MergeWritten, write_merged};
 pub use plan::{BatchPlan, CheckedSettings, check_settings, plan, task_overrides};

@@ -79,6 +79,10 @@ pub struct ResultLine {
     /// The task's session file, when a worker started.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub session_file: Option<String>,
+    /// Complete model turns of an earlier, interrupted run of the task this
+    /// run continued from.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub continued_from: Option<u32>,
 }
 
 impl ResultLine {
@@ -107,6 +111,7 @@ impl ResultLine {
             usage: child.map(|c| c.usage).unwrap_or_default(),
             duration_ms,
             session_file: child.and_then(|c| c.session_file.clone()),
+            continued_from: child.and_then(|c| c.continued_from),
         }
     }
 }

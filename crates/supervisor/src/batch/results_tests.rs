@@ -32,6 +32,7 @@ fn single(error: Option<ErrorCode>) -> SubagentResult {
                 truncated: None,
                 termination: None,
                 sandbox: None,
+                continued_from: None,
             }],
             error: error.map(|code| ErrorInfo {
                 code,

@@ -49,6 +49,11 @@ pub struct RequestPatch {
     pub temperature: Option<f32>,
     /// Output tokens per turn.
     pub max_tokens: Option<u32>,
+    /// A recorded run to continue (a run id or session file); the task is
+    /// the follow-up, or empty to continue an interrupted run as it stood.
+    /// Read by the ways in that prepare requests (`serve`), not by
+    /// [`Self::apply`].
+    pub resume: Option<String>,
 }
 
 impl RequestPatch {

@@ -229,7 +229,8 @@ impl Admission {
                 "missing required parameter: agent",
             ));
         }
-        if request.task.trim().is_empty() {
+        // A resumed run may continue as it stood, without a new task.
+        if request.task.trim().is_empty() && request.resume.is_none() {
             return Err(Refusal::new(
                 ErrorCode::InvalidInput,
                 "missing required parameter: task (the text the subagent should work on)",

@@ -15,7 +15,8 @@ use std::time::{Instant, SystemTime};
 use subagent_protocol::message::LogLevel;
 use subagent_protocol::result::SubagentResult;
 use subagent_protocol::session::{
-    LifecycleEvent, MessageLine, Role, SESSION_FORMAT_VERSION, SessionEntry, SessionHeader,
+    LifecycleEvent, MessageLine, ResumedFrom, Role, SESSION_FORMAT_VERSION, SessionEntry,
+    SessionHeader,
 };
 use subagent_protocol::{ErrorCode, PythonInterpreter, TaskSpec};
 use tokio_util::sync::CancellationToken;
@@ -104,6 +105,11 @@ pub(super) async fn run_child(
 
     let run = spawn_and_watch(&mut ctx, spec, cancel).await;
     let mut result = assemble::assemble_blocking(ctx.assembly(), run).await;
+    if let Some(resume) = &request.resume {
+        for single in &mut result.details.results {
+            single.continued_from = Some(resume.turns);
+        }
+    }
     if let Err(e) = ctx.journal.finish(&result).await {
         mark_session_lost(&mut result, &e);
     }
@@ -182,9 +188,12 @@ pub(super) async fn spawn_and_watch(
             ))
             .await;
     }
-    ctx.journal
-        .write(message(Role::User, ctx.sanitizer.mask_secrets(&spec.task)))
-        .await;
+    // An interrupted run continued as it stood has no new task.
+    if !spec.task.is_empty() || spec.history.is_empty() {
+        ctx.journal
+            .write(message(Role::User, ctx.sanitizer.mask_secrets(&spec.task)))
+            .await;
+    }
 
     let watched = watch_worker(ctx, ours, spec, child, cancel).await;
     tracing::debug!(
@@ -226,6 +235,12 @@ fn session_header(ctx: &RunContext<'_>, spec: &TaskSpec) -> SessionHeader {
             .parent_session
             .as_ref()
             .map(|p| p.display().to_string()),
+        resumed_from: ctx.request.resume.as_ref().map(|r| ResumedFrom {
+            run_id: r.run_id.clone(),
+            file: r.file.display().to_string(),
+            turns: r.turns,
+        }),
+        batch_task: ctx.request.batch_task.clone(),
         tools: Some(spec.tools.clone()),
         output_schema: spec
             .output_schema_json

@@ -95,6 +95,8 @@ pub(super) fn grandchild_request(
         parent_session: Some(parent_session.to_owned()),
         mode: Mode::Single,
         web: p.web.clone(),
+        resume: None,
+        batch_task: None,
     }
 }
 

@@ -134,6 +134,16 @@ impl EventRecord {
                 self.usage.add(&usage);
                 (line(SessionEntry::Usage(UsageLine { turn, usage })), true)
             }
+            WorkerEvent::UserMessage { turn, text } => {
+                self.last_event = Some("user_message");
+                let entry = SessionEntry::Message(MessageLine {
+                    role: Role::User,
+                    turn,
+                    text: sanitizer.mask_secrets(&text),
+                    stop_reason: None,
+                });
+                (line(entry), true)
+            }
             WorkerEvent::Log { level, message } => {
                 let message = sanitizer.mask_secrets(&message);
                 if level == LogLevel::Error {

@@ -7,7 +7,8 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use subagent_protocol::result::Mode;
-use subagent_protocol::{Budget, Limits, OutputMode, ProviderSpec, WebSettings};
+use subagent_protocol::session::BatchTask;
+use subagent_protocol::{Budget, HistoryMessage, Limits, OutputMode, ProviderSpec, WebSettings};
 
 /// How to start a worker process.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,6 +75,24 @@ pub struct RunRequest {
     pub mode: Mode,
     /// Settings of the web tools (search backend, private networks).
     pub web: WebSettings,
+    /// The recorded run this one continues, when it is a resume.
+    pub resume: Option<ResumeFrom>,
+    /// The batch task this run is, for its session header.
+    pub batch_task: Option<BatchTask>,
+}
+
+/// A recorded conversation a run continues (built by [`crate::resume`]
+/// from the session file of the run it continues).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResumeFrom {
+    /// The recorded run's id.
+    pub run_id: String,
+    /// Its session file.
+    pub file: PathBuf,
+    /// The conversation, oldest first; the run's task follows it.
+    pub history: Vec<HistoryMessage>,
+    /// Complete model turns in `history`.
+    pub turns: u32,
 }
 
 impl RunRequest {
@@ -105,6 +124,8 @@ impl RunRequest {
             parent_session: None,
             mode: Mode::Single,
             web: WebSettings::default(),
+            resume: None,
+            batch_task: None,
         }
     }
 }

@@ -125,6 +125,11 @@ pub(super) fn task_spec(
             .iter()
             .map(|p| p.display().to_string())
             .collect(),
+        history: request
+            .resume
+            .as_ref()
+            .map(|r| r.history.clone())
+            .unwrap_or_default(),
     }
 }
 

@@ -15,6 +15,7 @@ use crate::config::{
 };
 pub use crate::error_chain::error_chain;
 use crate::jobs::JobsError;
+use crate::resume::{self, ResumeError};
 use crate::run::{Asked, CeilingError, Ceilings};
 
 /// Where a server's warnings and messages for its operator go (the CLI:
@@ -44,6 +45,9 @@ pub enum SpawnError {
     /// The request asks above the server's ceilings.
     #[error(transparent)]
     Ceiling(#[from] CeilingError),
+    /// The recorded run to continue cannot be continued.
+    #[error(transparent)]
+    Resume(#[from] ResumeError),
     /// The jobs registry refused the job.
     #[error(transparent)]
     Jobs(#[from] JobsError),
@@ -66,7 +70,20 @@ impl ServeDefaults {
         patch: &RequestPatch,
         tasks: &[String],
     ) -> Result<Vec<RunRequest>, SpawnError> {
-        let prepared = self.prepare(&patch.apply(&self.overrides))?;
+        let mut overrides = patch.apply(&self.overrides);
+        let recorded = match &patch.resume {
+            Some(target) => {
+                let prepared = self.prepare(&self.overrides)?;
+                let recorded = resume::load(&prepared.config.sessions_dir, target)?;
+                // The recording's agent and model, unless the request names
+                // them; the ceilings below hold them like any others.
+                overrides.agent.get_or_insert(recorded.header.agent.clone());
+                overrides.model.get_or_insert(recorded.header.model.clone());
+                Some(recorded)
+            }
+            None => None,
+        };
+        let prepared = self.prepare(&overrides)?;
         let mut template = prepared.request;
         // Config and agent files stay the server's: a workspace below its
         // own is one its tools may write.
@@ -77,6 +94,26 @@ impl ServeDefaults {
             tools: patch.tools.is_some() || self.settings.tools.is_some(),
             agent_tools: &agent_tools,
         };
+        if let Some(recorded) = recorded {
+            let ask = resume::ResumeAsk {
+                task: tasks.first().filter(|t| !t.is_empty()).cloned(),
+                tools: patch.tools.is_some(),
+                workspace: patch.workspace.is_some(),
+                output_schema: patch.output_schema_json.is_some(),
+                limits: patch.limits.clone(),
+            };
+            resume::continue_request(recorded, &mut template, ask)?;
+            // The recorded tools are the ask: above the ceilings they are
+            // refused, never swapped for the agent's current list.
+            let asked = Asked {
+                tools: template.tools.is_some(),
+                ..asked
+            };
+            ceilings.admit(&mut template, &asked)?;
+            // The ceilings may have taken a tool the history calls.
+            resume::check_resumed(&template)?;
+            return Ok(vec![template]);
+        }
         ceilings.admit(&mut template, &asked)?;
         Ok(tasks
             .iter()

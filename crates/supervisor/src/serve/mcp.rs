@@ -247,6 +247,7 @@ impl McpServer {
             tools: call.tools.clone(),
             allow_network: call.allow_network,
             workspace: call.workspace.clone(),
+            resume: call.resume.clone(),
             ..RequestPatch::default()
         };
         self.state

@@ -57,6 +57,9 @@ pub struct Spawn {
     pub allow_network: Option<bool>,
     /// Workspace, the server's or below it.
     pub workspace: Option<std::path::PathBuf>,
+    /// A recorded run to continue (a run id); its one task is the
+    /// follow-up, empty to continue an interrupted run as it stood.
+    pub resume: Option<String>,
 }
 
 /// What a line asks for.
@@ -111,6 +114,7 @@ struct RawSpawn {
     tools: Option<Vec<String>>,
     allow_network: Option<bool>,
     workspace: Option<std::path::PathBuf>,
+    resume: Option<String>,
 }
 
 /// Reads one line.
@@ -202,8 +206,16 @@ fn mode_name(mode: JobMode) -> &'static str {
 }
 
 fn parse_spawn(params: serde_json::Map<String, Value>) -> Result<Spawn, String> {
-    let raw: RawSpawn = serde_json::from_value(Value::Object(params))
+    let mut raw: RawSpawn = serde_json::from_value(Value::Object(params))
         .map_err(|e| format!("invalid spawn params: {e}"))?;
+    let resuming = raw.resume.is_some();
+    if resuming && (raw.tasks.is_some() || raw.mode.as_deref().is_some_and(|m| m != "single")) {
+        return Err("`resume` continues one run: give at most `task`, mode single".to_owned());
+    }
+    if resuming && raw.task.is_none() {
+        // No follow-up: an interrupted run continues as it stood.
+        raw.task = Some(String::new());
+    }
     let mode = raw.mode.as_deref().map(parse_mode);
     let mode = match (mode, &raw.task, &raw.tasks) {
         (_, Some(_), Some(_)) => return Err("give `task` or `tasks`, not both".to_owned()),
@@ -234,7 +246,7 @@ fn parse_spawn(params: serde_json::Map<String, Value>) -> Result<Spawn, String> 
     if tasks.is_empty() {
         return Err("`tasks` is empty: give at least one task".to_owned());
     }
-    if let Some(i) = tasks.iter().position(|t| t.trim().is_empty()) {
+    if let Some(i) = tasks.iter().position(|t| t.trim().is_empty() && !resuming) {
         return Err(format!("task {} is empty", i + 1));
     }
     let output_schema_json = match raw.output_schema {
@@ -254,6 +266,7 @@ fn parse_spawn(params: serde_json::Map<String, Value>) -> Result<Spawn, String> 
         tools: raw.tools,
         allow_network: raw.allow_network,
         workspace: raw.workspace,
+        resume: raw.resume,
     })
 }
 

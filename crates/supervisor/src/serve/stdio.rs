@@ -389,6 +389,7 @@ impl Server {
             tools: spawn.tools.clone(),
             allow_network: spawn.allow_network,
             workspace: spawn.workspace.clone(),
+            resume: spawn.resume.clone(),
             ..RequestPatch::default()
         };
         self.defaults

@@ -96,6 +96,14 @@ fn header(h: &SessionHeader, timestamp: &str, style: Style) -> String {
     if let Some(parent) = &h.parent_session {
         rows.push(format!("  parent       {}", style.shown(parent)));
     }
+    if let Some(from) = &h.resumed_from {
+        rows.push(format!(
+            "  resumedFrom  {} after {} turns ({})",
+            style.shown(&from.run_id),
+            from.turns,
+            style.shown(&from.file)
+        ));
+    }
     rows.push(format!("  task\n{}", indent(&style.shown(&h.task))));
     rows.join("\n")
 }

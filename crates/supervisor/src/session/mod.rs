@@ -2,11 +2,15 @@
 //! and reading them back for people.
 //!
 //! Declares and re-exports only; see [`paths`], [`writer`], [`read`],
-//! [`ending`], [`format`], [`table`], [`html`] and [`replay`].
+//! [`ending`], [`format`], [`table`], [`html`], [`replay`], [`history`] (a
+//! file read back into the conversation a resumed run continues) and
+//! [`heads`] (every file's header, for the links between runs).
 
 pub mod display;
 pub mod ending;
 pub mod format;
+pub mod heads;
+pub mod history;
 pub mod html;
 pub mod html_chart;
 mod html_frame;

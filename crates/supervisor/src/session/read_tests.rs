@@ -38,6 +38,8 @@ fn header(run_id: &str, agent: &str) -> SessionEntry {
         max_turns: None,
         max_cost: None,
         python: None,
+        resumed_from: None,
+        batch_task: None,
     })
 }
 

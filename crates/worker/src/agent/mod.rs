@@ -11,6 +11,7 @@
 
 mod budget;
 mod events;
+mod history;
 mod run;
 mod structured;
 mod subagent_tool;

@@ -149,9 +149,7 @@ impl<'s> AgentLoop<'s> {
             provider,
             request: ChatRequest {
                 system_prompt,
-                messages: vec![ChatMessage::User {
-                    text: spec.task.clone(),
-                }],
+                messages: super::history::opening_messages(spec),
                 tools: definitions,
                 native_schema: contract.native_schema(),
             },
@@ -306,6 +304,11 @@ impl<'s> AgentLoop<'s> {
                 model: self.model.clone(),
             }),
             StopVerdict::Remind(text) => {
+                // Recorded, so a resumed run sees the same conversation.
+                self.events.emit(WorkerEvent::UserMessage {
+                    turn: self.budget.turns_used(),
+                    text: text.clone(),
+                });
                 self.request.messages.push(ChatMessage::User { text });
                 Step::Continue
             }

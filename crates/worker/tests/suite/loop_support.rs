@@ -229,6 +229,7 @@ pub fn spec() -> TaskSpec {
         web: Default::default(),
         python: None,
         protected_paths: Vec::new(),
+        history: Vec::new(),
     }
 }
 

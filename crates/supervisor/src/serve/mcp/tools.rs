@@ -56,6 +56,7 @@ struct RawSpawnArgs {
     tools: Option<Vec<String>>,
     allow_network: Option<bool>,
     workspace: Option<std::path::PathBuf>,
+    resume: Option<String>,
 }
 
 /// A `subagent` call, checked: what the server resolves and runs.
@@ -85,6 +86,8 @@ pub(crate) struct SpawnCall {
     pub(crate) allow_network: Option<bool>,
     /// Workspace, the server's or below it.
     pub(crate) workspace: Option<std::path::PathBuf>,
+    /// A recorded run to continue (its run id).
+    pub(crate) resume: Option<String>,
 }
 
 /// Reads a `subagent` call's arguments; the error says what is wrong in
@@ -98,6 +101,13 @@ pub(crate) fn parse_spawn(arguments: Option<JsonObject>) -> Result<SpawnCall, St
         .chain(raw.tasks.unwrap_or_default())
         .collect();
     tasks.retain(|t| !t.trim().is_empty());
+    if raw.resume.is_some() && raw.mode != CallMode::Single {
+        return Err("resume continues one run: leave mode single".to_owned());
+    }
+    // Resuming without a task continues an interrupted run as it stood.
+    if tasks.is_empty() && raw.resume.is_some() {
+        tasks.push(String::new());
+    }
     if tasks.is_empty() {
         return Err("no task: give `task` (or `tasks` with mode parallel or chain)".to_owned());
     }
@@ -128,6 +138,7 @@ pub(crate) fn parse_spawn(arguments: Option<JsonObject>) -> Result<SpawnCall, St
         tools: raw.tools,
         allow_network: raw.allow_network,
         workspace: raw.workspace,
+        resume: raw.resume,
     })
 }
 
@@ -146,7 +157,8 @@ pub(crate) fn tool_list() -> Vec<Tool> {
         "type": "object",
         "properties": {
             "agent": {"type": "string", "description": "Agent name (`subagent agents ls`); default: the server's --agent, else general."},
-            "task": {"type": "string", "description": "The task (mode single), or the first of several."},
+            "task": {"type": "string", "description": "The task (mode single), or the first of several. With `resume`: the follow-up."},
+            "resume": {"type": "string", "description": "Continue a recorded run: its run id (every result names it in `_meta.runId`). Its conversation comes first, then `task`; without `task`, an interrupted run continues from its last complete turn."},
             "tasks": {"type": "array", "items": {"type": "string"}, "description": "Tasks for mode parallel or chain (after `task`, if given)."},
             "mode": {"type": "string", "enum": ["single", "parallel", "chain"], "default": "single",
                 "description": "single: one task; parallel: all at once; chain: one after another, `{previous}` in a task replaced by the previous output."},
@@ -201,8 +213,16 @@ fn schema_object(value: Value) -> Arc<JsonObject> {
 /// run or a chain's last step, `{"results": [...]}` for a parallel call);
 /// a failure as `isError` with one text block, [`error_text`].
 pub(crate) fn call_result(result: &SubagentResult, with_schema: bool) -> CallToolResult {
+    // Every result names its run, so the caller can `resume` it.
+    let meta = result.details.run_id.as_ref().map(|id| {
+        let mut meta = JsonObject::new();
+        meta.insert("runId".to_owned(), Value::String(id.clone()));
+        rmcp::model::MetaObject(meta)
+    });
     if let Some(error) = &result.details.error {
-        return CallToolResult::error(vec![ContentBlock::text(error_text(error, result))]);
+        let mut out = CallToolResult::error(vec![ContentBlock::text(error_text(error, result))]);
+        out.meta = meta;
+        return out;
     }
     let text: Vec<ContentBlock> = result_texts(result)
         .map(|text| ContentBlock::text(text.to_owned()))
@@ -211,6 +231,7 @@ pub(crate) fn call_result(result: &SubagentResult, with_schema: bool) -> CallToo
     if with_schema {
         out.structured_content = structured(result);
     }
+    out.meta = meta;
     out
 }
 

@@ -28,6 +28,8 @@ fn header() -> SessionHeader {
         max_turns: None,
         max_cost: None,
         python: None,
+        resumed_from: None,
+        batch_task: None,
     }
 }
 

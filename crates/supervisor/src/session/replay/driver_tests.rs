@@ -31,6 +31,8 @@ fn recording(tools: Option<Vec<String>>) -> Recording {
             max_turns: Some(4),
             max_cost: Some(0.25),
             python: None,
+            resumed_from: None,
+            batch_task: None,
         },
         turns: vec![],
         status: None,

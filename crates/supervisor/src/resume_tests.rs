@@ -1,0 +1,248 @@
+use std::collections::BTreeSet;
+
+use pretty_assertions::assert_eq;
+use subagent_protocol::session::SandboxStatus;
+use subagent_protocol::{HistoryMessage, HistoryToolCall, Limits, OutputMode, ProviderSpec};
+
+use super::*;
+use crate::config::{LimitKey, LimitValue};
+
+fn header() -> SessionHeader {
+    SessionHeader {
+        version: subagent_protocol::session::SESSION_FORMAT_VERSION,
+        run_id: "r1".into(),
+        agent: "general".into(),
+        task: "count the files".into(),
+        model: "m".into(),
+        provider: "openai-chat".into(),
+        cwd: "/recorded/ws".into(),
+        depth: 1,
+        limits: Limits {
+            wall_timeout_ms: 42_000,
+            ..Limits::default()
+        },
+        sandbox: SandboxStatus::default(),
+        tool_sandbox: None,
+        parent_session: None,
+        tools: Some(vec!["bash_find".into()]),
+        output_schema: None,
+        output_mode: None,
+        max_turns: Some(7),
+        max_cost: Some(0.5),
+        python: None,
+        resumed_from: None,
+        batch_task: None,
+    }
+}
+
+fn recorded(ending: SessionStatus, history: Vec<HistoryMessage>) -> Continuation {
+    let called_tools: BTreeSet<String> = history
+        .iter()
+        .flat_map(|m| match m {
+            HistoryMessage::Assistant { tool_calls, .. } => {
+                tool_calls.iter().map(|c| c.name.clone()).collect()
+            }
+            _ => Vec::new(),
+        })
+        .collect();
+    Continuation {
+        file: PathBuf::from("/s/r1-general.jsonl"),
+        header: header(),
+        system_prompt: "You are terse.".into(),
+        history,
+        turns: 1,
+        ending,
+        called_tools,
+        notes: Vec::new(),
+    }
+}
+
+fn called(tool: &str) -> Vec<HistoryMessage> {
+    vec![
+        HistoryMessage::User { text: "t".into() },
+        HistoryMessage::Assistant {
+            text: String::new(),
+            tool_calls: vec![HistoryToolCall {
+                id: "c1".into(),
+                name: tool.into(),
+                arguments_json: "{}".into(),
+            }],
+        },
+        HistoryMessage::ToolResult {
+            call_id: "c1".into(),
+            name: tool.into(),
+            output: "x".into(),
+            is_error: false,
+        },
+    ]
+}
+
+fn answered() -> Vec<HistoryMessage> {
+    vec![
+        HistoryMessage::User { text: "t".into() },
+        HistoryMessage::Assistant {
+            text: "done".into(),
+            tool_calls: vec![],
+        },
+    ]
+}
+
+fn request(kind: ProviderKind) -> RunRequest {
+    RunRequest::new(
+        "general",
+        "",
+        ProviderSpec::new(kind, "http://127.0.0.1:9/v1", "m"),
+    )
+}
+
+fn follow_up(task: &str) -> ResumeAsk {
+    ResumeAsk {
+        task: Some(task.into()),
+        ..ResumeAsk::default()
+    }
+}
+
+#[test]
+fn a_follow_up_takes_the_recorded_settings_and_history() {
+    let mut req = request(ProviderKind::OpenaiChat);
+    continue_request(
+        recorded(SessionStatus::Completed, called("bash_find")),
+        &mut req,
+        follow_up("and the tests?"),
+    )
+    .unwrap();
+    assert_eq!(req.task, "and the tests?");
+    assert_eq!(req.tools, Some(vec!["bash_find".to_owned()]));
+    assert_eq!(req.workspace_dir, PathBuf::from("/recorded/ws"));
+    assert_eq!(req.limits.wall_timeout_ms, 42_000);
+    assert_eq!(req.budget.max_turns, 7);
+    assert_eq!(req.budget.max_cost, Some(0.5));
+    assert_eq!(req.system_prompt.as_deref(), Some("You are terse."));
+    assert!(!req.allow_network);
+    let resume = req.resume.unwrap();
+    assert_eq!(resume.run_id, "r1");
+    assert_eq!(resume.turns, 1);
+    assert_eq!(resume.history, called("bash_find"));
+}
+
+#[test]
+fn flags_the_caller_gave_win_over_the_recording() {
+    let mut req = request(ProviderKind::OpenaiChat);
+    req.workspace_dir = PathBuf::from("/mine");
+    req.tools = Some(vec!["bash_find".into(), "bash_read".into()]);
+    let mut limits = LimitSet::default();
+    limits.set(LimitKey::MaxTurns, LimitValue::Count(3));
+    let ask = ResumeAsk {
+        tools: true,
+        workspace: true,
+        limits,
+        ..follow_up("more")
+    };
+    continue_request(
+        recorded(SessionStatus::Completed, answered()),
+        &mut req,
+        ask,
+    )
+    .unwrap();
+    assert_eq!(req.workspace_dir, PathBuf::from("/mine"));
+    assert_eq!(
+        req.tools,
+        Some(vec!["bash_find".to_owned(), "bash_read".to_owned()])
+    );
+    assert_eq!(req.budget.max_turns, 3);
+    // The limits the caller did not set are the recorded ones.
+    assert_eq!(req.limits.wall_timeout_ms, 42_000);
+}
+
+#[test]
+fn an_interrupted_run_continues_without_a_task() {
+    let mut req = request(ProviderKind::OpenaiChat);
+    let ask = ResumeAsk::default();
+    continue_request(
+        recorded(SessionStatus::Interrupted, called("bash_find")),
+        &mut req,
+        ask.clone(),
+    )
+    .unwrap();
+    assert_eq!(req.task, "");
+    // One that stopped right after an answer gets a note to go on.
+    let mut req = request(ProviderKind::OpenaiChat);
+    continue_request(recorded(SessionStatus::Aborted, answered()), &mut req, ask).unwrap();
+    assert_eq!(req.task, CONTINUE_NOTE);
+}
+
+#[test]
+fn a_finished_run_needs_a_follow_up() {
+    for status in [SessionStatus::Completed, SessionStatus::Failed] {
+        let mut req = request(ProviderKind::OpenaiChat);
+        let err = continue_request(recorded(status, answered()), &mut req, ResumeAsk::default())
+            .unwrap_err();
+        let shown = err.to_string();
+        assert!(
+            shown.contains(&format!("ended {}", status.as_str()))
+                && shown.contains("follow-up task"),
+            "{shown}"
+        );
+        assert_eq!(req.resume, None);
+    }
+}
+
+#[test]
+fn another_dialect_is_refused_and_the_same_family_is_not() {
+    let mut req = request(ProviderKind::Anthropic);
+    let err = continue_request(
+        recorded(SessionStatus::Completed, answered()),
+        &mut req,
+        follow_up("x"),
+    )
+    .unwrap_err();
+    let shown = err.to_string();
+    assert!(
+        shown.contains("openai-chat dialect") && shown.contains("anthropic"),
+        "{shown}"
+    );
+    // Claude on Vertex speaks the Messages API like anthropic.
+    let mut anthropic = recorded(SessionStatus::Completed, answered());
+    anthropic.header.provider = "anthropic".into();
+    let mut req = request(ProviderKind::VertexaiAnthropic);
+    continue_request(anthropic, &mut req, follow_up("x")).unwrap();
+}
+
+#[test]
+fn a_tool_the_history_calls_must_still_be_allowed() {
+    // The caller narrowed the tools below what the history used.
+    let mut req = request(ProviderKind::OpenaiChat);
+    req.tools = Some(vec!["bash_read".into()]);
+    let ask = ResumeAsk {
+        tools: true,
+        ..follow_up("x")
+    };
+    let err = continue_request(
+        recorded(SessionStatus::Completed, called("bash_find")),
+        &mut req,
+        ask,
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("calls bash_find, which this run may not use"),
+        "{err}"
+    );
+    // A tool this version does not have.
+    let mut req = request(ProviderKind::OpenaiChat);
+    let err = continue_request(
+        recorded(SessionStatus::Completed, called("teleport")),
+        &mut req,
+        follow_up("x"),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("no tool of that name"), "{err}");
+    // report_back needs the schema it came with.
+    let mut with_schema = recorded(SessionStatus::Completed, called("report_back"));
+    with_schema.header.output_schema = Some(serde_json::json!({"type": "object"}));
+    with_schema.header.output_mode = Some(OutputMode::Native);
+    let mut req = request(ProviderKind::OpenaiChat);
+    continue_request(with_schema, &mut req, follow_up("x")).unwrap();
+    assert_eq!(req.output_mode, OutputMode::Native);
+    assert!(req.output_schema_json.is_some());
+}

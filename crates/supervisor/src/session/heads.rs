@@ -1,0 +1,55 @@
+//! The header lines of every session file under a sessions dir, read
+//! without the rest of each file: how a run finds the runs that continued
+//! it (`sessions show`) and a batch re-run finds its tasks' runs.
+//!
+//! Reads only each file's first line, capped; a file that cannot be read
+//! or does not start with a header is skipped. Never writes.
+
+use std::path::{Path, PathBuf};
+
+use subagent_protocol::session::{SessionEntry, SessionHeader, SessionLine};
+
+/// The runs that continued run `run_id` (whose header names it in
+/// `resumedFrom`), as `(run id, file)`, oldest file first: the link back
+/// from a recorded run to its continuations, for `sessions show`. Only
+/// each file's first line is read; files that cannot be read are skipped.
+pub fn continued_by(sessions_dir: &Path, run_id: &str) -> Vec<(String, PathBuf)> {
+    session_heads(sessions_dir)
+        .into_iter()
+        .filter_map(|(file, _, header)| {
+            let from = header.resumed_from?;
+            (from.run_id == run_id).then_some((header.run_id, file))
+        })
+        .collect()
+}
+
+/// Every session file under `sessions_dir` with its header line's
+/// timestamp and header; files whose first line is no header are skipped.
+pub fn session_heads(sessions_dir: &Path) -> Vec<(PathBuf, String, SessionHeader)> {
+    let Ok(files) = super::read::list_session_files(sessions_dir) else {
+        return Vec::new();
+    };
+    files
+        .into_iter()
+        .filter_map(|file| {
+            let (timestamp, header) = first_header(&file)?;
+            Some((file, timestamp, header))
+        })
+        .collect()
+}
+
+/// Longest first line read by [`continued_by`] (1 MiB): a header with a
+/// long task, not a whole file of one line.
+const MAX_HEADER_LINE: u64 = 1024 * 1024;
+
+fn first_header(file: &Path) -> Option<(String, SessionHeader)> {
+    use std::io::{BufRead, Read};
+    let reader = std::fs::File::open(file).ok()?.take(MAX_HEADER_LINE);
+    let mut line = String::new();
+    std::io::BufReader::new(reader).read_line(&mut line).ok()?;
+    let line = serde_json::from_str::<SessionLine>(&line).ok()?;
+    match line.entry {
+        SessionEntry::Session(header) => Some((line.timestamp, header)),
+        _ => None,
+    }
+}
