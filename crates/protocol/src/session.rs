@@ -46,6 +46,10 @@ impl SessionLine {
 }
 
 /// The kinds of line.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one header per file; lines are not held in bulk unboxed"
+)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum SessionEntry {
