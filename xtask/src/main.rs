@@ -52,7 +52,7 @@ enum Command {
     /// ~/.cache/subagent), so later runs start in seconds.
     ///
     /// The model listens on 127.0.0.1 only and is stopped however the demo
-    /// ends. The session files of the four runs stay in demo-sessions/ under
+    /// ends. The session files of the three runs stay in demo-sessions/ under
     /// cargo's target directory; the demo prints the command that lists them
     /// again.
     Demo {
