@@ -26,7 +26,7 @@ use crate::console;
     default_provider = \"local\"\n  \
     default_agent = \"general\"\n\n  \
     [providers.local]\n  \
-    kind = \"openai-chat\"              # openai-chat, openai-responses, anthropic\n  \
+    kind = \"openai-chat\"              # openai-chat, openai-responses, anthropic, vertexai-anthropic\n  \
     base_url = \"http://127.0.0.1:8080/v1\"\n  \
     model = \"smollm2\"\n  \
     api_key_env = \"LOCAL_API_KEY\"     # the variable's name; keys never go in the file\n  \

@@ -35,7 +35,8 @@ pub(super) struct DoctorArgs {
     /// not checked when absent.
     #[arg(long)]
     base_url: Option<String>,
-    /// API dialect of the endpoint (openai-chat, openai-responses, anthropic).
+    /// API dialect of the endpoint (openai-chat, openai-responses, anthropic,
+    /// vertexai-anthropic).
     #[arg(long, default_value = "openai-chat", requires = "base_url")]
     provider: ProviderKind,
     /// Model id to look for in the endpoint's model list. An

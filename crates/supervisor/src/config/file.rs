@@ -10,7 +10,7 @@
 //! enabled = true                    # false: every run is SUBAGENTS_DISABLED
 //!
 //! [providers.local]
-//! kind = "openai-chat"              # openai-chat, openai-responses, anthropic
+//! kind = "openai-chat"              # openai-chat, openai-responses, anthropic, vertexai-anthropic
 //! base_url = "http://127.0.0.1:8080/v1"
 //! model = "smollm2"
 //! api_key_env = "LOCAL_API_KEY"     # the variable's name, never the key
