@@ -323,6 +323,31 @@ fn show_masks_keys_and_url_credentials_and_names_origins() {
 }
 
 #[test]
+fn show_gives_max_concurrent_from_the_highest_file_else_the_default() {
+    let get = |cfg: &LoadedConfig| {
+        describe_config(cfg, &env(&[]))
+            .into_iter()
+            .find(|s| s.key == "max_concurrent")
+            .map(|s| (s.value, s.origin))
+    };
+    assert_eq!(
+        get(&config("max_concurrent = 3\n", "max_concurrent = 2\n")),
+        Some(("2".to_owned(), Origin::ProjectConfig(PROJECT.into())))
+    );
+    assert_eq!(
+        get(&config("max_concurrent = 3\n", "")),
+        Some(("3".to_owned(), Origin::UserConfig(USER.into())))
+    );
+    assert_eq!(
+        get(&config("", "")),
+        Some((
+            crate::run::DEFAULT_MAX_CONCURRENT.to_string(),
+            Origin::Default
+        ))
+    );
+}
+
+#[test]
 fn vertex_location_url_comes_from_the_vertex_sdk_variables_and_the_token_variable() {
     let flags = RunOverrides {
         provider: Some("vertexai-anthropic".into()),

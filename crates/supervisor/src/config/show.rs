@@ -11,6 +11,7 @@ use super::load::LoadedConfig;
 use super::provenance::{EnvLookup, Origin, Sourced, layer_origin, sourced};
 use super::resolve::{DEFAULT_AGENT, kind_defaults, resolve_limits, subagents_switch};
 use super::web::{key_variable, kind_name, private_networks_switch, search_entry};
+use crate::run::DEFAULT_MAX_CONCURRENT;
 
 /// The merged configuration: each setting with its value and origin.
 pub fn describe_config(config: &LoadedConfig, env: EnvLookup<'_>) -> Vec<Sourced> {
@@ -33,6 +34,10 @@ pub fn describe_config(config: &LoadedConfig, env: EnvLookup<'_>) -> Vec<Sourced
     out.push(sourced("default_provider", &provider, origin));
     let (enabled, origin) = subagents_switch(config).unwrap_or((true, Origin::Default));
     out.push(sourced("subagents.enabled", &enabled.to_string(), origin));
+    // The same rule as `resolve_run`: the highest file that sets it.
+    let (max_concurrent, origin) = highest(&|f| f.max_concurrent.map(|n| n.to_string()))
+        .unwrap_or_else(|| (DEFAULT_MAX_CONCURRENT.to_string(), Origin::Default));
+    out.push(sourced("max_concurrent", &max_concurrent, origin));
 
     // Each name once, from the highest file that defines it.
     let mut names: Vec<&String> = config
