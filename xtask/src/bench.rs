@@ -70,12 +70,46 @@ pub fn run(args: BenchArgs) -> Result<()> {
     let status = command
         .status()
         .with_context(|| format!("run {}", bench.display()))?;
-    match status.code() {
+    ending(status.code()).with_context(|| format!("subagent-bench ended: {status}"))
+}
+
+/// Exit status of `subagent-bench` (and of `cargo xtask bench`) when a
+/// group could not run.
+pub const GROUP_COULD_NOT_RUN: u8 = 2;
+
+/// A group of `subagent-bench` could not run: `cargo xtask bench` exits
+/// [`GROUP_COULD_NOT_RUN`] like it, not 1, so a caller can tell a missing
+/// measurement from a missed target (BENCHMARKS.md says so).
+#[derive(Debug)]
+pub struct GroupCouldNotRun;
+
+impl std::fmt::Display for GroupCouldNotRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a benchmark group could not run; its reason is printed above")
+    }
+}
+
+impl std::error::Error for GroupCouldNotRun {}
+
+/// What `subagent-bench`'s exit code means for `cargo xtask bench`.
+fn ending(code: Option<i32>) -> Result<()> {
+    match code {
         Some(0) => Ok(()),
         Some(1) => bail!(
             "a benchmark missed its target (FAIL rows above); BENCHMARKS.md says what bounds each"
         ),
-        _ => bail!("subagent-bench did not run to the end ({status}); see its messages above"),
+        Some(2) => Err(GroupCouldNotRun.into()),
+        _ => bail!("subagent-bench did not run to the end; see its messages above"),
+    }
+}
+
+/// `cargo xtask`'s exit status for an error: [`GROUP_COULD_NOT_RUN`] when a
+/// benchmark group could not run, else 1.
+pub fn exit_code(error: &anyhow::Error) -> u8 {
+    if error.chain().any(|e| e.is::<GroupCouldNotRun>()) {
+        GROUP_COULD_NOT_RUN
+    } else {
+        1
     }
 }
 
@@ -119,3 +153,7 @@ fn machine() -> Result<String> {
     let kernel = cmd::stdout_of(Command::new("uname").arg("-r"))?;
     Ok(format!("{model}, {cores} cores, Linux {}", kernel.trim()))
 }
+
+#[cfg(test)]
+#[path = "bench_tests.rs"]
+mod tests;

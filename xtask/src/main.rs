@@ -69,6 +69,9 @@ enum Command {
     /// Release-build benchmarks, each beside its baseline and target (see
     /// BENCHMARKS.md). Installs what the comparisons need (the local model,
     /// curl, a C compiler, bubblewrap, pi from npm) into the cache first.
+    ///
+    /// Exit status: 0 when every row met its target, 1 when a row missed it
+    /// (or the build or an install failed), 2 when a group could not run.
     Bench {
         /// Iterations per process-spawning measurement.
         #[arg(long, default_value_t = 200)]
@@ -164,7 +167,7 @@ fn main() -> std::process::ExitCode {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("xtask: error: {e:#}");
-            std::process::ExitCode::FAILURE
+            std::process::ExitCode::from(bench::exit_code(&e))
         }
     }
 }
