@@ -23,7 +23,8 @@ pub(super) struct DoctorArgs {
     /// Print one JSON object `{"ok": bool, "probes": [{"name", "ok", "detail", "fix"?}]}`.
     #[arg(long)]
     json: bool,
-    /// Sessions directory to check (default: $SUBAGENT_HOME/sessions or
+    /// Sessions directory to check (default: $SUBAGENT_HOME/sessions, else
+    /// $XDG_STATE_HOME/subagent/sessions, else
     /// ~/.local/state/subagent/sessions).
     #[arg(long)]
     sessions_dir: Option<PathBuf>,

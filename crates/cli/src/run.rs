@@ -121,7 +121,9 @@ fn recorded_run(
         .sessions_dir
         .clone()
         .or_else(subagent_supervisor::session::default_sessions_dir)
-        .context("no sessions dir: set SUBAGENT_HOME or HOME, or pass --sessions-dir")?;
+        .context(
+            "no sessions dir: set SUBAGENT_HOME, XDG_STATE_HOME or HOME, or pass --sessions-dir",
+        )?;
     let recorded = subagent_supervisor::resume::load(&sessions_dir, target)?;
     let ask = subagent_supervisor::resume::ResumeAsk {
         task: args.task.first().cloned(),

@@ -139,10 +139,9 @@ struct GcArgs {
 
 /// Runs one `sessions` subcommand; returns the exit code.
 pub(super) fn run(args: SessionsArgs) -> Result<i32> {
-    let dir = args
-        .sessions_dir
-        .or_else(default_sessions_dir)
-        .context("no sessions dir: set SUBAGENT_HOME or HOME, or pass --sessions-dir")?;
+    let dir = args.sessions_dir.or_else(default_sessions_dir).context(
+        "no sessions dir: set SUBAGENT_HOME, XDG_STATE_HOME or HOME, or pass --sessions-dir",
+    )?;
     let terminal = std::io::stdout().is_terminal();
     let style = Style {
         color: terminal,

@@ -89,7 +89,7 @@ pub enum PrepareWarning {
 #[derive(Debug, thiserror::Error)]
 pub enum PrepareError {
     /// Neither a sessions dir nor a home to put one in.
-    #[error("no sessions dir: set SUBAGENT_HOME or HOME, or pass --sessions-dir")]
+    #[error("no sessions dir: set SUBAGENT_HOME, XDG_STATE_HOME or HOME, or pass --sessions-dir")]
     NoSessionsDir,
     /// No worker binary given and none found.
     #[error("cannot locate subagent-worker; pass --worker or set SUBAGENT_WORKER")]
