@@ -13,9 +13,10 @@ use subagent_supervisor::session::default_sessions_dir;
 use subagent_supervisor::session::format::{
     Style, format_closing, format_item, format_json, format_table, format_transcript,
 };
+use subagent_supervisor::session::gc::{plan_gc, remove_sessions};
 use subagent_supervisor::session::read::{
     ReadItem, SessionFilter, SessionStatus, SessionTail, find_session, is_terminal, list_sessions,
-    plan_gc, read_session, remove_sessions, summarize,
+    read_session, summarize,
 };
 use subagent_supervisor::units::parse_age;
 

@@ -1,7 +1,7 @@
 //! Session files: where they live, the one writer that appends to them,
 //! and reading them back for people.
 //!
-//! Declares and re-exports only; see [`paths`], [`writer`], [`read`],
+//! Declares and re-exports only; see [`paths`], [`writer`], [`read`], [`gc`],
 //! [`ending`], [`format`], [`table`], [`html`], [`replay`], [`history`] (a
 //! file read back into the conversation a resumed run continues) and
 //! [`heads`] (every file's header, for the links between runs).
@@ -9,6 +9,7 @@
 pub mod display;
 pub mod ending;
 pub mod format;
+pub mod gc;
 pub mod heads;
 pub mod history;
 pub mod html;

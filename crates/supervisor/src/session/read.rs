@@ -1,13 +1,12 @@
 //! Reading session files back: parsing lines, summarizing a run, finding a
-//! run's file by id, following a file as it grows, and choosing old files
-//! for removal.
+//! run's file by id, following a file as it grows. Choosing old files for
+//! removal is [`super::gc`].
 //!
 //! In: session files as [`super::writer`] leaves them, possibly cut short by
 //! a crash (a torn last line) or written by a newer writer (line types this
 //! version does not know, which are skipped per the format rule in
 //! `subagent_protocol::session`). Out: typed lines and [`SessionSummary`]s.
-//! Nothing here writes to a session file; [`remove_sessions`] only deletes
-//! whole files the caller chose.
+//! Nothing here writes to or deletes a session file.
 
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -554,101 +553,6 @@ impl SessionTail {
             item => Some(item),
         }
     }
-}
-
-/// A session file chosen for removal, with its full-output sibling.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GcVictim {
-    /// The `.jsonl` file.
-    pub session_file: PathBuf,
-    /// The `.output.txt` sibling, when it exists.
-    pub output_file: Option<PathBuf>,
-    /// The header's timestamp.
-    pub started_at: String,
-}
-
-/// Session files whose header timestamp is older than `older_than` before
-/// `now`. The start is taken from the header, not the file's mtime, because
-/// a copied or restored file keeps its content but not its mtime. Files
-/// without a readable header are never chosen.
-pub fn plan_gc(
-    sessions_dir: &Path,
-    older_than: Duration,
-    now: SystemTime,
-) -> Result<Vec<GcVictim>, ReadError> {
-    let Some(cutoff) = now.checked_sub(older_than) else {
-        return Ok(Vec::new());
-    };
-    let mut victims = Vec::new();
-    for file in list_session_files(sessions_dir)? {
-        let Some(started_at) = header_timestamp(&file)? else {
-            continue;
-        };
-        if parse_timestamp(&started_at).is_none_or(|t| t >= cutoff) {
-            continue;
-        }
-        let output = file.with_extension("output.txt");
-        victims.push(GcVictim {
-            output_file: output.is_file().then_some(output),
-            session_file: file,
-            started_at,
-        });
-    }
-    Ok(victims)
-}
-
-/// The timestamp of the first line, when it is a `session` header.
-fn header_timestamp(path: &Path) -> Result<Option<String>, ReadError> {
-    let io = |source| ReadError::Io {
-        path: path.to_owned(),
-        source,
-    };
-    let file = std::fs::File::open(path).map_err(io)?;
-    let mut first = String::new();
-    std::io::BufRead::read_line(&mut std::io::BufReader::new(file), &mut first).map_err(io)?;
-    Ok(match parse_line(1, first.trim_end_matches('\n')) {
-        ReadItem::Line(l) if matches!(l.entry, SessionEntry::Session(_)) => Some(l.timestamp),
-        _ => None,
-    })
-}
-
-/// Removes the victims' files, then the day, month and year dirs under
-/// `sessions_dir` left empty. Returns every path removed, in order.
-pub fn remove_sessions(
-    sessions_dir: &Path,
-    victims: &[GcVictim],
-) -> Result<Vec<PathBuf>, ReadError> {
-    let mut removed = Vec::new();
-    for v in victims {
-        for file in std::iter::once(&v.session_file).chain(v.output_file.as_ref()) {
-            match std::fs::remove_file(file) {
-                Ok(()) => removed.push(file.clone()),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(source) => {
-                    return Err(ReadError::Io {
-                        path: file.clone(),
-                        source,
-                    });
-                }
-            }
-        }
-        // Day, then month, then year; stop at the first that is not empty
-        // and never go above the sessions dir.
-        let mut dir = v.session_file.parent();
-        for _ in 0..3 {
-            let Some(d) = dir else { break };
-            if d == sessions_dir || !d.starts_with(sessions_dir) {
-                break;
-            }
-            let empty = std::fs::read_dir(d).is_ok_and(|mut e| e.next().is_none());
-            if !empty || std::fs::remove_dir(d).is_err() {
-                break;
-            }
-            removed.push(d.to_owned());
-            dir = d.parent();
-        }
-    }
-    Ok(removed)
 }
 
 #[cfg(test)]

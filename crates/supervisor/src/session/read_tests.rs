@@ -9,6 +9,7 @@ use subagent_protocol::session::{
 };
 
 use super::*;
+use crate::session::gc::{GcVictim, plan_gc, remove_sessions};
 
 fn at(timestamp: &str, entry: SessionEntry) -> String {
     serde_json::to_string(&SessionLine {
