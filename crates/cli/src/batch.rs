@@ -175,6 +175,23 @@ pub(super) fn run(args: BatchArgs) -> Result<i32> {
         .cloned()
         .collect();
     let skipped = (owned.len() - pending.len()) as u64;
+    // Recorded failures of this shard fail a re-run too, even one that
+    // runs nothing: a retried failed shard must not turn green.
+    let failed_before = owned
+        .iter()
+        .filter(|t| resumed.failed.contains(&t.id))
+        .count();
+    if failed_before > 0 {
+        console::err(&format!(
+            "batch: {failed_before} task(s) already in results failed or timed out (exit 1); \
+             remove their lines from the results file to run them again"
+        ));
+    }
+    let recorded_exit = if failed_before > 0 {
+        exit_codes::SUBAGENT_FAILED
+    } else {
+        exit_codes::OK
+    };
     let planned = plan(checked, pending);
     let max_concurrent = match args.max_concurrent {
         Some(n) => usize::try_from(n).unwrap_or(DEFAULT_MAX_CONCURRENT),
@@ -195,7 +212,7 @@ pub(super) fn run(args: BatchArgs) -> Result<i32> {
         for line in Tally::default().render(skipped, 0) {
             console::err(&line);
         }
-        return Ok(exit_codes::OK);
+        return Ok(recorded_exit);
     };
     config.max_concurrent = max_concurrent;
     let mut requests = planned.requests;
@@ -231,7 +248,7 @@ pub(super) fn run(args: BatchArgs) -> Result<i32> {
     }
     Ok(if cancelled {
         exit_codes::CANCELLED
-    } else if batch.tally.failed + batch.tally.timed_out > 0 {
+    } else if batch.tally.failed + batch.tally.timed_out > 0 || failed_before > 0 {
         exit_codes::SUBAGENT_FAILED
     } else {
         exit_codes::OK

@@ -73,7 +73,8 @@ pub struct SingleResult {
     /// Path of the child's session file.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub session_file: Option<String>,
-    /// Sanitized full output (up to the persisted cap).
+    /// Sanitized output, cut to the return limit like `content` (the full
+    /// text is in `truncated.fullOutputPath`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub output: Option<String>,
     /// The object `report_back` or native mode produced.

@@ -4,7 +4,7 @@
 //! Limits come from `Limits::returned_text_bytes` / `returned_text_lines`
 //! (200 KiB / 5,000 lines by default).
 
-use subagent_protocol::result::Truncation;
+use subagent_protocol::result::{DisplayItem, Truncation};
 use subagent_protocol::text::floor_char_boundary;
 
 /// Text cut to fit, with what was cut.
@@ -74,6 +74,60 @@ pub fn truncate_returned(
             full_output_path: full_output_path.map(str::to_owned),
         },
     })
+}
+
+/// Bounds a result's display items (the run's assistant texts and tool
+/// calls, another copy of the answer) to `max_bytes` in all: texts are cut
+/// like [`truncate_returned`], tool-call arguments past the budget are
+/// replaced by a note, and items past it by one marker, so no copy of the
+/// answer in a result exceeds the return limit.
+pub fn bound_display_items(
+    items: Vec<DisplayItem>,
+    max_bytes: u64,
+    max_lines: u64,
+    full_output_path: Option<&str>,
+) -> Vec<DisplayItem> {
+    let mut left = max_bytes;
+    let mut out = Vec::with_capacity(items.len());
+    let total = items.len();
+    for (index, item) in items.into_iter().enumerate() {
+        if left == 0 {
+            let where_ =
+                full_output_path.map_or_else(String::new, |p| format!("; full output: {p}"));
+            out.push(DisplayItem::Text {
+                text: format!("[{} display items omitted{where_}]", total - index),
+            });
+            break;
+        }
+        match item {
+            DisplayItem::Text { text } => {
+                let size = text.len() as u64;
+                match truncate_returned(&text, left, max_lines, full_output_path) {
+                    Some(cut) => {
+                        left = 0;
+                        out.push(DisplayItem::Text { text: cut.text });
+                    }
+                    None => {
+                        left -= size;
+                        out.push(DisplayItem::Text { text });
+                    }
+                }
+            }
+            DisplayItem::ToolCall { name, args } => {
+                let size = args.to_string().len() as u64;
+                if size <= left {
+                    left -= size;
+                    out.push(DisplayItem::ToolCall { name, args });
+                } else {
+                    left = 0;
+                    let note = format!("{size} bytes of arguments omitted");
+                    let args = serde_json::json!({ "_truncated": note });
+                    out.push(DisplayItem::ToolCall { name, args });
+                }
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -42,3 +42,56 @@ fn never_cuts_inside_a_utf8_character() {
     assert_eq!(head.len(), 100);
     assert!(head.chars().all(|c| c == 'é'));
 }
+
+#[test]
+fn display_items_are_bounded_in_all_by_the_return_limit() {
+    let items = vec![
+        DisplayItem::Text {
+            text: "a".repeat(60),
+        },
+        DisplayItem::ToolCall {
+            name: "bash".into(),
+            args: serde_json::json!({ "command": "x".repeat(500) }),
+        },
+        DisplayItem::Text {
+            text: "b".repeat(500),
+        },
+        DisplayItem::Text { text: "c".into() },
+    ];
+    let out = bound_display_items(items, 100, 5000, Some("out.txt"));
+    assert_eq!(out.len(), 3, "{out:?}");
+    assert_eq!(
+        out[0],
+        DisplayItem::Text {
+            text: "a".repeat(60)
+        }
+    );
+    let DisplayItem::ToolCall { args, .. } = &out[1] else {
+        panic!("{out:?}")
+    };
+    assert!(
+        args["_truncated"]
+            .as_str()
+            .unwrap()
+            .contains("bytes of arguments omitted")
+    );
+    assert_eq!(
+        out[2],
+        DisplayItem::Text {
+            text: "[2 display items omitted; full output: out.txt]".into()
+        }
+    );
+}
+
+#[test]
+fn a_display_text_over_the_budget_is_cut_like_the_output() {
+    let items = vec![DisplayItem::Text {
+        text: "line\n".repeat(100),
+    }];
+    let out = bound_display_items(items, 50, 5000, None);
+    let DisplayItem::Text { text } = &out[0] else {
+        panic!("{out:?}")
+    };
+    assert!(text.len() < 50 + 80, "{text}");
+    assert!(text.contains("[output truncated:"), "{text}");
+}

@@ -30,6 +30,7 @@ mod nested_e2e;
 mod project_trust;
 mod resume_batch;
 mod resume_cmd;
+mod return_limit;
 mod serve_hostile;
 mod serve_mcp;
 mod serve_stdio;

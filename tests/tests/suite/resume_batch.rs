@@ -1,7 +1,8 @@
 //! `subagent batch` re-runs after a SIGKILL mid-task: the task that was
 //! in flight continues from its session file's last complete turn (no
 //! finished turn asked again, nothing finished run twice, every id once),
-//! and `--restart-interrupted` runs it from zero.
+//! and `--restart-interrupted` runs it from zero; a re-run of a shard
+//! with a recorded failure exits 1 even when it runs nothing.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -180,4 +181,29 @@ fn a_batch_rerun_with_restart_interrupted_runs_the_task_from_zero() {
     let text = std::fs::read_to_string(dir.join("results.jsonl")).unwrap();
     assert!(!text.contains("continuedFrom"), "{text}");
     assert_nothing_runs_in(&ws);
+}
+
+/// A re-run of a shard whose tasks are all recorded, one failed, runs
+/// nothing and still exits 1: a Kubernetes retry of a failed shard must
+/// not turn it green (docs/scale-out.md).
+#[test]
+fn a_rerun_with_every_task_recorded_and_one_failed_still_exits_1() {
+    use super::batch_cmd::{BatchDir, assert_workers_gone, ok_task, stderr};
+    let dir = BatchDir::new();
+    dir.write_tasks(&[
+        ok_task("a"),
+        r#"{"id":"bad","task":"fixture:fail"}"#.to_owned(),
+    ]);
+    let first = dir.batch("results.jsonl", &[]).output().unwrap();
+    assert_eq!(first.status.code(), Some(1), "{}", stderr(&first));
+    assert_eq!(dir.results("results.jsonl").len(), 2);
+    let sessions = dir.session_files().len();
+
+    let again = dir.batch("results.jsonl", &[]).output().unwrap();
+    let err = stderr(&again);
+    assert!(err.contains("2 already in results, 0 to run"), "{err}");
+    assert_eq!(again.status.code(), Some(1), "a recorded failure: {err}");
+    assert_eq!(dir.results("results.jsonl").len(), 2, "nothing ran again");
+    assert_eq!(dir.session_files().len(), sessions);
+    assert_workers_gone(&dir);
 }

@@ -134,6 +134,13 @@ struct IdOnly {
     id: String,
 }
 
+/// Just the status of a line, to know which recorded tasks failed.
+#[derive(Deserialize)]
+struct StatusOnly {
+    #[serde(default)]
+    status: Option<TaskStatus>,
+}
+
 /// Reads the lines of `bytes`; `path` is for messages only.
 pub fn scan(path: &Path, bytes: &[u8]) -> Result<Scan, ResultsError> {
     let mut scan = Scan::default();
@@ -171,6 +178,10 @@ pub fn read_scan(path: &Path) -> Result<Scan, ResultsError> {
 pub struct ResultsFile {
     /// Ids with a complete line: not run again.
     pub done: HashSet<String>,
+    /// The ids of `done` recorded failed or timed out: a re-run that skips
+    /// them still fails (exit 1), so retrying a failed shard cannot turn
+    /// it green.
+    pub failed: HashSet<String>,
     /// A torn last line was dropped (its task runs again).
     pub dropped_torn_tail: bool,
 }
@@ -190,10 +201,22 @@ impl ResultsFile {
             file.set_len(scan.valid_len).map_err(io)?;
             file.sync_all().map_err(io)?;
         }
+        // A line whose status cannot be read counts as failed: the batch
+        // must not report success for a record it cannot vouch for.
+        let failed = scan
+            .lines
+            .iter()
+            .filter(|(_, bytes)| {
+                serde_json::from_slice::<StatusOnly>(bytes)
+                    .map_or(true, |l| l.status != Some(TaskStatus::Ok))
+            })
+            .map(|(id, _)| id.clone())
+            .collect();
         let done = scan.lines.into_iter().map(|(id, _)| id).collect();
         Ok((
             Self {
                 done,
+                failed,
                 dropped_torn_tail: scan.torn_tail,
             },
             ResultsWriter {

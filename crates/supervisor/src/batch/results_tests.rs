@@ -120,3 +120,25 @@ fn a_second_batch_on_the_same_results_file_is_refused_until_the_first_ends() {
     drop(first);
     assert!(ResultsFile::open(&path).is_ok());
 }
+
+#[test]
+fn recorded_failures_and_timeouts_are_known_as_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.jsonl");
+    let lines = [
+        r#"{"id":"a","status":"ok"}"#,
+        r#"{"id":"b","status":"failed"}"#,
+        r#"{"id":"c","status":"timeout"}"#,
+        r#"{"id":"d"}"#,
+    ];
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let (file, _writer) = ResultsFile::open(&path).unwrap();
+    assert_eq!(file.done.len(), 4);
+    let mut failed: Vec<&str> = file.failed.iter().map(String::as_str).collect();
+    failed.sort_unstable();
+    assert_eq!(
+        failed,
+        vec!["b", "c", "d"],
+        "a line without a status is not vouched for"
+    );
+}

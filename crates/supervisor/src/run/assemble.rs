@@ -153,9 +153,6 @@ pub(super) fn assemble(a: &Assembly, run: ChildRun) -> SubagentResult {
     };
     single.usage.add(&run.nested_usage);
     single.sandbox = run.sandbox.clone();
-    if !run.record.display_items.is_empty() {
-        single.display_items = Some(run.record.display_items.clone());
-    }
     single.stop_reason = Some(RunStop::of(&run).as_str().to_owned());
     if failure.is_some() {
         single.limit = super::ended_by::limit_reached(super::ended_by::EndedBy {
@@ -221,7 +218,23 @@ pub(super) fn assemble(a: &Assembly, run: ChildRun) -> SubagentResult {
             });
         }
     }
-    single.output = Some(output);
+    if !run.record.display_items.is_empty() {
+        // Another copy of the answer: bounded by the return limit too,
+        // naming the full-output file only when it was written.
+        let saved = single
+            .truncated
+            .as_ref()
+            .and_then(|t| t.full_output_path.as_deref());
+        single.display_items = Some(crate::truncate::bound_display_items(
+            run.record.display_items.clone(),
+            a.limits.returned_text_bytes,
+            a.limits.returned_text_lines,
+            saved,
+        ));
+    }
+    // Every copy of the answer in the result is the cut one; the full text
+    // is in the full-output file.
+    single.output = Some(content_text.clone());
     if let Some((_, message)) = &failure {
         single.error = Some(a.sanitizer.sanitize_returned(message));
         single.exit_code = failure_exit_code(run.exit.as_ref());
