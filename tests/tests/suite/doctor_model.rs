@@ -9,6 +9,7 @@ use std::net::TcpListener;
 use subagent_supervisor::exit_codes;
 
 use super::doctor::{doctor, probe, report, serve_one_model_list};
+use super::support::assert_nothing_runs_in;
 
 /// Answers `GET /v1/models` with a list naming only `m`, then one POST
 /// with `post_status`; returns the requests it saw.
@@ -89,6 +90,7 @@ fn an_unlisted_model_on_an_openai_compatible_server_is_a_warning_not_a_failure()
         exit_codes::DOCTOR_MISSING
     };
     assert_eq!(out.status.code(), Some(expected), "{report}");
+    assert_nothing_runs_in(dir.path());
 }
 
 #[test]
@@ -132,6 +134,7 @@ fn probe_model_settles_an_unlisted_model_with_a_one_token_request() {
             );
             assert_eq!(out.status.code(), Some(exit_codes::DOCTOR_MISSING));
         }
+        assert_nothing_runs_in(dir.path());
     }
 }
 
@@ -164,4 +167,5 @@ fn doctor_against_llama_server_warns_about_an_unlisted_name_and_probe_model_sett
             .contains("answered a 1-token request"),
         "{asked}"
     );
+    assert_nothing_runs_in(dir.path());
 }
