@@ -30,8 +30,9 @@ fn main() {
     // thread of its own while the arguments and config are read.
     subagent_redact::warm_up();
     let code = commands::main();
-    // The sandbox keeps one cgroup made ahead for the next child; no child
-    // is coming any more.
-    subagent_sandbox::release_spare_cgroup();
+    // Chores still queued (the isolation probe's child, a cgroup's removal)
+    // finish, and the cgroup made ahead for a next child goes: nothing of
+    // this program may outlive it.
+    subagent_sandbox::finish_chores();
     std::process::exit(code);
 }

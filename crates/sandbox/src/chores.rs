@@ -45,6 +45,12 @@ pub(crate) fn run(chore: impl FnOnce() + Send + 'static) {
     }
 }
 
+/// Whether the chores thread was started: a program that never handed a
+/// chore over has none to wait for at its end.
+pub(crate) fn started() -> bool {
+    CHORES.is_started()
+}
+
 /// Runs `chore` on the chores thread and waits for what it returns; `None`
 /// when the chore panicked. (Only the tests wait on a chore now: a child's
 /// plan runs on the spawner thread, see [`crate::launch`].)

@@ -77,6 +77,12 @@ impl JobThread {
         }
     }
 
+    /// Whether the thread is running (started by a job, and not failed to
+    /// start).
+    pub(crate) fn is_started(&self) -> bool {
+        self.started.get().is_some_and(Result::is_ok)
+    }
+
     fn start(&self) -> Result<mpsc::Sender<Job>, StartFailure> {
         let (sender, jobs) = mpsc::channel::<Job>();
         let init = self.init;

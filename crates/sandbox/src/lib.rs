@@ -44,6 +44,7 @@ mod child;
 mod chores;
 mod error;
 mod exit;
+mod finish;
 pub mod interpreter;
 mod isolation;
 mod job_thread;
@@ -63,10 +64,11 @@ mod unix;
 mod vfork;
 
 pub use capture::Captured;
-pub use cgroup::{CgroupKind, cgroup_support, prewarm_attach, release_spare_cgroup};
+pub use cgroup::{CgroupKind, cgroup_support, prewarm_attach};
 pub use child::{SandboxedChild, spawn};
 pub use error::SpawnError;
 pub use exit::{ChildExit, ResourceUsage, Termination};
+pub use finish::finish_chores;
 pub use interpreter::{Interpreter, python_interpreter};
 pub use isolation::{
     Isolation, IsolationSupport, Layers, PRIVATE_TMP_BYTES, PROTECTED_WORKSPACE_ENTRIES,

@@ -55,9 +55,10 @@ fn main() -> ExitCode {
             }
         }
     });
-    // The cgroup the sandbox made ahead for a next tool process; the
-    // supervisor would remove it with ours, but no need to leave it.
-    subagent_sandbox::release_spare_cgroup();
+    // The cgroup the sandbox made ahead for a next tool process, and any
+    // chore still queued; the supervisor would remove the cgroups with
+    // ours, but no need to leave them.
+    subagent_sandbox::finish_chores();
     code
 }
 

@@ -497,3 +497,42 @@ async fn jobs_library_runs_cancels_and_records_a_background_job() {
     assert_eq!(last["eventType"], "subagent:aborted");
     assert_no_survivors(&fixture.marker);
 }
+
+/// A server whose input ends at once (nothing for stdio, the handshake for
+/// MCP) ends while the supervisor's background probe of the tool sandbox
+/// (a forked child) may still run: the server waits for it, so nothing of
+/// it outlives the server. Twenty short servers of each kind, each checked
+/// the moment it has exited.
+#[test]
+fn servers_that_end_at_once_leave_no_child_behind() {
+    let handshake: String = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "short-server-test", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    ]
+    .iter()
+    .map(|m| format!("{m}\n"))
+    .collect();
+    for (mode, input) in [("--stdio", String::new()), ("--mcp", handshake)] {
+        for _ in 0..20 {
+            let dir = tempfile::tempdir().unwrap();
+            let mut command = Command::new(binary("subagent"));
+            command
+                .args(["serve", mode, "--worker", FIXTURE, "--model", "m"])
+                .args(["--base-url", "http://127.0.0.1:9/v1"])
+                .arg("--sessions-dir")
+                .arg(dir.path().join("sessions"))
+                .env("HOME", dir.path())
+                .env("XDG_CONFIG_HOME", dir.path().join(".config"))
+                .current_dir(dir.path())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped());
+            let out = spawn_with_stdin(&mut command, input.as_bytes())
+                .wait_with_output()
+                .unwrap();
+            assert!(out.status.success(), "serve {mode}: {out:?}");
+            assert_nothing_runs_in(dir.path());
+        }
+    }
+}

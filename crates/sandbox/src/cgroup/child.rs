@@ -233,7 +233,12 @@ impl ChildCgroup {
                 Err(e) if Instant::now() < deadline && e.raw_os_error() == Some(libc::EBUSY) => {
                     std::thread::sleep(REMOVE_RETRY_PAUSE);
                 }
-                Err(e) => return Err(e),
+                Err(e) => {
+                    // Tried again, longer, as the program ends.
+                    super::retry::leave_behind(self.dirs());
+                    self.removed = true;
+                    return Err(e);
+                }
             }
         }
     }

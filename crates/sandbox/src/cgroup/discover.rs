@@ -47,6 +47,15 @@ pub(crate) fn decide(
     }
 }
 
+static FOUND: std::sync::OnceLock<Result<CgroupKind, String>> = std::sync::OnceLock::new();
+
+/// The hierarchy this process made children's cgroups in, if it looked for
+/// one: `None` in a process that never made a child's cgroup (the end of a
+/// program asks without wanting the search done then).
+pub(crate) fn cgroup_kind_if_found() -> Option<CgroupKind> {
+    FOUND.get().and_then(|found| found.as_ref().ok().cloned())
+}
+
 /// [`cgroup_support`] as first found in this process: every child's plan
 /// needs it, and reading `/proc/self/mountinfo` and checking writability
 /// each time costs more than the rest of the plan. A process moved to
@@ -58,7 +67,6 @@ pub(crate) fn decide(
 /// ([`delegate::adopt`]); when that fails, the error is the answer for the
 /// whole process (children then get the RLIMIT_DATA fallback).
 pub(crate) fn cgroup_support_cached() -> Result<CgroupKind, String> {
-    static FOUND: std::sync::OnceLock<Result<CgroupKind, String>> = std::sync::OnceLock::new();
     FOUND
         .get_or_init(|| {
             let kind = cgroup_support()?;

@@ -42,6 +42,24 @@ impl CgroupKind {
         CgroupKind::V2 { dir, leaf }
     }
 
+    /// The directories children's cgroups are made in, one per hierarchy;
+    /// the v1 freezer first: thawing there is what lets kills in the other
+    /// hierarchies land.
+    pub(crate) fn parent_dirs(&self) -> Vec<PathBuf> {
+        match self {
+            CgroupKind::V1 {
+                memory,
+                pids,
+                freezer,
+            } => {
+                let mut dirs: Vec<PathBuf> = freezer.iter().cloned().collect();
+                dirs.extend([memory.clone(), pids.clone()]);
+                dirs
+            }
+            CgroupKind::V2 { dir, .. } => vec![dir.clone()],
+        }
+    }
+
     /// The cgroup this process lives in, in the hierarchy children's
     /// cgroups are made in (once a delegated leaf is adopted).
     pub(crate) fn own_cgroup(&self) -> &Path {

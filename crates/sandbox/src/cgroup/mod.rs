@@ -2,7 +2,8 @@
 //! move into a leaf of a delegated one ([`delegate`]), the
 //! lifecycle of one child's cgroup ([`child`]), listing and signalling its
 //! members ([`members`]), and the sweep of cgroups left by supervisors that
-//! died ([`stale`]).
+//! died ([`stale`]), and the retry as a program ends of those whose
+//! removal timed out ([`retry`]).
 
 pub(crate) mod child;
 mod delegate;
@@ -11,6 +12,7 @@ mod files;
 mod kind;
 pub(crate) mod members;
 mod prewarm;
+pub(crate) mod retry;
 mod spare;
 mod stale;
 
@@ -21,5 +23,5 @@ pub use kind::CgroupKind;
 pub(crate) use members::CgroupMembers;
 pub(crate) use prewarm::keep_warm;
 pub use prewarm::prewarm_attach;
-pub use spare::release_spare_cgroup;
+pub(crate) use spare::remove_spare;
 pub(crate) use spare::take_or_create;

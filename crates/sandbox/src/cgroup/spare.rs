@@ -9,10 +9,9 @@
 //!
 //! A spare holds no process and caps nothing until a child joins it; its
 //! counters are untouched, so the child's verdict reads as for a new one.
-//! [`release_spare_cgroup`] removes it at the end of a program; one left by
+//! [`crate::finish_chores`] removes it at the end of a program; one left by
 //! a killed process is removed by the next one's sweep of stale cgroups.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use super::child::{CgroupSetup, ChildCgroup};
@@ -24,11 +23,6 @@ use crate::spec::ResourceLimits;
 type Caps = (Option<u64>, Option<u64>);
 
 static SPARE: Mutex<Option<(Caps, CgroupSetup)>> = Mutex::new(None);
-
-/// Whether a spare was ever asked for: a process that started no child in
-/// a cgroup (a worker whose run used no tool) has nothing to release and
-/// need not start the chores thread just to find that out.
-static SPARE_STARTED: AtomicBool = AtomicBool::new(false);
 
 fn caps(limits: &ResourceLimits) -> Caps {
     (limits.memory_bytes, limits.pids)
@@ -47,7 +41,6 @@ pub(crate) fn take_or_create(
         _ => ChildCgroup::create(kind, limits)?,
     };
     let (kind, limits) = (kind.clone(), *limits);
-    SPARE_STARTED.store(true, Ordering::SeqCst);
     chores::run(move || {
         if let Ok(next) = ChildCgroup::create(&kind, &limits) {
             let previous = SPARE
@@ -60,21 +53,13 @@ pub(crate) fn take_or_create(
     Ok(setup)
 }
 
-/// Removes the spare cgroup, if any, as a program ends. Runs on the chores
-/// thread behind a spare still being made, and waits for it (at most a
-/// second): call it off any async runtime.
-pub fn release_spare_cgroup() {
-    if !SPARE_STARTED.load(Ordering::SeqCst) {
-        return;
+/// Removes the spare cgroup, if any, as a program ends. Blocks: called on
+/// the chores thread (by [`crate::finish_chores`]), behind the making of a
+/// spare still under way.
+pub(crate) fn remove_spare() {
+    let spare = SPARE.lock().unwrap_or_else(PoisonError::into_inner).take();
+    if let Some((_, setup)) = spare {
+        let mut cgroup = setup.cgroup;
+        let _ = cgroup.remove();
     }
-    let (done, finished) = std::sync::mpsc::channel();
-    chores::run(move || {
-        let spare = SPARE.lock().unwrap_or_else(PoisonError::into_inner).take();
-        if let Some((_, setup)) = spare {
-            let mut cgroup = setup.cgroup;
-            let _ = cgroup.remove();
-        }
-        let _ = done.send(());
-    });
-    let _ = finished.recv_timeout(std::time::Duration::from_secs(1));
 }

@@ -26,20 +26,7 @@ use super::members::{CgroupMembers, thaw_below};
 
 /// Removes the stale cgroup trees under each of `kind`'s directories.
 pub(crate) fn sweep_stale(kind: &CgroupKind) {
-    let parents = match kind {
-        CgroupKind::V1 {
-            memory,
-            pids,
-            freezer,
-        } => {
-            // The freezer first: thawing there is what lets the kills in
-            // the other hierarchies land.
-            let mut dirs: Vec<PathBuf> = freezer.iter().cloned().collect();
-            dirs.extend([memory.clone(), pids.clone()]);
-            dirs
-        }
-        CgroupKind::V2 { dir, .. } => vec![dir.clone()],
-    };
+    let parents = kind.parent_dirs();
     for parent in parents {
         for dir in stale_children(&parent) {
             let mut removed = Vec::new();
