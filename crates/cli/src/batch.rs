@@ -162,7 +162,25 @@ pub(super) fn run(args: BatchArgs) -> Result<i32> {
             _ => exit_codes::SUBAGENT_FAILED,
         });
     }
+    let max_concurrent = match args.max_concurrent {
+        Some(n) => usize::try_from(n).unwrap_or(DEFAULT_MAX_CONCURRENT),
+        None => checked
+            .config()
+            .map_or(DEFAULT_MAX_CONCURRENT, |c| c.max_concurrent),
+    };
+    let concurrency = usize::try_from(args.jobs)
+        .unwrap_or(max_concurrent)
+        .min(max_concurrent);
     let owned: Vec<TaskLine> = tasks.into_iter().filter(|t| shard.owns(&t.id)).collect();
+    // Found out now, recording nothing, rather than as EMFILE in the spawn
+    // of task 300, recorded as that task's failure.
+    let live = concurrency.min(owned.len()) as u64;
+    if let Ok(limit) = subagent_sandbox::open_files_limit()
+        && let Err(e) = subagent_supervisor::run::check_open_files(live, limit)
+    {
+        console::err(&format!("batch not started: -j {}: {e}", args.jobs));
+        return Ok(exit_codes::INVALID_INPUT);
+    }
     // Locked from here on: a second batch on this file is refused rather
     // than running the same tasks.
     let (resumed, writer) = ResultsFile::open(results_path)?;
@@ -193,16 +211,6 @@ pub(super) fn run(args: BatchArgs) -> Result<i32> {
         exit_codes::OK
     };
     let planned = plan(checked, pending);
-    let max_concurrent = match args.max_concurrent {
-        Some(n) => usize::try_from(n).unwrap_or(DEFAULT_MAX_CONCURRENT),
-        None => planned
-            .config
-            .as_ref()
-            .map_or(DEFAULT_MAX_CONCURRENT, |c| c.max_concurrent),
-    };
-    let concurrency = usize::try_from(args.jobs)
-        .unwrap_or(max_concurrent)
-        .min(max_concurrent);
     console::err(&format!(
         "batch: {} task(s) for shard {shard}, {skipped} already in results, {} to run, {concurrency} at a time",
         owned.len(),

@@ -60,6 +60,9 @@ pub(super) struct DoctorArgs {
 pub(super) fn run(args: DoctorArgs) -> Result<i32> {
     let mut probes: Vec<Probe> = doctor::isolation_probes(subagent_sandbox::isolation_support());
     probes.push(doctor::cgroup_probe(&subagent_sandbox::cgroup_support()));
+    probes.push(doctor::open_files_probe(
+        &subagent_sandbox::open_files_limit(),
+    ));
     probes.push(doctor::python_probe_from(&doctor::run_python(
         doctor::PYTHON_TIMEOUT,
     )));

@@ -29,6 +29,10 @@ fn main() {
     // compiling the secret patterns takes milliseconds, done meanwhile on a
     // thread of its own while the arguments and config are read.
     subagent_redact::warm_up();
+    // A batch of hundreds holds a few fds per live subagent: the soft
+    // limit goes up to the hard one (children set their own). A failure
+    // leaves the limit as it was; a batch that does not fit says so.
+    let _ = subagent_sandbox::raise_open_files_limit();
     let code = commands::main();
     // Chores still queued (the isolation probe's child, a cgroup's removal)
     // finish, and the cgroup made ahead for a next child goes: nothing of

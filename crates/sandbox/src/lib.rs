@@ -51,6 +51,7 @@ mod job_thread;
 mod kill;
 mod launch;
 mod leaks;
+mod open_files;
 mod plan;
 mod pre_exec;
 mod procfs;
@@ -76,6 +77,7 @@ pub use isolation::{
     prewarm_isolation_support,
 };
 pub use kill::{KillHandle, KillReason};
+pub use open_files::{OpenFilesLimit, open_files_limit, raise_open_files_limit};
 pub use plan::resource_status;
 pub use procfs::peak_rss_since_exec;
 pub use running::PIPE_DRAIN_WINDOW;

@@ -199,6 +199,41 @@ pub fn filesystem_view_probe(support: &Result<(), String>) -> Probe {
     }
 }
 
+/// The open-files limit after the start-up raise, and how many live
+/// subagents it holds (a few fds each in the supervisor): missing when it
+/// holds fewer than the default concurrency.
+pub fn open_files_probe(limit: &std::io::Result<subagent_sandbox::OpenFilesLimit>) -> Probe {
+    let limit = match limit {
+        Ok(limit) => limit,
+        Err(e) => {
+            return Probe::missing(
+                "open files",
+                format!("cannot read the open-files limit: {e}"),
+                "check RLIMIT_NOFILE (`ulimit -n`)",
+            );
+        }
+    };
+    let fits = limit.soft.saturating_sub(crate::run::FDS_BESIDES_SUBAGENTS)
+        / crate::run::FDS_PER_LIVE_SUBAGENT;
+    let raised = limit
+        .raised_from
+        .map_or_else(String::new, |from| format!(", raised from {from}"));
+    let detail = format!(
+        "{} (hard limit {}{raised}): room for {fits} live subagents",
+        limit.soft, limit.hard
+    );
+    if fits < crate::run::DEFAULT_MAX_CONCURRENT as u64 {
+        Probe::missing(
+            "open files",
+            detail,
+            "raise the hard limit: `ulimit -Hn` as root, `LimitNOFILE=` in a systemd unit, \
+             `nofile` in /etc/security/limits.conf",
+        )
+    } else {
+        Probe::ok("open files", detail)
+    }
+}
+
 /// Per-child cgroups with memory and pids caps, from the sandbox's probe.
 pub fn cgroup_probe(support: &Result<CgroupKind, String>) -> Probe {
     match support {

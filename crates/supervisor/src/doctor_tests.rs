@@ -210,3 +210,32 @@ fn a_warning_probe_is_ok_and_says_how_to_settle_it_on_one_line() {
             .is_none()
     );
 }
+
+#[test]
+fn open_files_probe_says_how_many_live_subagents_fit_and_what_it_was_raised_from() {
+    let raised = subagent_sandbox::OpenFilesLimit {
+        soft: 20_000,
+        hard: 20_000,
+        raised_from: Some(1_024),
+    };
+    let probe = open_files_probe(&Ok(raised));
+    assert!(probe.ok, "{probe:?}");
+    assert_eq!(
+        probe.detail,
+        "20000 (hard limit 20000, raised from 1024): room for 4984 live subagents"
+    );
+    // 64 + 15 * 4 = 124: one short of the default 16 at once.
+    let small = subagent_sandbox::OpenFilesLimit {
+        soft: 127,
+        hard: 127,
+        raised_from: None,
+    };
+    let probe = open_files_probe(&Ok(small));
+    assert!(!probe.ok, "{probe:?}");
+    assert!(
+        probe
+            .fix
+            .as_deref()
+            .is_some_and(|f| f.contains("ulimit -Hn"))
+    );
+}

@@ -302,3 +302,71 @@ fn every_bad_line_and_a_negative_flag_value_are_named_before_anything_runs() {
     assert!(dir.session_files().is_empty());
     assert_workers_gone(&dir);
 }
+
+/// `cmd` with its open-files limit set to `soft`/`hard` before it starts.
+fn with_open_files(cmd: &mut Command, soft: u64, hard: u64) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: only setrlimit, async-signal-safe, between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let limit = libc::rlimit {
+                rlim_cur: soft,
+                rlim_max: hard,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
+}
+
+/// 100 subagents at once need about 464 fds in the supervisor: under a
+/// hard limit of 200 the batch is refused before anything is recorded,
+/// naming the limit and how many fit; with the hard limit at 4,096 the
+/// soft 200 is raised at start and the batch runs.
+#[test]
+fn a_batch_that_cannot_fit_in_the_open_files_limit_is_refused_and_a_low_soft_limit_is_raised() {
+    let dir = BatchDir::new();
+    let tasks: Vec<String> = (0..100).map(|i| ok_task(&format!("t{i}"))).collect();
+    dir.write_tasks(&tasks);
+    let jobs = ["-j", "100", "--max-concurrent", "100"];
+
+    let mut refused = dir.batch("results.jsonl", &jobs);
+    with_open_files(&mut refused, 200, 200);
+    let out = refused.output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    for part in [
+        "batch not started: -j 100: 100 subagents at a time need about 464 open files",
+        "may open 200 (hard limit 200)",
+        "Run at most 34 at a time",
+    ] {
+        assert!(err.contains(part), "{part:?} not in {err}");
+    }
+    assert!(!dir.path("results.jsonl").exists(), "{err}");
+    assert!(dir.session_files().is_empty());
+    assert_workers_gone(&dir);
+
+    let mut raised = dir.batch("results.jsonl", &jobs);
+    with_open_files(&mut raised, 200, 4_096);
+    let out = raised.output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(dir.results("results.jsonl").len(), 100, "{err}");
+    assert_workers_gone(&dir);
+
+    // doctor says what the raise made of the limit.
+    let mut doctor = Command::new(binary("subagent"));
+    doctor.arg("doctor").stdin(Stdio::null());
+    with_open_files(&mut doctor, 200, 4_096);
+    let out = doctor.output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "open files: 4096 (hard limit 4096, raised from 200): room for 1008 live subagents"
+        ),
+        "{text}"
+    );
+}

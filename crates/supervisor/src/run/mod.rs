@@ -28,6 +28,7 @@ mod link;
 mod live_tokens;
 mod modes;
 mod nested;
+mod open_files;
 mod progress;
 mod python;
 mod record;
@@ -46,6 +47,9 @@ pub use config::{CANCEL_WINDOW, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_PER_CALL, Su
 pub(crate) use journal::summarize;
 pub use live_tokens::{CHARS_PER_TOKEN, LiveTokens, streamed_chars, thousands};
 pub use modes::{PREVIOUS_PLACEHOLDER, check_concurrency, substitute_previous};
+pub use open_files::{
+    FDS_BESIDES_SUBAGENTS, FDS_PER_LIVE_SUBAGENT, OpenFilesTooFew, check_open_files, fds_needed,
+};
 pub use progress::{ContentEvent, ContentSink, ProgressEvent, ProgressSink};
 pub use request::{ResumeFrom, RunRequest, WorkerCommand};
 pub(crate) use stop::ending_of;
