@@ -7,7 +7,7 @@ fn line(id: &str, status: TaskStatus, ms: u64, cost: f64) -> ResultLine {
     ResultLine {
         id: id.into(),
         status,
-        exit_code: 0,
+        cli_exit: 0,
         error_code: None,
         error: None,
         agent: "general".into(),
