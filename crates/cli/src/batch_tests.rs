@@ -25,6 +25,7 @@ fn the_bar_counts_finished_tasks_and_adds_the_running_ones_usage() {
         agent: "general".into(),
         model: None,
         output: None,
+        full_output_path: None,
         structured_output: None,
         usage: subagent_protocol::Usage {
             input: 100,

@@ -76,6 +76,10 @@ pub struct ResultLine {
     /// object carries it).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub output: Option<String>,
+    /// Where the full text is when `output` was cut: the result's
+    /// `truncated.fullOutputPath`, so a reader of the line alone can find it.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub full_output_path: Option<String>,
     /// The structured output, when the task had an output schema.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub structured_output: Option<serde_json::Value>,
@@ -114,6 +118,9 @@ impl ResultLine {
             agent: child.map_or_else(|| agent.to_owned(), |c| c.agent.clone()),
             model: child.and_then(|c| c.model.clone()),
             output: child.and_then(|c| c.output.clone()).or(content_text),
+            full_output_path: child
+                .and_then(|c| c.truncated.as_ref())
+                .and_then(|t| t.full_output_path.clone()),
             structured_output: child.and_then(|c| c.structured_output.clone()),
             usage: child.map(|c| c.usage).unwrap_or_default(),
             duration_ms,

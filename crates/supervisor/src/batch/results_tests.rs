@@ -55,6 +55,7 @@ fn a_line_carries_status_cli_exit_output_and_session_file() {
     assert_eq!(json["cliExit"], 0);
     assert!(json.get("exitCode").is_none(), "{json}");
     assert!(json.get("errorCode").is_none());
+    assert!(json.get("fullOutputPath").is_none(), "output was not cut");
 
     let late =
         ResultLine::from_result("b", "general", &single(Some(ErrorCode::SubagentTimeout)), 1);
@@ -143,6 +144,20 @@ fn recorded_failures_and_timeouts_are_known_as_failed() {
         vec!["b", "c", "d"],
         "a line without a status is not vouched for"
     );
+}
+
+#[test]
+fn a_line_of_a_cut_answer_names_the_full_output_file() {
+    let mut result = single(Some(ErrorCode::SubagentOutputTruncated));
+    result.details.results[0].truncated = Some(subagent_protocol::result::Truncation {
+        original_bytes: 300_000,
+        original_lines: 3000,
+        bytes_cut: 299_000,
+        full_output_path: Some("/s/abcd1234-general.output.txt".into()),
+    });
+    let line = ResultLine::from_result("a", "general", &result, 1);
+    let json = serde_json::to_value(&line).unwrap();
+    assert_eq!(json["fullOutputPath"], "/s/abcd1234-general.output.txt");
 }
 
 #[test]

@@ -13,6 +13,7 @@ fn line(id: &str, status: TaskStatus, ms: u64, cost: f64) -> ResultLine {
         agent: "general".into(),
         model: None,
         output: None,
+        full_output_path: None,
         structured_output: None,
         usage: Usage {
             input: 10,
