@@ -19,12 +19,13 @@ fn the_bar_counts_finished_tasks_and_adds_the_running_ones_usage() {
     let line = |id: &str, status| ResultLine {
         id: id.into(),
         status,
-        exit_code: 0,
+        cli_exit: 0,
         error_code: None,
         error: None,
         agent: "general".into(),
         model: None,
         output: None,
+        full_output_path: None,
         structured_output: None,
         usage: subagent_protocol::Usage {
             input: 100,

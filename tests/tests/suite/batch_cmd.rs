@@ -184,13 +184,13 @@ fn batch_of_twenty_runs_four_at_a_time_with_complete_results_and_a_summary() {
         assert_eq!(r["usage"]["input"], 10, "{r}");
         if r["id"] == "bad" {
             assert_eq!(
-                (r["status"].as_str(), r["exitCode"].as_i64()),
+                (r["status"].as_str(), r["cliExit"].as_i64()),
                 (Some("failed"), Some(1))
             );
             assert_eq!(r["errorCode"], "SUBAGENT_FAILED");
         } else {
             assert_eq!(
-                (r["status"].as_str(), r["exitCode"].as_i64()),
+                (r["status"].as_str(), r["cliExit"].as_i64()),
                 (Some("ok"), Some(0))
             );
             let id = r["id"].as_str().unwrap();
@@ -271,7 +271,7 @@ fn batch_killed_with_sigkill_resumes_without_losing_or_repeating_a_task() {
         .filter(|r| r["id"].as_str().unwrap().starts_with("sleep"))
     {
         assert_eq!(r["status"], "timeout", "{r}");
-        assert_eq!(r["exitCode"], 3, "{r}");
+        assert_eq!(r["cliExit"], 3, "{r}");
     }
     assert_eq!(out.status.code(), Some(1), "the sleepers timed out: {err}");
     assert_workers_gone(&dir);

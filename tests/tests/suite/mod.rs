@@ -9,6 +9,7 @@ mod agent_corpus;
 mod agents_cmd;
 mod batch_cmd;
 mod batch_faults;
+mod batch_lines;
 mod call_cmd;
 mod call_seed_parent;
 mod ceilings;

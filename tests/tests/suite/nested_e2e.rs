@@ -404,3 +404,56 @@ fn run_help_offers_the_subagent_tool_and_the_depth_flag() {
     assert!(help.contains("\n  subagent "), "{help}");
     assert!(help.contains("--max-depth"), "{help}");
 }
+
+/// The decision in docs/decisions.md ("implementer and the subagent tool"):
+/// `implementer` has every tool, `subagent` included, and the depth limit
+/// alone takes `subagent` away. `general` keeps its list: it gets
+/// `subagent` only when `--tools` names it.
+#[test]
+fn implementer_is_given_the_subagent_tool_below_the_depth_limit_and_not_at_it() {
+    use subagent_protocol::tool_names::BUILTIN_TOOLS;
+    for (agent, max_depth, gets_subagent) in [
+        ("implementer", "1", false),
+        ("implementer", "2", true),
+        ("general", "2", false),
+    ] {
+        let workspace = tempfile::tempdir().unwrap();
+        let sessions = tempfile::tempdir().unwrap();
+        let model = ScriptedModel::start(vec![text_turn("Changed nothing.")]);
+        let out = cli(
+            &model,
+            workspace.path(),
+            sessions.path(),
+            &["--agent", agent, "--max-depth", max_depth],
+        )
+        .args(["--task", "Make the change."])
+        .output()
+        .unwrap();
+        assert_nothing_runs_in(workspace.path());
+        let json = result_of(&out, 0);
+        assert_children_reaped(&json);
+        let case = format!("{agent} under --max-depth {max_depth}");
+        // What the supervisor gave the worker (the session header) ...
+        let header = check_session_file(&session_file_of(&json))[0].clone();
+        let given: Vec<String> = serde_json::from_value(header["tools"].clone()).unwrap();
+        assert_eq!(
+            given.contains(&"subagent".to_owned()),
+            gets_subagent,
+            "{case}: {given:?}"
+        );
+        if agent == "implementer" {
+            let mut want: Vec<&str> = BUILTIN_TOOLS.to_vec();
+            if gets_subagent {
+                want.push("subagent");
+            }
+            assert_eq!(given, want, "{case}");
+        }
+        // ... and what the worker offered the model.
+        let offered = offered_tools(&model.requests()[0]);
+        assert_eq!(
+            offered.contains(&"subagent".to_owned()),
+            gets_subagent,
+            "{case}: {offered:?}"
+        );
+    }
+}

@@ -1,8 +1,9 @@
 //! `--return-limit` bounds every copy of the answer a parent gets back:
 //! `content`, `details.results[].output`, `displayItems` in `run --json`,
 //! and a batch line's `output`; the full text is in the `fullOutputPath`
-//! file.
+//! file, which the result and the batch line both name.
 
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use serde_json::Value;
@@ -22,6 +23,25 @@ fn big_answer() -> String {
 const COPY: usize = 2 * 1024 + 256;
 /// Everything else in a result: usage, sandbox, termination, paths.
 const REST: usize = 16 * 1024;
+
+/// `subagent batch` of `dir`'s tasks.jsonl against `model`, no tools,
+/// results in `dir`'s results.jsonl.
+fn batch_command(dir: &Path, model: &ScriptedModel) -> Command {
+    let mut c = Command::new(binary("subagent"));
+    c.arg("batch")
+        .arg(dir.join("tasks.jsonl"))
+        .arg("--results")
+        .arg(dir.join("results.jsonl"))
+        .arg("--sessions-dir")
+        .arg(dir.join("sessions"))
+        .arg("--workspace")
+        .arg(dir.join("ws"))
+        .args(["--provider", "openai-chat", "--model", "scripted"])
+        .args(["--base-url", &model.base_url(), "--tools", "none"])
+        .env_remove("SUBAGENT_WORKER")
+        .stdin(Stdio::null());
+    c
+}
 
 #[test]
 fn a_run_over_the_return_limit_returns_every_copy_cut_and_keeps_the_full_text() {
@@ -57,7 +77,7 @@ fn a_run_over_the_return_limit_returns_every_copy_cut_and_keeps_the_full_text() 
 }
 
 #[test]
-fn a_batch_line_over_the_return_limit_carries_the_cut_output() {
+fn a_batch_line_over_the_return_limit_carries_the_cut_output_and_where_the_full_text_is() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("ws")).unwrap();
     std::fs::write(
@@ -67,20 +87,8 @@ fn a_batch_line_over_the_return_limit_carries_the_cut_output() {
     .unwrap();
     let answer = big_answer();
     let model = ScriptedModel::start(vec![text_turn(&answer)]);
-    let out = Command::new(binary("subagent"))
-        .arg("batch")
-        .arg(dir.path().join("tasks.jsonl"))
-        .arg("--results")
-        .arg(dir.path().join("results.jsonl"))
-        .arg("--sessions-dir")
-        .arg(dir.path().join("sessions"))
-        .arg("--workspace")
-        .arg(dir.path().join("ws"))
-        .args(["--provider", "openai-chat", "--model", "scripted"])
-        .args(["--base-url", &model.base_url(), "--tools", "none"])
+    let out = batch_command(dir.path(), &model)
         .args(["--return-limit", "1K"])
-        .env_remove("SUBAGENT_WORKER")
-        .stdin(Stdio::null())
         .output()
         .unwrap();
     assert_nothing_runs_in(&dir.path().join("ws"));
@@ -93,4 +101,32 @@ fn a_batch_line_over_the_return_limit_carries_the_cut_output() {
     assert!(output.len() <= 1024 + 256, "{} bytes", output.len());
     assert!(output.starts_with("00000 "), "{output}");
     assert!(output.contains("[output truncated:"), "{output}");
+    let path = line["fullOutputPath"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no fullOutputPath in {line}"));
+    assert_eq!(std::fs::read_to_string(path).unwrap(), answer);
+    // The same file the result names: beside the task's session file.
+    let session = line["sessionFile"].as_str().unwrap();
+    assert_eq!(path, session.replace(".jsonl", ".output.txt"), "{line}");
+    assert_validates(&schema("batch-line.schema.json"), &line, "the batch line");
+}
+
+#[test]
+fn a_batch_line_within_the_return_limit_has_no_full_output_path() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("ws")).unwrap();
+    std::fs::write(
+        dir.path().join("tasks.jsonl"),
+        "{\"id\":\"small\",\"task\":\"say hi\"}\n",
+    )
+    .unwrap();
+    let model = ScriptedModel::start(vec![text_turn("hi")]);
+    let out = batch_command(dir.path(), &model).output().unwrap();
+    assert_nothing_runs_in(&dir.path().join("ws"));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = std::fs::read_to_string(dir.path().join("results.jsonl")).unwrap();
+    let line: Value = serde_json::from_str(text.trim_end()).unwrap();
+    assert_validates(&schema("batch-line.schema.json"), &line, "the batch line");
+    assert_eq!(line["output"], "hi");
+    assert_eq!(line.get("fullOutputPath"), None, "{line}");
 }

@@ -6,18 +6,23 @@
 
 use subagent_protocol::tool_names::{
     BASH_FIND, BASH_READ, BASH_RIPGREP, BUILTIN_TOOLS, PYTHON_EXECUTE, READ_ONLY_TOOLS,
-    SCRAPE_WEBPAGE, SEARCH_WEB,
+    SCRAPE_WEBPAGE, SEARCH_WEB, SUBAGENT,
 };
 
 use super::catalog::{AgentCatalog, AgentDefinition};
 
 impl AgentCatalog {
-    /// The built-in agents: `general` and `implementer` with the file tools
-    /// and python_execute, `explorer`, `researcher` and `reviewer` with the
-    /// read-only file tools (they report; they neither change nor run
-    /// anything). Their prompts name the tools a run has
+    /// The built-in agents: `general` with the file tools and
+    /// python_execute; `explorer` and `reviewer` with the read-only file
+    /// tools and `researcher` with those and the web tools (they report;
+    /// they neither change nor run anything); `implementer` with every
+    /// tool, `subagent` included, which the supervisor takes away at the
+    /// depth limit (so with the default `max_depth` 1 it never delegates;
+    /// docs/decisions.md, "implementer and the subagent tool"). Their
+    /// prompts name the tools a run has
     /// ([`AgentDefinition::system_prompt_for`]).
     pub fn builtin() -> Self {
+        let every_tool: Vec<&str> = BUILTIN_TOOLS.iter().copied().chain([SUBAGENT]).collect();
         let def = |name: &str, description: &str, prompt: &str, tools: &[&str]| AgentDefinition {
             name: name.to_owned(),
             description: description.to_owned(),
@@ -67,7 +72,7 @@ impl AgentCatalog {
                 "You are an implementer subagent. Make the change the task asks for in the workspace, \
                  then report which files you changed and how. Edit files and run checks with the tools \
                  you have; when none of them can change files, say exactly what should change.",
-                BUILTIN_TOOLS,
+                &every_tool,
             ),
         ])
     }

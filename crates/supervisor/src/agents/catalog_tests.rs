@@ -1,5 +1,5 @@
 use pretty_assertions::assert_eq;
-use subagent_protocol::tool_names::{BASH_READ, BUILTIN_TOOLS, READ_ONLY_TOOLS};
+use subagent_protocol::tool_names::{BASH_READ, BUILTIN_TOOLS, READ_ONLY_TOOLS, SUBAGENT};
 
 use super::catalog::{AgentCatalog, AgentDefinition, AgentSource};
 
@@ -19,7 +19,11 @@ fn builtin_agents_include_reviewer_read_only_and_implementer_with_every_tool() {
     let reviewer = catalog.get("reviewer").unwrap();
     assert_eq!(reviewer.tools, READ_ONLY_TOOLS);
     assert!(reviewer.system_prompt.contains("path:line"));
-    assert_eq!(catalog.get("implementer").unwrap().tools, BUILTIN_TOOLS);
+    // Every tool, `subagent` too: the depth limit, not the list, decides
+    // whether it may delegate.
+    let mut every_tool = BUILTIN_TOOLS.to_vec();
+    every_tool.push(SUBAGENT);
+    assert_eq!(catalog.get("implementer").unwrap().tools, every_tool);
     assert!(
         catalog
             .agents()

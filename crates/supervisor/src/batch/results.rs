@@ -15,8 +15,9 @@
 //! each run the tasks the other is running, so the second is refused, and so
 //! is a `batch merge` into it.
 //!
-//! Only lines are read back for their `id`; the other fields are for the
-//! caller, so adding a field never breaks resuming an older file.
+//! Only lines are read back for their `id` and `status`; the other fields
+//! are for the caller, so adding or renaming one never breaks resuming an
+//! older file (`schemas/batch-line.schema.json` is the line's shape).
 
 use std::collections::HashSet;
 use std::fs::File;
@@ -53,8 +54,13 @@ pub struct ResultLine {
     pub id: String,
     /// ok, failed or timeout.
     pub status: TaskStatus,
-    /// What `subagent run` would have exited with for this task.
-    pub exit_code: i32,
+    /// What `subagent run` would have exited with for this task: the CLI's
+    /// exit (`crate::exit_codes`), not the worker's exit status, which is a
+    /// result object's `exitCode`. Written `cliExit`; files written before
+    /// the rename say `exitCode`, still read (docs/decisions.md, "Format
+    /// changes").
+    #[serde(alias = "exitCode")]
+    pub cli_exit: i32,
     /// The result's error code, when it failed.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub error_code: Option<ErrorCode>,
@@ -66,9 +72,14 @@ pub struct ResultLine {
     /// The model that answered, when one did.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub model: Option<String>,
-    /// The answer's text (sanitized, as the result object carries it).
+    /// The answer's text (sanitized, cut to the return limit, as the result
+    /// object carries it).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub output: Option<String>,
+    /// Where the full text is when `output` was cut: the result's
+    /// `truncated.fullOutputPath`, so a reader of the line alone can find it.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub full_output_path: Option<String>,
     /// The structured output, when the task had an output schema.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub structured_output: Option<serde_json::Value>,
@@ -101,12 +112,15 @@ impl ResultLine {
                 Some(ErrorCode::SubagentTimeout) => TaskStatus::Timeout,
                 Some(_) => TaskStatus::Failed,
             },
-            exit_code: exit_codes::for_error(code),
+            cli_exit: exit_codes::for_error(code),
             error_code: code,
             error: result.details.error.as_ref().map(|e| e.message.clone()),
             agent: child.map_or_else(|| agent.to_owned(), |c| c.agent.clone()),
             model: child.and_then(|c| c.model.clone()),
             output: child.and_then(|c| c.output.clone()).or(content_text),
+            full_output_path: child
+                .and_then(|c| c.truncated.as_ref())
+                .and_then(|t| t.full_output_path.clone()),
             structured_output: child.and_then(|c| c.structured_output.clone()),
             usage: child.map(|c| c.usage).unwrap_or_default(),
             duration_ms,

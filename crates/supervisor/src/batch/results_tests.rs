@@ -43,26 +43,29 @@ fn single(error: Option<ErrorCode>) -> SubagentResult {
 }
 
 #[test]
-fn a_line_carries_status_exit_code_output_and_session_file() {
+fn a_line_carries_status_cli_exit_output_and_session_file() {
     let ok = ResultLine::from_result("a", "general", &single(None), 12);
     assert_eq!(ok.status, TaskStatus::Ok);
-    assert_eq!(ok.exit_code, 0);
+    assert_eq!(ok.cli_exit, 0);
     assert_eq!(ok.output.as_deref(), Some("full answer"));
     assert_eq!(ok.session_file.as_deref(), Some("s.jsonl"));
     assert_eq!(ok.duration_ms, 12);
     let json = serde_json::to_value(&ok).unwrap();
     assert_eq!(json["usage"]["input"], 10);
+    assert_eq!(json["cliExit"], 0);
+    assert!(json.get("exitCode").is_none(), "{json}");
     assert!(json.get("errorCode").is_none());
+    assert!(json.get("fullOutputPath").is_none(), "output was not cut");
 
     let late =
         ResultLine::from_result("b", "general", &single(Some(ErrorCode::SubagentTimeout)), 1);
-    assert_eq!((late.status, late.exit_code), (TaskStatus::Timeout, 3));
+    assert_eq!((late.status, late.cli_exit), (TaskStatus::Timeout, 3));
     let json = serde_json::to_value(&late).unwrap();
     assert_eq!(json["errorCode"], "SUBAGENT_TIMEOUT");
     assert_eq!(json["error"], "it broke");
 
     let bad = ResultLine::from_result("c", "general", &single(Some(ErrorCode::SubagentFailed)), 1);
-    assert_eq!((bad.status, bad.exit_code), (TaskStatus::Failed, 1));
+    assert_eq!((bad.status, bad.cli_exit), (TaskStatus::Failed, 1));
 }
 
 #[test]
@@ -141,4 +144,30 @@ fn recorded_failures_and_timeouts_are_known_as_failed() {
         vec!["b", "c", "d"],
         "a line without a status is not vouched for"
     );
+}
+
+#[test]
+fn a_line_of_a_cut_answer_names_the_full_output_file() {
+    let mut result = single(Some(ErrorCode::SubagentOutputTruncated));
+    result.details.results[0].truncated = Some(subagent_protocol::result::Truncation {
+        original_bytes: 300_000,
+        original_lines: 3000,
+        bytes_cut: 299_000,
+        full_output_path: Some("/s/abcd1234-general.output.txt".into()),
+    });
+    let line = ResultLine::from_result("a", "general", &result, 1);
+    let json = serde_json::to_value(&line).unwrap();
+    assert_eq!(json["fullOutputPath"], "/s/abcd1234-general.output.txt");
+}
+
+#[test]
+fn a_line_written_with_exit_code_reads_as_cli_exit() {
+    let old = r#"{"id":"a","status":"timeout","exitCode":3,"agent":"general","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"cost":0.0,"turns":1},"durationMs":4}"#;
+    let line: ResultLine = serde_json::from_str(old).unwrap();
+    assert_eq!((line.status, line.cli_exit), (TaskStatus::Timeout, 3));
+    let new = serde_json::to_value(&line).unwrap();
+    assert_eq!(new["cliExit"], 3);
+    assert!(new.get("exitCode").is_none(), "{new}");
+    let again: ResultLine = serde_json::from_value(new).unwrap();
+    assert_eq!(again, line);
 }

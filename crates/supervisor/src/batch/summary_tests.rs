@@ -7,12 +7,13 @@ fn line(id: &str, status: TaskStatus, ms: u64, cost: f64) -> ResultLine {
     ResultLine {
         id: id.into(),
         status,
-        exit_code: 0,
+        cli_exit: 0,
         error_code: None,
         error: None,
         agent: "general".into(),
         model: None,
         output: None,
+        full_output_path: None,
         structured_output: None,
         usage: Usage {
             input: 10,
