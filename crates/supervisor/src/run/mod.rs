@@ -1,6 +1,7 @@
 //! Running subagents, in one direction: decide, act, record.
 //!
-//! - decide: `supervisor.rs` is the way in; `admission.rs` admits or refuses
+//! - decide: `supervisor.rs` is the way in (`plan.rs` runs a call's
+//!   [`RunPlan`]: single, parallel or chain, composed in `modes.rs`); `admission.rs` admits or refuses
 //!   (input, agent, tool subset, depth, gate, slots, spawn caps, a nested
 //!   spawn's budget); `spec.rs` builds the task and sandbox specs;
 //!   `ceilings.rs` holds a request under the operator's settings.
@@ -28,6 +29,7 @@ mod link;
 mod live_tokens;
 mod modes;
 mod nested;
+mod plan;
 mod progress;
 mod python;
 mod record;
@@ -46,6 +48,7 @@ pub use config::{CANCEL_WINDOW, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_PER_CALL, Su
 pub(crate) use journal::summarize;
 pub use live_tokens::{CHARS_PER_TOKEN, LiveTokens, streamed_chars, thousands};
 pub use modes::{PREVIOUS_PLACEHOLDER, check_concurrency, substitute_previous};
+pub use plan::RunPlan;
 pub use progress::{ContentEvent, ContentSink, ProgressEvent, ProgressSink};
 pub use request::{ResumeFrom, RunRequest, WorkerCommand};
 pub(crate) use stop::ending_of;

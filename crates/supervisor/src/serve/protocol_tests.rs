@@ -2,6 +2,7 @@ use pretty_assertions::assert_eq;
 
 use super::*;
 use crate::config::LimitKey;
+use subagent_protocol::RunMode;
 
 fn bad(line: &str) -> BadLine {
     parse_line(line).expect_err("the line must be refused")
@@ -19,7 +20,7 @@ fn a_single_spawn_reads_with_its_overrides() {
     let Method::Spawn(spawn) = request.method else {
         panic!("a spawn");
     };
-    assert_eq!(spawn.mode, JobMode::Single);
+    assert_eq!(spawn.mode, RunMode::Single);
     assert_eq!(spawn.tasks, vec!["hi".to_owned()]);
     assert_eq!(spawn.agent.as_deref(), Some("general"));
     assert_eq!(spawn.model.as_deref(), Some("m"));
@@ -55,11 +56,11 @@ fn tasks_run_in_parallel_unless_the_mode_says_chain() {
     };
     assert_eq!(
         mode(r#"{"id":1,"method":"spawn","params":{"tasks":["a","b"]}}"#),
-        JobMode::Parallel
+        RunMode::Parallel
     );
     assert_eq!(
         mode(r#"{"id":1,"method":"spawn","params":{"tasks":["a","b"],"mode":"chain"}}"#),
-        JobMode::Chain
+        RunMode::Chain
     );
 }
 
@@ -103,13 +104,13 @@ fn malformed_lines_get_an_error_naming_the_problem_and_the_id_when_known() {
 
 #[test]
 fn an_ending_notification_is_named_after_its_event_and_carries_the_line() {
-    use subagent_protocol::session::{AgentEvent, LifecycleMode, LifecycleStatus};
+    use subagent_protocol::session::{AgentEvent, LifecycleStatus, RunMode};
     let line = SessionLine::now(SessionEntry::AgentEvent(AgentEvent {
         event_type: LifecycleEvent::Error,
         job_id: "abcd1234".into(),
         requested_by: "t".into(),
         agent_name: "general".into(),
-        mode: LifecycleMode::Single,
+        mode: RunMode::Single,
         pid: None,
         started_at: "2026-01-01T00:00:00.000Z".into(),
         completed_at: None,

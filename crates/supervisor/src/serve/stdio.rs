@@ -39,7 +39,7 @@ use super::defaults::{Report, ServeDefaults, SpawnError, error_chain};
 use super::io::{MAX_LINE_BYTES, Output, ReadLine, RequestLines};
 use super::protocol::{self, Method, Request, Spawn, codes};
 use crate::RunRequest;
-use crate::config::{PrepareError, RequestPatch};
+use crate::config::PrepareError;
 use crate::interrupt::wait_for_interrupt;
 use crate::jobs::{JobRequest, JobStatus, Jobs, JobsError};
 use crate::run::{Ceilings, Owner};
@@ -380,20 +380,8 @@ impl Server {
     /// One resolved request per task: the server's flags patched by the
     /// spawn, under the server's ceilings.
     fn requests(&self, spawn: &Spawn) -> Result<Vec<RunRequest>, SpawnError> {
-        let patch = RequestPatch {
-            agent: spawn.agent.clone(),
-            provider: spawn.provider.clone(),
-            model: spawn.model.clone(),
-            limits: spawn.limits.clone(),
-            output_schema_json: spawn.output_schema_json.clone(),
-            tools: spawn.tools.clone(),
-            allow_network: spawn.allow_network,
-            workspace: spawn.workspace.clone(),
-            resume: spawn.resume.clone(),
-            ..RequestPatch::default()
-        };
         self.defaults
-            .requests_for(&self.ceilings, &patch, &spawn.tasks)
+            .requests_for(&self.ceilings, &spawn.patch(), &spawn.tasks)
     }
 }
 
