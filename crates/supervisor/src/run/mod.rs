@@ -38,6 +38,7 @@ mod reservation;
 mod spec;
 mod stop;
 mod supervisor;
+mod tally;
 mod tool_subset;
 mod watch;
 
@@ -53,3 +54,4 @@ pub use progress::{ContentEvent, ContentSink, ProgressEvent, ProgressSink};
 pub use request::{ResumeFrom, RunRequest, WorkerCommand};
 pub(crate) use stop::ending_of;
 pub use supervisor::Supervisor;
+pub use tally::{ChildProgress, ProgressTally, ProgressUsage};
