@@ -17,6 +17,7 @@
 use std::collections::HashMap;
 
 use serde::Serialize;
+use subagent_protocol::Usage;
 
 use super::live_tokens::LiveTokens;
 use super::progress::ProgressEvent;
@@ -42,7 +43,9 @@ impl ProgressUsage {
         self.input_tokens.saturating_add(self.output_tokens)
     }
 
-    fn plus(self, other: Self) -> Self {
+    /// The two summed.
+    #[must_use]
+    pub fn plus(self, other: Self) -> Self {
         Self {
             input_tokens: self.input_tokens.saturating_add(other.input_tokens),
             cached_input_tokens: self
@@ -50,6 +53,18 @@ impl ProgressUsage {
                 .saturating_add(other.cached_input_tokens),
             output_tokens: self.output_tokens.saturating_add(other.output_tokens),
             cost: self.cost + other.cost,
+        }
+    }
+}
+
+impl From<&Usage> for ProgressUsage {
+    /// A result's usage as the live figures count it.
+    fn from(usage: &Usage) -> Self {
+        Self {
+            input_tokens: usage.input,
+            cached_input_tokens: usage.cache_read.saturating_add(usage.cache_write),
+            output_tokens: usage.output,
+            cost: usage.cost,
         }
     }
 }

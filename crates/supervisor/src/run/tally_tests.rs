@@ -122,3 +122,28 @@ fn a_child_keeps_its_highest_turn_its_latest_cost_and_its_token_figures() {
         }
     );
 }
+
+#[test]
+fn a_results_usage_counts_the_cache_on_its_own_as_progress_events_do() {
+    let usage = subagent_protocol::Usage {
+        input: 10,
+        output: 4,
+        cache_read: 100,
+        cache_write: 5,
+        cost: 0.5,
+        ..subagent_protocol::Usage::default()
+    };
+    let event = ProgressEvent::usage("a", &usage, None);
+    let mut child = ChildProgress::default();
+    child.observe(&event);
+    assert_eq!(ProgressUsage::from(&usage), child.usage());
+    assert_eq!(
+        ProgressUsage::from(&usage).plus(ProgressUsage::from(&usage)),
+        ProgressUsage {
+            input_tokens: 20,
+            cached_input_tokens: 210,
+            output_tokens: 8,
+            cost: 1.0,
+        }
+    );
+}
