@@ -11,24 +11,28 @@
 pub use super::spawn::Spawn;
 use super::spawn::{STDIO, parse_spawn};
 use crate::jobs::{JobId, Streaming};
+use serde::Serialize;
 use serde_json::{Value, json};
 use subagent_protocol::session::{LifecycleEvent, SessionEntry, SessionLine};
 
-/// Error codes of error responses.
-pub mod codes {
+/// The code of an error response, as the `error.code` string names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ResponseCode {
     /// The line is not JSON.
-    pub const PARSE_ERROR: &str = "PARSE_ERROR";
+    ParseError,
     /// JSON, but not a request object (`method` missing or not a string).
-    pub const INVALID_REQUEST: &str = "INVALID_REQUEST";
+    InvalidRequest,
     /// A method the server does not have.
-    pub const UNKNOWN_METHOD: &str = "UNKNOWN_METHOD";
+    UnknownMethod,
     /// The method's `params` are wrong.
-    pub const INVALID_PARAMS: &str = "INVALID_PARAMS";
+    InvalidParams,
     /// A spawn asks above the server's ceilings (a limit, tools, network,
     /// provider, model, workspace): the message names what and how far.
-    pub const INVALID_INPUT: &str = "INVALID_INPUT";
+    /// Spelled as the result objects' `INVALID_INPUT`.
+    InvalidInput,
     /// No job has that id.
-    pub const UNKNOWN_JOB: &str = "UNKNOWN_JOB";
+    UnknownJob,
 }
 
 /// What a line asks for.
@@ -61,8 +65,8 @@ pub struct Request {
 pub struct BadLine {
     /// The request's id when it could be read, else null.
     pub id: Value,
-    /// One of [`codes`].
-    pub code: &'static str,
+    /// What kind of error.
+    pub code: ResponseCode,
     /// What is wrong, naming the field.
     pub message: String,
 }
@@ -71,13 +75,13 @@ pub struct BadLine {
 pub fn parse_line(line: &str) -> Result<Request, BadLine> {
     let value: Value = serde_json::from_str(line).map_err(|e| BadLine {
         id: Value::Null,
-        code: codes::PARSE_ERROR,
+        code: ResponseCode::ParseError,
         message: format!("the line is not JSON: {e}"),
     })?;
     let Value::Object(mut object) = value else {
         return Err(BadLine {
             id: Value::Null,
-            code: codes::INVALID_REQUEST,
+            code: ResponseCode::InvalidRequest,
             message: "a request is a JSON object with id, method and params".to_owned(),
         });
     };
@@ -91,33 +95,37 @@ pub fn parse_line(line: &str) -> Result<Request, BadLine> {
         Some(Value::String(m)) => m,
         Some(_) => {
             return Err(bad(
-                codes::INVALID_REQUEST,
+                ResponseCode::InvalidRequest,
                 "`method` must be a string".into(),
             ));
         }
-        None => return Err(bad(codes::INVALID_REQUEST, "missing `method`".into())),
+        None => return Err(bad(ResponseCode::InvalidRequest, "missing `method`".into())),
     };
     let params = match object.remove("params") {
         None | Some(Value::Null) => serde_json::Map::new(),
         Some(Value::Object(p)) => p,
         Some(_) => {
             return Err(bad(
-                codes::INVALID_PARAMS,
+                ResponseCode::InvalidParams,
                 "`params` must be an object".into(),
             ));
         }
     };
     let method = match method.as_str() {
         "spawn" => Method::Spawn(Box::new(
-            parse_spawn(&STDIO, params).map_err(|m| bad(codes::INVALID_PARAMS, m))?,
+            parse_spawn(&STDIO, params).map_err(|m| bad(ResponseCode::InvalidParams, m))?,
         )),
-        "status" => Method::Status(job_id(&params).map_err(|m| bad(codes::INVALID_PARAMS, m))?),
-        "wait" => Method::Wait(job_id(&params).map_err(|m| bad(codes::INVALID_PARAMS, m))?),
-        "cancel" => Method::Cancel(job_id(&params).map_err(|m| bad(codes::INVALID_PARAMS, m))?),
+        "status" => {
+            Method::Status(job_id(&params).map_err(|m| bad(ResponseCode::InvalidParams, m))?)
+        }
+        "wait" => Method::Wait(job_id(&params).map_err(|m| bad(ResponseCode::InvalidParams, m))?),
+        "cancel" => {
+            Method::Cancel(job_id(&params).map_err(|m| bad(ResponseCode::InvalidParams, m))?)
+        }
         "list" => Method::List,
         other => {
             return Err(bad(
-                codes::UNKNOWN_METHOD,
+                ResponseCode::UnknownMethod,
                 format!(
                     "unknown method `{other}`; the methods are spawn, status, wait, cancel, list"
                 ),
@@ -140,7 +148,7 @@ pub fn response(id: &Value, result: Value) -> String {
 }
 
 /// An error response line.
-pub fn error_response(id: &Value, code: &str, message: &str) -> String {
+pub fn error_response(id: &Value, code: ResponseCode, message: &str) -> String {
     json!({"id": id, "error": {"code": code, "message": message}}).to_string()
 }
 
@@ -148,7 +156,7 @@ pub fn error_response(id: &Value, code: &str, message: &str) -> String {
 pub fn line_too_long(bytes: usize, max: usize) -> String {
     error_response(
         &Value::Null,
-        codes::INVALID_REQUEST,
+        ResponseCode::InvalidRequest,
         &format!(
             "the line is {bytes} bytes, more than the {} MiB a request may have; it was skipped. \
              Send long tasks as files in the workspace and name them in the task",
@@ -161,7 +169,7 @@ pub fn line_too_long(bytes: usize, max: usize) -> String {
 pub fn not_utf8(offset: usize) -> String {
     error_response(
         &Value::Null,
-        codes::PARSE_ERROR,
+        ResponseCode::ParseError,
         &format!(
             "the line is not UTF-8 (invalid byte at offset {offset}); send each request as one \
              line of JSON text in UTF-8"

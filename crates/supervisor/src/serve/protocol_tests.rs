@@ -69,20 +69,20 @@ fn malformed_lines_get_an_error_naming_the_problem_and_the_id_when_known() {
     let not_json = bad("{nope");
     assert_eq!(
         (not_json.id.clone(), not_json.code),
-        (Value::Null, codes::PARSE_ERROR)
+        (Value::Null, ResponseCode::ParseError)
     );
 
     let unknown = bad(r#"{"id":"a","method":"explode"}"#);
     assert_eq!(
         (unknown.id.clone(), unknown.code),
-        (json!("a"), codes::UNKNOWN_METHOD)
+        (json!("a"), ResponseCode::UnknownMethod)
     );
     assert!(unknown.message.contains("explode"), "{}", unknown.message);
 
     let no_task = bad(r#"{"id":2,"method":"spawn","params":{"agent":"general"}}"#);
     assert_eq!(
         (no_task.id.clone(), no_task.code),
-        (json!(2), codes::INVALID_PARAMS)
+        (json!(2), ResponseCode::InvalidParams)
     );
     assert!(no_task.message.contains("task"), "{}", no_task.message);
 
@@ -99,7 +99,7 @@ fn malformed_lines_get_an_error_naming_the_problem_and_the_id_when_known() {
     assert!(no_job.message.contains("jobId"), "{}", no_job.message);
 
     let array = bad("[1,2]");
-    assert_eq!(array.code, codes::INVALID_REQUEST);
+    assert_eq!(array.code, ResponseCode::InvalidRequest);
 }
 
 #[test]
@@ -128,4 +128,38 @@ fn an_ending_notification_is_named_after_its_event_and_carries_the_line() {
     assert_eq!(v["params"]["jobId"], "abcd1234");
     assert_eq!(v["params"]["type"], "agent_event");
     assert!(v.get("id").is_none());
+}
+
+#[test]
+fn error_codes_are_spelled_as_the_schema_names_them() {
+    let spelled: Vec<Value> = [
+        ResponseCode::ParseError,
+        ResponseCode::InvalidRequest,
+        ResponseCode::UnknownMethod,
+        ResponseCode::InvalidParams,
+        ResponseCode::InvalidInput,
+        ResponseCode::UnknownJob,
+    ]
+    .iter()
+    .map(|code| {
+        let line: Value = serde_json::from_str(&error_response(&json!(1), *code, "m")).unwrap();
+        line["error"]["code"].clone()
+    })
+    .collect();
+    assert_eq!(
+        spelled,
+        [
+            "PARSE_ERROR",
+            "INVALID_REQUEST",
+            "UNKNOWN_METHOD",
+            "INVALID_PARAMS",
+            "INVALID_INPUT",
+            "UNKNOWN_JOB"
+        ]
+        .map(|code| json!(code))
+    );
+    assert_eq!(
+        spelled[4],
+        json!(subagent_protocol::ErrorCode::InvalidInput.as_str())
+    );
 }

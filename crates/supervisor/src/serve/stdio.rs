@@ -37,7 +37,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::defaults::{Report, ServeDefaults, SpawnError, error_chain};
 use super::io::{MAX_LINE_BYTES, Output, ReadLine, RequestLines};
-use super::protocol::{self, Method, Request, Spawn, codes};
+use super::protocol::{self, Method, Request, ResponseCode, Spawn};
 use crate::RunRequest;
 use crate::config::PrepareError;
 use crate::interrupt::wait_for_interrupt;
@@ -304,15 +304,19 @@ impl Server {
 
     async fn answer(&self, Request { id, method }: Request) -> String {
         let unknown = |job: &crate::jobs::JobId| {
-            protocol::error_response(&id, codes::UNKNOWN_JOB, &format!("no job has the id {job}"))
+            protocol::error_response(
+                &id,
+                ResponseCode::UnknownJob,
+                &format!("no job has the id {job}"),
+            )
         };
         match method {
             Method::Spawn(spawn) => match self.spawn(&spawn).await {
                 Ok(result) => protocol::response(&id, result),
                 Err(e) => {
                     let code = match e {
-                        SpawnError::Ceiling(_) => codes::INVALID_INPUT,
-                        _ => codes::INVALID_PARAMS,
+                        SpawnError::Ceiling(_) => ResponseCode::InvalidInput,
+                        _ => ResponseCode::InvalidParams,
                     };
                     protocol::error_response(&id, code, &error_chain(&e))
                 }
