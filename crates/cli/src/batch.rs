@@ -306,7 +306,7 @@ fn counts_text(
         tally.ok,
         tally.failed + tally.timed_out,
         tally.tokens() + live_tokens,
-        tally.cost + live_cost,
+        tally.usage.cost + live_cost,
     )
 }
 

@@ -78,7 +78,7 @@ pub(super) fn run(mut args: RunArgs) -> Result<i32> {
     }
     super::agents::print_agent_warnings(&config.catalog, &request.agent);
     let plan = match &request.resume {
-        Some(_) => modes::TaskPlan::Single(request.task.clone()),
+        Some(_) => modes::TaskPlan::single(request.task.clone()),
         None => modes::plan(&modes::ModeFlags {
             tasks: &args.task,
             tasks_file: args.tasks.as_deref(),

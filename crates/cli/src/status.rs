@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use subagent_supervisor::run::{
-    ContentSink, LiveTokens, ProgressEvent, ProgressSink, streamed_chars,
+    ChildProgress, ContentSink, ProgressEvent, ProgressSink, streamed_chars,
 };
 use subagent_supervisor::terminal_text::strip_controls;
 
@@ -174,7 +174,7 @@ fn draw(inbox: &Receiver<Option<Update>>) {
             Update::Progress(event) => event,
             Update::Streamed { run_id, chars } => {
                 if let Some((bar, status)) = running.get_mut(&run_id) {
-                    status.tokens.on_streamed(chars);
+                    status.progress.tokens.on_streamed(chars);
                     bar.set_message(status.line());
                 }
                 continue;
@@ -226,15 +226,14 @@ fn style() -> ProgressStyle {
         )
 }
 
-/// What the status line knows of one child.
+/// What the status line knows of one child: its figures as every live
+/// display counts them ([`ChildProgress`]), and its agent and tool.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct RunStatus {
     agent: String,
-    /// 0 until the first turn starts.
-    turn: u32,
     tool: Option<Tool>,
-    tokens: LiveTokens,
-    cost: f64,
+    /// Turn (0 until the first starts), tokens and cost.
+    progress: ChildProgress,
 }
 
 /// The tool running now, or the last one and how it went.
@@ -249,18 +248,15 @@ impl RunStatus {
     pub(super) fn new(agent: String) -> Self {
         Self {
             agent,
-            turn: 0,
             tool: None,
-            tokens: LiveTokens::default(),
-            cost: 0.0,
+            progress: ChildProgress::default(),
         }
     }
 
     /// Takes in one event of this child.
     pub(super) fn apply(&mut self, event: ProgressEvent) {
-        self.tokens.on_progress(&event);
+        self.progress.observe(&event);
         match event {
-            ProgressEvent::Turn { turn, .. } => self.turn = turn,
             ProgressEvent::ToolStarted { name, .. } => self.tool = Some(Tool::Running(name)),
             ProgressEvent::ToolFinished { name, is_error, .. } => {
                 self.tool = Some(if is_error {
@@ -269,8 +265,10 @@ impl RunStatus {
                     Tool::Done(name)
                 });
             }
-            ProgressEvent::Usage { cost, .. } => self.cost = cost,
-            ProgressEvent::Started { .. } | ProgressEvent::Ended { .. } => {}
+            ProgressEvent::Started { .. }
+            | ProgressEvent::Ended { .. }
+            | ProgressEvent::Turn { .. }
+            | ProgressEvent::Usage { .. } => {}
         }
     }
 
@@ -283,7 +281,7 @@ impl RunStatus {
     /// What is left on screen when a child whose turn was cut by the
     /// output cap ends: its answer is incomplete.
     pub(super) fn cut_note(&self) -> Option<String> {
-        self.tokens.cut_by_max_tokens.then(|| {
+        self.progress.tokens.cut_by_max_tokens.then(|| {
             strip_controls(&format!(
                 "note: {}: a model turn was cut by max_tokens (the output cap); \
                  the answer may be incomplete",
@@ -295,7 +293,7 @@ impl RunStatus {
 
     pub(super) fn line(&self) -> String {
         let mut parts = vec![self.agent.clone()];
-        parts.push(match self.turn {
+        parts.push(match self.progress.turn {
             0 => "starting".to_owned(),
             n => format!("turn {n}"),
         });
@@ -305,12 +303,12 @@ impl RunStatus {
             Some(Tool::Failed(name)) => parts.push(format!("{name} failed")),
             None => {}
         }
-        parts.push(self.tokens.text());
-        if self.tokens.cut_by_max_tokens {
+        parts.push(self.progress.tokens.text());
+        if self.progress.tokens.cut_by_max_tokens {
             parts.push("cut at max_tokens".to_owned());
         }
-        if self.cost > 0.0 {
-            parts.push(dollars(self.cost));
+        if self.progress.cost > 0.0 {
+            parts.push(dollars(self.progress.cost));
         }
         // Agent and tool names are the model's or a file's choice: on a
         // terminal they are text, never sequences, and one line.

@@ -76,7 +76,7 @@ fn streamed_output_is_an_estimate_until_the_usage_arrives_and_a_cut_is_named() {
         run_id: run_id(),
         turn: 1,
     });
-    s.tokens.on_streamed(400);
+    s.progress.tokens.on_streamed(400);
     assert_eq!(s.line(), "general · turn 1 · 0 in / ~100 out tok");
     assert_eq!(s.cut_note(), None);
     s.apply(ProgressEvent::Usage {

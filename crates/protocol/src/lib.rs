@@ -43,6 +43,7 @@ pub use limits::Limits;
 pub use message::{
     FromWorker, Hello, Outcome, SpawnRequest, StopReason, SubagentReply, ToWorker, WorkerEvent,
 };
+pub use mode::RunMode;
 pub use task_spec::{
     ApiKey, Budget, OutputMode, ProviderKind, ProviderSpec, PythonInterpreter, SearchBackend,
     SearchKind, TaskSpec, WebSettings,

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error_code::ErrorCode;
 pub use crate::limit_reached::{LimitName, LimitReached};
-pub use crate::mode::Mode;
+pub use crate::mode::{Mode, RunMode};
 use crate::session::SandboxStatus;
 use crate::usage::Usage;
 

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::limit_reached::LimitReached;
 use crate::limits::Limits;
 use crate::message::LogLevel;
-use crate::mode::Mode;
+pub use crate::mode::RunMode;
 use crate::task_spec::OutputMode;
 use crate::usage::Usage;
 
@@ -207,32 +207,6 @@ pub enum LifecycleStatus {
     Aborted,
 }
 
-/// How the child was run, as lifecycle lines name it. Unlike [`Mode`] there
-/// is no `management`: a management answer starts no child, so it has no
-/// lifecycle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LifecycleMode {
-    /// One child.
-    Single,
-    /// Several at once.
-    Parallel,
-    /// One after another.
-    Chain,
-}
-
-impl From<Mode> for LifecycleMode {
-    /// `management` never starts a child; should one be recorded anyway, it
-    /// is recorded as `single`.
-    fn from(mode: Mode) -> Self {
-        match mode {
-            Mode::Parallel => LifecycleMode::Parallel,
-            Mode::Chain => LifecycleMode::Chain,
-            Mode::Single | Mode::Management => LifecycleMode::Single,
-        }
-    }
-}
-
 /// The `agent_event` lifecycle line, in the child's file and the parent's.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -245,8 +219,9 @@ pub struct AgentEvent {
     pub requested_by: String,
     /// Agent name.
     pub agent_name: String,
-    /// single, parallel or chain.
-    pub mode: LifecycleMode,
+    /// single, parallel or chain (a lifecycle has no `management`: a
+    /// management answer starts no child).
+    pub mode: RunMode,
     /// The worker's pid, once known.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub pid: Option<u32>,

@@ -450,7 +450,8 @@ fn serve_stdio_spawns_resume_a_run_in_the_foreground_and_in_the_background() {
 /// aborted with its ending announced and on disk, and the worker is gone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn jobs_library_runs_cancels_and_records_a_background_job() {
-    use subagent_supervisor::jobs::{JobMode, JobRequest, JobState, Jobs};
+    use subagent_protocol::RunMode;
+    use subagent_supervisor::jobs::{JobRequest, JobState, Jobs};
     let fixture = Fixture::new("sleep");
     let parent = fixture.dir.path().join("serve").join("server.jsonl");
     let jobs = Jobs::new(fixture.config(), Some(parent.clone())).unwrap();
@@ -458,7 +459,7 @@ async fn jobs_library_runs_cancels_and_records_a_background_job() {
     let mut endings = jobs.subscribe_endings();
     let job = jobs
         .start(JobRequest {
-            mode: JobMode::Single,
+            mode: RunMode::Single,
             requests: vec![fixture.request()],
             background: true,
         })

@@ -1,6 +1,7 @@
 //! `subagent run --parallel` and `--chain`: which tasks a call has (from
-//! repeated `--task` and `--tasks FILE`), checked before anything starts,
-//! and handed to the supervisor's batch or chain.
+//! repeated `--task` and `--tasks FILE`) and which [`RunMode`], checked
+//! before anything starts, and handed to the supervisor's one dispatcher
+//! ([`Supervisor::execute`]).
 //!
 //! In: the flags. Out: a [`TaskPlan`] and, once run, one result object.
 //! Flags that cannot work together are a usage error (exit 2) here, never a
@@ -9,26 +10,35 @@
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
+use subagent_protocol::RunMode;
 use subagent_protocol::result::SubagentResult;
-use subagent_supervisor::run::{DEFAULT_MAX_PER_CALL, check_concurrency};
+use subagent_supervisor::run::{DEFAULT_MAX_PER_CALL, RunPlan, check_concurrency};
 use subagent_supervisor::{RunRequest, Supervisor};
 use tokio_util::sync::CancellationToken;
 
 /// `--concurrency`'s default: the per-call limit of the design.
 pub(super) const DEFAULT_CONCURRENCY: usize = DEFAULT_MAX_PER_CALL;
 
-/// How one `subagent run` call runs its tasks.
+/// Which tasks one `subagent run` call has and how it runs them.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum TaskPlan {
+pub(super) struct TaskPlan {
+    /// Single (exactly one task), parallel or chain.
+    pub(super) mode: RunMode,
+    /// The tasks, in order.
+    pub(super) tasks: Vec<String>,
+    /// Parallel only: children running at once.
+    pub(super) concurrency: Option<usize>,
+}
+
+impl TaskPlan {
     /// One task, one child.
-    Single(String),
-    /// Every task at once, at most `concurrency` running.
-    Parallel {
-        tasks: Vec<String>,
-        concurrency: usize,
-    },
-    /// One step after another.
-    Chain(Vec<String>),
+    pub(super) fn single(task: String) -> Self {
+        Self {
+            mode: RunMode::Single,
+            tasks: vec![task],
+            concurrency: None,
+        }
+    }
 }
 
 /// The flags that choose the plan, as parsed.
@@ -76,18 +86,23 @@ pub(super) fn plan_from(tasks: Vec<String>, flags: &ModeFlags<'_>) -> Result<Tas
         }
     }
     if flags.parallel {
-        return Ok(TaskPlan::Parallel {
+        return Ok(TaskPlan {
+            mode: RunMode::Parallel,
             tasks,
-            concurrency: flags.concurrency.unwrap_or(DEFAULT_CONCURRENCY),
+            concurrency: Some(flags.concurrency.unwrap_or(DEFAULT_CONCURRENCY)),
         });
     }
     if flags.chain {
-        return Ok(TaskPlan::Chain(tasks));
+        return Ok(TaskPlan {
+            mode: RunMode::Chain,
+            tasks,
+            concurrency: None,
+        });
     }
     let count = tasks.len();
     let mut tasks = tasks.into_iter();
     match (tasks.next(), count) {
-        (Some(task), 1) => Ok(TaskPlan::Single(task)),
+        (Some(task), 1) => Ok(TaskPlan::single(task)),
         _ => bail!(
             "{count} tasks were given: add --parallel to run them at once or --chain to run them one after another"
         ),
@@ -101,21 +116,9 @@ pub(super) async fn execute(
     template: RunRequest,
     cancel: CancellationToken,
 ) -> SubagentResult {
-    let with_task = |task: String| RunRequest {
-        task,
-        ..template.clone()
-    };
-    match plan {
-        TaskPlan::Single(task) => supervisor.run(with_task(task), cancel).await,
-        TaskPlan::Parallel { tasks, concurrency } => {
-            let requests = tasks.into_iter().map(with_task).collect();
-            supervisor.run_batch(requests, concurrency, cancel).await
-        }
-        TaskPlan::Chain(tasks) => {
-            let steps = tasks.into_iter().map(with_task).collect();
-            supervisor.run_chain(steps, cancel).await
-        }
-    }
+    let plan =
+        RunPlan::for_tasks(plan.mode, &template, plan.tasks).with_concurrency(plan.concurrency);
+    supervisor.execute(plan, cancel).await
 }
 
 #[cfg(test)]

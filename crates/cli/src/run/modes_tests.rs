@@ -28,9 +28,10 @@ fn parallel_defaults_to_the_per_call_concurrency() {
     let plan = plan_from(tasks(&["a", "b"]), &flags(true, false, None)).unwrap();
     assert_eq!(
         plan,
-        TaskPlan::Parallel {
+        TaskPlan {
+            mode: RunMode::Parallel,
             tasks: tasks(&["a", "b"]),
-            concurrency: 4
+            concurrency: Some(4)
         }
     );
 }
@@ -48,7 +49,7 @@ fn several_tasks_without_a_mode_are_refused_with_the_two_choices() {
     assert!(e.to_string().contains("--chain"), "{e}");
     assert_eq!(
         plan_from(tasks(&["a"]), &flags(false, false, None)).unwrap(),
-        TaskPlan::Single("a".into())
+        TaskPlan::single("a".into())
     );
     assert!(plan_from(tasks(&["a"]), &flags(false, true, Some(2))).is_err());
 }

@@ -4,12 +4,12 @@
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use subagent_protocol::ErrorCode;
 use subagent_protocol::result::{
     ContentItem, Details, DisplayItem, ErrorInfo, LimitName, LimitReached, Mode, SingleResult,
     SubagentResult, Truncation,
 };
 use subagent_protocol::usage::Usage;
+use subagent_protocol::{ErrorCode, RunMode};
 
 use super::schemas::{assert_valid, errors, validator};
 
@@ -55,7 +55,7 @@ fn with_json_round_trip(result: &SubagentResult) -> Value {
 #[test]
 fn successful_results_validate_in_every_mode() {
     let v = validator("result.schema.json");
-    for mode in [Mode::Single, Mode::Parallel, Mode::Chain] {
+    for mode in [RunMode::Single, RunMode::Parallel, RunMode::Chain].map(Mode::from) {
         let result = SubagentResult {
             content: vec![ContentItem::Text {
                 text: "Two risky changes.".into(),
@@ -100,7 +100,7 @@ fn every_error_code_validates_as_a_failed_single_result() {
                 text: message.clone(),
             }],
             details: Details {
-                mode: Mode::Single,
+                mode: Mode::Run(RunMode::Single),
                 run_id: Some("deadbeef".into()),
                 results: vec![SingleResult {
                     error: Some(message.clone()),
@@ -125,7 +125,7 @@ fn structured_output_and_truncation_validate() {
             text: "head of the output\n[... 5000 bytes cut; full output in out.txt]".into(),
         }],
         details: Details {
-            mode: Mode::Single,
+            mode: Mode::Run(RunMode::Single),
             run_id: Some("cafe0001".into()),
             results: vec![SingleResult {
                 structured_output: Some(json!({"verdict": "ok", "risks": [1, 2]})),

@@ -10,10 +10,10 @@ use subagent_protocol::limits::Limits;
 use subagent_protocol::message::LogLevel;
 use subagent_protocol::result::{LimitName, LimitReached};
 use subagent_protocol::session::{
-    AgentEvent, EndingError, LifecycleEvent, LifecycleMode, LifecycleStatus, LimitAction,
-    LimitKind, LimitLine, LogLine, LogSource, MessageLine, NotApplied, OutputLine, ResumedFrom,
-    Role, SandboxStatus, SessionEntry, SessionHeader, SessionLine, Stream, ToolCallLine,
-    ToolResultLine, UsageLine,
+    AgentEvent, EndingError, LifecycleEvent, LifecycleStatus, LimitAction, LimitKind, LimitLine,
+    LogLine, LogSource, MessageLine, NotApplied, OutputLine, ResumedFrom, Role, RunMode,
+    SandboxStatus, SessionEntry, SessionHeader, SessionLine, Stream, ToolCallLine, ToolResultLine,
+    UsageLine,
 };
 use subagent_protocol::time::{now_rfc3339_ms, rfc3339_ms};
 use subagent_protocol::usage::Usage;
@@ -73,7 +73,7 @@ fn agent_event(event_type: LifecycleEvent) -> AgentEvent {
         job_id: "a1b2c3d4".into(),
         requested_by: "assistant".into(),
         agent_name: "reviewer".into(),
-        mode: LifecycleMode::Single,
+        mode: RunMode::Single,
         pid: Some(4242),
         started_at: "2026-11-22T12:00:00.000Z".into(),
         completed_at: ending.then(|| "2026-11-22T12:00:01.234Z".into()),

@@ -11,7 +11,6 @@
 //! It never builds a runtime, watches signals or draws: the caller owns
 //! the runtime and the cancel token, and reads [`BatchProgress`] to draw.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -21,7 +20,7 @@ use subagent_protocol::ErrorCode;
 use tokio_util::sync::CancellationToken;
 
 use super::{ResultLine, ResultsWriter, Tally, machine_fault};
-use crate::run::{ProgressEvent, ProgressSink};
+use crate::run::{ProgressEvent, ProgressSink, ProgressTally};
 use crate::{RunRequest, Supervisor, exit_codes};
 
 /// A fault that stops the whole batch: the results file cannot be written,
@@ -54,9 +53,9 @@ pub struct BatchProgress {
     tally: Mutex<Tally>,
     running: AtomicU64,
     not_run: AtomicU64,
-    /// Tokens and cost so far of each task still running, by run id (from
-    /// the supervisor's progress events).
-    live: Mutex<HashMap<String, (u64, f64)>>,
+    /// The supervisor's progress events added up: the running tasks'
+    /// tokens and cost so far.
+    live: Mutex<ProgressTally>,
     /// The first fault that stopped the batch.
     stopped: Mutex<Option<BatchStop>>,
 }
@@ -69,7 +68,7 @@ impl BatchProgress {
             tally: Mutex::new(Tally::default()),
             running: AtomicU64::new(0),
             not_run: AtomicU64::new(0),
-            live: Mutex::new(HashMap::new()),
+            live: Mutex::new(ProgressTally::default()),
             stopped: Mutex::new(None),
         }
     }
@@ -92,8 +91,8 @@ impl BatchProgress {
     /// Tokens and cost so far of the tasks still running.
     pub fn live_usage(&self) -> (u64, f64) {
         self.live.lock().map_or((0, 0.0), |live| {
-            live.values()
-                .fold((0, 0.0), |(t, c), (tokens, cost)| (t + tokens, c + cost))
+            let running = live.running_usage();
+            (running.tokens(), running.cost)
         })
     }
 
@@ -115,23 +114,8 @@ impl BatchProgress {
     /// Keeps the running tasks' usage; returns at once (it is called inline
     /// by the supervisor, see `ProgressSink`).
     fn on_progress(&self, event: &ProgressEvent) {
-        let Ok(mut live) = self.live.lock() else {
-            return;
-        };
-        match event {
-            ProgressEvent::Usage {
-                run_id,
-                input_tokens,
-                output_tokens,
-                cost,
-                ..
-            } => {
-                live.insert(run_id.clone(), (input_tokens + output_tokens, *cost));
-            }
-            ProgressEvent::Ended { run_id, .. } => {
-                live.remove(run_id);
-            }
-            _ => {}
+        if let Ok(mut live) = self.live.lock() {
+            live.observe(event);
         }
     }
 }

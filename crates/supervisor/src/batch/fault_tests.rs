@@ -1,6 +1,6 @@
 use pretty_assertions::assert_eq;
 use subagent_protocol::result::{
-    ContentItem, Details, ErrorInfo, Mode, SingleResult, TerminationInfo,
+    ContentItem, Details, ErrorInfo, Mode, RunMode, SingleResult, TerminationInfo,
 };
 
 use super::*;
@@ -13,7 +13,7 @@ fn ended(code: Option<ErrorCode>, stop_reason: &str) -> SubagentResult {
             text: "answer".into(),
         }],
         details: Details {
-            mode: Mode::Single,
+            mode: Mode::Run(RunMode::Single),
             run_id: Some("abcd1234".into()),
             results: vec![single],
             error: code.map(|code| ErrorInfo {

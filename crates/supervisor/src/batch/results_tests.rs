@@ -1,4 +1,5 @@
 use pretty_assertions::assert_eq;
+use subagent_protocol::RunMode;
 use subagent_protocol::result::{Details, ErrorInfo, Mode, SingleResult};
 
 use super::*;
@@ -9,7 +10,7 @@ fn single(error: Option<ErrorCode>) -> SubagentResult {
             text: "answer".into(),
         }],
         details: Details {
-            mode: Mode::Single,
+            mode: Mode::Run(RunMode::Single),
             run_id: Some("abcd1234".into()),
             results: vec![SingleResult {
                 agent: "general".into(),

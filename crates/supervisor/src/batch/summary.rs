@@ -1,9 +1,15 @@
-//! The tally of a batch as it runs and the summary printed at its end: ok,
-//! failed and timed-out counts, tokens, cost, and the slowest tasks.
+//! The tally of a batch's recorded tasks and the summary printed at its
+//! end: ok, failed and timed-out counts, tokens, cost, and the slowest
+//! tasks.
 //!
-//! Pure: it is fed result lines and renders text; printing is the caller's.
+//! Pure: it is fed result lines (what the results file holds, so a resumed
+//! batch counts what was recorded, never a task a cancel cut short) and
+//! renders text; printing is the caller's. Live figures of the tasks still
+//! running are the supervisor's [`crate::run::ProgressTally`]'s; tokens and
+//! cost are summed as the same [`ProgressUsage`].
 
 use super::results::{ResultLine, TaskStatus};
+use crate::run::ProgressUsage;
 
 /// How many of the slowest tasks the summary names: enough to spot the
 /// outliers worth a look, short enough to read at a glance.
@@ -18,14 +24,9 @@ pub struct Tally {
     pub failed: u64,
     /// Timed out.
     pub timed_out: u64,
-    /// Prompt tokens billed at the full price (the results' `usage.input`).
-    pub input_tokens: u64,
-    /// Prompt tokens read from or written to the provider's cache.
-    pub cached_input_tokens: u64,
-    /// Completion tokens.
-    pub output_tokens: u64,
-    /// US dollars.
-    pub cost: f64,
+    /// Tokens (input as the results' `usage.input`, the cache's share on
+    /// its own) and US dollars.
+    pub usage: ProgressUsage,
     /// The slowest tasks, slowest first: (id, ms).
     pub slowest: Vec<(String, u64)>,
 }
@@ -38,14 +39,7 @@ impl Tally {
             TaskStatus::Failed => self.failed += 1,
             TaskStatus::Timeout => self.timed_out += 1,
         }
-        let u = &line.usage;
-        self.input_tokens = self.input_tokens.saturating_add(u.input);
-        self.cached_input_tokens = self
-            .cached_input_tokens
-            .saturating_add(u.cache_read)
-            .saturating_add(u.cache_write);
-        self.output_tokens = self.output_tokens.saturating_add(u.output);
-        self.cost += u.cost;
+        self.usage = self.usage.plus(ProgressUsage::from(&line.usage));
         self.slowest.push((line.id.clone(), line.duration_ms));
         // Ties broken by id so the summary does not depend on finish order.
         self.slowest
@@ -60,7 +54,7 @@ impl Tally {
 
     /// Tokens in and out.
     pub fn tokens(&self) -> u64 {
-        self.input_tokens.saturating_add(self.output_tokens)
+        self.usage.tokens()
     }
 
     /// The end-of-batch summary, one line each; `skipped` tasks were
@@ -79,13 +73,13 @@ impl Tally {
                 String::new()
             }
         )];
-        let cached = match self.cached_input_tokens {
+        let cached = match self.usage.cached_input_tokens {
             0 => String::new(),
             n => format!(" (+{n} cached)"),
         };
         lines.push(format!(
             "tokens: {} in{cached}, {} out; cost ${:.4}",
-            self.input_tokens, self.output_tokens, self.cost
+            self.usage.input_tokens, self.usage.output_tokens, self.usage.cost
         ));
         if !self.slowest.is_empty() {
             let slowest: Vec<String> = self

@@ -16,8 +16,7 @@ use std::time::SystemTime;
 use subagent_protocol::Usage;
 use subagent_protocol::result::{ContentItem, SubagentResult};
 use subagent_protocol::session::{
-    AgentEvent, EndingError, LifecycleEvent, LifecycleMode, LifecycleStatus, SessionEntry,
-    SessionLine,
+    AgentEvent, EndingError, LifecycleEvent, LifecycleStatus, RunMode, SessionEntry, SessionLine,
 };
 
 use crate::run::{ending_of, summarize};
@@ -50,7 +49,7 @@ pub fn job_start_line(
     job_id: &str,
     requested_by: &str,
     agent: &str,
-    mode: LifecycleMode,
+    mode: RunMode,
     model: &str,
     started_at: &str,
 ) -> SessionLine {

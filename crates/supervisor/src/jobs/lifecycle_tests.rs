@@ -1,7 +1,7 @@
 use std::time::{Duration, SystemTime};
 
 use pretty_assertions::assert_eq;
-use subagent_protocol::session::{AgentEvent, LifecycleEvent, LifecycleMode, LifecycleStatus};
+use subagent_protocol::session::{AgentEvent, LifecycleEvent, LifecycleStatus, RunMode};
 
 use super::*;
 
@@ -10,7 +10,7 @@ fn start(job: &str, session_file: Option<&str>) -> AgentEvent {
         job,
         "tester",
         "general",
-        LifecycleMode::Single,
+        RunMode::Single,
         "smollm2",
         "2026-01-02T03:04:05.000Z",
     )

@@ -25,6 +25,6 @@ pub use lifecycle::{
     job_end_line, job_start_line, mark_interrupted, unterminated_starts,
 };
 pub use registry::{
-    JobEnded, JobId, JobMode, JobProgress, JobRequest, JobState, JobStatus, Jobs, JobsError,
+    JobEnded, JobId, JobProgress, JobRequest, JobState, JobStatus, Jobs, JobsError,
 };
 pub use streaming::{MAX_DISPLAY_ITEMS, Streaming, StreamingUsage};

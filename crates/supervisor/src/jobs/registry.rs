@@ -23,13 +23,13 @@ use std::time::Instant;
 use nix::fcntl::Flock;
 use serde::Serialize;
 use subagent_protocol::result::SubagentResult;
-use subagent_protocol::session::{AgentEvent, LifecycleMode, SessionEntry, SessionLine};
+use subagent_protocol::session::{AgentEvent, RunMode, SessionEntry, SessionLine};
 use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::lifecycle::{InterruptedRun, job_end_line, job_start_line, mark_interrupted};
 use super::streaming::Streaming;
-use crate::run::{ProgressEvent, ProgressSink, RunRequest, Supervisor, SupervisorConfig};
+use crate::run::{ProgressEvent, ProgressSink, RunPlan, RunRequest, Supervisor, SupervisorConfig};
 use crate::session::append_to_parent;
 
 /// Progress updates buffered per subscriber; a slower one skips the oldest
@@ -68,33 +68,11 @@ impl JobId {
     }
 }
 
-/// How a job runs its requests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum JobMode {
-    /// One request.
-    Single,
-    /// Every request at once ([`Supervisor::run_parallel`]).
-    Parallel,
-    /// One after another, `{previous}` substituted ([`Supervisor::run_chain`]).
-    Chain,
-}
-
-impl From<JobMode> for LifecycleMode {
-    fn from(mode: JobMode) -> Self {
-        match mode {
-            JobMode::Single => LifecycleMode::Single,
-            JobMode::Parallel => LifecycleMode::Parallel,
-            JobMode::Chain => LifecycleMode::Chain,
-        }
-    }
-}
-
 /// What to start.
 #[derive(Debug, Clone)]
 pub struct JobRequest {
     /// Single, parallel or chain.
-    pub mode: JobMode,
+    pub mode: RunMode,
     /// The resolved runs (exactly one for `Single`). A request without a
     /// parent session file gets the registry's.
     pub requests: Vec<RunRequest>,
@@ -130,7 +108,7 @@ pub struct JobStatus {
     /// Its agent (the first request's).
     pub agent: String,
     /// single, parallel or chain.
-    pub mode: LifecycleMode,
+    pub mode: RunMode,
     /// True when it was started in the background.
     pub background: bool,
     /// When it started (RFC 3339).
@@ -395,7 +373,7 @@ impl Jobs {
             &job_id.0,
             &self.requested_by,
             &first.agent,
-            mode.into(),
+            mode,
             &first.provider.model,
             &started_at,
         );
@@ -419,7 +397,7 @@ impl Jobs {
                         job_id: job_id.clone(),
                         state: JobState::Running,
                         agent: first.agent.clone(),
-                        mode: mode.into(),
+                        mode,
                         background,
                         started_at,
                         streaming: Streaming::default(),
@@ -436,14 +414,8 @@ impl Jobs {
         let id = job_id.clone();
         tokio::spawn(CURRENT_JOB.scope(job_id.clone(), async move {
             this.write_parent(&start_line).await;
-            let result = match mode {
-                JobMode::Single => {
-                    let request = requests.remove(0);
-                    this.supervisor.run(request, cancel).await
-                }
-                JobMode::Parallel => this.supervisor.run_parallel(requests, cancel).await,
-                JobMode::Chain => this.supervisor.run_chain(requests, cancel).await,
-            };
+            let plan = RunPlan::new(mode, requests);
+            let result = this.supervisor.execute(plan, cancel).await;
             let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
             let end_line = job_end_line(&start_event, &result, duration_ms);
             this.write_parent(&end_line).await;

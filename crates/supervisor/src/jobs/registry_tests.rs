@@ -34,7 +34,7 @@ fn recovery_marks_a_dead_servers_file_and_lists_its_runs_interrupted() {
         "eeee0005",
         "tester",
         "general",
-        LifecycleMode::Single,
+        RunMode::Single,
         "smollm2",
         "2026-01-02T03:04:05.000Z",
     );
@@ -74,7 +74,7 @@ async fn a_job_without_tasks_is_refused_and_unknown_ids_are_answered() {
     let dir = tempfile::tempdir().unwrap();
     let jobs = Jobs::new(config(dir.path()), None).unwrap();
     let empty = jobs.start(JobRequest {
-        mode: JobMode::Parallel,
+        mode: RunMode::Parallel,
         requests: Vec::new(),
         background: true,
     });

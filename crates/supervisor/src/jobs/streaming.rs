@@ -6,34 +6,23 @@
 //! Progress events carry names and counts only, never tool arguments or
 //! model text (see [`crate::run::ProgressEvent`]), so the display items
 //! here are tool calls by name with empty arguments; the text is in the
-//! result and the session files. Memory is bounded by [`MAX_DISPLAY_ITEMS`].
-
-use std::collections::HashMap;
+//! result and the session files. Memory is bounded by [`MAX_DISPLAY_ITEMS`]
+//! and the children running. The counting is [`ProgressTally`]'s, the one
+//! every live display uses.
 
 use serde::Serialize;
 use subagent_protocol::result::DisplayItem;
 
-use crate::run::ProgressEvent;
+use crate::run::{ProgressEvent, ProgressTally, ProgressUsage};
 
 /// Display items kept per job; later ones are counted, not kept.
 pub const MAX_DISPLAY_ITEMS: usize = 200;
 
-/// Usage of one child so far.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct StreamingUsage {
-    /// Prompt tokens billed at the full price (the result's
-    /// `usage.input`): the provider's cache is counted on its own.
-    pub input_tokens: u64,
-    /// Prompt tokens read from or written to the provider's cache.
-    pub cached_input_tokens: u64,
-    /// Completion tokens.
-    pub output_tokens: u64,
-    /// US dollars; 0 for unknown or local models.
-    pub cost: f64,
-}
+/// Usage of a job's children so far, as `streaming.usage` spells it.
+pub type StreamingUsage = ProgressUsage;
 
-/// What a progress notification's `details.streaming` holds.
+/// What a progress notification's `details.streaming` holds: the job's
+/// [`ProgressTally`] as a client sees it, and its tool calls.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Streaming {
@@ -47,8 +36,9 @@ pub struct Streaming {
     pub children_started: u32,
     /// Children over so far.
     pub children_ended: u32,
+    /// The counts the fields above show.
     #[serde(skip)]
-    per_child: HashMap<String, (StreamingUsage, u32)>,
+    tally: ProgressTally,
 }
 
 impl Streaming {
@@ -56,15 +46,6 @@ impl Streaming {
     /// the event changes nothing a client sees.
     pub fn observe(&mut self, event: &ProgressEvent) -> bool {
         match event {
-            ProgressEvent::Started { run_id, .. } => {
-                self.children_started += 1;
-                self.per_child.entry(run_id.clone()).or_default();
-            }
-            ProgressEvent::Turn { run_id, turn } => {
-                let entry = self.per_child.entry(run_id.clone()).or_default();
-                entry.1 = entry.1.max(*turn);
-                self.turn_count = self.per_child.values().map(|(_, t)| *t).sum();
-            }
             ProgressEvent::ToolStarted { name, .. } => {
                 if self.display_items.len() >= MAX_DISPLAY_ITEMS {
                     return false;
@@ -73,36 +54,19 @@ impl Streaming {
                     name: name.clone(),
                     args: serde_json::Value::Object(serde_json::Map::new()),
                 });
+                true
             }
-            ProgressEvent::ToolFinished { .. } => return false,
-            ProgressEvent::Usage {
-                run_id,
-                input_tokens,
-                cached_input_tokens,
-                output_tokens,
-                cost,
-                ..
-            } => {
-                let entry = self.per_child.entry(run_id.clone()).or_default();
-                entry.0 = StreamingUsage {
-                    input_tokens: *input_tokens,
-                    cached_input_tokens: *cached_input_tokens,
-                    output_tokens: *output_tokens,
-                    cost: *cost,
-                };
-                self.usage =
-                    self.per_child
-                        .values()
-                        .fold(StreamingUsage::default(), |sum, (u, _)| StreamingUsage {
-                            input_tokens: sum.input_tokens + u.input_tokens,
-                            cached_input_tokens: sum.cached_input_tokens + u.cached_input_tokens,
-                            output_tokens: sum.output_tokens + u.output_tokens,
-                            cost: sum.cost + u.cost,
-                        });
+            event => {
+                if !self.tally.observe(event) {
+                    return false;
+                }
+                self.usage = self.tally.usage();
+                self.turn_count = self.tally.turns();
+                self.children_started = self.tally.started();
+                self.children_ended = self.tally.ended();
+                true
             }
-            ProgressEvent::Ended { .. } => self.children_ended += 1,
         }
-        true
     }
 }
 

@@ -10,11 +10,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use subagent_protocol::result::{
-    ContentItem, Details, ErrorInfo, LimitName, LimitReached, Mode, SingleResult, SubagentResult,
+    ContentItem, Details, ErrorInfo, LimitName, LimitReached, SingleResult, SubagentResult,
     TerminationInfo,
 };
 use subagent_protocol::session::SandboxStatus;
-use subagent_protocol::{Budget, ErrorCode, Limits, Outcome, StopReason, Usage};
+use subagent_protocol::{Budget, ErrorCode, Limits, Outcome, RunMode, StopReason, Usage};
 use subagent_sandbox::{ChildExit, RawExit, SpawnError, Termination};
 
 use super::record::EventRecord;
@@ -82,7 +82,7 @@ pub(super) struct Assembly {
     pub agent: String,
     pub task: String,
     pub model: String,
-    pub mode: Mode,
+    pub mode: RunMode,
     pub limits: Limits,
     /// The budget the child had (for the limit a failure names).
     pub budget: Budget,
@@ -245,7 +245,7 @@ pub(super) fn assemble(a: &Assembly, run: ChildRun) -> SubagentResult {
     SubagentResult {
         content: vec![ContentItem::Text { text: content_text }],
         details: Details {
-            mode: a.mode,
+            mode: a.mode.into(),
             run_id: Some(a.run_id.clone()),
             results: vec![single],
             error,

@@ -25,7 +25,7 @@ fn assembly(dir: &Path) -> Assembly {
         agent: "general".into(),
         task: "do it".into(),
         model: "asked-model".into(),
-        mode: Mode::Single,
+        mode: RunMode::Single,
         limits: Limits::default(),
         budget: subagent_protocol::Budget::default(),
         session_file: Some("session.jsonl".into()),

@@ -1,6 +1,7 @@
 use pretty_assertions::assert_eq;
+use subagent_protocol::RunMode;
 use subagent_protocol::message::OutcomeError;
-use subagent_protocol::result::{LimitName, LimitReached, Mode};
+use subagent_protocol::result::{LimitName, LimitReached};
 use subagent_protocol::{Budget, ErrorCode, Limits, Outcome, StopReason, Usage};
 
 use super::super::assemble::{Assembly, ChildRun, assemble};
@@ -25,7 +26,7 @@ fn assembly() -> Assembly {
         agent: "general".into(),
         task: "t".into(),
         model: "m".into(),
-        mode: Mode::Single,
+        mode: RunMode::Single,
         limits: Limits::default(),
         budget: Budget {
             max_turns: 3,

@@ -13,9 +13,10 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use subagent_protocol::RunMode;
 use subagent_protocol::Usage;
 use subagent_protocol::message::LogLevel;
-use subagent_protocol::result::{Mode, SubagentResult};
+use subagent_protocol::result::SubagentResult;
 use subagent_protocol::session::{
     AgentEvent, EndingError, LifecycleEvent, LifecycleStatus, LimitAction, LimitKind, LimitLine,
     LogLine, LogSource, SessionEntry, SessionLine,
@@ -37,7 +38,7 @@ pub(super) struct RunJournal {
     run_id: String,
     requested_by: String,
     agent: String,
-    mode: Mode,
+    mode: RunMode,
     /// The model asked for; a lifecycle line names the one that answered
     /// when the result says.
     model: String,
@@ -226,7 +227,7 @@ impl RunJournal {
             job_id: self.run_id.clone(),
             requested_by: self.requested_by.clone(),
             agent_name: self.agent.clone(),
-            mode: self.mode.into(),
+            mode: self.mode,
             pid: self.pid,
             started_at: self.started_at.clone(),
             completed_at: ended.then(subagent_protocol::time::now_rfc3339_ms),

@@ -1,6 +1,7 @@
 //! Running subagents, in one direction: decide, act, record.
 //!
-//! - decide: `supervisor.rs` is the way in; `admission.rs` admits or refuses
+//! - decide: `supervisor.rs` is the way in (`plan.rs` runs a call's
+//!   [`RunPlan`]: single, parallel or chain, composed in `modes.rs`); `admission.rs` admits or refuses
 //!   (input, agent, tool subset, depth, gate, slots, spawn caps, a nested
 //!   spawn's budget); `spec.rs` builds the task and sandbox specs;
 //!   `ceilings.rs` holds a request under the operator's settings.
@@ -29,6 +30,7 @@ mod live_tokens;
 mod modes;
 mod nested;
 mod open_files;
+mod plan;
 mod progress;
 mod python;
 mod record;
@@ -37,6 +39,7 @@ mod reservation;
 mod spec;
 mod stop;
 mod supervisor;
+mod tally;
 mod tool_subset;
 mod watch;
 
@@ -50,7 +53,9 @@ pub use modes::{PREVIOUS_PLACEHOLDER, check_concurrency, substitute_previous};
 pub use open_files::{
     FDS_BESIDES_SUBAGENTS, FDS_PER_LIVE_SUBAGENT, OpenFilesTooFew, check_open_files, fds_needed,
 };
+pub use plan::RunPlan;
 pub use progress::{ContentEvent, ContentSink, ProgressEvent, ProgressSink};
 pub use request::{ResumeFrom, RunRequest, WorkerCommand};
 pub(crate) use stop::ending_of;
 pub use supervisor::Supervisor;
+pub use tally::{ChildProgress, ProgressTally, ProgressUsage};

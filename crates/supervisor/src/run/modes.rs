@@ -15,6 +15,7 @@
 
 use futures_util::StreamExt;
 use subagent_protocol::ErrorCode;
+use subagent_protocol::RunMode;
 use subagent_protocol::result::{ContentItem, Details, ErrorInfo, Mode, SubagentResult};
 use subagent_protocol::text::prefix_chars;
 use tokio_util::sync::CancellationToken;
@@ -59,7 +60,7 @@ impl Supervisor {
         // them in request order, whichever finishes first.
         let children: Vec<SubagentResult> = futures_util::stream::iter(requests)
             .map(|mut request| {
-                request.mode = Mode::Parallel;
+                request.mode = RunMode::Parallel;
                 self.run(request, cancel.clone())
             })
             .buffered(concurrency)
@@ -91,7 +92,7 @@ impl Supervisor {
             if let Some(previous) = &previous {
                 step.task = substitute_previous(&step.task, previous);
             }
-            step.mode = Mode::Chain;
+            step.mode = RunMode::Chain;
             let result = self.run(step, cancel.clone()).await;
             let failed = result.details.error.is_some();
             previous = Some(output_text(&result));
@@ -212,7 +213,7 @@ fn combine_batch(tasks: &[String], children: Vec<SubagentResult>) -> SubagentRes
     SubagentResult {
         content: vec![ContentItem::Text { text }],
         details: Details {
-            mode: Mode::Parallel,
+            mode: Mode::Run(RunMode::Parallel),
             run_id: Some(new_run_id()),
             results: children
                 .into_iter()
@@ -259,7 +260,7 @@ fn combine_chain(total: usize, ran: Vec<SubagentResult>) -> SubagentResult {
     SubagentResult {
         content: vec![ContentItem::Text { text }],
         details: Details {
-            mode: Mode::Chain,
+            mode: Mode::Run(RunMode::Chain),
             run_id: Some(new_run_id()),
             results: ran.into_iter().flat_map(|c| c.details.results).collect(),
             error,

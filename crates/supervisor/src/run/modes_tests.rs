@@ -11,7 +11,7 @@ fn ok(text: &str) -> SubagentResult {
             text: text.to_owned(),
         }],
         details: Details {
-            mode: Mode::Single,
+            mode: Mode::Run(RunMode::Single),
             run_id: Some("abcd1234".into()),
             results: vec![single],
             error: None,
@@ -89,7 +89,7 @@ fn the_first_failure_in_task_order_decides_the_error_code() {
 fn combined_batch_keeps_results_in_task_order_under_one_run_id() {
     let tasks = vec!["a".to_owned(), "b".to_owned()];
     let combined = combine_batch(&tasks, vec![ok("A"), ok("B")]);
-    assert_eq!(combined.details.mode, Mode::Parallel);
+    assert_eq!(combined.details.mode, Mode::Run(RunMode::Parallel));
     assert_eq!(combined.details.results.len(), 2);
     assert_eq!(combined.details.results[1].output.as_deref(), Some("B"));
     assert_eq!(combined.details.run_id.as_deref().map(str::len), Some(8));
@@ -100,7 +100,7 @@ fn combined_batch_keeps_results_in_task_order_under_one_run_id() {
 fn a_finished_chain_returns_the_last_output() {
     let combined = combine_chain(2, vec![ok("one"), ok("two")]);
     assert_eq!(chain_text(2, &[ok("one"), ok("two")]), "two");
-    assert_eq!(combined.details.mode, Mode::Chain);
+    assert_eq!(combined.details.mode, Mode::Run(RunMode::Chain));
     assert_eq!(combined.details.results.len(), 2);
     assert!(combined.details.error.is_none());
 }

@@ -21,7 +21,8 @@ use std::path::Path;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use subagent_protocol::result::{ContentItem, Mode, SubagentResult};
+use subagent_protocol::RunMode;
+use subagent_protocol::result::{ContentItem, SubagentResult};
 use subagent_protocol::{Budget, ErrorCode, SpawnRequest, SubagentReply, Usage};
 use tokio_util::sync::CancellationToken;
 
@@ -93,7 +94,7 @@ pub(super) fn grandchild_request(
         caller_depth: p.caller_depth.saturating_add(1),
         max_depth: p.max_depth,
         parent_session: Some(parent_session.to_owned()),
-        mode: Mode::Single,
+        mode: RunMode::Single,
         web: p.web.clone(),
         resume: None,
         batch_task: None,

@@ -1,5 +1,6 @@
 use pretty_assertions::assert_eq;
-use subagent_protocol::result::{SingleResult, SubagentResult};
+use subagent_protocol::RunMode;
+use subagent_protocol::result::{Mode, SingleResult, SubagentResult};
 use subagent_protocol::{ErrorCode, Usage};
 
 use super::*;
@@ -10,7 +11,7 @@ fn finished(text: &str, usage: Usage) -> SubagentResult {
     SubagentResult {
         content: vec![ContentItem::Text { text: text.into() }],
         details: subagent_protocol::result::Details {
-            mode: Mode::Single,
+            mode: Mode::Run(RunMode::Single),
             run_id: Some("abcd1234".into()),
             results: vec![single],
             error: None,

@@ -6,9 +6,10 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use subagent_protocol::result::Mode;
 use subagent_protocol::session::BatchTask;
-use subagent_protocol::{Budget, HistoryMessage, Limits, OutputMode, ProviderSpec, WebSettings};
+use subagent_protocol::{
+    Budget, HistoryMessage, Limits, OutputMode, ProviderSpec, RunMode, WebSettings,
+};
 
 /// How to start a worker process.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,7 +73,7 @@ pub struct RunRequest {
     /// The caller's session file, to receive lifecycle lines.
     pub parent_session: Option<PathBuf>,
     /// single, parallel or chain (for lifecycle lines).
-    pub mode: Mode,
+    pub mode: RunMode,
     /// Settings of the web tools (search backend, private networks).
     pub web: WebSettings,
     /// The recorded run this one continues, when it is a resume.
@@ -122,7 +123,7 @@ impl RunRequest {
             caller_depth: 0,
             max_depth: crate::config::DEFAULT_MAX_DEPTH,
             parent_session: None,
-            mode: Mode::Single,
+            mode: RunMode::Single,
             web: WebSettings::default(),
             resume: None,
             batch_task: None,

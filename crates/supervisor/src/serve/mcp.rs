@@ -17,7 +17,7 @@
 //! a client that does not read its answers stops the reading of its
 //! requests instead of growing the server.
 //!
-//! All runs share one [`Supervisor`] (the one of the jobs registry,
+//! All runs share one [`crate::Supervisor`] (the one of the jobs registry,
 //! [`Jobs`], which runs the background jobs), so its concurrency limit
 //! holds over every call. When the server stops, background jobs are
 //! cancelled too: nobody would be left to ask for their results (their
@@ -39,17 +39,16 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
 use subagent_protocol::ErrorCode;
-use subagent_protocol::result::SubagentResult;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::defaults::{ServeDefaults, SpawnError, error_chain};
-use crate::config::{PrepareError, Prepared, RequestPatch};
+use super::spawn::Spawn;
+use crate::RunRequest;
+use crate::config::{PrepareError, Prepared};
 use crate::interrupt::wait_for_interrupt;
-use crate::jobs::{JobId, JobMode, JobRequest, Jobs, JobsError};
+use crate::jobs::{JobId, JobRequest, Jobs, JobsError};
 use crate::run::{Ceilings, Owner};
-use crate::{RunRequest, Supervisor};
-use tools::{CallMode, SpawnCall};
 
 /// What every call shares.
 struct State {
@@ -167,26 +166,21 @@ impl McpServer {
     ) -> rmcp::model::CallToolResult {
         let call = match tools::parse_spawn(arguments) {
             Ok(call) => call,
-            Err(message) => return tools::refusal(ErrorCode::InvalidInput.as_str(), &message),
+            Err(message) => return tools::refusal(ErrorCode::InvalidInput, &message),
         };
         let requests = match self.requests(&call) {
             Ok(requests) => requests,
-            Err(e) => return tools::refusal(ErrorCode::InvalidInput.as_str(), &error_chain(&e)),
+            Err(e) => return tools::refusal(ErrorCode::InvalidInput, &error_chain(&e)),
         };
         if call.background {
-            let mode = match call.mode {
-                CallMode::Single => JobMode::Single,
-                CallMode::Parallel => JobMode::Parallel,
-                CallMode::Chain => JobMode::Chain,
-            };
             let started = self.state.jobs.start(JobRequest {
-                mode,
+                mode: call.mode,
                 requests,
                 background: true,
             });
             return match started {
                 Ok(job_id) => tools::job_started(&job_id.0),
-                Err(e) => tools::refusal(ErrorCode::InvalidInput.as_str(), &e.to_string()),
+                Err(e) => tools::refusal(ErrorCode::InvalidInput, &e.to_string()),
             };
         }
         let cancel = self.state.shutdown.child_token();
@@ -197,12 +191,10 @@ impl McpServer {
             .map(|token| tokio::spawn(forward_progress(context.peer.clone(), token, rx)));
         let mut run = pin!(progress::scoped(
             tx,
-            execute(
-                self.state.jobs.supervisor(),
-                &call,
-                requests,
-                cancel.clone()
-            )
+            self.state
+                .jobs
+                .supervisor()
+                .execute(call.plan(requests), cancel.clone())
         ));
         let result = tokio::select! {
             result = &mut run => result,
@@ -229,53 +221,15 @@ impl McpServer {
         }
         match jobs.status(&job_id) {
             Some(status) => tools::job_status(&status),
-            None => tools::refusal(
-                ErrorCode::InvalidInput.as_str(),
-                &format!("no job {job_id}"),
-            ),
+            None => tools::refusal(ErrorCode::InvalidInput, &format!("no job {job_id}")),
         }
     }
 
     /// One resolved request per task: the server's flags patched by the call.
-    fn requests(&self, call: &SpawnCall) -> Result<Vec<RunRequest>, SpawnError> {
-        let patch = RequestPatch {
-            agent: call.agent.clone(),
-            provider: call.provider.clone(),
-            model: call.model.clone(),
-            limits: call.limits.clone(),
-            output_schema_json: call.output_schema_json.clone(),
-            tools: call.tools.clone(),
-            allow_network: call.allow_network,
-            workspace: call.workspace.clone(),
-            resume: call.resume.clone(),
-            ..RequestPatch::default()
-        };
+    fn requests(&self, call: &Spawn) -> Result<Vec<RunRequest>, SpawnError> {
         self.state
             .defaults
-            .requests_for(&self.state.ceilings, &patch, &call.tasks)
-    }
-}
-
-async fn execute(
-    supervisor: &Supervisor,
-    call: &SpawnCall,
-    requests: Vec<RunRequest>,
-    cancel: CancellationToken,
-) -> SubagentResult {
-    match call.mode {
-        CallMode::Single => match requests.into_iter().next() {
-            Some(request) => supervisor.run(request, cancel).await,
-            None => SubagentResult::refusal(
-                subagent_protocol::ErrorCode::InvalidInput,
-                "no task".to_owned(),
-            ),
-        },
-        CallMode::Parallel => {
-            supervisor
-                .run_batch(requests, call.concurrency, cancel)
-                .await
-        }
-        CallMode::Chain => supervisor.run_chain(requests, cancel).await,
+            .requests_for(&self.state.ceilings, &call.patch(), &call.tasks)
     }
 }
 
@@ -328,7 +282,7 @@ impl ServerHandler for McpServer {
             name @ (tools::STATUS_TOOL | tools::CANCEL_TOOL) => {
                 match tools::parse_job_id(request.arguments) {
                     Ok(id) => self.job(name == tools::CANCEL_TOOL, JobId(id)).await,
-                    Err(message) => tools::refusal(ErrorCode::InvalidInput.as_str(), &message),
+                    Err(message) => tools::refusal(ErrorCode::InvalidInput, &message),
                 }
             }
             other => {

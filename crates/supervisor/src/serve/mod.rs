@@ -2,6 +2,7 @@
 //! `serve --stdio`, JSON lines with ids ([`stdio`], its wire format in
 //! [`protocol`], its bounded pipes in `io`), and `serve --mcp`, the Model
 //! Context Protocol ([`mcp`]: its tools, progress and bounded transport).
+//! Both read a request to start runs with one parser ([`spawn`]).
 //! A server's own settings are the defaults and ceilings of every run it
 //! starts ([`defaults`]).
 //!
@@ -11,6 +12,7 @@ pub mod defaults;
 mod io;
 pub mod mcp;
 pub mod protocol;
+pub mod spawn;
 pub mod stdio;
 
 pub use defaults::{Report, ServeDefaults, SpawnError, WarningSink, error_chain};

@@ -4,62 +4,35 @@
 //! and `schemas/serve-message.schema.json` describe the same shapes.
 //!
 //! Pure: no I/O and no runs, so every rule here is tested without a
-//! server. It never resolves config or agent files: the server does that
-//! with a spawn's overrides.
+//! server. A spawn's params are read by the parser both servers share
+//! ([`super::spawn`], with this wire's [`STDIO`] rules); it never resolves
+//! config or agent files: the server does that with a spawn's overrides.
 
-use std::collections::BTreeMap;
-
-use crate::config::LimitSet;
-use crate::jobs::{JobId, JobMode, Streaming};
-use serde::Deserialize;
+pub use super::spawn::Spawn;
+use super::spawn::{STDIO, parse_spawn};
+use crate::jobs::{JobId, Streaming};
+use serde::Serialize;
 use serde_json::{Value, json};
 use subagent_protocol::session::{LifecycleEvent, SessionEntry, SessionLine};
 
-/// Error codes of error responses.
-pub mod codes {
+/// The code of an error response, as the `error.code` string names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ResponseCode {
     /// The line is not JSON.
-    pub const PARSE_ERROR: &str = "PARSE_ERROR";
+    ParseError,
     /// JSON, but not a request object (`method` missing or not a string).
-    pub const INVALID_REQUEST: &str = "INVALID_REQUEST";
+    InvalidRequest,
     /// A method the server does not have.
-    pub const UNKNOWN_METHOD: &str = "UNKNOWN_METHOD";
+    UnknownMethod,
     /// The method's `params` are wrong.
-    pub const INVALID_PARAMS: &str = "INVALID_PARAMS";
+    InvalidParams,
     /// A spawn asks above the server's ceilings (a limit, tools, network,
     /// provider, model, workspace): the message names what and how far.
-    pub const INVALID_INPUT: &str = "INVALID_INPUT";
+    /// Spelled as the result objects' `INVALID_INPUT`.
+    InvalidInput,
     /// No job has that id.
-    pub const UNKNOWN_JOB: &str = "UNKNOWN_JOB";
-}
-
-/// A `spawn`'s params, checked.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Spawn {
-    /// The agent, when named (else the server's default).
-    pub agent: Option<String>,
-    /// The tasks in order; exactly one for [`JobMode::Single`].
-    pub tasks: Vec<String>,
-    /// How they run.
-    pub mode: JobMode,
-    /// JSON Schema text the output must satisfy.
-    pub output_schema_json: Option<String>,
-    /// Answer with the job id at once.
-    pub background: bool,
-    /// Provider override.
-    pub provider: Option<String>,
-    /// Model override.
-    pub model: Option<String>,
-    /// Limit overrides.
-    pub limits: LimitSet,
-    /// Tools, a subset of the server's.
-    pub tools: Option<Vec<String>>,
-    /// Network for tool processes.
-    pub allow_network: Option<bool>,
-    /// Workspace, the server's or below it.
-    pub workspace: Option<std::path::PathBuf>,
-    /// A recorded run to continue (a run id); its one task is the
-    /// follow-up, empty to continue an interrupted run as it stood.
-    pub resume: Option<String>,
+    UnknownJob,
 }
 
 /// What a line asks for.
@@ -92,42 +65,23 @@ pub struct Request {
 pub struct BadLine {
     /// The request's id when it could be read, else null.
     pub id: Value,
-    /// One of [`codes`].
-    pub code: &'static str,
+    /// What kind of error.
+    pub code: ResponseCode,
     /// What is wrong, naming the field.
     pub message: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct RawSpawn {
-    agent: Option<String>,
-    task: Option<String>,
-    tasks: Option<Vec<String>>,
-    mode: Option<String>,
-    output_schema: Option<Value>,
-    #[serde(default)]
-    background: bool,
-    provider: Option<String>,
-    model: Option<String>,
-    limits: Option<BTreeMap<String, Value>>,
-    tools: Option<Vec<String>>,
-    allow_network: Option<bool>,
-    workspace: Option<std::path::PathBuf>,
-    resume: Option<String>,
 }
 
 /// Reads one line.
 pub fn parse_line(line: &str) -> Result<Request, BadLine> {
     let value: Value = serde_json::from_str(line).map_err(|e| BadLine {
         id: Value::Null,
-        code: codes::PARSE_ERROR,
+        code: ResponseCode::ParseError,
         message: format!("the line is not JSON: {e}"),
     })?;
     let Value::Object(mut object) = value else {
         return Err(BadLine {
             id: Value::Null,
-            code: codes::INVALID_REQUEST,
+            code: ResponseCode::InvalidRequest,
             message: "a request is a JSON object with id, method and params".to_owned(),
         });
     };
@@ -141,33 +95,37 @@ pub fn parse_line(line: &str) -> Result<Request, BadLine> {
         Some(Value::String(m)) => m,
         Some(_) => {
             return Err(bad(
-                codes::INVALID_REQUEST,
+                ResponseCode::InvalidRequest,
                 "`method` must be a string".into(),
             ));
         }
-        None => return Err(bad(codes::INVALID_REQUEST, "missing `method`".into())),
+        None => return Err(bad(ResponseCode::InvalidRequest, "missing `method`".into())),
     };
     let params = match object.remove("params") {
         None | Some(Value::Null) => serde_json::Map::new(),
         Some(Value::Object(p)) => p,
         Some(_) => {
             return Err(bad(
-                codes::INVALID_PARAMS,
+                ResponseCode::InvalidParams,
                 "`params` must be an object".into(),
             ));
         }
     };
     let method = match method.as_str() {
         "spawn" => Method::Spawn(Box::new(
-            parse_spawn(params).map_err(|m| bad(codes::INVALID_PARAMS, m))?,
+            parse_spawn(&STDIO, params).map_err(|m| bad(ResponseCode::InvalidParams, m))?,
         )),
-        "status" => Method::Status(job_id(&params).map_err(|m| bad(codes::INVALID_PARAMS, m))?),
-        "wait" => Method::Wait(job_id(&params).map_err(|m| bad(codes::INVALID_PARAMS, m))?),
-        "cancel" => Method::Cancel(job_id(&params).map_err(|m| bad(codes::INVALID_PARAMS, m))?),
+        "status" => {
+            Method::Status(job_id(&params).map_err(|m| bad(ResponseCode::InvalidParams, m))?)
+        }
+        "wait" => Method::Wait(job_id(&params).map_err(|m| bad(ResponseCode::InvalidParams, m))?),
+        "cancel" => {
+            Method::Cancel(job_id(&params).map_err(|m| bad(ResponseCode::InvalidParams, m))?)
+        }
         "list" => Method::List,
         other => {
             return Err(bad(
-                codes::UNKNOWN_METHOD,
+                ResponseCode::UnknownMethod,
                 format!(
                     "unknown method `{other}`; the methods are spawn, status, wait, cancel, list"
                 ),
@@ -184,99 +142,13 @@ fn job_id(params: &serde_json::Map<String, Value>) -> Result<JobId, String> {
     }
 }
 
-/// A spawn's `mode` as the job mode it names.
-fn parse_mode(mode: &str) -> Result<JobMode, String> {
-    match mode {
-        "single" => Ok(JobMode::Single),
-        "parallel" => Ok(JobMode::Parallel),
-        "chain" => Ok(JobMode::Chain),
-        other => Err(format!(
-            "unknown mode `{other}`: use single, parallel or chain"
-        )),
-    }
-}
-
-/// A job mode as a spawn's `mode` names it.
-fn mode_name(mode: JobMode) -> &'static str {
-    match mode {
-        JobMode::Single => "single",
-        JobMode::Parallel => "parallel",
-        JobMode::Chain => "chain",
-    }
-}
-
-fn parse_spawn(params: serde_json::Map<String, Value>) -> Result<Spawn, String> {
-    let mut raw: RawSpawn = serde_json::from_value(Value::Object(params))
-        .map_err(|e| format!("invalid spawn params: {e}"))?;
-    let resuming = raw.resume.is_some();
-    if resuming && (raw.tasks.is_some() || raw.mode.as_deref().is_some_and(|m| m != "single")) {
-        return Err("`resume` continues one run: give at most `task`, mode single".to_owned());
-    }
-    if resuming && raw.task.is_none() {
-        // No follow-up: an interrupted run continues as it stood.
-        raw.task = Some(String::new());
-    }
-    let mode = raw.mode.as_deref().map(parse_mode);
-    let mode = match (mode, &raw.task, &raw.tasks) {
-        (_, Some(_), Some(_)) => return Err("give `task` or `tasks`, not both".to_owned()),
-        (Some(Err(unknown)), _, _) => return Err(unknown),
-        (None | Some(Ok(JobMode::Single)), Some(_), None) => JobMode::Single,
-        (Some(Ok(m @ (JobMode::Parallel | JobMode::Chain))), Some(_), None) => {
-            return Err(format!(
-                "mode {} takes `tasks` (a list), not `task`",
-                mode_name(m)
-            ));
-        }
-        (None | Some(Ok(JobMode::Parallel)), None, Some(_)) => JobMode::Parallel,
-        (Some(Ok(JobMode::Chain)), None, Some(_)) => JobMode::Chain,
-        (Some(Ok(JobMode::Single)), None, Some(_)) => {
-            return Err("mode single takes `task`, not `tasks`".to_owned());
-        }
-        (_, None, None) => {
-            return Err(
-                "missing task: give `task` (or `tasks` with mode parallel or chain)".to_owned(),
-            );
-        }
-    };
-    let tasks: Vec<String> = raw
-        .task
-        .into_iter()
-        .chain(raw.tasks.unwrap_or_default())
-        .collect();
-    if tasks.is_empty() {
-        return Err("`tasks` is empty: give at least one task".to_owned());
-    }
-    if let Some(i) = tasks.iter().position(|t| t.trim().is_empty() && !resuming) {
-        return Err(format!("task {} is empty", i + 1));
-    }
-    let output_schema_json = match raw.output_schema {
-        None => None,
-        Some(schema @ Value::Object(_)) => Some(schema.to_string()),
-        Some(_) => return Err("`outputSchema` must be a JSON Schema object".to_owned()),
-    };
-    Ok(Spawn {
-        agent: raw.agent,
-        tasks,
-        mode,
-        output_schema_json,
-        background: raw.background,
-        provider: raw.provider,
-        model: raw.model,
-        limits: LimitSet::from_json(raw.limits.unwrap_or_default())?,
-        tools: raw.tools,
-        allow_network: raw.allow_network,
-        workspace: raw.workspace,
-        resume: raw.resume,
-    })
-}
-
 /// A response line.
 pub fn response(id: &Value, result: Value) -> String {
     json!({"id": id, "result": result}).to_string()
 }
 
 /// An error response line.
-pub fn error_response(id: &Value, code: &str, message: &str) -> String {
+pub fn error_response(id: &Value, code: ResponseCode, message: &str) -> String {
     json!({"id": id, "error": {"code": code, "message": message}}).to_string()
 }
 
@@ -284,7 +156,7 @@ pub fn error_response(id: &Value, code: &str, message: &str) -> String {
 pub fn line_too_long(bytes: usize, max: usize) -> String {
     error_response(
         &Value::Null,
-        codes::INVALID_REQUEST,
+        ResponseCode::InvalidRequest,
         &format!(
             "the line is {bytes} bytes, more than the {} MiB a request may have; it was skipped. \
              Send long tasks as files in the workspace and name them in the task",
@@ -297,7 +169,7 @@ pub fn line_too_long(bytes: usize, max: usize) -> String {
 pub fn not_utf8(offset: usize) -> String {
     error_response(
         &Value::Null,
-        codes::PARSE_ERROR,
+        ResponseCode::ParseError,
         &format!(
             "the line is not UTF-8 (invalid byte at offset {offset}); send each request as one \
              line of JSON text in UTF-8"

@@ -2,6 +2,7 @@ use pretty_assertions::assert_eq;
 
 use super::*;
 use crate::config::LimitKey;
+use subagent_protocol::RunMode;
 
 fn bad(line: &str) -> BadLine {
     parse_line(line).expect_err("the line must be refused")
@@ -19,7 +20,7 @@ fn a_single_spawn_reads_with_its_overrides() {
     let Method::Spawn(spawn) = request.method else {
         panic!("a spawn");
     };
-    assert_eq!(spawn.mode, JobMode::Single);
+    assert_eq!(spawn.mode, RunMode::Single);
     assert_eq!(spawn.tasks, vec!["hi".to_owned()]);
     assert_eq!(spawn.agent.as_deref(), Some("general"));
     assert_eq!(spawn.model.as_deref(), Some("m"));
@@ -55,11 +56,11 @@ fn tasks_run_in_parallel_unless_the_mode_says_chain() {
     };
     assert_eq!(
         mode(r#"{"id":1,"method":"spawn","params":{"tasks":["a","b"]}}"#),
-        JobMode::Parallel
+        RunMode::Parallel
     );
     assert_eq!(
         mode(r#"{"id":1,"method":"spawn","params":{"tasks":["a","b"],"mode":"chain"}}"#),
-        JobMode::Chain
+        RunMode::Chain
     );
 }
 
@@ -68,20 +69,20 @@ fn malformed_lines_get_an_error_naming_the_problem_and_the_id_when_known() {
     let not_json = bad("{nope");
     assert_eq!(
         (not_json.id.clone(), not_json.code),
-        (Value::Null, codes::PARSE_ERROR)
+        (Value::Null, ResponseCode::ParseError)
     );
 
     let unknown = bad(r#"{"id":"a","method":"explode"}"#);
     assert_eq!(
         (unknown.id.clone(), unknown.code),
-        (json!("a"), codes::UNKNOWN_METHOD)
+        (json!("a"), ResponseCode::UnknownMethod)
     );
     assert!(unknown.message.contains("explode"), "{}", unknown.message);
 
     let no_task = bad(r#"{"id":2,"method":"spawn","params":{"agent":"general"}}"#);
     assert_eq!(
         (no_task.id.clone(), no_task.code),
-        (json!(2), codes::INVALID_PARAMS)
+        (json!(2), ResponseCode::InvalidParams)
     );
     assert!(no_task.message.contains("task"), "{}", no_task.message);
 
@@ -98,18 +99,18 @@ fn malformed_lines_get_an_error_naming_the_problem_and_the_id_when_known() {
     assert!(no_job.message.contains("jobId"), "{}", no_job.message);
 
     let array = bad("[1,2]");
-    assert_eq!(array.code, codes::INVALID_REQUEST);
+    assert_eq!(array.code, ResponseCode::InvalidRequest);
 }
 
 #[test]
 fn an_ending_notification_is_named_after_its_event_and_carries_the_line() {
-    use subagent_protocol::session::{AgentEvent, LifecycleMode, LifecycleStatus};
+    use subagent_protocol::session::{AgentEvent, LifecycleStatus, RunMode};
     let line = SessionLine::now(SessionEntry::AgentEvent(AgentEvent {
         event_type: LifecycleEvent::Error,
         job_id: "abcd1234".into(),
         requested_by: "t".into(),
         agent_name: "general".into(),
-        mode: LifecycleMode::Single,
+        mode: RunMode::Single,
         pid: None,
         started_at: "2026-01-01T00:00:00.000Z".into(),
         completed_at: None,
@@ -127,4 +128,38 @@ fn an_ending_notification_is_named_after_its_event_and_carries_the_line() {
     assert_eq!(v["params"]["jobId"], "abcd1234");
     assert_eq!(v["params"]["type"], "agent_event");
     assert!(v.get("id").is_none());
+}
+
+#[test]
+fn error_codes_are_spelled_as_the_schema_names_them() {
+    let spelled: Vec<Value> = [
+        ResponseCode::ParseError,
+        ResponseCode::InvalidRequest,
+        ResponseCode::UnknownMethod,
+        ResponseCode::InvalidParams,
+        ResponseCode::InvalidInput,
+        ResponseCode::UnknownJob,
+    ]
+    .iter()
+    .map(|code| {
+        let line: Value = serde_json::from_str(&error_response(&json!(1), *code, "m")).unwrap();
+        line["error"]["code"].clone()
+    })
+    .collect();
+    assert_eq!(
+        spelled,
+        [
+            "PARSE_ERROR",
+            "INVALID_REQUEST",
+            "UNKNOWN_METHOD",
+            "INVALID_PARAMS",
+            "INVALID_INPUT",
+            "UNKNOWN_JOB"
+        ]
+        .map(|code| json!(code))
+    );
+    assert_eq!(
+        spelled[4],
+        json!(subagent_protocol::ErrorCode::InvalidInput.as_str())
+    );
 }

@@ -37,9 +37,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::defaults::{Report, ServeDefaults, SpawnError, error_chain};
 use super::io::{MAX_LINE_BYTES, Output, ReadLine, RequestLines};
-use super::protocol::{self, Method, Request, Spawn, codes};
+use super::protocol::{self, Method, Request, ResponseCode, Spawn};
 use crate::RunRequest;
-use crate::config::{PrepareError, RequestPatch};
+use crate::config::PrepareError;
 use crate::interrupt::wait_for_interrupt;
 use crate::jobs::{JobRequest, JobStatus, Jobs, JobsError};
 use crate::run::{Ceilings, Owner};
@@ -304,15 +304,19 @@ impl Server {
 
     async fn answer(&self, Request { id, method }: Request) -> String {
         let unknown = |job: &crate::jobs::JobId| {
-            protocol::error_response(&id, codes::UNKNOWN_JOB, &format!("no job has the id {job}"))
+            protocol::error_response(
+                &id,
+                ResponseCode::UnknownJob,
+                &format!("no job has the id {job}"),
+            )
         };
         match method {
             Method::Spawn(spawn) => match self.spawn(&spawn).await {
                 Ok(result) => protocol::response(&id, result),
                 Err(e) => {
                     let code = match e {
-                        SpawnError::Ceiling(_) => codes::INVALID_INPUT,
-                        _ => codes::INVALID_PARAMS,
+                        SpawnError::Ceiling(_) => ResponseCode::InvalidInput,
+                        _ => ResponseCode::InvalidParams,
                     };
                     protocol::error_response(&id, code, &error_chain(&e))
                 }
@@ -380,20 +384,8 @@ impl Server {
     /// One resolved request per task: the server's flags patched by the
     /// spawn, under the server's ceilings.
     fn requests(&self, spawn: &Spawn) -> Result<Vec<RunRequest>, SpawnError> {
-        let patch = RequestPatch {
-            agent: spawn.agent.clone(),
-            provider: spawn.provider.clone(),
-            model: spawn.model.clone(),
-            limits: spawn.limits.clone(),
-            output_schema_json: spawn.output_schema_json.clone(),
-            tools: spawn.tools.clone(),
-            allow_network: spawn.allow_network,
-            workspace: spawn.workspace.clone(),
-            resume: spawn.resume.clone(),
-            ..RequestPatch::default()
-        };
         self.defaults
-            .requests_for(&self.ceilings, &patch, &spawn.tasks)
+            .requests_for(&self.ceilings, &spawn.patch(), &spawn.tasks)
     }
 }
 

@@ -185,8 +185,8 @@ fn a_cut_answer_is_completed_with_a_note_and_cached_input_is_its_own_figure() {
 #[test]
 fn an_ending_line_shows_its_reason_and_an_assistant_message_its_cut() {
     use subagent_protocol::session::{
-        AgentEvent, LifecycleEvent, LifecycleMode, LifecycleStatus, MessageLine, Role,
-        SessionEntry, SessionLine,
+        AgentEvent, LifecycleEvent, LifecycleStatus, MessageLine, Role, RunMode, SessionEntry,
+        SessionLine,
     };
     let ending = SessionLine {
         entry: SessionEntry::AgentEvent(AgentEvent {
@@ -194,7 +194,7 @@ fn an_ending_line_shows_its_reason_and_an_assistant_message_its_cut() {
             job_id: "r1".into(),
             requested_by: "me".into(),
             agent_name: "general".into(),
-            mode: LifecycleMode::Single,
+            mode: RunMode::Single,
             pid: None,
             started_at: "2026-11-22T12:00:00.000Z".into(),
             completed_at: None,

@@ -2,8 +2,8 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 use subagent_protocol::Limits;
 use subagent_protocol::session::{
-    AgentEvent, LifecycleEvent, LifecycleMode, LifecycleStatus, ResumedFrom, SandboxStatus,
-    SessionLine, UsageLine,
+    AgentEvent, LifecycleEvent, LifecycleStatus, ResumedFrom, RunMode, SandboxStatus, SessionLine,
+    UsageLine,
 };
 use subagent_protocol::{HistoryMessage, HistoryToolCall, Usage};
 
@@ -90,7 +90,7 @@ fn ending(job_id: &str, kind: LifecycleEvent, status: LifecycleStatus) -> String
         job_id: job_id.into(),
         requested_by: "me".into(),
         agent_name: "general".into(),
-        mode: LifecycleMode::Single,
+        mode: RunMode::Single,
         pid: Some(7),
         started_at: "2026-11-22T12:00:00.000Z".into(),
         completed_at: Some("2026-11-22T12:00:01.500Z".into()),

@@ -4,7 +4,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use pretty_assertions::assert_eq;
 use subagent_protocol::Limits;
 use subagent_protocol::session::{
-    AgentEvent, LifecycleEvent, LifecycleMode, LifecycleStatus, SandboxStatus, SessionEntry,
+    AgentEvent, LifecycleEvent, LifecycleStatus, RunMode, SandboxStatus, SessionEntry,
     SessionHeader, SessionLine, UsageLine,
 };
 
@@ -50,7 +50,7 @@ fn event(kind: LifecycleEvent, status: Option<LifecycleStatus>) -> SessionEntry 
         job_id: "r1".into(),
         requested_by: "me".into(),
         agent_name: "general".into(),
-        mode: LifecycleMode::Single,
+        mode: RunMode::Single,
         pid: Some(7),
         started_at: "2026-11-22T12:00:00.000Z".into(),
         completed_at: None,

@@ -1,21 +1,20 @@
 //! The MCP tools of `subagent serve --mcp`: their names and input schemas
 //! as `tools/list` shows them, a `subagent` call's arguments read into a
-//! [`SpawnCall`], and a result object turned into a `tools/call` result.
+//! [`Spawn`], and a result object turned into a `tools/call` result.
 //!
 //! Pure: no process, no I/O, no protocol traffic, so every rule here is
 //! tested without a server. It never resolves config or agent files: the
 //! server does that with the call's overrides.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::config::{LimitKey, LimitSet};
+use crate::config::LimitKey;
 use crate::jobs::JobStatus;
-use crate::run::DEFAULT_MAX_PER_CALL;
+use crate::serve::spawn::{self, Spawn};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
-use serde::Deserialize;
 use serde_json::{Value, json};
-use subagent_protocol::result::{ContentItem, ErrorInfo, SubagentResult};
+use subagent_protocol::result::{ContentItem, ErrorInfo, Mode, SubagentResult};
+use subagent_protocol::{ErrorCode, RunMode};
 
 /// The tool that starts runs.
 pub(crate) const SPAWN_TOOL: &str = "subagent";
@@ -24,122 +23,11 @@ pub(crate) const STATUS_TOOL: &str = "subagent_status";
 /// The tool that cancels a background job.
 pub(crate) const CANCEL_TOOL: &str = "subagent_cancel";
 
-/// How a `subagent` call runs its tasks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum CallMode {
-    /// One task, one child.
-    #[default]
-    Single,
-    /// Every task at once, at most `concurrency` running.
-    Parallel,
-    /// One after another, `{previous}` replaced by the previous output.
-    Chain,
-}
-
-/// A `subagent` call's arguments as the client sent them.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct RawSpawnArgs {
-    agent: Option<String>,
-    task: Option<String>,
-    tasks: Option<Vec<String>>,
-    #[serde(default)]
-    mode: CallMode,
-    concurrency: Option<usize>,
-    output_schema: Option<Value>,
-    #[serde(default)]
-    background: bool,
-    provider: Option<String>,
-    model: Option<String>,
-    limits: Option<BTreeMap<String, Value>>,
-    tools: Option<Vec<String>>,
-    allow_network: Option<bool>,
-    workspace: Option<std::path::PathBuf>,
-    resume: Option<String>,
-}
-
-/// A `subagent` call, checked: what the server resolves and runs.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct SpawnCall {
-    /// The agent, when the call names one (else the server's default).
-    pub(crate) agent: Option<String>,
-    /// The tasks, in order; exactly one for [`CallMode::Single`].
-    pub(crate) tasks: Vec<String>,
-    /// How they run.
-    pub(crate) mode: CallMode,
-    /// Children of a parallel call running at once.
-    pub(crate) concurrency: usize,
-    /// The JSON Schema the output must satisfy, as text for the request.
-    pub(crate) output_schema_json: Option<String>,
-    /// Return a job id at once instead of waiting for the result.
-    pub(crate) background: bool,
-    /// Provider override.
-    pub(crate) provider: Option<String>,
-    /// Model override.
-    pub(crate) model: Option<String>,
-    /// Limit overrides, over the server's flags (at most its own).
-    pub(crate) limits: LimitSet,
-    /// Tools, a subset of the server's.
-    pub(crate) tools: Option<Vec<String>>,
-    /// Network for tool processes.
-    pub(crate) allow_network: Option<bool>,
-    /// Workspace, the server's or below it.
-    pub(crate) workspace: Option<std::path::PathBuf>,
-    /// A recorded run to continue (its run id).
-    pub(crate) resume: Option<String>,
-}
-
-/// Reads a `subagent` call's arguments; the error says what is wrong in
-/// the words of the input schema.
-pub(crate) fn parse_spawn(arguments: Option<JsonObject>) -> Result<SpawnCall, String> {
-    let raw: RawSpawnArgs = serde_json::from_value(Value::Object(arguments.unwrap_or_default()))
-        .map_err(|e| format!("invalid arguments: {e}"))?;
-    let mut tasks: Vec<String> = raw
-        .task
-        .into_iter()
-        .chain(raw.tasks.unwrap_or_default())
-        .collect();
-    tasks.retain(|t| !t.trim().is_empty());
-    if raw.resume.is_some() && raw.mode != CallMode::Single {
-        return Err("resume continues one run: leave mode single".to_owned());
-    }
-    // Resuming without a task continues an interrupted run as it stood.
-    if tasks.is_empty() && raw.resume.is_some() {
-        tasks.push(String::new());
-    }
-    if tasks.is_empty() {
-        return Err("no task: give `task` (or `tasks` with mode parallel or chain)".to_owned());
-    }
-    if raw.mode == CallMode::Single && tasks.len() > 1 {
-        return Err(format!(
-            "{} tasks were given: set mode to parallel or chain",
-            tasks.len()
-        ));
-    }
-    if raw.concurrency.is_some() && raw.mode != CallMode::Parallel {
-        return Err("concurrency applies to mode parallel only".to_owned());
-    }
-    let output_schema_json = match raw.output_schema {
-        None => None,
-        Some(schema @ Value::Object(_)) => Some(schema.to_string()),
-        Some(_) => return Err("outputSchema must be a JSON Schema object".to_owned()),
-    };
-    Ok(SpawnCall {
-        agent: raw.agent,
-        tasks,
-        mode: raw.mode,
-        concurrency: raw.concurrency.unwrap_or(DEFAULT_MAX_PER_CALL),
-        output_schema_json,
-        background: raw.background,
-        provider: raw.provider,
-        model: raw.model,
-        limits: LimitSet::from_json(raw.limits.unwrap_or_default())?,
-        tools: raw.tools,
-        allow_network: raw.allow_network,
-        workspace: raw.workspace,
-        resume: raw.resume,
-    })
+/// Reads a `subagent` call's arguments (the parser both servers share,
+/// with this wire's rules); the error says what is wrong in the words of
+/// the input schema.
+pub(crate) fn parse_spawn(arguments: Option<JsonObject>) -> Result<Spawn, String> {
+    spawn::parse_spawn(&spawn::MCP, arguments.unwrap_or_default())
 }
 
 /// A `subagent_status` or `subagent_cancel` call's job id.
@@ -160,7 +48,7 @@ pub(crate) fn tool_list() -> Vec<Tool> {
             "task": {"type": "string", "description": "The task (mode single), or the first of several. With `resume`: the follow-up."},
             "resume": {"type": "string", "description": "Continue a recorded run: its run id (every result names it in `_meta.runId`). Its conversation comes first, then `task`; without `task`, an interrupted run continues from its last complete turn."},
             "tasks": {"type": "array", "items": {"type": "string"}, "description": "Tasks for mode parallel or chain (after `task`, if given)."},
-            "mode": {"type": "string", "enum": ["single", "parallel", "chain"], "default": "single",
+            "mode": {"type": "string", "enum": RunMode::ALL.map(RunMode::as_str), "default": RunMode::Single.as_str(),
                 "description": "single: one task; parallel: all at once; chain: one after another, `{previous}` in a task replaced by the previous output."},
             "concurrency": {"type": "integer", "minimum": 1, "description": "Mode parallel: children running at once (default 4)."},
             "outputSchema": {"type": "object", "description": "JSON Schema the answer must satisfy; the answer object is returned as structuredContent."},
@@ -275,7 +163,7 @@ fn structured(result: &SubagentResult) -> Option<Value> {
         .map(|r| r.structured_output.clone().unwrap_or(Value::Null))
         .collect();
     match result.details.mode {
-        subagent_protocol::result::Mode::Parallel => Some(json!({ "results": outputs })),
+        Mode::Run(RunMode::Parallel) => Some(json!({ "results": outputs })),
         _ => result
             .details
             .results
@@ -322,7 +210,7 @@ pub(crate) fn job_status(status: &JobStatus) -> CallToolResult {
 }
 
 /// A refusal before anything ran, as a tool result.
-pub(crate) fn refusal(code: &str, message: &str) -> CallToolResult {
+pub(crate) fn refusal(code: ErrorCode, message: &str) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(format!("{code}: {message}"))])
 }
 

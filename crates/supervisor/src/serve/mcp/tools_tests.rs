@@ -26,7 +26,7 @@ fn a_single_task_with_overrides_is_read() {
     .unwrap();
     assert_eq!(call.agent.as_deref(), Some("explorer"));
     assert_eq!(call.tasks, vec!["find it".to_owned()]);
-    assert_eq!(call.mode, CallMode::Single);
+    assert_eq!(call.mode, RunMode::Single);
     assert_eq!(call.model.as_deref(), Some("m"));
     assert_eq!(
         call.output_schema_json.as_deref(),
@@ -49,7 +49,7 @@ fn several_tasks_need_a_mode() {
     assert!(err.contains("parallel or chain"), "{err}");
     let call = parse_spawn(args(json!({"task": "a", "tasks": ["b"], "mode": "chain"}))).unwrap();
     assert_eq!(call.tasks, vec!["a".to_owned(), "b".to_owned()]);
-    assert_eq!(call.mode, CallMode::Chain);
+    assert_eq!(call.mode, RunMode::Chain);
 }
 
 #[test]
@@ -130,7 +130,7 @@ use subagent_protocol::result::ErrorInfo;
 #[test]
 fn structured_output_is_returned_only_with_a_schema() {
     let r = result(
-        Mode::Single,
+        Mode::Run(RunMode::Single),
         vec![single(Some(json!({"city": "Paris"})))],
         None,
     );
@@ -148,7 +148,7 @@ fn structured_output_is_returned_only_with_a_schema() {
 #[test]
 fn a_parallel_call_returns_every_structured_output() {
     let r = result(
-        Mode::Parallel,
+        Mode::Run(RunMode::Parallel),
         vec![single(Some(json!({"n": 1}))), single(None)],
         None,
     );
@@ -161,7 +161,7 @@ fn a_parallel_call_returns_every_structured_output() {
 #[test]
 fn a_failure_is_an_error_result_with_its_code_first() {
     let r = result(
-        Mode::Single,
+        Mode::Run(RunMode::Single),
         vec![single(None)],
         Some(ErrorInfo {
             code: ErrorCode::SubagentTimeout,
@@ -185,7 +185,11 @@ fn a_failure_says_its_error_once_in_one_text_block() {
         message: "wall timeout".to_owned(),
     };
     let with_text = |text: &str| {
-        let mut r = result(Mode::Single, vec![single(None)], Some(timeout.clone()));
+        let mut r = result(
+            Mode::Run(RunMode::Single),
+            vec![single(None)],
+            Some(timeout.clone()),
+        );
         r.content = vec![ContentItem::Text {
             text: text.to_owned(),
         }];
