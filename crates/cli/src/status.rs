@@ -270,7 +270,11 @@ impl RunStatus {
                 });
             }
             ProgressEvent::Usage { cost, .. } => self.cost = cost,
-            ProgressEvent::Started { .. } | ProgressEvent::Ended { .. } => {}
+            // A line is drawn from `Started` on: a queued run has none yet.
+            ProgressEvent::Queued { .. }
+            | ProgressEvent::LeftQueue { .. }
+            | ProgressEvent::Started { .. }
+            | ProgressEvent::Ended { .. } => {}
         }
     }
 

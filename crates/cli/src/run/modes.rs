@@ -10,12 +10,9 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use subagent_protocol::result::SubagentResult;
-use subagent_supervisor::run::{DEFAULT_MAX_PER_CALL, check_concurrency};
+use subagent_supervisor::run::concurrency_for;
 use subagent_supervisor::{RunRequest, Supervisor};
 use tokio_util::sync::CancellationToken;
-
-/// `--concurrency`'s default: the per-call limit of the design.
-pub(super) const DEFAULT_CONCURRENCY: usize = DEFAULT_MAX_PER_CALL;
 
 /// How one `subagent run` call runs its tasks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,19 +64,20 @@ pub(super) fn plan_from(tasks: Vec<String>, flags: &ModeFlags<'_>) -> Result<Tas
     if tasks.is_empty() {
         bail!("no task: pass --task TEXT (or --tasks FILE with one task per line)");
     }
-    if let Some(n) = flags.concurrency {
-        if !flags.parallel {
-            bail!("--concurrency applies to --parallel only");
-        }
-        if let Err(message) = check_concurrency(n, flags.max_concurrent) {
-            bail!("--concurrency {n}: {message}");
-        }
+    if flags.concurrency.is_some() && !flags.parallel {
+        bail!("--concurrency applies to --parallel only");
     }
     if flags.parallel {
-        return Ok(TaskPlan::Parallel {
-            tasks,
-            concurrency: flags.concurrency.unwrap_or(DEFAULT_CONCURRENCY),
-        });
+        // An explicit --concurrency above the limit is refused; the default
+        // is lowered to it (the others wait).
+        let concurrency = match concurrency_for(flags.concurrency, flags.max_concurrent) {
+            Ok(n) => n,
+            Err(message) => bail!(
+                "--concurrency {}: {message}",
+                flags.concurrency.unwrap_or_default()
+            ),
+        };
+        return Ok(TaskPlan::Parallel { tasks, concurrency });
     }
     if flags.chain {
         return Ok(TaskPlan::Chain(tasks));

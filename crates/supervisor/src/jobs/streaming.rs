@@ -8,7 +8,7 @@
 //! here are tool calls by name with empty arguments; the text is in the
 //! result and the session files. Memory is bounded by [`MAX_DISPLAY_ITEMS`].
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 use subagent_protocol::result::DisplayItem;
@@ -49,6 +49,12 @@ pub struct Streaming {
     pub children_ended: u32,
     #[serde(skip)]
     per_child: HashMap<String, (StreamingUsage, u32)>,
+    /// Children waiting for a concurrency slot now, by run id.
+    #[serde(skip)]
+    queued: HashSet<String>,
+    /// Children whose worker runs now, by run id.
+    #[serde(skip)]
+    live: HashSet<String>,
 }
 
 impl Streaming {
@@ -56,8 +62,15 @@ impl Streaming {
     /// the event changes nothing a client sees.
     pub fn observe(&mut self, event: &ProgressEvent) -> bool {
         match event {
+            ProgressEvent::Queued { run_id, .. } => {
+                self.queued.insert(run_id.clone());
+            }
+            ProgressEvent::LeftQueue { run_id, .. } => {
+                self.queued.remove(run_id);
+            }
             ProgressEvent::Started { run_id, .. } => {
                 self.children_started += 1;
+                self.live.insert(run_id.clone());
                 self.per_child.entry(run_id.clone()).or_default();
             }
             ProgressEvent::Turn { run_id, turn } => {
@@ -100,9 +113,20 @@ impl Streaming {
                             cost: sum.cost + u.cost,
                         });
             }
-            ProgressEvent::Ended { .. } => self.children_ended += 1,
+            ProgressEvent::Ended { run_id, .. } => {
+                self.children_ended += 1;
+                self.live.remove(run_id);
+                self.queued.remove(run_id);
+            }
         }
         true
+    }
+
+    /// True while the job waits for a concurrency slot: a child of it is
+    /// queued and none runs (a parallel job with one child running is
+    /// running, though its others wait).
+    pub fn is_queued(&self) -> bool {
+        !self.queued.is_empty() && self.live.is_empty()
     }
 }
 

@@ -19,7 +19,8 @@
 //!
 //! All runs share one [`Supervisor`] (the one of the jobs registry,
 //! [`Jobs`], which runs the background jobs), so its concurrency limit
-//! holds over every call. When the server stops, background jobs are
+//! holds over every call: a run over it waits for a slot (its progress
+//! says `queued`). When the server stops, background jobs are
 //! cancelled too: nobody would be left to ask for their results (their
 //! session files keep them). It never prints a run's output anywhere but
 //! the response.
@@ -46,8 +47,8 @@ use tokio_util::sync::CancellationToken;
 use super::defaults::{ServeDefaults, SpawnError, error_chain};
 use crate::config::{PrepareError, Prepared, RequestPatch};
 use crate::interrupt::wait_for_interrupt;
-use crate::jobs::{JobId, JobMode, JobRequest, Jobs, JobsError};
-use crate::run::{Ceilings, Owner};
+use crate::jobs::{JobId, JobMode, JobRequest, JobState, Jobs, JobsError};
+use crate::run::{Ceilings, Owner, concurrency_for};
 use crate::{RunRequest, Supervisor};
 use tools::{CallMode, SpawnCall};
 
@@ -185,7 +186,11 @@ impl McpServer {
                 background: true,
             });
             return match started {
-                Ok(job_id) => tools::job_started(&job_id.0),
+                Ok(job_id) => {
+                    let jobs = &self.state.jobs;
+                    let state = jobs.status(&job_id).map_or(JobState::Running, |s| s.state);
+                    tools::job_started(&job_id.0, state)
+                }
                 Err(e) => tools::refusal(ErrorCode::InvalidInput.as_str(), &e.to_string()),
             };
         }
@@ -271,9 +276,12 @@ async fn execute(
             ),
         },
         CallMode::Parallel => {
-            supervisor
-                .run_batch(requests, call.concurrency, cancel)
-                .await
+            match concurrency_for(call.concurrency, supervisor.max_concurrent()) {
+                Ok(concurrency) => supervisor.run_batch(requests, concurrency, cancel).await,
+                Err(message) => {
+                    SubagentResult::refusal(subagent_protocol::ErrorCode::InvalidInput, message)
+                }
+            }
         }
         CallMode::Chain => supervisor.run_chain(requests, cancel).await,
     }

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 
 use crate::config::LimitSet;
-use crate::jobs::{JobId, JobMode, Streaming};
+use crate::jobs::{JobId, JobMode, JobState, Streaming};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use subagent_protocol::session::{LifecycleEvent, SessionEntry, SessionLine};
@@ -305,11 +305,12 @@ pub fn not_utf8(offset: usize) -> String {
     )
 }
 
-/// A progress notification line.
-pub fn progress(job_id: &JobId, streaming: &Streaming) -> String {
+/// A progress notification line: the job's state (`queued` while it
+/// waits for a concurrency slot, then `running`) and its progress so far.
+pub fn progress(job_id: &JobId, state: JobState, streaming: &Streaming) -> String {
     json!({
         "method": "progress",
-        "params": {"jobId": job_id, "details": {"streaming": streaming}},
+        "params": {"jobId": job_id, "state": state, "details": {"streaming": streaming}},
     })
     .to_string()
 }

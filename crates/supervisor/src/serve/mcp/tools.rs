@@ -10,8 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::config::{LimitKey, LimitSet};
-use crate::jobs::JobStatus;
-use crate::run::DEFAULT_MAX_PER_CALL;
+use crate::jobs::{JobState, JobStatus};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -68,8 +67,10 @@ pub(crate) struct SpawnCall {
     pub(crate) tasks: Vec<String>,
     /// How they run.
     pub(crate) mode: CallMode,
-    /// Children of a parallel call running at once.
-    pub(crate) concurrency: usize,
+    /// Children of a parallel call running at once, when the call asked
+    /// (else the default, lowered to the server's limit: see
+    /// [`crate::run::concurrency_for`]).
+    pub(crate) concurrency: Option<usize>,
     /// The JSON Schema the output must satisfy, as text for the request.
     pub(crate) output_schema_json: Option<String>,
     /// Return a job id at once instead of waiting for the result.
@@ -129,7 +130,7 @@ pub(crate) fn parse_spawn(arguments: Option<JsonObject>) -> Result<SpawnCall, St
         agent: raw.agent,
         tasks,
         mode: raw.mode,
-        concurrency: raw.concurrency.unwrap_or(DEFAULT_MAX_PER_CALL),
+        concurrency: raw.concurrency,
         output_schema_json,
         background: raw.background,
         provider: raw.provider,
@@ -162,7 +163,7 @@ pub(crate) fn tool_list() -> Vec<Tool> {
             "tasks": {"type": "array", "items": {"type": "string"}, "description": "Tasks for mode parallel or chain (after `task`, if given)."},
             "mode": {"type": "string", "enum": ["single", "parallel", "chain"], "default": "single",
                 "description": "single: one task; parallel: all at once; chain: one after another, `{previous}` in a task replaced by the previous output."},
-            "concurrency": {"type": "integer", "minimum": 1, "description": "Mode parallel: children running at once (default 4)."},
+            "concurrency": {"type": "integer", "minimum": 1, "description": "Mode parallel: children running at once (default 4, lowered to the server's max_concurrent; a value above it is refused). Runs over the server's limit wait for a slot."},
             "outputSchema": {"type": "object", "description": "JSON Schema the answer must satisfy; the answer object is returned as structuredContent."},
             "background": {"type": "boolean", "default": false, "description": "Return a job id at once; ask subagent_status for the result."},
             "provider": {"type": "string", "description": "Provider override: a configured provider or an API kind."},
@@ -284,12 +285,20 @@ fn structured(result: &SubagentResult) -> Option<Value> {
     }
 }
 
-/// A background job's start: its id, as text and as `structuredContent`.
-pub(crate) fn job_started(job_id: &str) -> CallToolResult {
+/// A background job's start: its id and state (`queued` when every
+/// concurrency slot is taken, else `running`), as text and as
+/// `structuredContent`.
+pub(crate) fn job_started(job_id: &str, state: JobState) -> CallToolResult {
+    let how = match state {
+        JobState::Queued => {
+            "queued in the background (every concurrency slot is taken; it starts when one frees)"
+        }
+        _ => "started in the background",
+    };
     let mut out = CallToolResult::success(vec![ContentBlock::text(format!(
-        "job {job_id} started in the background; subagent_status {{\"jobId\": \"{job_id}\"}} reports it"
+        "job {job_id} {how}; subagent_status {{\"jobId\": \"{job_id}\"}} reports it"
     ))]);
-    out.structured_content = Some(json!({ "jobId": job_id, "state": "running" }));
+    out.structured_content = Some(json!({ "jobId": job_id, "state": state }));
     out
 }
 
