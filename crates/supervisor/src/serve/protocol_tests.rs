@@ -128,3 +128,17 @@ fn an_ending_notification_is_named_after_its_event_and_carries_the_line() {
     assert_eq!(v["params"]["type"], "agent_event");
     assert!(v.get("id").is_none());
 }
+
+#[test]
+fn a_progress_notification_carries_the_jobs_state() {
+    let line = progress(
+        &JobId("ab12cd34".to_owned()),
+        JobState::Queued,
+        &Streaming::default(),
+    );
+    let value: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(value["method"], "progress");
+    assert_eq!(value["params"]["jobId"], "ab12cd34");
+    assert_eq!(value["params"]["state"], "queued");
+    assert_eq!(value["params"]["details"]["streaming"]["turnCount"], 0);
+}
