@@ -250,7 +250,7 @@ pub(super) async fn spawn_and_watch(
 /// `limit` line, and an ending as a cancelled run's, without a worker.
 async fn cancelled_in_queue(ctx: &RunContext<'_>, spec: &TaskSpec, limit: usize) -> ChildRun {
     let why = format!(
-        "cancelled while queued for a concurrency slot (all {limit} were taken, max_concurrent); no worker was started"
+        "cancelled while queued for a concurrency slot (every one of max_concurrent = {limit} was taken); no worker was started"
     );
     ctx.journal
         .write(SessionEntry::Session(session_header(ctx, spec)))
