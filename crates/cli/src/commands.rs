@@ -100,6 +100,10 @@ enum Command {
     /// (until then runs ignore them), or revoke or list trust.
     Trust(trust::TrustArgs),
     /// Serve runs to a program: MCP (--mcp) or JSON-lines (--stdio) on stdin/stdout, with these flags as every run's defaults.
+    ///
+    /// Every run of the server shares config.toml's max_concurrent (16 by
+    /// default): runs beyond it wait for a slot instead of being refused,
+    /// and a waiting job's state is `queued` until it has one.
     #[command(after_help = "EXAMPLES:\n  \
         # an MCP server for Claude Code, Claude Desktop or Codex (see README, MCP)\n  \
         subagent serve --mcp --model smollm2 --base-url http://127.0.0.1:8080/v1\n\n  \

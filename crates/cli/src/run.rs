@@ -40,8 +40,9 @@ pub(super) struct RunArgs {
     /// by the previous step's output. Stops at the first failing step.
     #[arg(long)]
     chain: bool,
-    /// With --parallel: subagents running at a time (default 4, at most
-    /// the supervisor's limit of 16); the others wait.
+    /// With --parallel: subagents running at a time (default 4, lowered to
+    /// the supervisor's max_concurrent, 16 unless config.toml says
+    /// otherwise); the others wait. A value above max_concurrent is refused.
     #[arg(long, value_name = "N")]
     concurrency: Option<usize>,
     #[command(flatten)]

@@ -265,7 +265,10 @@ impl RunStatus {
                     Tool::Done(name)
                 });
             }
-            ProgressEvent::Started { .. }
+            // A line is drawn from `Started` on: a queued run has none yet.
+            ProgressEvent::Queued { .. }
+            | ProgressEvent::LeftQueue { .. }
+            | ProgressEvent::Started { .. }
             | ProgressEvent::Ended { .. }
             | ProgressEvent::Turn { .. }
             | ProgressEvent::Usage { .. } => {}

@@ -393,3 +393,29 @@ fn max_concurrent_in_config_bounds_parallel_concurrency() {
     assert_children_reaped(&json);
     assert_nothing_runs_in(&setup.repo());
 }
+
+#[test]
+fn a_parallel_run_under_a_max_concurrent_below_the_default_concurrency_runs_one_at_a_time() {
+    // The default --concurrency (4) is lowered to the limit, not refused:
+    // the others wait for the slot.
+    let setup = Setup::new(USER, "max_concurrent = 1\n");
+    let (out, json) = setup.run(
+        "fixture:success",
+        &[
+            "--parallel",
+            "--task",
+            "fixture:structured",
+            "--task",
+            "fixture:success",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(json["details"]["results"].as_array().unwrap().len(), 3);
+    assert_valid_result(&json);
+    assert_children_reaped(&json);
+    // A chain is one run at a time anyway.
+    let (out, json) = setup.run("fixture:success", &["--chain", "--task", "fixture:success"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(json["details"]["results"].as_array().unwrap().len(), 2);
+    assert_nothing_runs_in(&setup.repo());
+}

@@ -48,6 +48,7 @@ mod tool_disk;
 mod supervisor_admission;
 mod supervisor_faults;
 mod supervisor_limits;
+mod supervisor_queue;
 mod supervisor_success;
 mod supervisor_watch;
 mod tool_sandbox_e2e;

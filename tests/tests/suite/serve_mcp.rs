@@ -120,23 +120,31 @@ fn setup() -> Setup {
     }
 }
 
+/// The server flags that run the fixture worker.
+const FIXTURE_SERVER: [&str; 6] = [
+    "--worker",
+    FIXTURE,
+    "--model",
+    "fixture-model",
+    "--base-url",
+    "http://127.0.0.1:9/v1",
+];
+
 /// Runs the client's `scenario` against `subagent serve --mcp` with the
 /// fixture worker; returns its report once the client and server are gone.
 fn client_report(python: &Path, setup: &Setup, scenario: &str) -> Value {
-    let fixture = [
-        "--worker",
-        FIXTURE,
-        "--model",
-        "fixture-model",
-        "--base-url",
-        "http://127.0.0.1:9/v1",
-    ];
-    client_report_with(python, setup, scenario, &fixture)
+    client_report_with(python, setup, scenario, &FIXTURE_SERVER)
 }
 
 /// [`client_report`] with the server's model and worker flags given.
 fn client_report_with(python: &Path, setup: &Setup, scenario: &str, server: &[&str]) -> Value {
-    let out = Command::new(python)
+    report_of(client_command(python, setup, scenario, server))
+}
+
+/// The client running `scenario` against the server with `server` flags.
+fn client_command(python: &Path, setup: &Setup, scenario: &str, server: &[&str]) -> Command {
+    let mut command = Command::new(python);
+    command
         .arg(&setup.script)
         .arg(scenario)
         .arg(binary("subagent"))
@@ -148,9 +156,13 @@ fn client_report_with(python: &Path, setup: &Setup, scenario: &str, server: &[&s
         .arg(&setup.workspace)
         .env_remove("OPENAI_API_KEY")
         .current_dir(&setup.workspace)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+        .stdin(Stdio::null());
+    command
+}
+
+/// Runs the client; its report once the client and server are gone.
+fn report_of(mut client: Command) -> Value {
+    let out = client.output().unwrap();
     assert!(
         out.status.success(),
         "client failed: {}\nstderr:\n{}",
@@ -621,5 +633,75 @@ fn mcp_client_closing_stops_the_server_and_its_background_runs() {
     let files = checked_session_files(&setup.sessions);
     assert_eq!(files.len(), 1);
     assert!(files[0].contains("subagent:aborted"), "{}", files[0]);
+    assert_nothing_runs_in(&setup.workspace);
+}
+
+#[test]
+fn mcp_calls_and_jobs_over_the_concurrency_limit_wait_queued_instead_of_being_refused() {
+    let Some(python) = mcp_python("mcp_calls_and_jobs_over_the_concurrency_limit") else {
+        return;
+    };
+    let setup = setup();
+    // The MCP SDK hands the server only HOME, PATH and a few others: the
+    // user config goes under HOME.
+    let home = setup.sessions.parent().unwrap().join("home");
+    std::fs::create_dir_all(home.join(".config/subagent")).unwrap();
+    std::fs::write(
+        home.join(".config/subagent/config.toml"),
+        "max_concurrent = 1\n",
+    )
+    .unwrap();
+    let mut client = client_command(&python, &setup, "over_the_limit", &FIXTURE_SERVER);
+    client.env("HOME", &home);
+    let report = report_of(client);
+
+    let started = &report["queuedStarted"];
+    assert_eq!(started["isError"], false, "{started}");
+    assert_eq!(started["structuredContent"]["state"], "queued");
+    assert_eq!(
+        report["queuedStatus"]["structuredContent"]["state"],
+        "queued"
+    );
+    // Cancelled while queued: aborted, and no worker ever ran for it.
+    let cancelled = &report["queuedCancelled"]["structuredContent"];
+    assert_eq!(cancelled["state"], "aborted", "{cancelled}");
+    let result = &cancelled["result"];
+    assert_valid_result(result);
+    assert_eq!(result["details"]["error"]["code"], "SUBAGENT_CANCELLED");
+    assert!(result["details"]["results"][0]["termination"].is_null());
+
+    // The foreground call waited, said so, then ran.
+    let foreground = &report["foreground"];
+    assert_eq!(foreground["isError"], false, "{foreground}");
+    assert_eq!(texts(foreground), ["fixture done: fixture:success"]);
+    let progress: Vec<&str> = report["foregroundProgress"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let at = |what: &str| progress.iter().position(|m| m.contains(what));
+    let (queued, running, ended) = (
+        at(": queued general: 1 of 1 slots are taken"),
+        at(": running: it has a slot"),
+        at(": ended ok"),
+    );
+    assert!(
+        queued.is_some() && queued < running && running < ended,
+        "{progress:#?}"
+    );
+
+    // A parallel call without a concurrency runs under the limit of 1; one
+    // that asks for more than the limit is refused, naming it.
+    assert_eq!(
+        report["parallel"]["isError"], false,
+        "{}",
+        report["parallel"]
+    );
+    let too_many = &report["tooMany"];
+    assert_eq!(too_many["isError"], true, "{too_many}");
+    assert!(texts(too_many)[0].contains("use 1 to 1"), "{too_many}");
+
+    checked_session_files(&setup.sessions);
     assert_nothing_runs_in(&setup.workspace);
 }

@@ -132,6 +132,67 @@ async def jobs(session, report):
     report["unknown"] = summary(unknown)
 
 
+async def status_until(session, job_id, done):
+    """subagent_status until `done(structuredContent)` holds (bounded)."""
+    with anyio.fail_after(60):
+        while True:
+            status = await session.call_tool("subagent_status", {"jobId": job_id})
+            if done(status.structured_content):
+                return status
+            await anyio.sleep(0.05)
+
+
+async def over_the_limit(session, report):
+    # Under max_concurrent = 1: a background sleeper holds the only slot.
+    started = await session.call_tool(
+        "subagent", {"task": "fixture:sleep", "background": True}
+    )
+    holder = started.structured_content["jobId"]
+    await status_until(session, holder, lambda s: s["streaming"]["turnCount"] >= 1)
+    # A background job over the limit is queued.
+    queued = await session.call_tool(
+        "subagent", {"task": "fixture:success", "background": True}
+    )
+    report["queuedStarted"] = summary(queued)
+    queued_id = queued.structured_content["jobId"]
+    report["queuedStatus"] = summary(
+        await session.call_tool("subagent_status", {"jobId": queued_id})
+    )
+    # A foreground call over the limit waits, its progress says so.
+    progress = []
+    waiting = anyio.Event()
+
+    async def on_progress(value, total, message):
+        progress.append(message)
+        if message and ": queued " in message:
+            waiting.set()
+
+    async with anyio.create_task_group() as tg:
+
+        async def foreground():
+            report["foreground"] = summary(await session.call_tool(
+                "subagent", {"task": "fixture:success"}, progress_callback=on_progress
+            ))
+
+        tg.start_soon(foreground)
+        with anyio.fail_after(60):
+            await waiting.wait()
+        # Cancelled while queued; then the slot is freed for the call.
+        report["queuedCancelled"] = summary(
+            await session.call_tool("subagent_cancel", {"jobId": queued_id})
+        )
+        await session.call_tool("subagent_cancel", {"jobId": holder})
+    report["foregroundProgress"] = progress
+    # The default concurrency (4) is lowered to the limit, not refused.
+    report["parallel"] = summary(await session.call_tool(
+        "subagent", {"tasks": ["fixture:success", "fixture:success"], "mode": "parallel"}
+    ))
+    report["tooMany"] = summary(await session.call_tool(
+        "subagent",
+        {"tasks": ["fixture:success", "fixture:success"], "mode": "parallel", "concurrency": 2},
+    ))
+
+
 async def call_with_progress(session, arguments):
     """Calls subagent; returns the result and the progress messages seen."""
     progress = []
@@ -216,6 +277,8 @@ async def main():
                 await leave(session, report)
             elif scenario == "resume":
                 await resume(session, report)
+            elif scenario == "over_the_limit":
+                await over_the_limit(session, report)
             else:
                 raise SystemExit(f"unknown scenario {scenario}")
     print(json.dumps(report))

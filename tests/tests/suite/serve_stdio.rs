@@ -337,6 +337,56 @@ fn serve_stdio_sigterm_cancels_background_jobs_records_them_and_exits() {
     assert_nothing_runs_in(&setup.workspace());
 }
 
+/// [`Setup::scenario`] under a user config of `max_concurrent = 1`.
+fn one_slot_scenario(setup: &Setup, name: &str) -> Value {
+    let config = setup.dir.path().join("config");
+    std::fs::create_dir_all(config.join("subagent")).unwrap();
+    std::fs::write(config.join("subagent/config.toml"), "max_concurrent = 1\n").unwrap();
+    setup.scenario_with(name, json!({"env": {"XDG_CONFIG_HOME": config}}))
+}
+
+/// The run of a job cancelled while queued: cancelled, no process ever
+/// ran for it, and a session file that says so.
+fn assert_cancelled_in_queue(result: &Value) {
+    assert_eq!(result["details"]["error"]["code"], "SUBAGENT_CANCELLED");
+    let single = &result["details"]["results"][0];
+    assert!(single["termination"].is_null(), "a worker ran: {single:#}");
+    let lines = check_session_file(Path::new(single["sessionFile"].as_str().unwrap()));
+    assert!(lines.iter().all(|l| l["pid"].is_null()), "{lines:#?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["type"] == "limit"
+                && l["detail"].as_str().is_some_and(|d| d.contains("queued"))),
+        "{lines:#?}"
+    );
+}
+
+#[test]
+fn serve_stdio_jobs_over_the_concurrency_limit_are_queued_then_run() {
+    let setup = Setup::new();
+    let report = one_slot_scenario(&setup, "over_the_limit");
+    assert_eq!(report["exit"], 0);
+    assert_valid_result(&report["result"]);
+    assert!(report["result"]["details"]["error"].is_null());
+    assert_children_reaped(&report["result"]);
+    assert_cancelled_in_queue(&report["cancelled"]);
+    assert_nothing_runs_in(&setup.workspace());
+}
+
+#[test]
+fn serve_stdio_sigterm_ends_a_queued_job_aborted_without_a_worker() {
+    let setup = Setup::new();
+    let report = one_slot_scenario(&setup, "over_the_limit_terminated");
+    assert_eq!(report["exit"], 0);
+    assert_eq!(report["line"]["status"], "aborted");
+    assert_eq!(report["line"]["error"]["code"], "SUBAGENT_CANCELLED");
+    let child = report["line"]["sessionFile"].as_str().unwrap();
+    let lines = check_session_file(Path::new(child));
+    assert!(lines.iter().all(|l| l["pid"].is_null()), "{lines:#?}");
+    assert_nothing_runs_in(&setup.workspace());
+}
+
 #[test]
 fn serve_stdio_gets_an_answer_and_token_counts_from_the_real_model() {
     let test = "serve_stdio_gets_an_answer_and_token_counts_from_the_real_model";

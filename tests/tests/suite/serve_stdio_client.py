@@ -36,7 +36,8 @@ class Server:
             *extra,
         ]
         self.proc = subprocess.Popen(
-            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
+            env={**os.environ, **cfg.get("env", {})},
         )
         self.messages = queue.Queue()
         self.seen = []
@@ -179,6 +180,55 @@ def cancel(cfg):
     again = s.call("cancel", {"jobId": job})
     assert again["cancelled"] is False, again
     return {"exit": s.close(), "job": job, "result": waited["result"]}
+
+
+def progress_states(s, job):
+    return [m["params"].get("state") for m in s.seen
+            if m.get("method") == "progress" and m["params"]["jobId"] == job]
+
+
+def over_the_limit(cfg):
+    """Under max_concurrent = 1: a sleeper holds the only slot; a job over
+    the limit is queued (answer, status, progress), a second one cancelled
+    while queued ends aborted, and the first runs once the slot frees."""
+    s = Server(cfg)
+    holder = sleeper_in_its_first_turn(s)
+    started = s.call("spawn", {"task": "fixture:success", "background": True})
+    job = started["jobId"]
+    assert started["state"] == "queued", started
+    s.until(lambda m: m.get("method") == "progress" and m["params"]["jobId"] == job
+            and m["params"].get("state") == "queued", "the queued job's progress")
+    status = s.call("status", {"jobId": job})
+    assert status["state"] == "queued", status
+    other = s.call("spawn", {"task": "fixture:success", "background": True})["jobId"]
+    assert s.call("cancel", {"jobId": other})["cancelled"] is True
+    s.notification("subagent:aborted", other)
+    cancelled = s.call("wait", {"jobId": other})
+    assert cancelled["state"] == "aborted", cancelled
+    assert s.call("status", {"jobId": job})["state"] == "queued", "the other's cancel freed nothing"
+    s.call("cancel", {"jobId": holder})
+    s.notification("subagent:aborted", holder)
+    s.notification("subagent:complete", job)
+    done = s.call("wait", {"jobId": job})
+    assert done["state"] == "completed", done
+    states = progress_states(s, job)
+    assert states[0] == "queued" and "running" in states, states
+    assert states.index("running") > max(i for i, st in enumerate(states) if st == "queued"), states
+    return {"exit": s.close(), "result": done["result"], "cancelled": cancelled["result"]}
+
+
+def over_the_limit_terminated(cfg):
+    """SIGTERM with a job queued behind a sleeper: both end aborted."""
+    s = Server(cfg)
+    holder = sleeper_in_its_first_turn(s)
+    job = s.call("spawn", {"task": "fixture:success", "background": True})["jobId"]
+    s.until(lambda m: m.get("method") == "progress" and m["params"]["jobId"] == job
+            and m["params"].get("state") == "queued", "the queued job's progress")
+    s.proc.send_signal(signal.SIGTERM)
+    queued = s.notification("subagent:aborted", job)
+    s.notification("subagent:aborted", holder)
+    code = s.close()
+    return {"exit": code, "line": queued["params"]}
 
 
 def malformed(cfg):

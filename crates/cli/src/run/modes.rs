@@ -12,12 +12,9 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use subagent_protocol::RunMode;
 use subagent_protocol::result::SubagentResult;
-use subagent_supervisor::run::{DEFAULT_MAX_PER_CALL, RunPlan, check_concurrency};
+use subagent_supervisor::run::{RunPlan, concurrency_for};
 use subagent_supervisor::{RunRequest, Supervisor};
 use tokio_util::sync::CancellationToken;
-
-/// `--concurrency`'s default: the per-call limit of the design.
-pub(super) const DEFAULT_CONCURRENCY: usize = DEFAULT_MAX_PER_CALL;
 
 /// Which tasks one `subagent run` call has and how it runs them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,19 +74,23 @@ pub(super) fn plan_from(tasks: Vec<String>, flags: &ModeFlags<'_>) -> Result<Tas
     if tasks.is_empty() {
         bail!("no task: pass --task TEXT (or --tasks FILE with one task per line)");
     }
-    if let Some(n) = flags.concurrency {
-        if !flags.parallel {
-            bail!("--concurrency applies to --parallel only");
-        }
-        if let Err(message) = check_concurrency(n, flags.max_concurrent) {
-            bail!("--concurrency {n}: {message}");
-        }
+    if flags.concurrency.is_some() && !flags.parallel {
+        bail!("--concurrency applies to --parallel only");
     }
     if flags.parallel {
+        // An explicit --concurrency above the limit is refused; the default
+        // is lowered to it (the others wait).
+        let concurrency = match concurrency_for(flags.concurrency, flags.max_concurrent) {
+            Ok(n) => n,
+            Err(message) => bail!(
+                "--concurrency {}: {message}",
+                flags.concurrency.unwrap_or_default()
+            ),
+        };
         return Ok(TaskPlan {
             mode: RunMode::Parallel,
             tasks,
-            concurrency: Some(flags.concurrency.unwrap_or(DEFAULT_CONCURRENCY)),
+            concurrency: Some(concurrency),
         });
     }
     if flags.chain {

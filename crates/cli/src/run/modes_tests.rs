@@ -37,6 +37,23 @@ fn parallel_defaults_to_the_per_call_concurrency() {
 }
 
 #[test]
+fn the_default_concurrency_is_lowered_to_a_smaller_global_limit() {
+    let flags = ModeFlags {
+        max_concurrent: 1,
+        ..flags(true, false, None)
+    };
+    let plan = plan_from(tasks(&["a", "b"]), &flags).unwrap();
+    assert_eq!(
+        plan,
+        TaskPlan {
+            mode: RunMode::Parallel,
+            tasks: tasks(&["a", "b"]),
+            concurrency: Some(1)
+        }
+    );
+}
+
+#[test]
 fn concurrency_above_the_global_limit_is_a_usage_error_naming_the_maximum() {
     let e = plan_from(tasks(&["a"]), &flags(true, false, Some(999))).unwrap_err();
     assert!(e.to_string().contains("1 to 16"), "{e}");

@@ -18,13 +18,13 @@
 
 mod lifecycle;
 mod registry;
+mod state;
 mod streaming;
 
 pub use lifecycle::{
     INTERRUPTED_SUMMARY_PREFIX, InterruptedRun, has_ending, interrupted_line, is_interrupted_line,
     job_end_line, job_start_line, mark_interrupted, unterminated_starts,
 };
-pub use registry::{
-    JobEnded, JobId, JobProgress, JobRequest, JobState, JobStatus, Jobs, JobsError,
-};
+pub use registry::{JobEnded, JobId, JobProgress, JobRequest, JobStatus, Jobs, JobsError};
+pub use state::JobState;
 pub use streaming::{MAX_DISPLAY_ITEMS, Streaming, StreamingUsage};

@@ -28,6 +28,7 @@ use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::lifecycle::{InterruptedRun, job_end_line, job_start_line, mark_interrupted};
+use super::state::JobState;
 use super::streaming::Streaming;
 use crate::run::{ProgressEvent, ProgressSink, RunPlan, RunRequest, Supervisor, SupervisorConfig};
 use crate::session::append_to_parent;
@@ -81,22 +82,6 @@ pub struct JobRequest {
     pub background: bool,
 }
 
-/// Where a job is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum JobState {
-    /// Still running.
-    Running,
-    /// Ended with `subagent:complete`.
-    Completed,
-    /// Ended with `subagent:error`.
-    Failed,
-    /// Cancelled (`subagent:aborted`).
-    Aborted,
-    /// Left without an ending by a server that died; marked by the next.
-    Interrupted,
-}
-
 /// A job as status and list show it.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -128,6 +113,8 @@ pub struct JobStatus {
 pub struct JobProgress {
     /// The job.
     pub job_id: JobId,
+    /// `queued` or `running`.
+    pub state: JobState,
     /// Its progress so far.
     pub streaming: Streaming,
 }
@@ -230,7 +217,7 @@ impl Jobs {
             let Ok(job_id) = CURRENT_JOB.try_with(Clone::clone) else {
                 return;
             };
-            let streaming = {
+            let (state, streaming) = {
                 let mut table = lock(&sink_table);
                 let Some(entry) = table.get_mut(&job_id) else {
                     return;
@@ -238,10 +225,17 @@ impl Jobs {
                 if !entry.status.streaming.observe(event) {
                     return;
                 }
-                entry.status.streaming.clone()
+                if entry.status.state.is_live() {
+                    entry.status.state = JobState::live(&entry.status.streaming);
+                }
+                (entry.status.state, entry.status.streaming.clone())
             };
             // No subscriber is fine: progress is only a view.
-            let _ = sink_tx.send(JobProgress { job_id, streaming });
+            let _ = sink_tx.send(JobProgress {
+                job_id,
+                state,
+                streaming,
+            });
         }));
         let requested_by = config.requested_by.clone();
         let lock_file = match &parent_session {
@@ -395,7 +389,14 @@ impl Jobs {
                 Entry {
                     status: JobStatus {
                         job_id: job_id.clone(),
-                        state: JobState::Running,
+                        // Queued when every slot is taken now; the
+                        // run's own progress corrects a slot that frees
+                        // meanwhile (its `Started`).
+                        state: if self.supervisor.running() < self.supervisor.max_concurrent() {
+                            JobState::Running
+                        } else {
+                            JobState::Queued
+                        },
                         agent: first.agent.clone(),
                         mode,
                         background,
@@ -422,7 +423,7 @@ impl Jobs {
             {
                 let mut table = lock(&this.table);
                 if let Some(entry) = table.get_mut(&id) {
-                    entry.status.state = state_of(&end_line);
+                    entry.status.state = JobState::of_ending(&end_line);
                     entry.status.ending = Some(end_line.clone());
                     entry.status.result = Some(result.clone());
                 }
@@ -473,7 +474,7 @@ impl Jobs {
     pub fn cancel(&self, job_id: &JobId) -> bool {
         let table = lock(&self.table);
         match table.get(job_id) {
-            Some(entry) if entry.status.state == JobState::Running => {
+            Some(entry) if entry.status.state.is_live() => {
                 entry.cancel.cancel();
                 true
             }
@@ -498,11 +499,11 @@ impl Jobs {
             .collect()
     }
 
-    /// The ids of the jobs still running.
+    /// The ids of the jobs not over yet (queued or running).
     pub fn running(&self) -> Vec<JobId> {
         self.list()
             .into_iter()
-            .filter(|s| s.state == JobState::Running)
+            .filter(|s| s.state.is_live())
             .map(|s| s.job_id)
             .collect()
     }
@@ -512,20 +513,6 @@ impl Jobs {
         for id in self.running() {
             let _ = self.wait(&id).await;
         }
-    }
-}
-
-/// The job state an ending line stands for.
-fn state_of(line: &SessionLine) -> JobState {
-    use subagent_protocol::session::LifecycleStatus;
-    match &line.entry {
-        SessionEntry::AgentEvent(e) => match e.status {
-            Some(LifecycleStatus::Completed) => JobState::Completed,
-            Some(LifecycleStatus::Failed) => JobState::Failed,
-            Some(LifecycleStatus::Aborted) => JobState::Aborted,
-            None => JobState::Running,
-        },
-        _ => JobState::Running,
     }
 }
 

@@ -8,7 +8,10 @@
 //! here are tool calls by name with empty arguments; the text is in the
 //! result and the session files. Memory is bounded by [`MAX_DISPLAY_ITEMS`]
 //! and the children running. The counting is [`ProgressTally`]'s, the one
-//! every live display uses.
+//! every live display uses; which children wait for a concurrency slot is
+//! kept here, for the job's state.
+
+use std::collections::HashSet;
 
 use serde::Serialize;
 use subagent_protocol::result::DisplayItem;
@@ -39,6 +42,12 @@ pub struct Streaming {
     /// The counts the fields above show.
     #[serde(skip)]
     tally: ProgressTally,
+    /// Children waiting for a concurrency slot now, by run id.
+    #[serde(skip)]
+    queued: HashSet<String>,
+    /// Children whose worker runs now, by run id.
+    #[serde(skip)]
+    live: HashSet<String>,
 }
 
 impl Streaming {
@@ -46,6 +55,8 @@ impl Streaming {
     /// the event changes nothing a client sees.
     pub fn observe(&mut self, event: &ProgressEvent) -> bool {
         match event {
+            ProgressEvent::Queued { run_id, .. } => self.queued.insert(run_id.clone()),
+            ProgressEvent::LeftQueue { run_id, .. } => self.queued.remove(run_id),
             ProgressEvent::ToolStarted { name, .. } => {
                 if self.display_items.len() >= MAX_DISPLAY_ITEMS {
                     return false;
@@ -57,6 +68,16 @@ impl Streaming {
                 true
             }
             event => {
+                match event {
+                    ProgressEvent::Started { run_id, .. } => {
+                        self.live.insert(run_id.clone());
+                    }
+                    ProgressEvent::Ended { run_id, .. } => {
+                        self.live.remove(run_id);
+                        self.queued.remove(run_id);
+                    }
+                    _ => {}
+                }
                 if !self.tally.observe(event) {
                     return false;
                 }
@@ -67,6 +88,13 @@ impl Streaming {
                 true
             }
         }
+    }
+
+    /// True while the job waits for a concurrency slot: a child of it is
+    /// queued and none runs (a parallel job with one child running is
+    /// running, though its others wait).
+    pub fn is_queued(&self) -> bool {
+        !self.queued.is_empty() && self.live.is_empty()
     }
 }
 

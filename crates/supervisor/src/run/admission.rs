@@ -4,22 +4,33 @@
 //! supervisor's spawn cap, the tree's spawn cap, and a nested spawn's
 //! budget.
 //!
+//! A root run over the `max_concurrent` limit queues: [`Admission::admit`]
+//! waits for a slot (first come, first served: tokio's semaphore is fair)
+//! until one frees or the run's cancel token fires. Every way in (`run`,
+//! `--parallel`, `--chain`, `batch`, both servers, background jobs) goes
+//! through here, so they all share that rule.
+//!
 //! Nested subagents do not take one of the `max_concurrent` slots: their
 //! parent holds one while it waits for them, so sharing the slots would let
 //! a full supervisor refuse every grandchild (or, were slots waited for,
 //! deadlock). They take one of as many nested slots instead, never waited
-//! for either, and count against their tree's spawn cap.
+//! for (a parent waiting on a slot that its own siblings' children hold
+//! could deadlock the same way): a nested spawn over that limit is refused
+//! at once, and counts against its tree's spawn cap.
 //!
 //! It decides and counts; it never starts, writes or kills anything. A
 //! refusal is a [`Refusal`] (code and message), which callers turn into
-//! the documented result object.
+//! the documented result object; a run cancelled while it waited is
+//! [`NotAdmitted::CancelledInQueue`], which the caller records as a
+//! cancelled run that never started.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 use subagent_protocol::result::SubagentResult;
 use subagent_protocol::{Budget, ErrorCode, Usage};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::CancellationToken;
 
 use super::config::SupervisorConfig;
 use super::request::RunRequest;
@@ -61,6 +72,36 @@ impl Refusal {
     pub(super) fn into_result(self) -> SubagentResult {
         SubagentResult::refusal(self.code, self.message)
     }
+}
+
+/// Why a run did not start.
+#[derive(Debug)]
+pub(super) enum NotAdmitted {
+    /// Refused: the request, a cap or the gate said no.
+    Refused(Refusal),
+    /// Its cancel token fired while it waited for a slot; nothing started.
+    /// `agent` is the definition it was admitted with so far.
+    CancelledInQueue {
+        agent: Box<AgentDefinition>,
+        limit: usize,
+    },
+}
+
+impl From<Refusal> for NotAdmitted {
+    fn from(refusal: Refusal) -> Self {
+        Self::Refused(refusal)
+    }
+}
+
+/// What a root run's wait for a slot is doing, for the caller's progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum QueueStep {
+    /// Every slot is taken: the run waits. `running` root runs hold the
+    /// `limit` slots.
+    Waiting { running: usize, limit: usize },
+    /// It waited and no longer does: it has its slot (`admitted`) or was
+    /// cancelled.
+    Left { admitted: bool },
 }
 
 /// What an admitted run holds while it runs: its agent, its slot (given
@@ -107,6 +148,8 @@ pub(super) struct Admission {
     /// Nested subagents running at once, as many as `slots`.
     nested_slots: Arc<Semaphore>,
     spawned: AtomicU32,
+    /// Root runs waiting for a slot.
+    queued: AtomicUsize,
     pub(super) gate: Option<Arc<dyn SpawnGate>>,
 }
 
@@ -117,6 +160,7 @@ impl Admission {
             slots: Arc::new(Semaphore::new(max_concurrent)),
             nested_slots: Arc::new(Semaphore::new(max_concurrent)),
             spawned: AtomicU32::new(0),
+            queued: AtomicUsize::new(0),
             gate: None,
         }
     }
@@ -126,15 +170,24 @@ impl Admission {
         self.max_concurrent - self.slots.available_permits()
     }
 
+    /// Root runs waiting for a slot now.
+    pub(super) fn queued(&self) -> usize {
+        self.queued.load(Ordering::SeqCst)
+    }
+
     /// Admits a root run (`tree: None`, it starts a tree of its own) or a
-    /// nested one of `tree`: the request, then a slot (refused rather than
-    /// queued; batch callers queue themselves), then the spawn caps.
-    pub(super) fn admit(
+    /// nested one of `tree`: the request, then a slot, then the spawn caps.
+    /// A root run waits for its slot when all are taken (telling
+    /// `on_queue` when it starts and stops waiting) until `cancel` fires;
+    /// a nested one is refused instead (see the module doc).
+    pub(super) async fn admit(
         &self,
         config: &SupervisorConfig,
         request: &RunRequest,
         tree: Option<Arc<SpawnTree>>,
-    ) -> Result<Admitted, Refusal> {
+        cancel: &CancellationToken,
+        on_queue: impl FnMut(QueueStep),
+    ) -> Result<Admitted, NotAdmitted> {
         let agent = self.check_request(config, request).inspect_err(|refusal| {
             tracing::info!(
                 agent = %request.agent,
@@ -142,7 +195,19 @@ impl Admission {
                 "run refused before any process started"
             );
         })?;
-        let permit = self.take_slot(request, tree.is_some())?;
+        let permit = if tree.is_some() {
+            self.take_nested_slot()?
+        } else {
+            match self.wait_for_slot(request, cancel, on_queue).await {
+                Some(permit) => permit,
+                None => {
+                    return Err(NotAdmitted::CancelledInQueue {
+                        agent: Box::new(agent),
+                        limit: self.max_concurrent,
+                    });
+                }
+            }
+        };
         if let Some(max) = config.max_spawns {
             let prior = self.spawned.fetch_add(1, Ordering::SeqCst);
             if prior >= max {
@@ -152,7 +217,8 @@ impl Admission {
                     format!(
                         "spawn cap reached: {max} subagents were already started in this run; raise max_spawns to start more"
                     ),
-                ));
+                )
+                .into());
             }
         } else {
             self.spawned.fetch_add(1, Ordering::SeqCst);
@@ -166,7 +232,8 @@ impl Admission {
                         format!(
                             "spawn cap reached: {cap} nested subagents were already started under this run; do the work directly"
                         ),
-                    ));
+                    )
+                    .into());
                 }
                 tree
             }
@@ -179,39 +246,57 @@ impl Admission {
         })
     }
 
-    fn take_slot(
+    /// A root run's slot: at once when one is free, else the first to
+    /// free up after the runs queued before it; `None` when `cancel` fired
+    /// first. A run with a free slot starts even if its token has fired
+    /// (its watch then cancels the worker, as before queueing existed).
+    async fn wait_for_slot(
         &self,
         request: &RunRequest,
-        nested: bool,
-    ) -> Result<OwnedSemaphorePermit, Refusal> {
-        let slots = if nested {
-            &self.nested_slots
-        } else {
-            &self.slots
-        };
-        if let Ok(permit) = slots.clone().try_acquire_owned() {
-            return Ok(permit);
+        cancel: &CancellationToken,
+        mut on_queue: impl FnMut(QueueStep),
+    ) -> Option<OwnedSemaphorePermit> {
+        if let Ok(permit) = Arc::clone(&self.slots).try_acquire_owned() {
+            return Some(permit);
         }
-        if nested {
-            return Err(Refusal::new(
-                ErrorCode::SubagentSpawnDenied,
-                format!(
-                    "{} nested subagents are running and the limit is {}; wait for one to finish or do the work directly",
-                    self.max_concurrent - self.nested_slots.available_permits(),
-                    self.max_concurrent
-                ),
-            ));
-        }
+        let running = self.running();
         tracing::info!(
             agent = %request.agent,
-            running = self.running(),
-            "run refused: the concurrency limit is reached"
+            running,
+            limit = self.max_concurrent,
+            "run queued: the concurrency limit is reached; it starts when a slot frees"
         );
+        self.queued.fetch_add(1, Ordering::SeqCst);
+        on_queue(QueueStep::Waiting {
+            running,
+            limit: self.max_concurrent,
+        });
+        // `biased`: a cancel that arrives with a freed slot wins, so a
+        // cancelled run never starts a worker.
+        let permit = tokio::select! {
+            biased;
+            () = cancel.cancelled() => None,
+            // The semaphore is never closed, so an error cannot happen;
+            // treated as no slot rather than a panic.
+            permit = Arc::clone(&self.slots).acquire_owned() => permit.ok(),
+        };
+        self.queued.fetch_sub(1, Ordering::SeqCst);
+        on_queue(QueueStep::Left {
+            admitted: permit.is_some(),
+        });
+        permit
+    }
+
+    /// A nested run's slot, refused rather than waited for (module doc).
+    fn take_nested_slot(&self) -> Result<OwnedSemaphorePermit, Refusal> {
+        if let Ok(permit) = Arc::clone(&self.nested_slots).try_acquire_owned() {
+            return Ok(permit);
+        }
         Err(Refusal::new(
-            ErrorCode::InvalidInput,
+            ErrorCode::SubagentSpawnDenied,
             format!(
-                "{} subagents are running and the limit is {}; wait for one to finish or raise max_concurrent",
-                self.running(),
+                "{} nested subagents are running and the limit is {}; wait for one to finish or do the work directly",
+                self.max_concurrent - self.nested_slots.available_permits(),
                 self.max_concurrent
             ),
         ))

@@ -1,6 +1,8 @@
 use pretty_assertions::assert_eq;
 use subagent_protocol::{ProviderKind, ProviderSpec};
 
+use futures_util::FutureExt;
+
 use super::*;
 
 fn request(caller_depth: u32, max_depth: u32) -> RunRequest {
@@ -75,4 +77,103 @@ fn the_tree_cap_counts_every_spawn_and_stops_at_the_cap() {
     assert_eq!(tree.take_one(), Ok(()));
     assert_eq!(tree.take_one(), Err(2));
     assert_eq!(tree.take_one(), Err(2), "a refusal does not use up the cap");
+}
+
+fn config() -> SupervisorConfig {
+    let worker = super::super::request::WorkerCommand {
+        program: "/nonexistent/worker".into(),
+        args: Vec::new(),
+    };
+    SupervisorConfig::new(worker, "/nonexistent/sessions".into())
+}
+
+#[tokio::test]
+async fn a_root_run_over_the_limit_waits_for_a_slot_and_takes_the_freed_one() {
+    let admission = Admission::new(1);
+    let config = config();
+    let never = CancellationToken::new();
+    let first = admission
+        .admit(&config, &request(0, 1), None, &never, |_| {})
+        .await
+        .unwrap();
+    let mut steps = Vec::new();
+    let asked = request(0, 1);
+    let admitted = {
+        let second = admission.admit(&config, &asked, None, &never, |s| steps.push(s));
+        tokio::pin!(second);
+        // Polled once: every slot is taken, so it waits instead of refusing.
+        assert!(second.as_mut().now_or_never().is_none());
+        assert_eq!(admission.queued(), 1);
+        drop(first);
+        second.await
+    };
+    assert!(admitted.is_ok(), "{admitted:?}");
+    assert_eq!(admission.queued(), 0);
+    assert_eq!(admission.running(), 1);
+    assert_eq!(
+        steps,
+        [
+            QueueStep::Waiting {
+                running: 1,
+                limit: 1
+            },
+            QueueStep::Left { admitted: true }
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_queued_run_whose_cancel_fires_is_not_admitted_and_holds_no_slot() {
+    let admission = Admission::new(1);
+    let config = config();
+    let _first = admission
+        .admit(
+            &config,
+            &request(0, 1),
+            None,
+            &CancellationToken::new(),
+            |_| {},
+        )
+        .await
+        .unwrap();
+    let cancel = CancellationToken::new();
+    cancel.cancel();
+    let mut steps = Vec::new();
+    let queued = admission
+        .admit(&config, &request(0, 1), None, &cancel, |s| steps.push(s))
+        .await;
+    assert!(
+        matches!(queued, Err(NotAdmitted::CancelledInQueue { limit: 1, .. })),
+        "{queued:?}"
+    );
+    assert_eq!(steps.last(), Some(&QueueStep::Left { admitted: false }));
+    assert_eq!((admission.queued(), admission.running()), (0, 1));
+}
+
+#[tokio::test]
+async fn a_nested_run_over_the_nested_limit_is_refused_not_queued() {
+    let admission = Admission::new(1);
+    let config = config();
+    let tree = SpawnTree::new(8);
+    let never = CancellationToken::new();
+    let _first = admission
+        .admit(
+            &config,
+            &request(0, 2),
+            Some(Arc::clone(&tree)),
+            &never,
+            |_| {},
+        )
+        .await
+        .unwrap();
+    let refused = admission
+        .admit(&config, &request(0, 2), Some(tree), &never, |_| {
+            panic!("a nested run never queues")
+        })
+        .await;
+    let Err(NotAdmitted::Refused(refusal)) = refused else {
+        panic!("{refused:?}");
+    };
+    assert_eq!(refusal.code, ErrorCode::SubagentSpawnDenied);
+    assert!(refusal.message.contains("limit is 1"), "{refusal:?}");
 }

@@ -15,8 +15,8 @@ use std::time::{Instant, SystemTime};
 use subagent_protocol::message::LogLevel;
 use subagent_protocol::result::SubagentResult;
 use subagent_protocol::session::{
-    LifecycleEvent, MessageLine, ResumedFrom, Role, SESSION_FORMAT_VERSION, SessionEntry,
-    SessionHeader,
+    LifecycleEvent, LimitAction, LimitKind, MessageLine, ResumedFrom, Role, SESSION_FORMAT_VERSION,
+    SessionEntry, SessionHeader,
 };
 use subagent_protocol::{ErrorCode, PythonInterpreter, TaskSpec};
 use tokio_util::sync::CancellationToken;
@@ -30,21 +30,47 @@ use super::nested::NestedRunner;
 use super::progress::ProgressEvent;
 use super::request::{RunRequest, new_run_id};
 use super::spec;
+use super::stop::StopCause;
 use super::watch::{Watched, watch_worker};
 use crate::agents::AgentDefinition;
 use crate::sanitize::Sanitizer;
 use crate::session::{SessionPaths, SessionWriter, SessionWriterError};
+
+/// How a run that passed admission goes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Begin {
+    /// It has its slot: spawn the worker and watch it.
+    Spawn,
+    /// It was cancelled while it waited for one of the `limit` slots:
+    /// recorded as a cancelled run, no worker is ever spawned.
+    CancelledInQueue { limit: usize },
+}
+
+/// A request past admission, with what it was admitted as.
+pub(super) struct ToRun {
+    pub request: RunRequest,
+    pub agent: AgentDefinition,
+    /// The id it asks for first: the one its progress events named while
+    /// it queued.
+    pub run_id: String,
+    pub begin: Begin,
+}
 
 /// Runs one admitted request to its result; `tree` is the spawn tree its
 /// nested subagents count against.
 pub(super) async fn run_child(
     config: &SupervisorConfig,
     runner: &dyn NestedRunner,
-    request: RunRequest,
-    agent: AgentDefinition,
+    run: ToRun,
     cancel: CancellationToken,
     tree: Arc<SpawnTree>,
 ) -> SubagentResult {
+    let ToRun {
+        request,
+        agent,
+        run_id,
+        begin,
+    } = run;
     let started_wall = SystemTime::now();
     let started_at = subagent_protocol::time::rfc3339_ms(started_wall);
     let started = Instant::now();
@@ -59,8 +85,11 @@ pub(super) async fn run_child(
     if let Err(message) = spec::check_spec_fits(&probe_spec) {
         return SubagentResult::refusal(ErrorCode::InvalidInput, message);
     }
+    let mut wanted = Some(run_id);
     let (run_id, paths, created) =
-        create_session_file(config, &request.agent, started_wall, new_run_id);
+        create_session_file(config, &request.agent, started_wall, || {
+            wanted.take().unwrap_or_else(new_run_id)
+        });
     let spec = TaskSpec {
         run_id: run_id.clone(),
         ..probe_spec
@@ -103,7 +132,10 @@ pub(super) async fn run_child(
         "session file created"
     );
 
-    let run = spawn_and_watch(&mut ctx, spec, cancel).await;
+    let run = match begin {
+        Begin::Spawn => spawn_and_watch(&mut ctx, spec, cancel).await,
+        Begin::CancelledInQueue { limit } => cancelled_in_queue(&ctx, &spec, limit).await,
+    };
     let mut result = assemble::assemble_blocking(ctx.assembly(), run).await;
     if let Some(resume) = &request.resume {
         for single in &mut result.details.results {
@@ -210,6 +242,29 @@ pub(super) async fn spawn_and_watch(
         sandbox: Some(sandbox_status),
         setup_error: None,
         nested_usage: watched.nested_usage,
+    }
+}
+
+/// The record of a run cancelled while it waited for a slot: the header
+/// (no protection was applied: nothing ran), its start, the cancel as a
+/// `limit` line, and an ending as a cancelled run's, without a worker.
+async fn cancelled_in_queue(ctx: &RunContext<'_>, spec: &TaskSpec, limit: usize) -> ChildRun {
+    let why = format!(
+        "cancelled while queued for a concurrency slot (every one of max_concurrent = {limit} was taken); no worker was started"
+    );
+    ctx.journal
+        .write(SessionEntry::Session(session_header(ctx, spec)))
+        .await;
+    ctx.journal
+        .lifecycle_line(LifecycleEvent::Start, None)
+        .await;
+    ctx.journal
+        .limit(LimitKind::Cancel, 0, LimitAction::Cancel, Some(why.clone()))
+        .await;
+    ChildRun {
+        cause: Some(StopCause::Cancelled),
+        setup_error: Some((ErrorCode::SubagentCancelled, why)),
+        ..ChildRun::default()
     }
 }
 

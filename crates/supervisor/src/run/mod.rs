@@ -49,7 +49,7 @@ pub use ceilings::{Asked, Ceilings};
 pub use config::{CANCEL_WINDOW, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_PER_CALL, SupervisorConfig};
 pub(crate) use journal::summarize;
 pub use live_tokens::{CHARS_PER_TOKEN, LiveTokens, streamed_chars, thousands};
-pub use modes::{PREVIOUS_PLACEHOLDER, check_concurrency, substitute_previous};
+pub use modes::{PREVIOUS_PLACEHOLDER, check_concurrency, concurrency_for, substitute_previous};
 pub use open_files::{
     FDS_BESIDES_SUBAGENTS, FDS_PER_LIVE_SUBAGENT, OpenFilesTooFew, check_open_files, fds_needed,
 };

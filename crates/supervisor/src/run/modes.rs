@@ -20,6 +20,7 @@ use subagent_protocol::result::{ContentItem, Details, ErrorInfo, Mode, SubagentR
 use subagent_protocol::text::prefix_chars;
 use tokio_util::sync::CancellationToken;
 
+use super::config::DEFAULT_MAX_PER_CALL;
 use super::request::{RunRequest, new_run_id};
 use super::supervisor::Supervisor;
 
@@ -35,8 +36,10 @@ const SUMMARY_HEAD_LINES: usize = 3;
 
 impl Supervisor {
     /// Runs every request (mode `parallel`) with at most `concurrency`
-    /// children at once; the rest wait for a free slot. `results` are in
-    /// request order and `content` is one summary for the parent.
+    /// children at once; the rest wait for a free slot (and for one of the
+    /// supervisor's, when other calls hold them: see [`Supervisor::run`]).
+    /// `results` are in request order and `content` is one summary for the
+    /// parent.
     ///
     /// A `concurrency` of 0 or above the supervisor's `max_concurrent`, or an
     /// empty list, is refused (INVALID_INPUT) before anything starts.
@@ -102,6 +105,17 @@ impl Supervisor {
             }
         }
         combine_chain(total, ran)
+    }
+}
+
+/// The concurrency of a parallel call: the one the caller asked for, which
+/// must be 1..=`max` ([`check_concurrency`]), else the default
+/// ([`DEFAULT_MAX_PER_CALL`], 4) lowered to `max`: a caller that asked for
+/// nothing is never refused for a default above the supervisor's limit.
+pub fn concurrency_for(asked: Option<usize>, max: usize) -> Result<usize, String> {
+    match asked {
+        Some(n) => check_concurrency(n, max).map(|()| n),
+        None => Ok(DEFAULT_MAX_PER_CALL.min(max).max(1)),
     }
 }
 

@@ -1,6 +1,7 @@
 //! Live progress of running children, for a caller that shows it as it
-//! happens (the CLI's status line): which agent started, which turn it is
-//! on, which tool runs, tokens and cost so far, and how it ended.
+//! happens (the CLI's status line): which run waits for a slot, which
+//! agent started, which turn it is on, which tool runs, tokens and cost so
+//! far, and how it ended.
 //!
 //! The supervisor calls the [`ProgressSink`] inline as a child's events
 //! arrive, so a sink must return at once: it must never block, wait on I/O
@@ -21,6 +22,29 @@ use subagent_protocol::{ErrorCode, Usage, WorkerEvent};
 /// One step of a running child, as a status display needs it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ProgressEvent {
+    /// A root run waits for one of the supervisor's `max_concurrent`
+    /// slots: every one is taken. Nothing of it has started; it starts
+    /// when a slot frees ([`Self::LeftQueue`]).
+    Queued {
+        /// The run id it will have (its session file's, unless that name
+        /// is taken by then).
+        run_id: String,
+        /// The agent it runs.
+        agent: String,
+        /// Root runs holding a slot when it queued.
+        running: usize,
+        /// The supervisor's `max_concurrent`.
+        limit: usize,
+    },
+    /// A queued run stopped waiting: it has its slot and starts now
+    /// (`admitted`), or it was cancelled while it waited (its `Ended`
+    /// follows; no worker ever started).
+    LeftQueue {
+        /// The id its `Queued` named.
+        run_id: String,
+        /// True when it got a slot.
+        admitted: bool,
+    },
     /// The worker was spawned.
     Started {
         /// The child's run id.
@@ -124,7 +148,9 @@ impl ProgressEvent {
     /// The run this event belongs to.
     pub fn run_id(&self) -> &str {
         match self {
-            Self::Started { run_id, .. }
+            Self::Queued { run_id, .. }
+            | Self::LeftQueue { run_id, .. }
+            | Self::Started { run_id, .. }
             | Self::Turn { run_id, .. }
             | Self::ToolStarted { run_id, .. }
             | Self::ToolFinished { run_id, .. }

@@ -1,5 +1,6 @@
 //! The supervisor: the way in for a run. [`super::admission`] admits or
-//! refuses it, [`super::child`] runs it and returns the assembled result.
+//! refuses it (a root run over the concurrency limit waits there for a
+//! slot), [`super::child`] runs it and returns the assembled result.
 //! Every refusal happens before any process starts and comes back as a
 //! result object with the matching error code, never as a panic or a Rust
 //! error: the parent always gets the documented shape.
@@ -16,10 +17,12 @@ use subagent_protocol::ErrorCode;
 use subagent_protocol::result::SubagentResult;
 use tokio_util::sync::CancellationToken;
 
-use super::admission::{Admission, Admitted, SpawnGate, SpawnTree};
+use super::admission::{Admission, Admitted, NotAdmitted, QueueStep, SpawnGate, SpawnTree};
+use super::child::{Begin, ToRun, run_child};
 use super::config::SupervisorConfig;
 use super::nested::NestedRunner;
-use super::request::RunRequest;
+use super::progress::ProgressEvent;
+use super::request::{RunRequest, new_run_id};
 
 /// Runs subagents under one set of limits.
 pub struct Supervisor {
@@ -67,30 +70,82 @@ impl Supervisor {
 
     /// Runs one subagent to completion (or refusal) and returns the result
     /// object. `cancel` aborts it: Cancel frame, then the group is killed.
+    ///
+    /// When `max_concurrent` runs already hold a slot, it waits for one
+    /// (first come, first served) before anything of it starts; a cancel
+    /// while it waits ends it `SUBAGENT_CANCELLED` without a worker, with a
+    /// session file that says so. Its wall timeout counts from its start,
+    /// not from its wait.
     pub async fn run(&self, request: RunRequest, cancel: CancellationToken) -> SubagentResult {
         self.run_in_tree(request, cancel, None).await
     }
 
+    /// The most root runs that hold a slot at once (`max_concurrent`).
+    pub fn max_concurrent(&self) -> usize {
+        self.config.max_concurrent
+    }
+
+    /// Root runs waiting for a slot now (see [`Self::run`]).
+    pub fn queued(&self) -> usize {
+        self.admission.queued()
+    }
+
     /// A root run (`tree: None`, it starts a tree of its own) or a nested
-    /// one: admission, then the child.
+    /// one: admission (a root run over `max_concurrent` waits there for a
+    /// slot, reported as [`ProgressEvent::Queued`]), then the child.
     async fn run_in_tree(
         &self,
         request: RunRequest,
         cancel: CancellationToken,
         tree: Option<Arc<SpawnTree>>,
     ) -> SubagentResult {
-        let Admitted {
-            agent,
-            permit,
-            tree,
-        } = match self.admission.admit(&self.config, &request, tree) {
-            Ok(admitted) => admitted,
-            Err(refusal) => return refusal.into_result(),
+        let run_id = new_run_id();
+        let on_queue = |step: QueueStep| self.queue_progress(&run_id, &request.agent, step);
+        let admitted = self
+            .admission
+            .admit(&self.config, &request, tree, &cancel, on_queue)
+            .await;
+        let (agent, permit, tree, begin) = match admitted {
+            Ok(Admitted {
+                agent,
+                permit,
+                tree,
+            }) => (agent, Some(permit), tree, Begin::Spawn),
+            Err(NotAdmitted::Refused(refusal)) => return refusal.into_result(),
+            Err(NotAdmitted::CancelledInQueue { agent, limit }) => (
+                *agent,
+                None,
+                SpawnTree::new(self.config.max_tree_spawns),
+                Begin::CancelledInQueue { limit },
+            ),
         };
-        let result =
-            super::child::run_child(&self.config, self, request, agent, cancel, tree).await;
+        let run = ToRun {
+            request,
+            agent,
+            run_id,
+            begin,
+        };
+        let result = run_child(&self.config, self, run, cancel, tree).await;
         drop(permit);
         result
+    }
+
+    /// Tells the progress sink, if any, that `run_id` waits for a slot or
+    /// stopped waiting.
+    fn queue_progress(&self, run_id: &str, agent: &str, step: QueueStep) {
+        let Some(sink) = &self.config.progress else {
+            return;
+        };
+        let run_id = run_id.to_owned();
+        sink.emit(&match step {
+            QueueStep::Waiting { running, limit } => ProgressEvent::Queued {
+                run_id,
+                agent: agent.to_owned(),
+                running,
+                limit,
+            },
+            QueueStep::Left { admitted } => ProgressEvent::LeftQueue { run_id, admitted },
+        });
     }
 
     /// Runs several subagents at once (mode `parallel`), all of them at the

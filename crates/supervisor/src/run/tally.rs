@@ -133,7 +133,12 @@ impl ProgressTally {
                     .or_default()
                     .observe(event);
             }
-            ProgressEvent::ToolStarted { .. } | ProgressEvent::ToolFinished { .. } => {
+            // Waiting for a slot is a run's state, not a figure: a job's
+            // view keeps it (`jobs::Streaming`).
+            ProgressEvent::ToolStarted { .. }
+            | ProgressEvent::ToolFinished { .. }
+            | ProgressEvent::Queued { .. }
+            | ProgressEvent::LeftQueue { .. } => {
                 return false;
             }
             ProgressEvent::Ended { run_id, error } => {

@@ -19,7 +19,8 @@
 //!
 //! All runs share one [`crate::Supervisor`] (the one of the jobs registry,
 //! [`Jobs`], which runs the background jobs), so its concurrency limit
-//! holds over every call. When the server stops, background jobs are
+//! holds over every call: a run over it waits for a slot (its progress
+//! says `queued`). When the server stops, background jobs are
 //! cancelled too: nobody would be left to ask for their results (their
 //! session files keep them). It never prints a run's output anywhere but
 //! the response.
@@ -38,7 +39,7 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
-use subagent_protocol::ErrorCode;
+use subagent_protocol::{ErrorCode, RunMode};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -47,8 +48,8 @@ use super::spawn::Spawn;
 use crate::RunRequest;
 use crate::config::{PrepareError, Prepared};
 use crate::interrupt::wait_for_interrupt;
-use crate::jobs::{JobId, JobRequest, Jobs, JobsError};
-use crate::run::{Ceilings, Owner};
+use crate::jobs::{JobId, JobRequest, JobState, Jobs, JobsError};
+use crate::run::{Ceilings, Owner, concurrency_for};
 
 /// What every call shares.
 struct State {
@@ -179,9 +180,23 @@ impl McpServer {
                 background: true,
             });
             return match started {
-                Ok(job_id) => tools::job_started(&job_id.0),
+                Ok(job_id) => {
+                    let jobs = &self.state.jobs;
+                    let state = jobs.status(&job_id).map_or(JobState::Running, |s| s.state);
+                    tools::job_started(&job_id.0, state)
+                }
                 Err(e) => tools::refusal(ErrorCode::InvalidInput, &e.to_string()),
             };
+        }
+        let mut plan = call.plan(requests);
+        if plan.mode == RunMode::Parallel {
+            // An explicit concurrency above the limit is refused; the
+            // default is lowered to it (the others wait for a slot).
+            let max = self.state.jobs.supervisor().max_concurrent();
+            match concurrency_for(call.concurrency, max) {
+                Ok(n) => plan.concurrency = Some(n),
+                Err(message) => return tools::refusal(ErrorCode::InvalidInput, &message),
+            }
         }
         let cancel = self.state.shutdown.child_token();
         let (tx, rx) = mpsc::unbounded_channel();
@@ -191,10 +206,7 @@ impl McpServer {
             .map(|token| tokio::spawn(forward_progress(context.peer.clone(), token, rx)));
         let mut run = pin!(progress::scoped(
             tx,
-            self.state
-                .jobs
-                .supervisor()
-                .execute(call.plan(requests), cancel.clone())
+            self.state.jobs.supervisor().execute(plan, cancel.clone())
         ));
         let result = tokio::select! {
             result = &mut run => result,

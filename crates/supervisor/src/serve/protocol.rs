@@ -10,7 +10,7 @@
 
 pub use super::spawn::Spawn;
 use super::spawn::{STDIO, parse_spawn};
-use crate::jobs::{JobId, Streaming};
+use crate::jobs::{JobId, JobState, Streaming};
 use serde::Serialize;
 use serde_json::{Value, json};
 use subagent_protocol::session::{LifecycleEvent, SessionEntry, SessionLine};
@@ -177,11 +177,12 @@ pub fn not_utf8(offset: usize) -> String {
     )
 }
 
-/// A progress notification line.
-pub fn progress(job_id: &JobId, streaming: &Streaming) -> String {
+/// A progress notification line: the job's state (`queued` while it
+/// waits for a concurrency slot, then `running`) and its progress so far.
+pub fn progress(job_id: &JobId, state: JobState, streaming: &Streaming) -> String {
     json!({
         "method": "progress",
-        "params": {"jobId": job_id, "details": {"streaming": streaming}},
+        "params": {"jobId": job_id, "state": state, "details": {"streaming": streaming}},
     })
     .to_string()
 }

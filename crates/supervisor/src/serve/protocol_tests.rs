@@ -163,3 +163,17 @@ fn error_codes_are_spelled_as_the_schema_names_them() {
         json!(subagent_protocol::ErrorCode::InvalidInput.as_str())
     );
 }
+
+#[test]
+fn a_progress_notification_carries_the_jobs_state() {
+    let line = progress(
+        &JobId("ab12cd34".to_owned()),
+        JobState::Queued,
+        &Streaming::default(),
+    );
+    let value: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(value["method"], "progress");
+    assert_eq!(value["params"]["jobId"], "ab12cd34");
+    assert_eq!(value["params"]["state"], "queued");
+    assert_eq!(value["params"]["details"]["streaming"]["turnCount"], 0);
+}

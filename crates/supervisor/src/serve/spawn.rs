@@ -16,7 +16,7 @@ use subagent_protocol::RunMode;
 
 use crate::RunRequest;
 use crate::config::{LimitSet, RequestPatch};
-use crate::run::{DEFAULT_MAX_PER_CALL, RunPlan};
+use crate::run::RunPlan;
 
 /// A spawn, checked: what the server resolves and runs.
 #[derive(Debug, Clone, PartialEq)]
@@ -110,7 +110,9 @@ pub const STDIO: SpawnWire = SpawnWire {
 pub const MCP: SpawnWire = SpawnWire {
     invalid: "invalid arguments",
     concurrency: true,
-    default_concurrency: Some(DEFAULT_MAX_PER_CALL),
+    // The server picks it: the per-call default lowered to its limit
+    // (`run::concurrency_for`), which the parser does not know.
+    default_concurrency: None,
     tasks: TaskFields::Joined,
 };
 

@@ -120,7 +120,8 @@ fn the_stdio_wire_reads_tasks_by_mode_and_knows_no_concurrency() {
 fn the_mcp_wire_joins_task_and_tasks_and_takes_a_concurrency() {
     use Want::{Read, Refused};
     use subagent_protocol::RunMode::{Chain, Parallel, Single};
-    let default = Some(DEFAULT_MAX_PER_CALL);
+    // Not asked: the server lowers the per-call default to its limit.
+    let default = None;
     check(
         &MCP,
         &[

@@ -41,7 +41,7 @@ use super::protocol::{self, Method, Request, ResponseCode, Spawn};
 use crate::RunRequest;
 use crate::config::PrepareError;
 use crate::interrupt::wait_for_interrupt;
-use crate::jobs::{JobRequest, JobStatus, Jobs, JobsError};
+use crate::jobs::{JobRequest, JobState, JobStatus, Jobs, JobsError};
 use crate::run::{Ceilings, Owner};
 
 /// How long `--notify-cmd` may run before its process group is killed:
@@ -374,7 +374,13 @@ impl Server {
             self.jobs.cancel(&job);
         }
         if spawn.background {
-            return Ok(json!({"jobId": job, "state": "running", "background": true}));
+            // `queued` when every concurrency slot is taken: it starts
+            // when one frees.
+            let state = self
+                .jobs
+                .status(&job)
+                .map_or(JobState::Running, |s| s.state);
+            return Ok(json!({"jobId": job, "state": state, "background": true}));
         }
         let _ = self.jobs.wait(&job).await;
         let status = self.jobs.status(&job).ok_or(SpawnError::Vanished)?;
@@ -407,7 +413,7 @@ async fn forward_progress(jobs: Jobs, out: Output, stop: CancellationToken) {
     loop {
         tokio::select! {
             got = rx.recv() => match got {
-                Ok(p) => out.offer(protocol::progress(&p.job_id, &p.streaming)),
+                Ok(p) => out.offer(protocol::progress(&p.job_id, p.state, &p.streaming)),
                 Err(RecvError::Lagged(_)) => {}
                 Err(RecvError::Closed) => return,
             },

@@ -8,6 +8,8 @@
 //! sender tells calls apart without the run layer knowing about MCP. The
 //! sink only sends on an unbounded channel: it never blocks (the sink's
 //! contract). It sees names and counts only, never task text or output.
+//! A run over the server's concurrency limit says `queued` until it has a
+//! slot, then `running`.
 
 use std::future::Future;
 
@@ -39,6 +41,21 @@ pub(crate) async fn scoped<F: Future>(
 /// The message a client shows for `event`.
 pub(crate) fn message(event: &ProgressEvent) -> String {
     match event {
+        ProgressEvent::Queued {
+            run_id,
+            agent,
+            running,
+            limit,
+        } => format!(
+            "{run_id}: queued {agent}: {running} of {limit} slots are taken; it starts when one frees"
+        ),
+        ProgressEvent::LeftQueue { run_id, admitted } => {
+            if *admitted {
+                format!("{run_id}: running: it has a slot")
+            } else {
+                format!("{run_id}: cancelled while queued; no worker was started")
+            }
+        }
         ProgressEvent::Started {
             run_id,
             agent,

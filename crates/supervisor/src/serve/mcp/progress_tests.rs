@@ -52,3 +52,27 @@ async fn events_reach_the_call_whose_task_emits_them_and_no_other() {
     // The sender went with the scope, so the stream ends.
     assert_eq!(rx.recv().await, None);
 }
+
+#[test]
+fn a_queued_run_says_how_many_slots_are_taken_then_that_it_has_one() {
+    let queued = ProgressEvent::Queued {
+        run_id: "r2".to_owned(),
+        agent: "general".to_owned(),
+        running: 1,
+        limit: 1,
+    };
+    assert_eq!(
+        message(&queued),
+        "r2: queued general: 1 of 1 slots are taken; it starts when one frees"
+    );
+    let admitted = ProgressEvent::LeftQueue {
+        run_id: "r2".to_owned(),
+        admitted: true,
+    };
+    assert_eq!(message(&admitted), "r2: running: it has a slot");
+    let cancelled = ProgressEvent::LeftQueue {
+        run_id: "r2".to_owned(),
+        admitted: false,
+    };
+    assert!(message(&cancelled).contains("cancelled while queued"));
+}

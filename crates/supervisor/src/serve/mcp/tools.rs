@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use crate::config::LimitKey;
-use crate::jobs::JobStatus;
+use crate::jobs::{JobState, JobStatus};
 use crate::serve::spawn::{self, Spawn};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use serde_json::{Value, json};
@@ -50,7 +50,7 @@ pub(crate) fn tool_list() -> Vec<Tool> {
             "tasks": {"type": "array", "items": {"type": "string"}, "description": "Tasks for mode parallel or chain (after `task`, if given)."},
             "mode": {"type": "string", "enum": RunMode::ALL.map(RunMode::as_str), "default": RunMode::Single.as_str(),
                 "description": "single: one task; parallel: all at once; chain: one after another, `{previous}` in a task replaced by the previous output."},
-            "concurrency": {"type": "integer", "minimum": 1, "description": "Mode parallel: children running at once (default 4)."},
+            "concurrency": {"type": "integer", "minimum": 1, "description": "Mode parallel: children running at once (default 4, lowered to the server's max_concurrent; a value above it is refused). Runs over the server's limit wait for a slot."},
             "outputSchema": {"type": "object", "description": "JSON Schema the answer must satisfy; the answer object is returned as structuredContent."},
             "background": {"type": "boolean", "default": false, "description": "Return a job id at once; ask subagent_status for the result."},
             "provider": {"type": "string", "description": "Provider override: a configured provider or an API kind."},
@@ -172,12 +172,20 @@ fn structured(result: &SubagentResult) -> Option<Value> {
     }
 }
 
-/// A background job's start: its id, as text and as `structuredContent`.
-pub(crate) fn job_started(job_id: &str) -> CallToolResult {
+/// A background job's start: its id and state (`queued` when every
+/// concurrency slot is taken, else `running`), as text and as
+/// `structuredContent`.
+pub(crate) fn job_started(job_id: &str, state: JobState) -> CallToolResult {
+    let how = match state {
+        JobState::Queued => {
+            "queued in the background (every concurrency slot is taken; it starts when one frees)"
+        }
+        _ => "started in the background",
+    };
     let mut out = CallToolResult::success(vec![ContentBlock::text(format!(
-        "job {job_id} started in the background; subagent_status {{\"jobId\": \"{job_id}\"}} reports it"
+        "job {job_id} {how}; subagent_status {{\"jobId\": \"{job_id}\"}} reports it"
     ))]);
-    out.structured_content = Some(json!({ "jobId": job_id, "state": "running" }));
+    out.structured_content = Some(json!({ "jobId": job_id, "state": state }));
     out
 }
 

@@ -226,7 +226,7 @@ fn a_failure_says_its_error_once_in_one_text_block() {
 
 #[test]
 fn a_background_start_gives_the_job_id_as_text_and_structured_content() {
-    let out = job_started("ab12cd34");
+    let out = job_started("ab12cd34", JobState::Running);
     assert_eq!(out.is_error, Some(false));
     assert_eq!(
         out.structured_content,
@@ -234,4 +234,16 @@ fn a_background_start_gives_the_job_id_as_text_and_structured_content() {
     );
     let content = serde_json::to_value(&out.content).unwrap();
     assert!(content[0]["text"].as_str().unwrap().contains("ab12cd34"));
+}
+
+#[test]
+fn a_background_start_over_the_concurrency_limit_says_it_is_queued() {
+    let out = job_started("ab12cd34", JobState::Queued);
+    assert_eq!(
+        out.structured_content,
+        Some(json!({"jobId": "ab12cd34", "state": "queued"}))
+    );
+    let content = serde_json::to_value(&out.content).unwrap();
+    let text = content[0]["text"].as_str().unwrap();
+    assert!(text.contains("queued") && text.contains("slot"), "{text}");
 }
