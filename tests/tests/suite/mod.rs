@@ -1,3 +1,4 @@
+pub mod docs_text;
 pub mod fault_proxy;
 pub mod gated_model;
 pub mod llama;
@@ -17,6 +18,7 @@ mod ceilings_nested;
 mod cli;
 mod cli_flags;
 mod config_cmd;
+mod docs_help;
 mod doctor;
 mod doctor_model;
 mod e2e_llama;
