@@ -18,6 +18,7 @@ mod ceilings_nested;
 mod cli;
 mod cli_flags;
 mod config_cmd;
+mod docs_flags;
 mod docs_help;
 mod doctor;
 mod doctor_model;
