@@ -1,3 +1,4 @@
+pub mod docs_model;
 pub mod docs_text;
 pub mod fault_proxy;
 pub mod gated_model;
@@ -18,6 +19,7 @@ mod ceilings_nested;
 mod cli;
 mod cli_flags;
 mod config_cmd;
+mod docs_examples;
 mod docs_flags;
 mod docs_help;
 mod doctor;
