@@ -23,7 +23,7 @@ use snapbox::Assert;
 
 use super::docs_model::{DocsModel, MODEL};
 use super::docs_text::{
-    Block, Doc, ShellCommand, docs, fenced_blocks, is_incomplete, shell_commands,
+    Block, Doc, ShellCommand, docs, fenced_blocks, is_incomplete, shell_commands, words,
 };
 use super::support::{assert_nothing_runs_in, binary, check_session_file, jsonl_files};
 
@@ -70,18 +70,19 @@ const SKIPPED_SCRIPTS: [(&str, &str, &str); 1] = [(
     "an sbatch script: tests/tests/suite/slurm.rs runs it as written on a real one-node Slurm",
 )];
 
-/// Commands whose documented outcome is not exit 0.
+/// Commands whose documented outcome is not exit 0, each by its doc and its
+/// words (comments and spacing aside), as written.
 const EXPECTED_EXIT: [(&str, &str, &[i32], &str); 2] = [
     (
         "README.md",
-        "subagent run --resume 3f2a9c1e            #",
+        "subagent run --resume 3f2a9c1e",
         &[2],
         "without --task only an interrupted run continues; the run it names here completed, \
          so this is the documented refusal",
     ),
     (
         "README.md",
-        "subagent doctor ",
+        "subagent doctor",
         &[0, 7],
         "7 when this machine lacks a protection (each MISSING line says how to get it)",
     ),
@@ -222,11 +223,13 @@ fn stdin_of(example: &Example) -> &'static str {
         .map_or("", |(_, _, input)| input)
 }
 
-fn expected_exits(example: &Example) -> &'static [i32] {
+/// The exit codes `example` may end with, and why when not just 0.
+fn expected_exits(example: &Example) -> (&'static [i32], &'static str) {
+    let command = words(&example.command).join(" ");
     EXPECTED_EXIT
         .iter()
-        .find(|(doc, start, _, _)| example.doc == *doc && example.command.starts_with(start))
-        .map_or(&[0], |(_, _, codes, _)| codes)
+        .find(|(doc, written, _, _)| example.doc == *doc && command == *written)
+        .map_or((&[0], ""), |(_, _, codes, why)| (codes, why))
 }
 
 /// A doc's scratch dir: the files examples expect, and a user config that
@@ -352,10 +355,11 @@ fn run_doc(doc: &Doc, model: &DocsModel) -> (usize, Vec<String>) {
             out.stderr.lines().last().unwrap_or("")
         );
         assert_nothing_runs_in(scratch.path());
-        let wanted = expected_exits(&example);
+        let (wanted, why) = expected_exits(&example);
         if !out.code.is_some_and(|c| wanted.contains(&c)) {
             failures.push(format!(
-                "{}: exited {:?}, the doc means {wanted:?}\n$ {command}\nstdout: {}\nstderr: {}",
+                "{}: exited {:?}, the doc means {wanted:?} {why}\n$ {command}\nstdout: {}\n\
+                 stderr: {}",
                 example.at,
                 out.code,
                 tail(&out.stdout),
