@@ -12,7 +12,9 @@
 //! reason; the few rewrites that point an example at this test's model and
 //! binaries are in [`REWRITES`]. After each command nothing it started may
 //! still run, and at the end every session file the doc's runs left must
-//! validate against the schema.
+//! validate against the schema. `SUBAGENT_DOCS_MODEL=local` runs the same
+//! examples against the real local model instead (exits only; not in CI:
+//! a 135M model's runs are slow and its answers are not the docs').
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -25,6 +27,7 @@ use super::docs_model::{DocsModel, MODEL};
 use super::docs_text::{
     Block, Doc, ShellCommand, docs, fenced_blocks, is_incomplete, shell_commands, words,
 };
+use super::llama::LlamaServer;
 use super::support::{assert_nothing_runs_in, binary, check_session_file, jsonl_files};
 
 /// Examples that cannot run here, by their doc and the start of the command.
@@ -127,6 +130,16 @@ const RUN_ID_PLACEHOLDERS: [&str; 2] = ["4f5660af", "3f2a9c1e"];
 /// Longest one example may take (60 s): a docs-model run takes about a
 /// second; the margin covers a loaded 2-core CI machine.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long a timed-out example gets to end after SIGTERM (10 s): the
+/// supervisor's own TERM-then-KILL of its workers takes a few seconds.
+const KILL_GRACE: Duration = Duration::from_secs(10);
+
+/// `SUBAGENT_DOCS_MODEL=local` runs the examples against the real local
+/// model (`cargo xtask local-model`, its paths exported) instead of the
+/// docs model: what a reader running the docs sees. Its answers differ from
+/// the docs' (a 135M model), so outputs are not compared then, only exits.
+const MODEL_CHOICE_VAR: &str = "SUBAGENT_DOCS_MODEL";
 
 /// Files the examples take as already there, in each doc's scratch dir.
 const SCRATCH_FILES: [(&str, &str); 3] = [
@@ -235,7 +248,7 @@ fn expected_exits(example: &Example) -> (&'static [i32], &'static str) {
 /// A doc's scratch dir: the files examples expect, and a user config that
 /// makes the docs model the default provider (as README's Configuration
 /// shows), so examples without `--base-url` run against it too.
-fn scratch_dir(model: &DocsModel) -> tempfile::TempDir {
+fn scratch_dir(base_url: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for (path, text) in SCRATCH_FILES {
         let path = dir.path().join(path);
@@ -248,8 +261,7 @@ fn scratch_dir(model: &DocsModel) -> tempfile::TempDir {
         config,
         format!(
             "default_provider = \"local\"\n\n[providers.local]\nkind = \"openai-chat\"\n\
-             base_url = \"{}\"\nmodel = \"{MODEL}\"\n",
-            model.base_url()
+             base_url = \"{base_url}\"\nmodel = \"{MODEL}\"\n",
         ),
     )
     .unwrap();
@@ -269,6 +281,8 @@ fn latest_run_id(sessions: &Path) -> Option<String> {
 
 /// What `bash` did with one command.
 struct Ran {
+    /// Stopped after [`COMMAND_TIMEOUT`].
+    timed_out: bool,
     code: Option<i32>,
     stdout: String,
     stderr: String,
@@ -311,15 +325,29 @@ fn run_in(dir: &Path, command: &str, stdin: &str) -> Ran {
     std::thread::spawn(move || {
         let _ = done.send(child.wait_with_output());
     });
+    let mut timed_out = false;
     let out = match finished.recv_timeout(COMMAND_TIMEOUT) {
         Ok(out) => out.unwrap(),
         Err(_) => {
+            timed_out = true;
+            // SIGTERM first: `subagent` then cancels its runs and reaps their
+            // workers (each in a process group of its own, which a SIGKILL of
+            // this group would leave to die by their parent-death signal, a
+            // moment later); SIGKILL only if it does not end within the grace.
             // SAFETY: killpg only sends a signal to the group this test made.
-            unsafe { libc::killpg(pgid, libc::SIGKILL) };
-            finished.recv().unwrap().unwrap()
+            unsafe { libc::killpg(pgid, libc::SIGTERM) };
+            match finished.recv_timeout(KILL_GRACE) {
+                Ok(out) => out.unwrap(),
+                Err(_) => {
+                    // SAFETY: as above.
+                    unsafe { libc::killpg(pgid, libc::SIGKILL) };
+                    finished.recv().unwrap().unwrap()
+                }
+            }
         }
     };
     Ran {
+        timed_out,
         code: out.status.code(),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -327,8 +355,8 @@ fn run_in(dir: &Path, command: &str, stdin: &str) -> Ran {
 }
 
 /// Runs one doc's examples in order; returns what failed.
-fn run_doc(doc: &Doc, model: &DocsModel) -> (usize, Vec<String>) {
-    let scratch = scratch_dir(model);
+fn run_doc(doc: &Doc, base_url: &str, local_model: bool) -> (usize, Vec<String>) {
+    let scratch = scratch_dir(base_url);
     let sessions = scratch.path().join("xdg-state/subagent/sessions");
     let mut ran = 0;
     let mut failures = Vec::new();
@@ -339,7 +367,7 @@ fn run_doc(doc: &Doc, model: &DocsModel) -> (usize, Vec<String>) {
         }
         let mut command = example.command.clone();
         for (written, run) in REWRITES {
-            command = command.replace(written, &run.replace(MODEL_URL, &model.base_url()));
+            command = command.replace(written, &run.replace(MODEL_URL, base_url));
         }
         if let Some(id) = latest_run_id(&sessions) {
             for placeholder in RUN_ID_PLACEHOLDERS {
@@ -356,6 +384,14 @@ fn run_doc(doc: &Doc, model: &DocsModel) -> (usize, Vec<String>) {
         );
         assert_nothing_runs_in(scratch.path());
         let (wanted, why) = expected_exits(&example);
+        if out.timed_out {
+            failures.push(format!(
+                "{}: still running after {COMMAND_TIMEOUT:?}, stopped\n$ {command}\nstderr: {}",
+                example.at,
+                tail(&out.stderr)
+            ));
+            continue;
+        }
         if !out.code.is_some_and(|c| wanted.contains(&c)) {
             failures.push(format!(
                 "{}: exited {:?}, the doc means {wanted:?} {why}\n$ {command}\nstdout: {}\n\
@@ -367,7 +403,7 @@ fn run_doc(doc: &Doc, model: &DocsModel) -> (usize, Vec<String>) {
             ));
             continue;
         }
-        if let Some(expected) = &example.output {
+        if let (Some(expected), false) = (&example.output, local_model) {
             // A block cannot show the blank line an output may end with.
             let check = Assert::new().try_eq(
                 Some(&example.at),
@@ -402,10 +438,16 @@ fn tail(text: &str) -> &str {
 #[test]
 fn every_shell_example_in_the_docs_runs_as_documented() {
     let model = DocsModel::start();
+    let local = std::env::var(MODEL_CHOICE_VAR)
+        .is_ok_and(|v| v == "local")
+        .then(LlamaServer::start);
+    let base_url = local
+        .as_ref()
+        .map_or_else(|| model.base_url(), LlamaServer::base_url);
     let mut ran = 0;
     let mut failures = Vec::new();
     for doc in docs() {
-        let (n, failed) = run_doc(&doc, &model);
+        let (n, failed) = run_doc(&doc, &base_url, local.is_some());
         ran += n;
         failures.extend(failed);
     }
