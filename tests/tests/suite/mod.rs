@@ -1,3 +1,5 @@
+pub mod docs_model;
+pub mod docs_text;
 pub mod fault_proxy;
 pub mod gated_model;
 pub mod llama;
@@ -18,6 +20,9 @@ mod ceilings_nested;
 mod cli;
 mod cli_flags;
 mod config_cmd;
+mod docs_examples;
+mod docs_flags;
+mod docs_help;
 mod doctor;
 mod doctor_model;
 mod e2e_llama;
