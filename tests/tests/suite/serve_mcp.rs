@@ -701,6 +701,11 @@ fn mcp_calls_and_jobs_over_the_concurrency_limit_wait_queued_instead_of_being_re
     let too_many = &report["tooMany"];
     assert_eq!(too_many["isError"], true, "{too_many}");
     assert!(texts(too_many)[0].contains("use 1 to 1"), "{too_many}");
+    // The jobs registry runs a background job's plan with its concurrency,
+    // so the same rule refuses it.
+    let too_many = &report["tooManyBackground"];
+    assert_eq!(too_many["isError"], true, "{too_many}");
+    assert!(texts(too_many)[0].contains("use 1 to 1"), "{too_many}");
 
     checked_session_files(&setup.sessions);
     assert_nothing_runs_in(&setup.workspace);

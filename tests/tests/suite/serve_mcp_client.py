@@ -191,6 +191,12 @@ async def over_the_limit(session, report):
         "subagent",
         {"tasks": ["fixture:success", "fixture:success"], "mode": "parallel", "concurrency": 2},
     ))
+    # A background job keeps to the same rule: its concurrency is checked.
+    report["tooManyBackground"] = summary(await session.call_tool(
+        "subagent",
+        {"tasks": ["fixture:success", "fixture:success"], "mode": "parallel",
+         "concurrency": 2, "background": True},
+    ))
 
 
 async def call_with_progress(session, arguments):

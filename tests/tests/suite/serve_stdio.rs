@@ -511,6 +511,7 @@ async fn jobs_library_runs_cancels_and_records_a_background_job() {
         .start(JobRequest {
             mode: RunMode::Single,
             requests: vec![fixture.request()],
+            concurrency: None,
             background: true,
         })
         .unwrap();

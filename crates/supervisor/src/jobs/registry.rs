@@ -77,6 +77,10 @@ pub struct JobRequest {
     /// The resolved runs (exactly one for `Single`). A request without a
     /// parent session file gets the registry's.
     pub requests: Vec<RunRequest>,
+    /// `Parallel` only: children running at once, as the call's plan says
+    /// ([`RunPlan::concurrency`]); `None` runs every one at once, up to the
+    /// supervisor's limit.
+    pub concurrency: Option<usize>,
     /// A background job's ending is announced on [`Jobs::subscribe_endings`]
     /// with `background: true`; the caller does not wait for it.
     pub background: bool,
@@ -355,6 +359,7 @@ impl Jobs {
         let JobRequest {
             mode,
             mut requests,
+            concurrency,
             background,
         } = request;
         let Some(first) = requests.first().cloned() else {
@@ -415,7 +420,7 @@ impl Jobs {
         let id = job_id.clone();
         tokio::spawn(CURRENT_JOB.scope(job_id.clone(), async move {
             this.write_parent(&start_line).await;
-            let plan = RunPlan::new(mode, requests);
+            let plan = RunPlan::new(mode, requests).with_concurrency(concurrency);
             let result = this.supervisor.execute(plan, cancel).await;
             let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
             let end_line = job_end_line(&start_event, &result, duration_ms);

@@ -76,6 +76,7 @@ async fn a_job_without_tasks_is_refused_and_unknown_ids_are_answered() {
     let empty = jobs.start(JobRequest {
         mode: RunMode::Parallel,
         requests: Vec::new(),
+        concurrency: None,
         background: true,
     });
     assert!(matches!(empty, Err(JobsError::Empty)));

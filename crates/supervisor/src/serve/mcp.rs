@@ -173,10 +173,22 @@ impl McpServer {
             Ok(requests) => requests,
             Err(e) => return tools::refusal(ErrorCode::InvalidInput, &error_chain(&e)),
         };
+        // Foreground and background alike: one plan, one concurrency rule.
+        let mut plan = call.plan(requests);
+        if plan.mode == RunMode::Parallel {
+            // An explicit concurrency above the limit is refused; the
+            // default is lowered to it (the others wait for a slot).
+            let max = self.state.jobs.supervisor().max_concurrent();
+            match concurrency_for(call.concurrency, max) {
+                Ok(n) => plan.concurrency = Some(n),
+                Err(message) => return tools::refusal(ErrorCode::InvalidInput, &message),
+            }
+        }
         if call.background {
             let started = self.state.jobs.start(JobRequest {
-                mode: call.mode,
-                requests,
+                mode: plan.mode,
+                requests: plan.requests,
+                concurrency: plan.concurrency,
                 background: true,
             });
             return match started {
@@ -187,16 +199,6 @@ impl McpServer {
                 }
                 Err(e) => tools::refusal(ErrorCode::InvalidInput, &e.to_string()),
             };
-        }
-        let mut plan = call.plan(requests);
-        if plan.mode == RunMode::Parallel {
-            // An explicit concurrency above the limit is refused; the
-            // default is lowered to it (the others wait for a slot).
-            let max = self.state.jobs.supervisor().max_concurrent();
-            match concurrency_for(call.concurrency, max) {
-                Ok(n) => plan.concurrency = Some(n),
-                Err(message) => return tools::refusal(ErrorCode::InvalidInput, &message),
-            }
         }
         let cancel = self.state.shutdown.child_token();
         let (tx, rx) = mpsc::unbounded_channel();

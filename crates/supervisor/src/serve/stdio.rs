@@ -363,9 +363,11 @@ impl Server {
     /// the result) returned, a background one answers with its id at once.
     async fn spawn(&self, spawn: &Spawn) -> Result<Value, SpawnError> {
         let requests = self.requests(spawn)?;
+        let plan = spawn.plan(requests);
         let job = self.jobs.start(JobRequest {
-            mode: spawn.mode,
-            requests,
+            mode: plan.mode,
+            requests: plan.requests,
+            concurrency: plan.concurrency,
             background: spawn.background,
         })?;
         // Checked after the start: a stop before it is seen here, one after
