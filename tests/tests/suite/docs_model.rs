@@ -15,18 +15,17 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
-use super::scripted_model::{send_status, send_stream, text_turn_with, tool_call_turn};
+use super::scripted_model::{
+    read_http_request, send_status, send_stream, text_turn_with, tool_call_turn,
+};
 
 /// Longest the server lives: beyond every doc's examples (a few seconds
 /// each), short enough that a hung test frees the port soon.
 pub const SERVER_LIFETIME: Duration = Duration::from_secs(600);
-
-/// Largest request read: the docs' conversations are a few KiB.
-const MAX_REQUEST_BYTES: usize = 4 * 1024 * 1024;
 
 /// The model the docs name (`--model smollm2`).
 pub const MODEL: &str = "smollm2";
@@ -90,7 +89,7 @@ async fn accept_all(listener: TcpListener) {
 }
 
 async fn answer(mut socket: TcpStream) {
-    let Some((method, path, body)) = read_request(&mut socket).await else {
+    let Some((method, path, body)) = read_http_request(&mut socket, false).await else {
         return;
     };
     if method == "GET" && path.ends_with("/models") {
@@ -175,42 +174,4 @@ async fn send_json(socket: &mut TcpStream, body: &Value) -> std::io::Result<()> 
     socket.write_all(head.as_bytes()).await?;
     socket.write_all(body.as_bytes()).await?;
     socket.shutdown().await
-}
-
-/// The method, path and body of one request (a body only with a
-/// `content-length`); `None` for a malformed or oversized one.
-async fn read_request(socket: &mut TcpStream) -> Option<(String, String, Vec<u8>)> {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 16 * 1024];
-    let head_end = loop {
-        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break end + 4;
-        }
-        let n = socket.read(&mut chunk).await.ok()?;
-        if n == 0 || buf.len() > MAX_REQUEST_BYTES {
-            return None;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    };
-    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
-    let mut request_line = head.split(' ');
-    let method = request_line.next()?.to_owned();
-    let path = request_line.next()?.to_owned();
-    let length: usize = head
-        .lines()
-        .filter_map(|line| line.split_once(':'))
-        .find(|(name, _)| name.trim().eq_ignore_ascii_case("content-length"))
-        .map_or(Some(0), |(_, value)| value.trim().parse().ok())?;
-    if length > MAX_REQUEST_BYTES {
-        return None;
-    }
-    let mut body = buf[head_end..].to_vec();
-    while body.len() < length {
-        let n = socket.read(&mut chunk).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        body.extend_from_slice(&chunk[..n]);
-    }
-    Some((method, path, body))
 }

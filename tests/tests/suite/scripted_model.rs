@@ -290,8 +290,20 @@ pub(super) async fn send_status(
     socket.shutdown().await
 }
 
-/// The request path and body; `None` for a malformed or oversized request.
+/// The request path and body; `None` for a malformed or oversized request,
+/// or one without a `content-length`.
 pub(super) async fn read_request(socket: &mut TcpStream) -> Option<(String, Vec<u8>)> {
+    let (_, path, body) = read_http_request(socket, true).await?;
+    Some((path, body))
+}
+
+/// The method, path and body of one request; `None` for a malformed or
+/// oversized one. Without a `content-length` the body is empty, unless
+/// `require_length` refuses such a request.
+pub(super) async fn read_http_request(
+    socket: &mut TcpStream,
+    require_length: bool,
+) -> Option<(String, String, Vec<u8>)> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 16 * 1024];
     let head_end = loop {
@@ -305,12 +317,18 @@ pub(super) async fn read_request(socket: &mut TcpStream) -> Option<(String, Vec<
         buf.extend_from_slice(&chunk[..n]);
     };
     let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
-    let path = head.split(' ').nth(1)?.to_owned();
-    let length: usize = head
+    let mut request_line = head.split(' ');
+    let method = request_line.next()?.to_owned();
+    let path = request_line.next()?.to_owned();
+    let length: usize = match head
         .lines()
         .filter_map(|line| line.split_once(':'))
         .find(|(name, _)| name.trim().eq_ignore_ascii_case("content-length"))
-        .and_then(|(_, value)| value.trim().parse().ok())?;
+    {
+        Some((_, value)) => value.trim().parse().ok()?,
+        None if require_length => return None,
+        None => 0,
+    };
     if length > MAX_REQUEST_BYTES {
         return None;
     }
@@ -322,7 +340,7 @@ pub(super) async fn read_request(socket: &mut TcpStream) -> Option<(String, Vec<
         }
         body.extend_from_slice(&chunk[..n]);
     }
-    Some((path, body))
+    Some((method, path, body))
 }
 
 fn event(data: &Value) -> String {
