@@ -2,7 +2,7 @@
 //! and raised from the soft to the hard value as a program starts.
 //!
 //! Every live subagent holds a few fds in its supervisor (the protocol
-//! socket, the output pipes, the pidfd), so the usual soft limit of 1,024
+//! socket, the output pipes, the session file), so the usual soft limit of 1,024
 //! stops a batch at about 250 live workers although the hard limit allows
 //! far more. Raising the soft limit is what every server does at start; it
 //! needs no privilege. Children are unaffected: each spawn sets its own

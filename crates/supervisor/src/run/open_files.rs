@@ -8,7 +8,8 @@
 use subagent_sandbox::OpenFilesLimit;
 
 /// Fds the supervisor holds per live subagent: the protocol socket, the
-/// stdout and stderr pipes, and the pidfd.
+/// stdout and stderr pipes, and its session file (counted: 172 fds with
+/// 40 live, 4 each plus 12).
 pub const FDS_PER_LIVE_SUBAGENT: u64 = 4;
 
 /// Fds the supervisor needs besides its subagents': the standard streams,
