@@ -13,8 +13,9 @@ use subagent_sandbox::OpenFilesLimit;
 pub const FDS_PER_LIVE_SUBAGENT: u64 = 4;
 
 /// Fds the supervisor needs besides its subagents': the standard streams,
-/// the runtime's epoll and eventfds, session files being written, the
-/// results file and its lock, a listening socket.
+/// the runtime's epoll and eventfds, a server's own session file, the
+/// results file and its lock, a listening socket (12 in a batch of 40;
+/// the rest is room).
 pub const FDS_BESIDES_SUBAGENTS: u64 = 64;
 
 /// `live` subagents at once do not fit in the open-files limit.
