@@ -39,17 +39,17 @@ const QUEUED_FRAMES: usize = 256;
 
 /// Bytes of frames read but not yet handled, at most (16 MiB, one frame of
 /// the largest default size). Past it the reader stops reading, the socket
-/// buffer fills and the worker's writes block. What the supervisor holds
-/// for one worker is this, plus the one frame the reader is decoding or
-/// holding while it waits for room.
+/// buffer fills and the worker's writes block. The reader waits for room
+/// before it reads a payload, so this is all the supervisor holds in
+/// frames for one worker (a larger frame takes all of it).
 pub(super) const QUEUED_BYTES: u32 = 16 * 1024 * 1024;
 
 /// Bytes of frames being read or waiting to be handled across every worker
 /// of this process, at most (256 MiB): four frames of the largest
 /// configurable cap, sixteen of the default one. It is what bounds the
 /// supervisor's memory against many hostile workers, each of which may
-/// hold up to [`QUEUED_BYTES`] plus a frame: without it a hundred workers
-/// could make it hold gigabytes. A frame larger than the whole budget
+/// hold up to [`QUEUED_BYTES`]: without it a hundred workers made it hold
+/// 1.7 GiB (the `frame_memory` test). A frame larger than the whole budget
 /// takes all of it (it can never wait forever); frames past it wait, their
 /// workers' writes blocking, and none is refused.
 pub const FRAME_BUDGET_BYTES: u32 = 4 * MAX_CONFIGURABLE_PAYLOAD;
