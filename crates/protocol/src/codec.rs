@@ -74,6 +74,38 @@ fn decode_within<T: DeserializeOwned, const LIMIT: usize>(
     bincode::serde::decode_from_slice(payload, bincode::config::standard().with_limit::<LIMIT>())
 }
 
+fn decode_read_within<T: DeserializeOwned, R: std::io::Read, const LIMIT: usize>(
+    source: &mut R,
+) -> Result<T, bincode::error::DecodeError> {
+    bincode::serde::decode_from_std_read(source, bincode::config::standard().with_limit::<LIMIT>())
+}
+
+/// Decodes one message of `len` payload bytes as it is read from `source`,
+/// under the same claim limits as [`decode`]; whether all `len` bytes were
+/// used is the caller's to check (see [`crate::frame::read_payload_streaming`]).
+///
+/// Decoding from the stream is what lets a large payload cost its decoded
+/// size only: a string's bytes are read straight into the string, with no
+/// copy of the whole payload beside it.
+pub fn decode_from_read<T: DeserializeOwned, R: std::io::Read>(
+    source: &mut R,
+    len: usize,
+) -> Result<T, CodecError> {
+    let claims = len.saturating_mul(CLAIMS_PER_PAYLOAD_BYTE);
+    let decoded = if claims <= SMALL_CLAIM_LIMIT {
+        decode_read_within::<T, R, SMALL_CLAIM_LIMIT>(source)
+    } else if claims <= MEDIUM_CLAIM_LIMIT {
+        decode_read_within::<T, R, MEDIUM_CLAIM_LIMIT>(source)
+    } else if claims <= LARGE_CLAIM_LIMIT {
+        decode_read_within::<T, R, LARGE_CLAIM_LIMIT>(source)
+    } else if claims <= HUGE_CLAIM_LIMIT {
+        decode_read_within::<T, R, HUGE_CLAIM_LIMIT>(source)
+    } else {
+        bincode::serde::decode_from_std_read(source, config())
+    };
+    decoded.map_err(|e| CodecError::Decode(e.to_string()))
+}
+
 /// Decodes exactly one message from `payload`; leftover bytes are an error.
 pub fn decode<T: DeserializeOwned>(payload: &[u8]) -> Result<T, CodecError> {
     // bincode allocates a string's bytes *before* checking they are present

@@ -228,24 +228,116 @@ impl<R: AsyncRead + Unpin> AsyncFrameReader<R> {
     /// Not cancel-safe: dropping the future mid-frame loses the frame's
     /// position. Run it in a dedicated task that owns the reader.
     pub async fn read<T: DeserializeOwned>(&mut self) -> Result<Option<T>, FrameError> {
-        let mut header = [0u8; HEADER_LEN];
-        match read_full_async(&mut self.inner, &mut header).await? {
-            0 => return Ok(None),
-            HEADER_LEN => {}
-            got => {
-                return Err(FrameError::Truncated {
-                    expected: HEADER_LEN,
-                    got,
-                });
+        let Some(len) = read_header_async(&mut self.inner, self.max).await? else {
+            return Ok(None);
+        };
+        Ok(Some(read_payload_async(&mut self.inner, len).await?))
+    }
+}
+
+/// Reads one frame header and checks its length against `max`. `Ok(None)`
+/// is a clean end of stream at a frame boundary; a header cut short is
+/// [`FrameError::Truncated`]. With the length known before any payload is
+/// read, a caller can wait for room for it first (the supervisor's frame
+/// budget does).
+pub async fn read_header_async<R: AsyncRead + Unpin>(
+    reader: &mut R,
+    max: MaxPayload,
+) -> Result<Option<usize>, FrameError> {
+    let mut header = [0u8; HEADER_LEN];
+    match read_full_async(reader, &mut header).await? {
+        0 => Ok(None),
+        HEADER_LEN => Ok(Some(checked_len(header, max)?)),
+        got => Err(FrameError::Truncated {
+            expected: HEADER_LEN,
+            got,
+        }),
+    }
+}
+
+/// Reads a payload of `len` bytes (from [`read_header_async`]) into a buffer
+/// of exactly that size and decodes it; the buffer is dropped on return.
+pub async fn read_payload_async<T: DeserializeOwned, R: AsyncRead + Unpin>(
+    reader: &mut R,
+    len: usize,
+) -> Result<T, FrameError> {
+    let mut payload = vec![0u8; len];
+    let got = read_full_async(reader, &mut payload).await?;
+    if got != len {
+        return Err(FrameError::Truncated { expected: len, got });
+    }
+    Ok(codec::decode(&payload)?)
+}
+
+/// Bytes read ahead from the stream while a payload decodes in
+/// [`read_payload_streaming`]: bincode reads a small field at a time, and
+/// each read of the source may be a system call.
+const STREAM_BUFFER: usize = 64 * 1024;
+
+/// Reads and decodes a payload of `len` bytes (from a header) from a
+/// blocking stream *as it arrives*: no buffer of the whole payload is ever
+/// made, so a payload that is mostly one large string costs about its own
+/// size, not twice it. Reads nothing past the payload. An end of stream
+/// inside it is [`FrameError::Truncated`]; bytes the message leaves unused
+/// are [`CodecError::TrailingBytes`] (and stay unread).
+pub fn read_payload_streaming<T: DeserializeOwned, R: Read>(
+    reader: R,
+    len: usize,
+) -> Result<T, FrameError> {
+    let mut payload = Watched {
+        inner: reader,
+        ended: false,
+        error: None,
+    }
+    .take(len as u64);
+    let mut buffered = io::BufReader::with_capacity(STREAM_BUFFER.min(len.max(1)), &mut payload);
+    let decoded = codec::decode_from_read(&mut buffered, len);
+    let buffered_unread = buffered.buffer().len() as u64;
+    drop(buffered);
+    let unread = usize::try_from(payload.limit() + buffered_unread).unwrap_or(usize::MAX);
+    let Watched { ended, error, .. } = payload.into_inner();
+    match (decoded, error) {
+        // The stream's own failure explains the decode error better.
+        (Err(_), Some(error)) => Err(FrameError::Io(error)),
+        (Err(_), None) if ended => Err(FrameError::Truncated {
+            expected: len,
+            got: len.saturating_sub(unread),
+        }),
+        (Err(e), None) => Err(e.into()),
+        (Ok(_), _) if unread > 0 => Err(CodecError::TrailingBytes {
+            consumed: len - unread,
+            trailing: unread,
+        }
+        .into()),
+        (Ok(message), _) => Ok(message),
+    }
+}
+
+/// A stream that remembers whether it ended and its first error, so that a
+/// decode error caused by either is reported as what it was.
+struct Watched<R> {
+    inner: R,
+    ended: bool,
+    error: Option<io::Error>,
+}
+
+impl<R: Read> Read for Watched<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            match self.inner.read(buf) {
+                Ok(0) if !buf.is_empty() => {
+                    self.ended = true;
+                    return Ok(0);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    let told = io::Error::new(e.kind(), e.to_string());
+                    self.error.get_or_insert(e);
+                    return Err(told);
+                }
+                read => return read,
             }
         }
-        let len = checked_len(header, self.max)?;
-        let mut payload = vec![0u8; len];
-        let got = read_full_async(&mut self.inner, &mut payload).await?;
-        if got != len {
-            return Err(FrameError::Truncated { expected: len, got });
-        }
-        Ok(Some(codec::decode(&payload)?))
     }
 }
 

@@ -35,7 +35,7 @@
 //! ```
 
 // Layers, lowest first; a module imports only from layers below its own:
-// unix, procfs, status, job_thread -> signal, chores, isolation -> spec,
+// unix, procfs, status, job_thread, large_frees -> signal, chores, isolation -> spec,
 // error -> cgroup -> kill -> capture -> exit, leaks -> plan, pre_exec,
 // spawner, reaper -> running -> child.
 mod capture;
@@ -49,6 +49,7 @@ pub mod interpreter;
 mod isolation;
 mod job_thread;
 mod kill;
+mod large_frees;
 mod launch;
 mod leaks;
 mod open_files;
@@ -77,6 +78,7 @@ pub use isolation::{
     prewarm_isolation_support,
 };
 pub use kill::{KillHandle, KillReason};
+pub use large_frees::{LARGE_BLOCK_BYTES, return_large_frees_to_the_system};
 pub use open_files::{OpenFilesLimit, open_files_limit, raise_open_files_limit};
 pub use plan::resource_status;
 pub use procfs::peak_rss_since_exec;

@@ -13,7 +13,8 @@ use std::os::unix::net::UnixStream;
 use std::process::Command;
 use std::time::Duration;
 
-use subagent_protocol::frame::{FrameReader, FrameWriter, MaxPayload};
+use subagent_protocol::codec;
+use subagent_protocol::frame::{DEFAULT_MAX_PAYLOAD, FrameReader, FrameWriter, MaxPayload};
 use subagent_protocol::message::OutcomeError;
 use subagent_protocol::{
     ErrorCode, FromWorker, Hello, Outcome, SpawnRequest, StopReason, TaskSpec, ToWorker, Usage,
@@ -212,6 +213,54 @@ fn hog(io: &mut Io) {
     );
 }
 
+/// `big-frames-N`: N text deltas each as large as the default frame cap
+/// allows, then Done. Each frame is written in 1 MiB pieces, so a hundred of
+/// these workers cost the machine little while the supervisor must read
+/// every maximal frame whole. `held-frames-N` (`held`) holds back the last
+/// byte of its first frame: it makes [`HELD_FILE_PREFIX`]`<pid>` in its cwd
+/// and waits for [`RELEASE_FILE`] there, so that a test can have every
+/// worker's frame in flight at once.
+fn big_frames(io: &mut Io, task: &str, held: bool) {
+    let count: usize = task.rsplit('-').next().unwrap().parse().unwrap();
+    // The message with an empty text ends in the text's varint length 0;
+    // a length of 2^16 or more is 0xFC then the u32 (bincode varint).
+    let empty = codec::encode(&FromWorker::Event(WorkerEvent::TextDelta {
+        text: String::new(),
+    }))
+    .unwrap();
+    assert_eq!(empty.last(), Some(&0));
+    let head = &empty[..empty.len() - 1];
+    let text_len = DEFAULT_MAX_PAYLOAD as usize - head.len() - 5;
+    let mut frame_head = Vec::new();
+    frame_head.extend_from_slice(&DEFAULT_MAX_PAYLOAD.to_le_bytes());
+    frame_head.extend_from_slice(head);
+    frame_head.push(0xFC);
+    frame_head.extend_from_slice(&u32::try_from(text_len).unwrap().to_le_bytes());
+    let piece = vec![b'y'; 1 << 20];
+    for frame in 0..count {
+        io.raw(&frame_head);
+        let hold = usize::from(held && frame == 0);
+        let mut left = text_len - hold;
+        while left > 0 {
+            let n = left.min(piece.len());
+            io.raw(&piece[..n]);
+            left -= n;
+        }
+        if hold == 1 {
+            std::fs::write(format!("{HELD_FILE_PREFIX}{}", std::process::id()), b"").unwrap();
+            while !std::path::Path::new(RELEASE_FILE).exists() {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            io.raw(b"y");
+        }
+    }
+    io.done(
+        &format!("sent {count} big frames"),
+        StopReason::Completed,
+        None,
+    );
+}
+
 /// Done with a structured output `{"capital":"Paris"}`.
 fn structured(io: &mut Io) {
     io.send(FromWorker::Done(Box::new(Outcome {
@@ -228,6 +277,12 @@ fn structured(io: &mut Io) {
         model: "fixture-model".into(),
     })));
 }
+
+/// Made in the cwd by `held-frames-N` once all but a byte of its first
+/// frame is written (followed by its pid).
+const HELD_FILE_PREFIX: &str = ".fixture-held-";
+/// What `held-frames-N` waits for in its cwd before the last byte.
+const RELEASE_FILE: &str = ".fixture-release";
 
 /// Made in the cwd by `cancel-ok` once its partial answer is sent.
 const CANCEL_AWAITED_FILE: &str = ".fixture-cancel-awaited";
@@ -285,6 +340,8 @@ fn main() {
                     None,
                 ),
                 "memory" => hog(&mut io),
+                task if task.starts_with("big-frames-") => big_frames(&mut io, task, false),
+                task if task.starts_with("held-frames-") => big_frames(&mut io, task, true),
                 _ => succeed(&mut io, &spec),
             }
         }

@@ -28,6 +28,7 @@ mod doctor_model;
 mod e2e_llama;
 mod endings;
 mod file_tools_e2e;
+mod frame_memory;
 mod masking;
 mod memory_fallback;
 mod model_faults;

@@ -13,3 +13,4 @@ mod samples;
 mod schema_drift;
 mod schemas;
 mod session_json;
+mod streaming;

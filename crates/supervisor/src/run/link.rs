@@ -10,17 +10,28 @@
 //! its own writes instead of growing the supervisor. Outbound, a worker that
 //! stops reading can hold up only the writer task, never a timeout.
 //!
+//! Across all workers, frames being read or waiting to be handled share one
+//! supervisor-wide budget of bytes ([`FRAME_BUDGET_BYTES`]), taken for a
+//! frame's length (known from its header) before its payload is read and
+//! given back once the watch loop has handled it: a hundred workers sending
+//! maximal frames wait their turn on their sockets instead of growing the
+//! supervisor. A large payload is decoded as it is read, on a blocking
+//! thread, so it costs its decoded size and no copy beside it.
+//!
 //! It decides nothing about the run: a flood, a broken frame or a failed
 //! write is reported to the watch loop, which decides what to do.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use subagent_protocol::frame::{AsyncFrameReader, AsyncFrameWriter, FrameError, MaxPayload};
+use subagent_protocol::frame::{
+    self, AsyncFrameWriter, FrameError, HEADER_LEN, MAX_CONFIGURABLE_PAYLOAD, MaxPayload,
+};
 use subagent_protocol::{FromWorker, ToWorker};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, SemaphorePermit, mpsc};
 use tokio::task::JoinHandle;
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 /// Frames read but not yet handled, at most (by count). The byte bound
 /// below is the one that matters; this only sizes the channel.
@@ -28,10 +39,28 @@ const QUEUED_FRAMES: usize = 256;
 
 /// Bytes of frames read but not yet handled, at most (16 MiB, one frame of
 /// the largest default size). Past it the reader stops reading, the socket
-/// buffer fills and the worker's writes block. What the supervisor holds
-/// for one worker is this, plus the one frame the reader is decoding or
-/// holding while it waits for room.
+/// buffer fills and the worker's writes block. The reader waits for room
+/// before it reads a payload, so this is all the supervisor holds in
+/// frames for one worker (a larger frame takes all of it).
 pub(super) const QUEUED_BYTES: u32 = 16 * 1024 * 1024;
+
+/// Bytes of frames being read or waiting to be handled across every worker
+/// of this process, at most (256 MiB): four frames of the largest
+/// configurable cap, sixteen of the default one. It is what bounds the
+/// supervisor's memory against many hostile workers, each of which may
+/// hold up to [`QUEUED_BYTES`]: without it a hundred workers made it hold
+/// 1.7 GiB (the `frame_memory` test). A frame larger than the whole budget
+/// takes all of it (it can never wait forever); frames past it wait, their
+/// workers' writes blocking, and none is refused.
+pub const FRAME_BUDGET_BYTES: u32 = 4 * MAX_CONFIGURABLE_PAYLOAD;
+
+/// The budget itself, shared by every link of the process.
+static FRAME_BUDGET: Semaphore = Semaphore::const_new(FRAME_BUDGET_BYTES as usize);
+
+/// Payloads above this are decoded as they are read (on a blocking thread)
+/// instead of read whole and then decoded: for a small one the thread hop
+/// costs more than the copy saves.
+const STREAM_DECODE_FROM: usize = 1024 * 1024;
 
 /// Messages to the worker waiting to be written. The supervisor sends at
 /// most a `Start` and a `Cancel` per run; the room is for a `Ping` or two.
@@ -41,11 +70,8 @@ const OUTBOX_CAPACITY: usize = 8;
 #[derive(Debug)]
 pub(super) enum Inbound {
     /// One message. `held` keeps its bytes counted against [`QUEUED_BYTES`]
-    /// until the loop has handled it and drops it.
-    Message {
-        message: FromWorker,
-        held: OwnedSemaphorePermit,
-    },
+    /// and the frame budget until the loop has handled it and drops it.
+    Message { message: FromWorker, held: Held },
     /// The worker closed its end at a frame boundary.
     Eof,
     /// The stream broke (disconnect mid-frame, oversized or undecodable frame).
@@ -55,6 +81,14 @@ pub(super) enum Inbound {
     Flood,
     /// A message to the worker could not be written.
     WriteFailed { what: Outbound, error: FrameError },
+}
+
+/// A frame's share of its link's queue and of the supervisor-wide budget,
+/// given back when dropped.
+#[derive(Debug)]
+pub(super) struct Held {
+    _queue: OwnedSemaphorePermit,
+    _budget: SemaphorePermit<'static>,
 }
 
 /// The kinds of message the supervisor sends a worker, to say which one
@@ -114,6 +148,9 @@ pub(super) struct Link {
     outbox: mpsc::Sender<ToWorker>,
     _reader: AbortOnDrop,
     _writer: AbortOnDrop,
+    /// Stops a payload being decoded on a blocking thread, which aborting
+    /// the reader task cannot reach.
+    _stop: DropGuard,
 }
 
 /// Why a message was not queued for the worker.
@@ -140,13 +177,20 @@ impl Link {
         W: AsyncWrite + Unpin + Send + 'static,
     {
         let (inbound, inbox) = mpsc::channel(QUEUED_FRAMES);
-        let reader = tokio::spawn(read_frames(read, protocol_bytes, inbound.clone()));
+        let stop = CancellationToken::new();
+        let reader = tokio::spawn(read_frames(
+            read,
+            protocol_bytes,
+            inbound.clone(),
+            stop.clone(),
+        ));
         let (outbox, pending) = mpsc::channel(OUTBOX_CAPACITY);
         let writer = tokio::spawn(write_frames(write, pending, inbound));
         let link = Self {
             outbox,
             _reader: AbortOnDrop(reader),
             _writer: AbortOnDrop(writer),
+            _stop: stop.drop_guard(),
         };
         (link, inbox)
     }
@@ -163,37 +207,32 @@ impl Link {
 
 /// Reads frames until the stream ends, breaks or passes the cap; the last
 /// thing sent is always `Eof`, `Broken` or `Flood`.
-async fn read_frames<R: AsyncRead + Unpin>(
+async fn read_frames<R: AsyncRead + Unpin + Send + 'static>(
     read: R,
     protocol_bytes: u64,
     inbound: mpsc::Sender<Inbound>,
+    stop: CancellationToken,
 ) {
     let count = Arc::new(AtomicU64::new(0));
     // One byte past the cap is read so that a worker that sent exactly the
     // cap is not taken for a flood; past that the stream reads as ended.
     let capped = read.take(protocol_bytes.saturating_add(1));
-    let mut reader = AsyncFrameReader::new(
-        CountingReader {
-            inner: capped,
-            count: Arc::clone(&count),
-        },
-        MaxPayload::default(),
-    );
+    let mut source = Some(CountingReader {
+        inner: capped,
+        count: Arc::clone(&count),
+    });
     let queue = Arc::new(Semaphore::new(QUEUED_BYTES as usize));
     loop {
-        let before = count.load(Ordering::Relaxed);
-        let read = reader.read::<FromWorker>().await;
+        let Some(reader) = source.take() else {
+            return;
+        };
+        let read = read_frame(reader, &queue, &stop).await;
         let flooded = count.load(Ordering::Relaxed) > protocol_bytes;
         let item = match read {
             // The cap cut the stream: at a frame boundary or inside one.
             Ok(None) | Err(FrameError::Truncated { .. }) if flooded => Inbound::Flood,
-            Ok(Some(message)) => {
-                let size = count.load(Ordering::Relaxed) - before;
-                let cost = u32::try_from(size).unwrap_or(u32::MAX).min(QUEUED_BYTES);
-                // Waits while the loop still holds QUEUED_BYTES of frames.
-                let Ok(held) = Arc::clone(&queue).acquire_many_owned(cost).await else {
-                    return;
-                };
+            Ok(Some((message, held, back))) => {
+                source = Some(back);
                 Inbound::Message { message, held }
             }
             Ok(None) => Inbound::Eof,
@@ -203,6 +242,90 @@ async fn read_frames<R: AsyncRead + Unpin>(
         if inbound.send(item).await.is_err() || last {
             return;
         }
+    }
+}
+
+/// One frame: its header, room for it in the link's queue and the frame
+/// budget (waiting while either is full), then its payload. Takes the
+/// reader and gives it back with the message, since a large payload is
+/// read by a blocking thread that owns it meanwhile; after an end or an
+/// error there is nothing more to read.
+async fn read_frame<R: AsyncRead + Unpin + Send + 'static>(
+    mut source: R,
+    queue: &Arc<Semaphore>,
+    stop: &CancellationToken,
+) -> Result<Option<(FromWorker, Held, R)>, FrameError> {
+    let Some(len) = frame::read_header_async(&mut source, MaxPayload::default()).await? else {
+        return Ok(None);
+    };
+    let size = u32::try_from(len + HEADER_LEN).unwrap_or(u32::MAX);
+    // Both semaphores live as long as the process or this task, and are
+    // never closed: a failed acquire cannot happen, but ends the stream.
+    let closed = || FrameError::Io(std::io::Error::other("the frame budget was closed"));
+    let queued = Arc::clone(queue)
+        .acquire_many_owned(size.min(QUEUED_BYTES))
+        .await
+        .map_err(|_| closed())?;
+    let cost = size.min(FRAME_BUDGET_BYTES);
+    let budget = match FRAME_BUDGET.try_acquire_many(cost) {
+        Ok(budget) => budget,
+        Err(_) => {
+            // Said once per waiting frame: an operator (and the hostile-
+            // workers test) can see the budget holding frames back.
+            tracing::debug!(
+                bytes = size,
+                "a frame waits for room in the supervisor-wide frame budget"
+            );
+            FRAME_BUDGET
+                .acquire_many(cost)
+                .await
+                .map_err(|_| closed())?
+        }
+    };
+    let held = Held {
+        _queue: queued,
+        _budget: budget,
+    };
+    if len <= STREAM_DECODE_FROM {
+        let message = frame::read_payload_async(&mut source, len).await?;
+        return Ok(Some((message, held, source)));
+    }
+    let stop = stop.clone();
+    let handle = tokio::runtime::Handle::current();
+    let decoded = tokio::task::spawn_blocking(move || {
+        let decoded = frame::read_payload_streaming(
+            BlockingRead {
+                inner: &mut source,
+                handle: &handle,
+                stop: &stop,
+            },
+            len,
+        );
+        (decoded, source)
+    })
+    .await;
+    let (decoded, source) = decoded.map_err(|e| FrameError::Io(std::io::Error::other(e)))?;
+    Ok(Some((decoded?, held, source)))
+}
+
+/// An async stream read from a blocking thread, one read at a time; a
+/// stopped link ends it with an error instead of waiting on the worker.
+struct BlockingRead<'a, R> {
+    inner: &'a mut R,
+    handle: &'a tokio::runtime::Handle,
+    stop: &'a CancellationToken,
+}
+
+impl<R: AsyncRead + Unpin> std::io::Read for BlockingRead<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let read = self.inner.read(buf);
+        let stop = self.stop;
+        self.handle.block_on(async move {
+            tokio::select! {
+                read = read => read,
+                () = stop.cancelled() => Err(std::io::Error::other("the link to the worker was closed")),
+            }
+        })
     }
 }
 
