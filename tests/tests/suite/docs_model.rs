@@ -48,13 +48,7 @@ pub struct DocsModel {
 
 impl DocsModel {
     pub fn start() -> Self {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        let listener = runtime.block_on(TcpListener::bind("127.0.0.1:0")).unwrap();
-        let addr = listener.local_addr().unwrap();
+        let (runtime, listener, addr) = super::support::loopback_server();
         runtime.spawn(async move {
             let _ = tokio::time::timeout(SERVER_LIFETIME, accept_all(listener)).await;
         });

@@ -114,13 +114,7 @@ impl FaultProxy {
     /// the proxy answers itself; a forward then fails with a 502), applying
     /// `first` to the first requests in order and `then` to all after.
     pub fn start(upstream: Option<SocketAddr>, first: Vec<Fault>, then: Fault) -> Self {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        let listener = runtime.block_on(TcpListener::bind("127.0.0.1:0")).unwrap();
-        let addr = listener.local_addr().unwrap();
+        let (runtime, listener, addr) = super::support::loopback_server();
         let plan = Arc::new(Mutex::new(Plan {
             first: first.into(),
             then,

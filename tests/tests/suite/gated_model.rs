@@ -58,13 +58,7 @@ pub fn answer_for(id: &str) -> String {
 impl GatedModel {
     /// Starts with the gate closed: turns wait until [`Self::open_except`].
     pub fn start() -> Self {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        let listener = runtime.block_on(TcpListener::bind("127.0.0.1:0")).unwrap();
-        let addr = listener.local_addr().unwrap();
+        let (runtime, listener, addr) = super::support::loopback_server();
         let (gate, _) = watch::channel(Gate::default());
         let requests = Arc::new((Mutex::new(BTreeMap::new()), Condvar::new()));
         let (watch, counts) = (gate.clone(), Arc::clone(&requests));

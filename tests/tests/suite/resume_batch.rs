@@ -15,8 +15,11 @@ use super::resume_cmd::messages;
 use super::scripted_model::{ScriptedModel, text_turn, tool_call_turn};
 use super::support::*;
 
-/// `subagent batch` of `tasks` against `model`, results and sessions in `dir`.
-fn batch(dir: &Path, model: &ScriptedModel, extra: &[&str]) -> Command {
+/// `subagent batch` of `dir`'s tasks.jsonl against the scripted `model`
+/// (provider openai-chat, model `scripted`), results in `dir`'s
+/// results.jsonl, sessions in `dir`/sessions, workspace `dir`/ws; callers
+/// add the tools and the rest.
+pub(super) fn scripted_batch(dir: &Path, model: &ScriptedModel) -> Command {
     let mut c = Command::new(binary("subagent"));
     c.arg("batch")
         .arg(dir.join("tasks.jsonl"))
@@ -27,11 +30,24 @@ fn batch(dir: &Path, model: &ScriptedModel, extra: &[&str]) -> Command {
         .arg("--workspace")
         .arg(dir.join("ws"))
         .args(["--provider", "openai-chat", "--model", "scripted"])
-        .args(["--base-url", &model.base_url(), "-j", "1"])
-        .args(["--tools", "bash_find,python_execute", "--timeout", "120"])
-        .args(extra)
+        .args(["--base-url", &model.base_url()])
         .env_remove("SUBAGENT_WORKER")
         .stdin(Stdio::null());
+    c
+}
+
+/// [`scripted_batch`] one task at a time, with file and python tools.
+fn batch(dir: &Path, model: &ScriptedModel, extra: &[&str]) -> Command {
+    let mut c = scripted_batch(dir, model);
+    c.args([
+        "-j",
+        "1",
+        "--tools",
+        "bash_find,python_execute",
+        "--timeout",
+        "120",
+    ])
+    .args(extra);
     c
 }
 

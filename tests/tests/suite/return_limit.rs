@@ -4,10 +4,11 @@
 //! file, which the result and the batch line both name.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::Value;
 
+use super::resume_batch::scripted_batch;
 use super::scripted_model::{ScriptedModel, text_turn};
 use super::support::*;
 
@@ -27,19 +28,8 @@ const REST: usize = 16 * 1024;
 /// `subagent batch` of `dir`'s tasks.jsonl against `model`, no tools,
 /// results in `dir`'s results.jsonl.
 fn batch_command(dir: &Path, model: &ScriptedModel) -> Command {
-    let mut c = Command::new(binary("subagent"));
-    c.arg("batch")
-        .arg(dir.join("tasks.jsonl"))
-        .arg("--results")
-        .arg(dir.join("results.jsonl"))
-        .arg("--sessions-dir")
-        .arg(dir.join("sessions"))
-        .arg("--workspace")
-        .arg(dir.join("ws"))
-        .args(["--provider", "openai-chat", "--model", "scripted"])
-        .args(["--base-url", &model.base_url(), "--tools", "none"])
-        .env_remove("SUBAGENT_WORKER")
-        .stdin(Stdio::null());
+    let mut c = scripted_batch(dir, model);
+    c.args(["--tools", "none"]);
     c
 }
 

@@ -89,13 +89,7 @@ impl ScriptedModel {
     }
 
     fn serve(replies: Vec<Vec<u8>>, gate: Option<Arc<Semaphore>>) -> Self {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        let listener = runtime.block_on(TcpListener::bind("127.0.0.1:0")).unwrap();
-        let addr = listener.local_addr().unwrap();
+        let (runtime, listener, addr) = super::support::loopback_server();
         let script = Arc::new(Mutex::new(Script {
             replies: replies.into(),
             requests: Vec::new(),

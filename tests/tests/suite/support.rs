@@ -472,3 +472,23 @@ pub fn trust_project(dir: &Path, home: &Path) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A one-thread runtime for a loopback test server and its listener on an
+/// ephemeral port of 127.0.0.1, with the address: how every scripted
+/// server of these tests starts.
+pub fn loopback_server() -> (
+    tokio::runtime::Runtime,
+    tokio::net::TcpListener,
+    std::net::SocketAddr,
+) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    (runtime, listener, addr)
+}
