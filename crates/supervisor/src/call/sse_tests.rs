@@ -1,21 +1,7 @@
 use pretty_assertions::assert_eq;
 
 use super::*;
-
-fn started(run_id: &str) -> ProgressEvent {
-    ProgressEvent::Started {
-        run_id: run_id.into(),
-        agent: "general".into(),
-        model: "m".into(),
-    }
-}
-
-fn turn(run_id: &str, turn: u32) -> ProgressEvent {
-    ProgressEvent::Turn {
-        run_id: run_id.into(),
-        turn,
-    }
-}
+use crate::run::test_events::{started, turn};
 
 fn text(run_id: &str, text: &str) -> ContentEvent {
     ContentEvent::TextDelta {

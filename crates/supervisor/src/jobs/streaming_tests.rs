@@ -1,17 +1,7 @@
 use pretty_assertions::assert_eq;
 
 use super::*;
-
-fn usage(run_id: &str, input: u64, output: u64, cost: f64) -> ProgressEvent {
-    ProgressEvent::Usage {
-        run_id: run_id.into(),
-        input_tokens: input,
-        cached_input_tokens: input * 2,
-        output_tokens: output,
-        cost,
-        cut_by_max_tokens: false,
-    }
-}
+use crate::run::test_events::usage;
 
 #[test]
 fn usage_and_turns_are_the_latest_per_child_summed_over_children() {

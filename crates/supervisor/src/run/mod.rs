@@ -40,6 +40,8 @@ mod spec;
 mod stop;
 mod supervisor;
 mod tally;
+#[cfg(test)]
+pub(crate) mod test_events;
 mod tool_subset;
 mod watch;
 

@@ -2,39 +2,7 @@ use pretty_assertions::assert_eq;
 use subagent_protocol::ErrorCode;
 
 use super::*;
-
-fn started(run_id: &str) -> ProgressEvent {
-    ProgressEvent::Started {
-        run_id: run_id.into(),
-        agent: "general".into(),
-        model: "m".into(),
-    }
-}
-
-fn turn(run_id: &str, turn: u32) -> ProgressEvent {
-    ProgressEvent::Turn {
-        run_id: run_id.into(),
-        turn,
-    }
-}
-
-fn usage(run_id: &str, input: u64, output: u64, cost: f64) -> ProgressEvent {
-    ProgressEvent::Usage {
-        run_id: run_id.into(),
-        input_tokens: input,
-        cached_input_tokens: input * 2,
-        output_tokens: output,
-        cost,
-        cut_by_max_tokens: false,
-    }
-}
-
-fn ended(run_id: &str, error: Option<ErrorCode>) -> ProgressEvent {
-    ProgressEvent::Ended {
-        run_id: run_id.into(),
-        error,
-    }
-}
+use crate::run::test_events::{ended, started, turn, usage};
 
 #[test]
 fn children_are_counted_as_they_start_end_and_fail() {
