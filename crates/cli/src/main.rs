@@ -25,6 +25,10 @@ mod status;
 mod trust;
 
 fn main() {
+    // Frames of many workers are large and short-lived: freed, they must
+    // leave resident memory, or the frame budget bounds nothing (see the
+    // function). First, before any thread allocates.
+    let _ = subagent_sandbox::return_large_frees_to_the_system();
     // Most commands mask text soon (config sources, recorded tasks):
     // compiling the secret patterns takes milliseconds, done meanwhile on a
     // thread of its own while the arguments and config are read.
@@ -33,10 +37,6 @@ fn main() {
     // limit goes up to the hard one (children set their own). A failure
     // leaves the limit as it was; a batch that does not fit says so.
     let _ = subagent_sandbox::raise_open_files_limit();
-    // Frames of many workers are large and short-lived: freed, they must
-    // leave resident memory, or the frame budget bounds nothing (see the
-    // function). Before the runtime's threads start allocating.
-    let _ = subagent_sandbox::return_large_frees_to_the_system();
     let code = commands::main();
     // Chores still queued (the isolation probe's child, a cgroup's removal)
     // finish, and the cgroup made ahead for a next child goes: nothing of
