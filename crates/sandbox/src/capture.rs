@@ -16,6 +16,7 @@ use subagent_protocol::session::Stream;
 use tokio::net::unix::pipe;
 use tokio::sync::watch;
 
+use crate::exit_watch::HangUpOnDrop;
 use crate::kill::{KillHandle, KillReason};
 
 /// Largest read buffer per stream, bytes: one default pipe's worth.
@@ -125,6 +126,9 @@ pub(crate) struct StreamCapture {
     pub(crate) killer: KillHandle,
     /// Set when the pipe reached EOF (every writer closed it).
     pub(crate) eof: Arc<AtomicBool>,
+    /// Dropped when the capture ends, for whatever reason: a hang-up for
+    /// the exit watch.
+    pub(crate) _hang_up: HangUpOnDrop,
 }
 
 impl StreamCapture {

@@ -1,7 +1,7 @@
 //! Starting a child under its spec ([`spawn`]): plan the protections and
-//! start the leader on the spawner thread ([`crate::launch`]), hand the
-//! leader to its reaper thread, start the capture tasks, and return the
-//! [`SandboxedChild`] that owns it all.
+//! start the leader on the spawner thread ([`crate::launch`]), set up the
+//! watch on its exit ([`crate::exit_watch`]), start the capture tasks, and
+//! return the [`SandboxedChild`] that owns it all.
 //!
 //! Nothing here blocks the caller's runtime: file-system and cgroupfs work
 //! runs on those threads, a cgroup dropped on an error path is removed on
@@ -23,10 +23,11 @@ use crate::capture::StreamCapture;
 use crate::cgroup::ChildCgroup;
 use crate::error::SpawnError;
 use crate::exit::ChildExit;
+use crate::exit_watch::{ExitHint, ExitWatch, HangUpOnDrop};
 use crate::kill::KillHandle;
 use crate::launch::{self, Launched};
 use crate::leaks::{self, TreeScope};
-use crate::reaper;
+use crate::reaper::Tree;
 use crate::running::{CaptureTask, Running};
 use crate::spec::SandboxSpec;
 
@@ -38,7 +39,7 @@ use crate::spec::SandboxSpec;
 /// [`SandboxedChild::status`].
 pub async fn spawn(spec: SandboxSpec) -> Result<SandboxedChild, SpawnError> {
     let runtime = Handle::try_current().map_err(|_| SpawnError::NoRuntime)?;
-    let (grace, capture_limits) = (spec.grace, spec.capture);
+    let (grace, capture_limits, notice) = (spec.grace, spec.capture, spec.exit_notice);
     let Launched {
         status,
         cgroup,
@@ -54,7 +55,7 @@ pub async fn spawn(spec: SandboxSpec) -> Result<SandboxedChild, SpawnError> {
     let scope = TreeScope {
         leader: pid,
         pgid,
-        // Read by the reaper thread, off the caller's path.
+        // Read by the cleanup, off the caller's path.
         leader_start: 0,
         pipe_inodes: vec![stdout_inode, stderr_inode],
     };
@@ -65,21 +66,24 @@ pub async fn spawn(spec: SandboxSpec) -> Result<SandboxedChild, SpawnError> {
         grace,
         runtime.clone(),
     );
-    // Without a reaper thread, the tree is killed and cleaned up elsewhere.
-    let link = reaper::start(scope, cgroup, killer.clone())
-        .map_err(|e| setup_error("the reaper thread", e))?;
+    let exit = ExitWatch::new(pid, notice);
+    let hint = exit.hint();
     let (stop, stop_rx) = watch::channel(false);
     let mut guard = Running {
         started,
-        exited: Some(link.exited),
-        cleanup: Some(link.cleanup),
+        exit: Some(exit),
+        tree: Some(Tree {
+            scope,
+            cgroup,
+            killer: killer.clone(),
+        }),
         stdout: None,
         stderr: None,
         stop,
         killer: killer.clone(),
         finished: false,
     };
-    // On error the guard's Drop kills the tree and the reaper cleans up.
+    // On error the guard's Drop kills the tree and has it cleaned up.
     let capture = |fd: Option<OwnedFd>, stream, hard_bytes, inode| {
         let fd = fd.ok_or_else(|| std::io::Error::other("the pipe was not created"))?;
         let receiver = pipe::Receiver::from_owned_fd(fd)?;
@@ -91,6 +95,7 @@ pub async fn spawn(spec: SandboxSpec) -> Result<SandboxedChild, SpawnError> {
             keep_tail: capture_limits.keep_tail_bytes,
             killer: killer.clone(),
             eof: Arc::clone(&eof),
+            _hang_up: HangUpOnDrop(hint.clone()),
         };
         Ok::<_, std::io::Error>(CaptureTask {
             handle: runtime.spawn(task.run(receiver, stop_rx.clone())),
@@ -121,6 +126,7 @@ pub async fn spawn(spec: SandboxSpec) -> Result<SandboxedChild, SpawnError> {
         pid,
         status,
         killer,
+        hint,
         run: guard,
     })
 }
@@ -131,6 +137,7 @@ pub struct SandboxedChild {
     pid: u32,
     status: SandboxStatus,
     killer: KillHandle,
+    hint: ExitHint,
     run: Running,
 }
 
@@ -148,6 +155,13 @@ impl SandboxedChild {
     /// A handle to terminate or kill the tree from anywhere.
     pub fn killer(&self) -> KillHandle {
         self.killer.clone()
+    }
+
+    /// Tells the wait that the leader has probably exited, for a child
+    /// whose exit is noticed [`crate::ExitNotice::AfterHangUp`]; no effect
+    /// otherwise.
+    pub fn exit_hint(&self) -> ExitHint {
+        self.hint.clone()
     }
 
     /// Resolves once the leader has exited, the tree is dead and reaped, and

@@ -65,6 +65,27 @@ pub(crate) async fn call<T: Send + 'static>(
     answer.await.ok()
 }
 
+thread_local! {
+    /// True while this thread runs [`as_blocking_work`]: a thread of a
+    /// runtime's blocking pool, where blocking is what it is for.
+    static BLOCKING_WORK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `work` marked as blocking work, for code on a runtime's blocking
+/// pool (`spawn_blocking`), which may block: [`assert_off_runtime`] lets it
+/// through there, and only there.
+pub(crate) fn as_blocking_work<R>(work: impl FnOnce() -> R) -> R {
+    /// Puts the mark back even when `work` panics: the pool reuses threads.
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            BLOCKING_WORK.with(|flag| flag.set(self.0));
+        }
+    }
+    let _restore = Restore(BLOCKING_WORK.with(|flag| flag.replace(true)));
+    work()
+}
+
 /// Cgroupfs work found running on a runtime's thread, for the unit tests
 /// to check after the fact: a panic in a capture task or a `Drop` on a
 /// worker thread could otherwise go unseen.
@@ -76,7 +97,8 @@ static ON_RUNTIME: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::ne
 /// tests.
 #[cfg(test)]
 pub(crate) fn assert_off_runtime(what: &str) {
-    let on_runtime = tokio::runtime::Handle::try_current().is_ok();
+    let on_runtime =
+        tokio::runtime::Handle::try_current().is_ok() && !BLOCKING_WORK.with(std::cell::Cell::get);
     if on_runtime {
         ON_RUNTIME
             .lock()

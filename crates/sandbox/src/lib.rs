@@ -35,7 +35,8 @@
 //! ```
 
 // Layers, lowest first; a module imports only from layers below its own:
-// unix, procfs, status, job_thread, large_frees -> signal, chores, isolation -> spec,
+// unix, procfs, status, job_thread, large_frees -> signal, chores, isolation,
+// exit_watch -> spec,
 // error -> cgroup -> kill -> capture -> exit, leaks -> plan, pre_exec,
 // spawner, reaper -> running -> child.
 mod capture;
@@ -44,6 +45,7 @@ mod child;
 mod chores;
 mod error;
 mod exit;
+mod exit_watch;
 mod finish;
 pub mod interpreter;
 mod isolation;
@@ -70,6 +72,7 @@ pub use cgroup::{CgroupKind, cgroup_support, prewarm_attach};
 pub use child::{SandboxedChild, spawn};
 pub use error::SpawnError;
 pub use exit::{ChildExit, ResourceUsage, Termination};
+pub use exit_watch::{ExitHint, ExitNotice};
 pub use finish::finish_chores;
 pub use interpreter::{Interpreter, python_interpreter};
 pub use isolation::{

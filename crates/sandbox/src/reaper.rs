@@ -1,16 +1,20 @@
-//! One thread per child that waits for the leader to exit and, when asked
-//! (or when the child's owner is dropped), cleans up the whole tree: kills
-//! the leftovers, reaps, reads the cgroup's verdict, removes the cgroup.
+//! Cleaning up a child's whole tree once its leader has exited: kill the
+//! leftovers, read the cgroup's verdict, reap the leader, remove the cgroup.
 //!
 //! The leader is reaped last, here and only here: its zombie keeps the
-//! process-group id reserved while the group is being killed. Should the
-//! thread be impossible to start, the same cleanup runs on the chores thread.
+//! process-group id reserved while the group is being killed. The work
+//! blocks (it scans /proc, writes cgroupfs, waits for killed processes to
+//! go), so it runs on the runtime's blocking pool, at most
+//! [`CLEANUP_THREADS`] at a time: thousands of workers ending together must
+//! not become thousands of threads. No thread waits for a leader while it
+//! runs ([`crate::exit_watch`] does that on the runtime); only a child
+//! dropped before its wait finished gets one ([`clean_up_abandoned`]), to
+//! see it through without its owner.
 
 use std::io;
-use std::sync::mpsc;
-use std::time::Instant;
 
-use tokio::sync::oneshot;
+use tokio::sync::{Semaphore, SemaphorePermit};
+use tokio::task::JoinHandle;
 
 use crate::cgroup::{CgroupVerdict, ChildCgroup};
 use crate::chores;
@@ -19,25 +23,16 @@ use crate::leaks::{self, TreeScope};
 use crate::procfs;
 use crate::unix::{self, RawExit, Rusage};
 
-/// Stack of a reaper thread, bytes: it only scans /proc and makes syscalls.
-const REAPER_STACK_BYTES: usize = 256 * 1024;
+/// Stack of a thread that cleans up an abandoned child, bytes: it only
+/// scans /proc and makes syscalls.
+const CLEANUP_STACK_BYTES: usize = 256 * 1024;
 
-/// The leader has exited (not yet reaped).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct LeaderExit {
-    /// The status as `waitid` saw it.
-    pub(crate) raw: RawExit,
-    /// When it was seen.
-    pub(crate) at: Instant,
-}
+/// Cleanups running at once on the blocking pool. Each is a few syscalls
+/// unless a leftover takes its time to die; four keep one slow tree from
+/// holding up the rest while bounding the threads a burst of exits starts.
+pub(crate) const CLEANUP_THREADS: usize = 4;
 
-/// Ask the reaper to clean up now.
-#[derive(Debug)]
-pub(crate) struct CleanupRequest {
-    /// Inodes of streams not at EOF: whoever holds them is a leftover.
-    pub(crate) open_pipes: Vec<u64>,
-    pub(crate) reply: oneshot::Sender<CleanupReport>,
-}
+static CLEANUP_SLOTS: Semaphore = Semaphore::const_new(CLEANUP_THREADS);
 
 /// What cleaning up found.
 #[derive(Debug, Clone, Default)]
@@ -48,83 +43,82 @@ pub(crate) struct CleanupReport {
     pub(crate) verdict: CgroupVerdict,
 }
 
-/// The async side's ends of the reaper's channels.
+/// What the cleanup owns: one child's tree.
 #[derive(Debug)]
-pub(crate) struct ReaperLink {
-    pub(crate) exited: oneshot::Receiver<LeaderExit>,
-    /// Dropping this without sending also triggers the cleanup (drop guard).
-    pub(crate) cleanup: mpsc::SyncSender<CleanupRequest>,
+pub(crate) struct Tree {
+    pub(crate) scope: TreeScope,
+    pub(crate) cgroup: Option<ChildCgroup>,
+    pub(crate) killer: KillHandle,
 }
 
-/// What the reaper thread owns: handed over only once it runs, so a thread
-/// that cannot be started leaves it with the caller.
-type Tree = (TreeScope, Option<ChildCgroup>, KillHandle);
+/// Room for one cleanup on the blocking pool; wait for it before taking
+/// the tree from its guard, so a wait dropped meanwhile leaves the tree to
+/// the guard.
+pub(crate) async fn cleanup_slot() -> Option<SemaphorePermit<'static>> {
+    // The semaphore is never closed; a failed acquire cannot happen, and
+    // would only mean running without a slot.
+    CLEANUP_SLOTS.acquire().await.ok()
+}
 
-/// Starts the reaper thread of one child. When the thread cannot be
-/// started, the tree is killed, reaped and its cgroup removed on the chores
-/// thread, and the error is returned.
-pub(crate) fn start(
-    scope: TreeScope,
-    cgroup: Option<ChildCgroup>,
-    killer: KillHandle,
-) -> io::Result<ReaperLink> {
-    let (exit_tx, exited) = oneshot::channel();
-    // One message each way, so one slot each: an unbounded channel would
-    // allocate a block of 31 slots per child, about 6 KiB for the tree
-    // (held for the child's whole life, times 1,000 live children).
-    let (cleanup, requests) = mpsc::sync_channel::<CleanupRequest>(1);
-    let (hand_over, tree) = mpsc::sync_channel::<Tree>(1);
+/// Starts cleaning up `tree`, whose leader has exited, on the blocking pool
+/// at once; the cleanup runs to its end whether or not the handle is
+/// awaited. `open_pipes`: inodes of streams not at EOF, whose holders are
+/// leftovers.
+pub(crate) fn start_cleanup(
+    tree: Tree,
+    open_pipes: Vec<u64>,
+    slot: Option<SemaphorePermit<'static>>,
+) -> JoinHandle<CleanupReport> {
+    tokio::task::spawn_blocking(move || {
+        let _slot = slot;
+        chores::as_blocking_work(|| clean_up(tree, &open_pipes))
+    })
+}
+
+/// Sees a child dropped before its wait finished through to its end, on a
+/// thread of its own: its leader was just SIGKILLed, and nobody may wait on
+/// it on a runtime that may be shutting down. Should no thread start, the
+/// cleanup runs on the chores thread.
+pub(crate) fn clean_up_abandoned(tree: Tree) -> io::Result<()> {
+    let (hand_over, handed) = std::sync::mpsc::sync_channel::<Tree>(1);
     let started = std::thread::Builder::new()
-        .name(format!("subagent-reaper-{}", scope.leader))
-        .stack_size(REAPER_STACK_BYTES)
+        .name(format!("subagent-reaper-{}", tree.scope.leader))
+        .stack_size(CLEANUP_STACK_BYTES)
         .spawn(move || {
-            let Ok((mut scope, cgroup, killer)) = tree.recv() else {
-                return;
-            };
-            // The leader's zombie keeps its stat until it is reaped here.
-            scope.leader_start = procfs::stat(scope.leader).map_or(0, |s| s.start_ticks);
-            let raw = unix::wait_exit_keep_zombie(scope.leader).unwrap_or(RawExit::Exited(-1));
-            let _ = exit_tx.send(LeaderExit {
-                raw,
-                at: Instant::now(),
-            });
-            // Err = the owner was dropped: clean up all the same.
-            let request = requests.recv().ok();
-            let open_pipes = request
-                .as_ref()
-                .map_or_else(|| scope.pipe_inodes.clone(), |r| r.open_pipes.clone());
-            let report = clean_up(&scope, &open_pipes, cgroup, &killer);
-            if let Some(request) = request {
-                let _ = request.reply.send(report);
+            if let Ok(tree) = handed.recv() {
+                let _ = unix::wait_exit_keep_zombie(tree.scope.leader);
+                let pipes = tree.scope.pipe_inodes.clone();
+                clean_up(tree, &pipes);
             }
         });
     match started {
         Ok(_) => {
             // The receiver lives until the thread has it: this cannot fail.
-            let _ = hand_over.send((scope, cgroup, killer));
-            Ok(ReaperLink { exited, cleanup })
+            let _ = hand_over.send(tree);
+            Ok(())
         }
         Err(e) => {
             chores::run(move || {
-                let mut scope = scope;
-                scope.leader_start = procfs::stat(scope.leader).map_or(0, |s| s.start_ticks);
-                // SIGKILL first: the cleanup waits for the leader to exit.
-                killer.kill_silently();
-                clean_up(&scope, &scope.pipe_inodes, cgroup, &killer);
+                // SIGKILL again: the cleanup waits for the leader to exit.
+                tree.killer.kill_silently();
+                let pipes = tree.scope.pipe_inodes.clone();
+                clean_up(tree, &pipes);
             });
             Err(e)
         }
     }
 }
 
-fn clean_up(
-    scope: &TreeScope,
-    open_pipes: &[u64],
-    cgroup: Option<ChildCgroup>,
-    killer: &KillHandle,
-) -> CleanupReport {
+fn clean_up(tree: Tree, open_pipes: &[u64]) -> CleanupReport {
+    let Tree {
+        mut scope,
+        cgroup,
+        killer,
+    } = tree;
+    // The leader's zombie keeps its stat until it is reaped below.
+    scope.leader_start = procfs::stat(scope.leader).map_or(0, |s| s.start_ticks);
     let members = cgroup.as_ref().map(ChildCgroup::members);
-    let leaked = leaks::kill_leftovers(scope, open_pipes, members.as_ref());
+    let leaked = leaks::kill_leftovers(&scope, open_pipes, members.as_ref());
     let verdict = cgroup
         .as_ref()
         .map(ChildCgroup::verdict)

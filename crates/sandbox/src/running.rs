@@ -3,21 +3,22 @@
 //! collect the captures, decide the verdict.
 //!
 //! Its `Drop` is the guard: a child dropped before `wait` finished (never
-//! awaited, task aborted, panic in the owner) is SIGKILLed here and the
-//! reaper thread cleans up the rest on its own. It never blocks in `Drop`.
+//! awaited, task aborted, panic in the owner) is SIGKILLed here and a
+//! thread of its own cleans up the rest ([`reaper::clean_up_abandoned`]).
+//! It never blocks in `Drop`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::{oneshot, watch};
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::capture::Captured;
 use crate::exit::{ChildExit, ResourceUsage, decide};
+use crate::exit_watch::{ExitWatch, LeaderExit};
 use crate::kill::KillHandle;
-use crate::reaper::{CleanupReport, CleanupRequest, LeaderExit};
+use crate::reaper::{self, CleanupReport, Tree};
 use crate::unix::{RawExit, Rusage};
 
 /// How long the pipes may stay open after the leader exited (ms):
@@ -34,9 +35,10 @@ const CAPTURE_STOP_WINDOW: Duration = Duration::from_millis(1_000);
 #[derive(Debug)]
 pub(crate) struct Running {
     pub(crate) started: Instant,
-    pub(crate) exited: Option<oneshot::Receiver<LeaderExit>>,
-    /// Dropping this unsent makes the reaper clean up on its own.
-    pub(crate) cleanup: Option<mpsc::SyncSender<CleanupRequest>>,
+    pub(crate) exit: Option<ExitWatch>,
+    /// Handed to the cleanup once the leader has exited; still here when
+    /// the guard drops, the drop hands it to a thread of its own.
+    pub(crate) tree: Option<Tree>,
     pub(crate) stdout: Option<CaptureTask>,
     pub(crate) stderr: Option<CaptureTask>,
     /// Tells the capture tasks to hand over what they have.
@@ -47,8 +49,8 @@ pub(crate) struct Running {
 
 impl Running {
     pub(crate) async fn wait(&mut self) -> ChildExit {
-        let exit: Option<LeaderExit> = match self.exited.take() {
-            Some(exited) => exited.await.ok(),
+        let exit: Option<LeaderExit> = match self.exit.take() {
+            Some(watch) => watch.exited().await,
             None => None,
         };
         let exited_at = exit.map_or_else(Instant::now, |e| e.at);
@@ -102,14 +104,19 @@ impl Running {
     }
 
     async fn clean_up(&mut self, open_pipes: Vec<u64>) -> CleanupReport {
-        let Some(cleanup) = self.cleanup.take() else {
-            return CleanupReport::default();
-        };
-        let (reply, report) = oneshot::channel();
-        if cleanup.send(CleanupRequest { open_pipes, reply }).is_err() {
+        if self.tree.is_none() {
             return CleanupReport::default();
         }
-        report.await.unwrap_or_default()
+        let slot = reaper::cleanup_slot().await;
+        // Taken only now, and handed to the blocking pool in the same step:
+        // whenever this future is dropped, the tree is with the guard or
+        // with a cleanup that finishes by itself.
+        let Some(tree) = self.tree.take() else {
+            return CleanupReport::default();
+        };
+        reaper::start_cleanup(tree, open_pipes, slot)
+            .await
+            .unwrap_or_default()
     }
 }
 
@@ -122,8 +129,10 @@ impl Drop for Running {
         for task in [&self.stdout, &self.stderr].into_iter().flatten() {
             task.handle.abort();
         }
-        // `cleanup` drops unsent: the reaper thread sees the disconnect and
-        // kills, reaps and removes the rest on its own.
+        // Gone already when the cleanup had started: it finishes by itself.
+        if let Some(tree) = self.tree.take() {
+            let _ = reaper::clean_up_abandoned(tree);
+        }
     }
 }
 

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use subagent_protocol::Limits;
 
+use crate::exit_watch::ExitNotice;
 use crate::isolation::Isolation;
 
 /// Environment variables a child may inherit by default. Everything else
@@ -62,6 +63,10 @@ pub struct SandboxSpec {
     /// the above; `None` for a worker, which needs the network and its
     /// own files.
     pub isolation: Option<Isolation>,
+    /// How the leader's exit is noticed: a pidfd held from the start (the
+    /// default), or opened only after a hang-up, for a supervisor that
+    /// counts its descriptors per child.
+    pub exit_notice: ExitNotice,
 }
 
 impl SandboxSpec {
@@ -80,6 +85,7 @@ impl SandboxSpec {
             capture: CaptureLimits::default(),
             grace: Duration::from_millis(Limits::default().kill_grace_ms),
             isolation: None,
+            exit_notice: ExitNotice::default(),
         }
     }
 }

@@ -114,6 +114,12 @@ pub(crate) fn open_pidfd(pid: u32) -> PidFdOpen {
 }
 
 impl PidFd {
+    /// The descriptor itself, to wait on it (it turns readable once the
+    /// process has exited).
+    pub(crate) fn into_fd(self) -> OwnedFd {
+        self.0
+    }
+
     /// Sends `signal` to the process this pidfd was opened for. A process
     /// that is already gone is not an error: the caller wanted it dead.
     pub(crate) fn send_signal(&self, signal: i32) -> io::Result<()> {
@@ -156,26 +162,58 @@ pub(crate) fn signal_group(pgid: i32, signal: i32) {
 /// keeps its pid and its process-group id reserved, so signals to the group
 /// cannot reach a stranger that reused the number.
 pub(crate) fn wait_exit_keep_zombie(pid: u32) -> io::Result<RawExit> {
-    let id = libc::id_t::from(pid);
     loop {
-        // SAFETY: siginfo_t is plain data; zeroed is a valid value.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: waitid writes into `info`, which lives for the call.
-        let rc = unsafe { libc::waitid(libc::P_PID, id, &mut info, libc::WEXITED | libc::WNOWAIT) };
-        if rc == 0 {
-            // SAFETY: after a successful waitid with WEXITED, si_status is set.
-            let status = unsafe { info.si_status() };
-            return Ok(if info.si_code == libc::CLD_EXITED {
-                RawExit::Exited(status)
-            } else {
-                RawExit::Signaled(status)
-            });
-        }
-        let err = io::Error::last_os_error();
-        if err.kind() != io::ErrorKind::Interrupted {
-            return Err(err);
+        match wait_exit_status(pid, 0) {
+            Ok(Some(raw)) => return Ok(raw),
+            // Without WNOHANG the kernel only returns once it has a status.
+            Ok(None) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
     }
+}
+
+/// The status of `pid` (our child) if it has exited, WITHOUT reaping it;
+/// `None` while it runs. Never blocks.
+pub(crate) fn exit_status_if_exited(pid: u32) -> io::Result<Option<RawExit>> {
+    loop {
+        match wait_exit_status(pid, libc::WNOHANG) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            other => return other,
+        }
+    }
+}
+
+/// One `waitid(P_PID, pid, WEXITED | WNOWAIT | extra)`.
+fn wait_exit_status(pid: u32, extra: libc::c_int) -> io::Result<Option<RawExit>> {
+    let id = libc::id_t::from(pid);
+    // SAFETY: siginfo_t is plain data; zeroed is a valid value.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: waitid writes into `info`, which lives for the call.
+    let rc = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            id,
+            &mut info,
+            libc::WEXITED | libc::WNOWAIT | extra,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: after a successful waitid, si_pid is set (0 when WNOHANG
+    // found nothing to report).
+    if unsafe { info.si_pid() } == 0 {
+        return Ok(None);
+    }
+    // SAFETY: after a successful waitid with WEXITED that found a child,
+    // si_status is set.
+    let status = unsafe { info.si_status() };
+    Ok(Some(if info.si_code == libc::CLD_EXITED {
+        RawExit::Exited(status)
+    } else {
+        RawExit::Signaled(status)
+    }))
 }
 
 /// Reaps `pid` (our child), blocking until it has exited, and returns its

@@ -213,8 +213,7 @@ pub fn open_files_probe(limit: &std::io::Result<subagent_sandbox::OpenFilesLimit
             );
         }
     };
-    let fits = limit.soft.saturating_sub(crate::run::FDS_BESIDES_SUBAGENTS)
-        / crate::run::FDS_PER_LIVE_SUBAGENT;
+    let fits = crate::run::live_subagents_that_fit(limit.soft);
     let raised = limit
         .raised_from
         .map_or_else(String::new, |from| format!(", raised from {from}"));

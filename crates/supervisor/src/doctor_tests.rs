@@ -222,9 +222,9 @@ fn open_files_probe_says_how_many_live_subagents_fit_and_what_it_was_raised_from
     assert!(probe.ok, "{probe:?}");
     assert_eq!(
         probe.detail,
-        "20000 (hard limit 20000, raised from 1024): room for 4984 live subagents"
+        "20000 (hard limit 20000, raised from 1024): room for 6560 live subagents"
     );
-    // 64 + 15 * 4 = 124: one short of the default 16 at once.
+    // 64 + 15 * (3 + a session file) = 124: one short of the default 16.
     let small = subagent_sandbox::OpenFilesLimit {
         soft: 127,
         hard: 127,

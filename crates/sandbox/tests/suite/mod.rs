@@ -4,6 +4,7 @@ mod capture;
 mod cgroup_limits;
 mod deadline;
 mod exit_status;
+mod exit_watch;
 mod freeze;
 mod guard;
 mod isolation;

@@ -54,6 +54,7 @@ pub use live_tokens::{CHARS_PER_TOKEN, LiveTokens, streamed_chars, thousands};
 pub use modes::{PREVIOUS_PLACEHOLDER, check_concurrency, concurrency_for, substitute_previous};
 pub use open_files::{
     FDS_BESIDES_SUBAGENTS, FDS_PER_LIVE_SUBAGENT, OpenFilesTooFew, check_open_files, fds_needed,
+    live_subagents_that_fit,
 };
 pub use plan::RunPlan;
 pub use progress::{ContentEvent, ContentSink, ProgressEvent, ProgressSink};

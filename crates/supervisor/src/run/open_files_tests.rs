@@ -10,9 +10,12 @@ fn limit(soft: u64, hard: u64) -> OpenFilesLimit {
 
 #[test]
 fn what_fits_is_allowed_up_to_the_last_fd() {
-    // 240 * 4 + 64 = 1,024 exactly.
+    // 240 * (3 + 1 session file) + 64 = 1,024 exactly.
     assert_eq!(check_open_files(240, limit(1_024, 1_024)), Ok(()));
     assert_eq!(check_open_files(1, limit(68, 68)), Ok(()));
+    // Past the held session files, 3 each: 300 * 3 + 256 + 64 = 1,220.
+    assert_eq!(check_open_files(300, limit(1_220, 1_220)), Ok(()));
+    assert!(check_open_files(300, limit(1_219, 1_219)).is_err());
 }
 
 #[test]
@@ -34,8 +37,11 @@ fn one_more_than_fits_is_refused_naming_the_limit_and_what_fits() {
 fn a_raised_limit_says_what_it_was_raised_from() {
     let mut raised = limit(20_000, 20_000);
     raised.raised_from = Some(1_024);
-    let err = check_open_files(5_000, raised).unwrap_err();
-    assert_eq!(err.fits, 4_984);
+    // 5,000 live fit in 20,000: 15,000 + 256 + 64.
+    assert_eq!(check_open_files(5_000, raised), Ok(()));
+    let err = check_open_files(6_600, raised).unwrap_err();
+    assert_eq!(err.fits, 6_560);
+    assert_eq!(check_open_files(err.fits, raised), Ok(()));
     assert!(
         err.to_string().contains("already raised from 1024"),
         "{err}"
@@ -47,4 +53,19 @@ fn a_limit_below_the_fixed_needs_fits_none_and_huge_counts_do_not_overflow() {
     assert_eq!(check_open_files(1, limit(10, 10)).unwrap_err().fits, 0);
     let err = check_open_files(u64::MAX, limit(1_024, 1_024)).unwrap_err();
     assert_eq!(err.needed, u64::MAX);
+}
+
+#[test]
+fn what_fits_is_exactly_the_most_that_pass_the_check() {
+    for soft in [0, 67, 68, 1_024, 1_087, 1_088, 1_089, 1_090, 4_096, 20_000] {
+        let fits = live_subagents_that_fit(soft);
+        assert!(
+            fits == 0 || check_open_files(fits, limit(soft, soft)).is_ok(),
+            "{soft}"
+        );
+        assert!(
+            check_open_files(fits + 1, limit(soft, soft)).is_err(),
+            "{soft}"
+        );
+    }
 }

@@ -122,6 +122,8 @@ pub(super) async fn watch_worker(
     cancel: CancellationToken,
 ) -> Watched {
     let killer = child.killer();
+    let exit_hint = child.exit_hint();
+    let mut exit_hinted = false;
     // Polled here, never spawned: if this future is dropped (a caller's
     // timeout around the run), the child goes with it and its drop guard
     // kills the tree. A spawned wait would outlive the run and leave the
@@ -173,6 +175,13 @@ pub(super) async fn watch_worker(
         // supervisor holding 1,000 live workers; an allocation per event is
         // nothing beside the frame it handles.
         Box::pin(watch.handle(event)).await;
+        if !exit_hinted && (!watch.frames_open || watch.phase.outcome().is_some()) {
+            // The worker's socket is shut or it has said Done: it has
+            // exited or is about to, so its exit is watched through a pidfd
+            // from now on (see `ExitNotice::AfterHangUp`).
+            exit_hint.leader_may_have_exited();
+            exit_hinted = true;
+        }
         nested.extend(watch.starting.drain(..));
         if !watch.parent_running() {
             // Nobody will read a nested result any more: the subtree goes.

@@ -333,7 +333,10 @@ pub fn append_to_parent_blocking(
         })
 }
 
+mod handle;
 mod pool;
+
+pub use handle::HELD_SESSION_FILES;
 
 #[cfg(test)]
 #[path = "writer_tests.rs"]

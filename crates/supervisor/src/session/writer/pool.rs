@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use subagent_protocol::session::SessionLine;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use super::handle::FileHandle;
 use super::{Outcome, SessionWriterError, write_line};
 
 /// Stack of a writer thread, in bytes. Serializing one line is all it does;
@@ -45,7 +46,7 @@ pub(super) struct OpenFile {
     path: PathBuf,
     /// The first error once writing has failed: later lines are dropped and
     /// the close reports it.
-    file: Result<File, SessionWriterError>,
+    file: Result<FileHandle, SessionWriterError>,
     written: u64,
     slots: Arc<Semaphore>,
     /// Taken once the outcome is reported.
@@ -60,9 +61,16 @@ impl OpenFile {
         slots: Arc<Semaphore>,
         outcome: Arc<Outcome>,
     ) -> Self {
+        let file = FileHandle::new(file).map_err(|source| SessionWriterError::Write {
+            path: path.to_owned(),
+            source,
+        });
+        if file.is_err() {
+            slots.close();
+        }
         Self {
             path: path.to_owned(),
-            file: Ok(file),
+            file,
             written: 0,
             slots,
             outcome: Some(outcome),
@@ -71,7 +79,8 @@ impl OpenFile {
 
     fn write(&mut self, line: &SessionLine) {
         let Ok(file) = &mut self.file else { return };
-        match write_line(file, &self.path, line) {
+        let path = &self.path;
+        match file.with_file(path, |file| write_line(file, path, line)) {
             Ok(()) => self.written += 1,
             Err(e) => {
                 // Later appends fail at once instead of queueing lines
