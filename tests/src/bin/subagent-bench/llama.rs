@@ -41,7 +41,7 @@ pub fn cli_run(cx: &BenchContext, base_url: &str, dir: &Path) -> Result<Command>
     Ok(command)
 }
 
-fn provider_flags(base_url: &str) -> Vec<String> {
+pub fn provider_flags(base_url: &str) -> Vec<String> {
     [
         "--provider",
         "openai-chat",
@@ -61,7 +61,7 @@ fn provider_flags(base_url: &str) -> Vec<String> {
 }
 
 /// No user or project config, quiet output, `dir` as the workspace.
-fn isolate(command: &mut Command, dir: &Path) {
+pub fn isolate(command: &mut Command, dir: &Path) {
     command
         .current_dir(dir)
         .env("XDG_CONFIG_HOME", dir.join("no-config"))
@@ -177,5 +177,8 @@ pub fn run(cx: &BenchContext) -> Result<Vec<Row>> {
         curl_batch,
     )
     .target(Target::OverBaselineAtMost(5.0));
-    Ok(vec![curl_one, cli_one, batch_row])
+    drop(server);
+    let mut rows = vec![curl_one, cli_one, batch_row];
+    rows.extend(crate::llama_batch::run(cx)?);
+    Ok(rows)
 }

@@ -17,7 +17,14 @@ pub struct LlamaServer {
 }
 
 impl LlamaServer {
+    /// One slot, the test suite's arguments.
     pub fn start(cx: &BenchContext) -> Result<Self> {
+        Self::start_with_slots(cx, 1)
+    }
+
+    /// `slots` requests decoded at once (`-np`), each with the one-slot
+    /// server's context.
+    pub fn start_with_slots(cx: &BenchContext, slots: usize) -> Result<Self> {
         let server = cx.external("SUBAGENT_LLAMA_SERVER")?;
         let model = cx.external("SUBAGENT_LLAMA_MODEL")?;
         let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
@@ -25,7 +32,8 @@ impl LlamaServer {
             .arg("-m")
             .arg(model)
             .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-            .args(["--jinja", "-c", "8192", "-t", "2", "--no-webui"])
+            .args(["--jinja", "-t", "2", "--no-webui"])
+            .args(["-c", &(8192 * slots).to_string(), "-np", &slots.to_string()])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())

@@ -16,6 +16,7 @@ mod context;
 mod hello;
 mod kill;
 mod llama;
+mod llama_batch;
 mod llama_server;
 mod loopback;
 mod micro;
@@ -85,6 +86,8 @@ fn parse_args() -> Result<Args> {
 fn main() -> Result<()> {
     let args = parse_args()?;
     subagent_sandbox::become_subreaper().context("become subreaper")?;
+    // The scale group's loopback model holds a socket per live worker.
+    subagent_sandbox::raise_open_files_limit().context("raise the open-files limit")?;
     let cx = BenchContext::from_env(args.iterations)?;
     let mut rows: Vec<Row> = Vec::new();
     let mut broken: Vec<String> = Vec::new();

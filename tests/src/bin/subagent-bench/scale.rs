@@ -5,6 +5,12 @@
 //!   requests are in, so every worker is alive at once. The supervisor's
 //!   RSS and open fds are read at 10, 100 and 1,000 live workers; after the
 //!   batch, nothing it started may remain (processes, cgroups).
+//! - 5,000 live workers, the same way: the supervisor's peak RSS, its fds
+//!   and threads per live worker, its open-files limit (raised to the hard
+//!   limit at start), the machine's used memory per live worker
+//!   (`MemTotal - MemAvailable` before the batch and with every worker
+//!   live), the supervisor's CPU while every worker waits, and nothing
+//!   left after.
 //! - 2,000 no-op tasks: `subagent batch -j 16` beside `xargs -P 16` running
 //!   `subagent run` once per task, against a model that answers at once.
 
@@ -21,6 +27,10 @@ use crate::timing::ms;
 use crate::worker_rss::children_running;
 
 const LIVE: usize = 1000;
+const LIVE_MAX: usize = 5000;
+
+/// How long the supervisor's CPU is measured while every worker waits.
+const HOLD_FOR_CPU: Duration = Duration::from_secs(5);
 const NOOP_TASKS: usize = 2000;
 
 fn tasks_file(dir: &Path, n: usize) -> Result<std::path::PathBuf> {
@@ -119,6 +129,50 @@ struct LiveSample {
     threads: usize,
     all_live_ms: f64,
     total_ms: f64,
+    /// The machine's used memory with every worker live, less before, MiB.
+    machine_rise: f64,
+    /// The supervisor's CPU over [`HOLD_FOR_CPU`] with every worker waiting, ms.
+    idle_cpu_ms: f64,
+    /// The supervisor's open-files soft and hard limits.
+    open_files: (u64, u64),
+}
+
+/// `MemTotal - MemAvailable`, MiB.
+fn machine_used_mib() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let field = |name: &str| -> Option<f64> {
+        let kib: f64 = text
+            .lines()
+            .find_map(|l| l.strip_prefix(name))?
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()
+            .ok()?;
+        Some(kib / 1024.0)
+    };
+    Some(field("MemTotal:")? - field("MemAvailable:")?)
+}
+
+/// User plus system CPU of `pid` so far, ms.
+fn cpu_ms(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name, which may hold spaces: utime and
+    // stime are the 12th and 13th after it.
+    let after = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+    Some(ticks * 1000.0 / 100.0)
+}
+
+/// The soft and hard "Max open files" of `pid`.
+fn open_files_limits(pid: u32) -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/limits")).ok()?;
+    let line = text.lines().find(|l| l.starts_with("Max open files"))?;
+    let mut numbers = line
+        .split_whitespace()
+        .filter_map(|w| w.parse::<u64>().ok());
+    Some((numbers.next()?, numbers.next()?))
 }
 
 /// `subagent batch -j live --max-concurrent live` of `live` tasks against a
@@ -144,17 +198,27 @@ fn held_batch(cx: &BenchContext, dir: &Path, live: usize) -> Result<LiveSample> 
         .arg("--sessions-dir")
         .arg(dir.join(format!("live-{live}-sessions")));
     quiet(&mut command, dir);
+    let used_before = machine_used_mib().context("read /proc/meminfo")?;
     let started = Instant::now();
     let mut batch = command.spawn().context("start subagent batch")?;
     let pid = batch.id();
-    if !model.wait_for_requests(live, Duration::from_secs(300)) {
+    if !model.wait_for_requests(live, Duration::from_secs(600)) {
         let _ = batch.kill();
         let _ = batch.wait();
-        bail!("not all {live} workers reached the model within 300 s");
+        bail!("not all {live} workers reached the model within 600 s");
     }
     let all_live_ms = ms(started.elapsed());
+    let machine_rise = machine_used_mib().context("read /proc/meminfo")? - used_before;
     let (rss, mut peak, fds) = memory_and_fds(pid).context("read the batch's memory")?;
     let threads = threads_of(pid);
+    let open_files = open_files_limits(pid).context("read the batch's limits")?;
+    let idle_cpu_ms = if live == LIVE_MAX {
+        let before = cpu_ms(pid).context("read the batch's CPU")?;
+        std::thread::sleep(HOLD_FOR_CPU);
+        cpu_ms(pid).context("read the batch's CPU")? - before
+    } else {
+        0.0
+    };
     model.release();
     let status = loop {
         if let Some((_, hwm, _)) = memory_and_fds(pid) {
@@ -186,6 +250,9 @@ fn held_batch(cx: &BenchContext, dir: &Path, live: usize) -> Result<LiveSample> 
         threads,
         all_live_ms,
         total_ms,
+        machine_rise,
+        idle_cpu_ms,
+        open_files,
     })
 }
 
@@ -193,8 +260,8 @@ fn threads_of(pid: u32) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/task")).map_or(0, Iterator::count)
 }
 
-fn live_workers(cx: &BenchContext, dir: &Path) -> Result<Row> {
-    let samples: Vec<LiveSample> = [10, 100, LIVE]
+fn live_workers(cx: &BenchContext, dir: &Path) -> Result<Vec<Row>> {
+    let samples: Vec<LiveSample> = [10, 100, LIVE, LIVE_MAX]
         .into_iter()
         .map(|live| held_batch(cx, dir, live))
         .collect::<Result<_>>()?;
@@ -212,22 +279,76 @@ fn live_workers(cx: &BenchContext, dir: &Path) -> Result<Row> {
             )
         })
         .collect();
-    let (first, last) = (&samples[0], &samples[samples.len() - 1]);
-    let per = |a: f64, b: f64| (b - a) / (last.live - first.live) as f64;
-    Ok(Row::single(
-        "scale.live_1000",
-        "supervisor (subagent batch) peak RSS with 1,000 live workers",
-        "MiB",
-        last.peak,
-    )
-    .target(Target::AtMost(64.0))
-    .note(format!(
-        "{}; per added live worker: {:.1} KiB RSS, {:.2} fds, {:.2} threads; every task ok, no worker or cgroup left after each batch",
-        curve.join("; "),
-        per(first.rss, last.rss) * 1024.0,
-        per(first.fds as f64, last.fds as f64),
-        per(first.threads as f64, last.threads as f64),
-    )))
+    let first = &samples[0];
+    let (thousand, most) = (&samples[2], &samples[3]);
+    let per = |last: &LiveSample, a: f64, b: f64| (b - a) / (last.live - first.live) as f64;
+    let slope = |last: &LiveSample| {
+        format!(
+            "per added live worker: {:.1} KiB RSS, {:.2} fds, {:.3} threads",
+            per(last, first.rss, last.rss) * 1024.0,
+            per(last, first.fds as f64, last.fds as f64),
+            per(last, first.threads as f64, last.threads as f64),
+        )
+    };
+    let fds_per = per(most, first.fds as f64, most.fds as f64);
+    let threads_per = per(most, first.threads as f64, most.threads as f64);
+    let machine_per = most.machine_rise / most.live as f64;
+    let (soft, hard) = most.open_files;
+    Ok(vec![
+        Row::single(
+            "scale.live_1000",
+            "supervisor (subagent batch) peak RSS with 1,000 live workers",
+            "MiB",
+            thousand.peak,
+        )
+        .target(Target::AtMost(64.0))
+        .note(format!(
+            "{}; {}; every task ok, no worker or cgroup left after each batch",
+            curve[..3].join("; "),
+            slope(thousand)
+        )),
+        Row::single(
+            "scale.live_5000",
+            "supervisor (subagent batch -j 5000) peak RSS with 5,000 live workers",
+            "MiB",
+            most.peak,
+        )
+        .target(Target::AtMost(192.0))
+        .note(format!(
+            "{}; {}; supervisor CPU while all wait: {:.0} ms over {} s; every task ok, no worker or cgroup left after",
+            curve[3],
+            slope(most),
+            most.idle_cpu_ms,
+            HOLD_FOR_CPU.as_secs()
+        )),
+        Row::single(
+            "scale.live_5000_fds",
+            "supervisor fds per added live worker, 10 to 5,000 live",
+            "fds",
+            fds_per,
+        )
+        .target(Target::AtMost(3.0))
+        .note(format!(
+            "open-files limit of the batch {soft} (hard {hard}): {}",
+            if soft == hard { "raised to the hard limit" } else { "NOT raised to the hard limit" }
+        )),
+        Row::single(
+            "scale.live_5000_threads",
+            "supervisor threads per added live worker, 10 to 5,000 live",
+            "threads",
+            threads_per,
+        )
+        .target(Target::AtMost(0.001))
+        .note(format!("{} threads with 10 live, {} with 5,000", first.threads, most.threads)),
+        Row::single(
+            "scale.live_5000_machine",
+            "the machine's used memory per live worker (MemTotal - MemAvailable, before vs all live)",
+            "MiB",
+            machine_per,
+        )
+        .target(Target::AtMost(1.5))
+        .note(format!("{:.0} MiB for 5,000 live workers, their cgroups and the supervisor", most.machine_rise)),
+    ])
 }
 
 fn batch_vs_xargs(cx: &BenchContext, dir: &Path) -> Result<Row> {
@@ -284,8 +405,7 @@ fn batch_vs_xargs(cx: &BenchContext, dir: &Path) -> Result<Row> {
 
 pub fn run(cx: &BenchContext) -> Result<Vec<Row>> {
     let dir = tempfile::tempdir()?;
-    Ok(vec![
-        live_workers(cx, dir.path())?,
-        batch_vs_xargs(cx, dir.path())?,
-    ])
+    let mut rows = live_workers(cx, dir.path())?;
+    rows.push(batch_vs_xargs(cx, dir.path())?);
+    Ok(rows)
 }
