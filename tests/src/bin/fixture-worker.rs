@@ -261,6 +261,27 @@ fn big_frames(io: &mut Io, task: &str, held: bool) {
     );
 }
 
+/// `gated-frames-N`: waits for [`GO_FILE`] in its cwd, then sends N small
+/// text deltas and Done: a well-behaved worker whose frames a test can
+/// send at the moment it chooses (once hostile workers hold the frame
+/// budget).
+fn gated_frames(io: &mut Io, task: &str) {
+    let count: usize = task.rsplit('-').next().unwrap().parse().unwrap();
+    while !std::path::Path::new(GO_FILE).exists() {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    for n in 0..count {
+        io.event(WorkerEvent::TextDelta {
+            text: format!("small frame {n}\n"),
+        });
+    }
+    io.done(
+        &format!("sent {count} small frames"),
+        StopReason::Completed,
+        None,
+    );
+}
+
 /// Done with a structured output `{"capital":"Paris"}`.
 fn structured(io: &mut Io) {
     io.send(FromWorker::Done(Box::new(Outcome {
@@ -283,6 +304,9 @@ fn structured(io: &mut Io) {
 const HELD_FILE_PREFIX: &str = ".fixture-held-";
 /// What `held-frames-N` waits for in its cwd before the last byte.
 const RELEASE_FILE: &str = ".fixture-release";
+
+/// What `gated-frames-N` waits for in its cwd before its frames.
+const GO_FILE: &str = ".fixture-go";
 
 /// Made in the cwd by `cancel-ok` once its partial answer is sent.
 const CANCEL_AWAITED_FILE: &str = ".fixture-cancel-awaited";
@@ -342,6 +366,7 @@ fn main() {
                 "memory" => hog(&mut io),
                 task if task.starts_with("big-frames-") => big_frames(&mut io, task, false),
                 task if task.starts_with("held-frames-") => big_frames(&mut io, task, true),
+                task if task.starts_with("gated-frames-") => gated_frames(&mut io, task),
                 _ => succeed(&mut io, &spec),
             }
         }

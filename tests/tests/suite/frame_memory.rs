@@ -140,6 +140,59 @@ impl Drop for StopOnDrop {
 /// the frame budget.
 const WAITS_LOG: &str = "a frame waits for room in the supervisor-wide frame budget";
 
+/// Starts `batch` with the supervisor's debug log on, counting the frames
+/// that wait for the frame budget as it logs them; returns the batch, the
+/// count, and the thread that collects the whole log.
+fn spawn_counting_waits(
+    mut batch: Command,
+) -> (
+    StopOnDrop,
+    Arc<AtomicUsize>,
+    std::thread::JoinHandle<String>,
+) {
+    batch.env("RUST_LOG", "subagent_supervisor=debug");
+    let child = batch
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Stopped (SIGTERM: it ends its workers) if an assertion fails first.
+    let mut child = StopOnDrop(child);
+    let waits = Arc::new(AtomicUsize::new(0));
+    let log = {
+        let waits = Arc::clone(&waits);
+        let err = child.0.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            for line in BufReader::new(err).lines() {
+                let line = line.unwrap();
+                if line.contains(WAITS_LOG) {
+                    waits.fetch_add(1, Ordering::Relaxed);
+                }
+                text.push_str(&line);
+                text.push('\n');
+            }
+            text
+        })
+    };
+    (child, waits, log)
+}
+
+/// How many `held-frames-N` workers of `dir` have all but the last byte of
+/// their first frame sent (read by the supervisor, since a socket buffer
+/// holds far less than a frame).
+fn held_frames(dir: &BatchDir) -> usize {
+    std::fs::read_dir(dir.workspace())
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(".fixture-held-")
+        })
+        .count()
+}
+
 #[test]
 fn a_hundred_hostile_workers_stay_within_the_frame_budget() {
     const WORKERS: usize = 100;
@@ -163,44 +216,10 @@ fn a_hundred_hostile_workers_stay_within_the_frame_budget() {
         .map(|n| format!(r#"{{"id":"w{n:03}","task":"fixture:held-frames-2"}}"#))
         .collect();
     dir.write_tasks(&tasks);
-    let mut batch = dir.batch("results.jsonl", &["-j", "100", "--max-concurrent", "100"]);
-    batch.env("RUST_LOG", "subagent_supervisor=debug");
-    let child = batch
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Stopped (SIGTERM: it ends its workers) if an assertion fails first.
-    let mut child = StopOnDrop(child);
+    let batch = dir.batch("results.jsonl", &["-j", "100", "--max-concurrent", "100"]);
+    let (mut child, waits, log) = spawn_counting_waits(batch);
     let sampler = sample_peak(child.0.id());
-    let waits = Arc::new(AtomicUsize::new(0));
-    let log = {
-        let waits = Arc::clone(&waits);
-        let err = child.0.stderr.take().unwrap();
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            for line in BufReader::new(err).lines() {
-                let line = line.unwrap();
-                if line.contains(WAITS_LOG) {
-                    waits.fetch_add(1, Ordering::Relaxed);
-                }
-                text.push_str(&line);
-                text.push('\n');
-            }
-            text
-        })
-    };
-    let held = || {
-        std::fs::read_dir(dir.workspace())
-            .unwrap()
-            .flatten()
-            .filter(|e| {
-                e.file_name()
-                    .to_string_lossy()
-                    .starts_with(".fixture-held-")
-            })
-            .count()
-    };
+    let held = || held_frames(&dir);
     wait_until(
         "every worker's frame in flight or waiting for the budget",
         || held() + waits.load(Ordering::Relaxed) >= WORKERS,
@@ -240,4 +259,67 @@ fn a_hundred_hostile_workers_stay_within_the_frame_budget() {
         mib(base),
         mib(BUDGET)
     );
+}
+
+/// More hostile workers than the budget holds maximal frames of: 15 fit
+/// in the 256 MiB budget, so 5 wait on their sockets.
+const BUDGET_FILLERS: usize = 20;
+
+#[test]
+fn small_frames_pass_while_hostile_workers_hold_the_frame_budget() {
+    // Hostile workers first in the file, so they are started first; the
+    // good one sends nothing until the test says so.
+    let dir = BatchDir::new();
+    let mut tasks: Vec<String> = (0..BUDGET_FILLERS)
+        .map(|n| format!(r#"{{"id":"w{n:03}","task":"fixture:held-frames-1"}}"#))
+        .collect();
+    tasks.push(r#"{"id":"good","task":"fixture:gated-frames-200"}"#.to_owned());
+    dir.write_tasks(&tasks);
+    let jobs = (BUDGET_FILLERS + 1).to_string();
+    let batch = dir.batch("results.jsonl", &["-j", &jobs, "--max-concurrent", &jobs]);
+    let (mut child, waits, log) = spawn_counting_waits(batch);
+    wait_until(
+        "every hostile worker's frame in flight or waiting for the budget",
+        || held_frames(&dir) + waits.load(Ordering::Relaxed) >= BUDGET_FILLERS,
+    );
+    let (in_flight, waiting) = (held_frames(&dir), waits.load(Ordering::Relaxed));
+    assert!(
+        waiting > 0,
+        "the budget should be full, with frames waiting ({in_flight} in flight)"
+    );
+
+    // Every byte of the budget is held by frames that will not end before
+    // the release: the good worker's 200 small frames must still pass,
+    // long before any idle timeout (180 s) could end the hostile runs.
+    let go = std::time::Instant::now();
+    std::fs::write(dir.workspace().join(".fixture-go"), b"").unwrap();
+    let good = || {
+        dir.results("results.jsonl")
+            .into_iter()
+            .find(|r| r["id"] == "good")
+    };
+    wait_until("the good worker's result while the budget is held", || {
+        good().is_some()
+    });
+    let took = go.elapsed();
+    let good = good().unwrap();
+    assert_eq!(good["status"], "ok", "{good}");
+    assert_eq!(good["output"], "sent 200 small frames", "{good}");
+    eprintln!(
+        "frame_memory: {in_flight} maximal frames held and {waiting} waiting; 200 small frames and a result took {took:?}"
+    );
+
+    std::fs::write(dir.workspace().join(".fixture-release"), b"").unwrap();
+    let status = child.0.wait().unwrap();
+    let err = log.join().unwrap();
+    assert_eq!(status.code(), Some(0), "{err}");
+    let results = dir.results("results.jsonl");
+    assert_eq!(results.len(), BUDGET_FILLERS + 1, "{err}");
+    for r in &results {
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_reaped(&check_session_file(Path::new(
+            r["sessionFile"].as_str().unwrap(),
+        )));
+    }
+    assert_workers_gone(&dir);
 }

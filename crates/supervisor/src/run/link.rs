@@ -10,13 +10,22 @@
 //! its own writes instead of growing the supervisor. Outbound, a worker that
 //! stops reading can hold up only the writer task, never a timeout.
 //!
-//! Across all workers, frames being read or waiting to be handled share one
-//! supervisor-wide budget of bytes ([`FRAME_BUDGET_BYTES`]), taken for a
-//! frame's length (known from its header) before its payload is read and
-//! given back once the watch loop has handled it: a hundred workers sending
-//! maximal frames wait their turn on their sockets instead of growing the
-//! supervisor. A large payload is decoded as it is read, on a blocking
-//! thread, so it costs its decoded size and no copy beside it.
+//! Across all workers, frames share two supervisor-wide pools of bytes, so
+//! that a hundred hostile workers wait their turn on their sockets instead
+//! of growing the supervisor, and none of them can starve the others.
+//! A large frame (payload over [`SMALL_FRAME_MAX`]) takes its length (known
+//! from its header) from the frame budget ([`FRAME_BUDGET_BYTES`]) before
+//! its payload is read, and each link has at most one large frame in
+//! flight ([`LARGE_FRAMES_PER_LINK`]). A small frame never touches that
+//! budget: it is read first (a link reads one frame at a time, so a small
+//! frame stalled before its last byte costs at most [`SMALL_FRAME_MAX`],
+//! on its own link, and holds nothing shared), then takes its size from
+//! the small-frame reserve ([`SMALL_FRAME_RESERVE_BYTES`]). So workers that
+//! announce maximal frames and stall can hold the whole budget, but every
+//! other worker's events and results still pass. Both are given back once
+//! the watch loop has handled the frame. A large payload is decoded as it
+//! is read, on a blocking thread, so it costs its decoded size and no copy
+//! beside it.
 //!
 //! It decides nothing about the run: a flood, a broken frame or a failed
 //! write is reported to the watch loop, which decides what to do.
@@ -44,23 +53,48 @@ const QUEUED_FRAMES: usize = 256;
 /// frames for one worker (a larger frame takes all of it).
 pub(super) const QUEUED_BYTES: u32 = 16 * 1024 * 1024;
 
-/// Bytes of frames being read or waiting to be handled across every worker
-/// of this process, at most (256 MiB): four frames of the largest
-/// configurable cap, sixteen of the default one. It is what bounds the
-/// supervisor's memory against many hostile workers, each of which may
-/// hold up to [`QUEUED_BYTES`]: without it a hundred workers made it hold
-/// 1.7 GiB (the `frame_memory` test). A frame larger than the whole budget
-/// takes all of it (it can never wait forever); frames past it wait, their
-/// workers' writes blocking, and none is refused.
+/// Payloads up to this size are small frames: read whole, then decoded
+/// (for a small one the blocking-thread hop of a streamed decode costs more
+/// than the copy saves), and counted against [`SMALL_FRAME_RESERVE_BYTES`]
+/// once read instead of against the frame budget before. Every message a
+/// well-behaved worker sends in practice (events, tool calls, results) is
+/// far below it; the 1 MiB partial text a run keeps is of the same order.
+const SMALL_FRAME_MAX: usize = 1024 * 1024;
+
+/// Bytes of large frames (payload over [`SMALL_FRAME_MAX`]) being read or
+/// waiting to be handled across every worker of this process, at most
+/// (256 MiB): four frames of the largest configurable cap, fifteen of the
+/// default one with their headers. It is what bounds the supervisor's
+/// memory against many hostile workers, each of which may hold up to
+/// [`QUEUED_BYTES`]: without it a hundred workers made it hold 1.7 GiB
+/// (the `frame_memory` test). A frame larger than the whole budget takes
+/// all of it (it can never wait forever); frames past it wait, their
+/// workers' writes blocking, and none is refused. Small frames never wait
+/// for it.
 pub const FRAME_BUDGET_BYTES: u32 = 4 * MAX_CONFIGURABLE_PAYLOAD;
 
 /// The budget itself, shared by every link of the process.
 static FRAME_BUDGET: Semaphore = Semaphore::const_new(FRAME_BUDGET_BYTES as usize);
 
-/// Payloads above this are decoded as they are read (on a blocking thread)
-/// instead of read whole and then decoded: for a small one the thread hop
-/// costs more than the copy saves.
-const STREAM_DECODE_FROM: usize = 1024 * 1024;
+/// Bytes of small frames read but not yet handled across every worker of
+/// this process, at most (64 MiB): sixty-four of the largest small frames,
+/// tens of thousands of typical events. It bounds what workers flooding
+/// small frames faster than their watch loops handle them can queue in
+/// total; since a small frame takes it only once read whole, a worker that
+/// stalls mid-frame holds none of it, and frames leave it as fast as the
+/// watch loops run.
+pub const SMALL_FRAME_RESERVE_BYTES: u32 = 64 * 1024 * 1024;
+
+/// The reserve itself, shared by every link of the process.
+static SMALL_FRAME_RESERVE: Semaphore = Semaphore::const_new(SMALL_FRAME_RESERVE_BYTES as usize);
+
+/// Large frames one link may have in flight (being read or waiting to be
+/// handled), at most: one worker's share of the frame budget is one frame,
+/// so a worker sending many mid-sized frames cannot take the budget from
+/// the others. A link reads its frames in order, so this costs a worker
+/// only the overlap of reading its next large frame with the handling of
+/// the last.
+const LARGE_FRAMES_PER_LINK: usize = 1;
 
 /// Messages to the worker waiting to be written. The supervisor sends at
 /// most a `Start` and a `Cancel` per run; the room is for a `Ping` or two.
@@ -70,7 +104,8 @@ const OUTBOX_CAPACITY: usize = 8;
 #[derive(Debug)]
 pub(super) enum Inbound {
     /// One message. `held` keeps its bytes counted against [`QUEUED_BYTES`]
-    /// and the frame budget until the loop has handled it and drops it.
+    /// and the frame budget or the small-frame reserve until the loop has
+    /// handled it and drops it.
     Message { message: FromWorker, held: Held },
     /// The worker closed its end at a frame boundary.
     Eof,
@@ -83,12 +118,14 @@ pub(super) enum Inbound {
     WriteFailed { what: Outbound, error: FrameError },
 }
 
-/// A frame's share of its link's queue and of the supervisor-wide budget,
-/// given back when dropped.
+/// A frame's share of its link's queue and of the supervisor-wide frame
+/// budget or small-frame reserve (and, for a large frame, its link's
+/// large-frame slot), given back when dropped.
 #[derive(Debug)]
 pub(super) struct Held {
     _queue: OwnedSemaphorePermit,
-    _budget: SemaphorePermit<'static>,
+    _shared: SemaphorePermit<'static>,
+    _large: Option<OwnedSemaphorePermit>,
 }
 
 /// The kinds of message the supervisor sends a worker, to say which one
@@ -222,11 +259,12 @@ async fn read_frames<R: AsyncRead + Unpin + Send + 'static>(
         count: Arc::clone(&count),
     });
     let queue = Arc::new(Semaphore::new(QUEUED_BYTES as usize));
+    let large = Arc::new(Semaphore::new(LARGE_FRAMES_PER_LINK));
     loop {
         let Some(reader) = source.take() else {
             return;
         };
-        let read = read_frame(reader, &queue, &stop).await;
+        let read = read_frame(reader, &queue, &large, &stop).await;
         let flooded = count.load(Ordering::Relaxed) > protocol_bytes;
         let item = match read {
             // The cap cut the stream: at a frame boundary or inside one.
@@ -245,51 +283,47 @@ async fn read_frames<R: AsyncRead + Unpin + Send + 'static>(
     }
 }
 
-/// One frame: its header, room for it in the link's queue and the frame
-/// budget (waiting while either is full), then its payload. Takes the
-/// reader and gives it back with the message, since a large payload is
-/// read by a blocking thread that owns it meanwhile; after an end or an
-/// error there is nothing more to read.
+/// One frame: its header, room for it in the link's queue, then either
+/// (small) its payload and room in the small-frame reserve, or (large) the
+/// link's large-frame slot, room in the frame budget and its payload;
+/// waiting while any of them is full. Takes the reader and gives it back
+/// with the message, since a large payload is read by a blocking thread
+/// that owns it meanwhile; after an end or an error there is nothing more
+/// to read.
 async fn read_frame<R: AsyncRead + Unpin + Send + 'static>(
     mut source: R,
     queue: &Arc<Semaphore>,
+    large: &Arc<Semaphore>,
     stop: &CancellationToken,
 ) -> Result<Option<(FromWorker, Held, R)>, FrameError> {
     let Some(len) = frame::read_header_async(&mut source, MaxPayload::default()).await? else {
         return Ok(None);
     };
     let size = u32::try_from(len + HEADER_LEN).unwrap_or(u32::MAX);
-    // Both semaphores live as long as the process or this task, and are
-    // never closed: a failed acquire cannot happen, but ends the stream.
-    let closed = || FrameError::Io(std::io::Error::other("the frame budget was closed"));
     let queued = Arc::clone(queue)
         .acquire_many_owned(size.min(QUEUED_BYTES))
         .await
         .map_err(|_| closed())?;
-    let cost = size.min(FRAME_BUDGET_BYTES);
-    let budget = match FRAME_BUDGET.try_acquire_many(cost) {
-        Ok(budget) => budget,
-        Err(_) => {
-            // Said once per waiting frame: an operator (and the hostile-
-            // workers test) can see the budget holding frames back.
-            tracing::debug!(
-                bytes = size,
-                "a frame waits for room in the supervisor-wide frame budget"
-            );
-            FRAME_BUDGET
-                .acquire_many(cost)
-                .await
-                .map_err(|_| closed())?
-        }
-    };
-    let held = Held {
-        _queue: queued,
-        _budget: budget,
-    };
-    if len <= STREAM_DECODE_FROM {
+    if len <= SMALL_FRAME_MAX {
         let message = frame::read_payload_async(&mut source, len).await?;
+        let reserve = RESERVE.take(size).await?;
+        let held = Held {
+            _queue: queued,
+            _shared: reserve,
+            _large: None,
+        };
         return Ok(Some((message, held, source)));
     }
+    let slot = Arc::clone(large)
+        .acquire_owned()
+        .await
+        .map_err(|_| closed())?;
+    let budget = BUDGET.take(size).await?;
+    let held = Held {
+        _queue: queued,
+        _shared: budget,
+        _large: Some(slot),
+    };
     let stop = stop.clone();
     let handle = tokio::runtime::Handle::current();
     let decoded = tokio::task::spawn_blocking(move || {
@@ -306,6 +340,53 @@ async fn read_frame<R: AsyncRead + Unpin + Send + 'static>(
     .await;
     let (decoded, source) = decoded.map_err(|e| FrameError::Io(std::io::Error::other(e)))?;
     Ok(Some((decoded?, held, source)))
+}
+
+/// One of the two supervisor-wide pools of frame bytes.
+struct Pool {
+    bytes: &'static Semaphore,
+    /// All of it, the most one frame takes.
+    total: u32,
+    /// How the debug log names it.
+    name: &'static str,
+}
+
+/// Large frames' pool: see [`FRAME_BUDGET_BYTES`].
+const BUDGET: Pool = Pool {
+    bytes: &FRAME_BUDGET,
+    total: FRAME_BUDGET_BYTES,
+    name: "the supervisor-wide frame budget",
+};
+
+/// Small frames' pool: see [`SMALL_FRAME_RESERVE_BYTES`].
+const RESERVE: Pool = Pool {
+    bytes: &SMALL_FRAME_RESERVE,
+    total: SMALL_FRAME_RESERVE_BYTES,
+    name: "the small-frame reserve",
+};
+
+impl Pool {
+    /// `size` bytes of the pool, or all of it for a frame larger than the
+    /// whole pool (so that it can never wait forever), waiting while it is
+    /// full.
+    async fn take(&self, size: u32) -> Result<SemaphorePermit<'static>, FrameError> {
+        let cost = size.min(self.total);
+        match self.bytes.try_acquire_many(cost) {
+            Ok(permit) => Ok(permit),
+            Err(_) => {
+                // Said once per waiting frame: an operator (and the
+                // hostile-workers tests) can see a pool holding frames back.
+                tracing::debug!(bytes = size, "a frame waits for room in {}", self.name);
+                self.bytes.acquire_many(cost).await.map_err(|_| closed())
+            }
+        }
+    }
+}
+
+/// The semaphores live as long as the process or their link's task and are
+/// never closed: a failed acquire cannot happen, but ends the stream.
+fn closed() -> FrameError {
+    FrameError::Io(std::io::Error::other("the frame budget was closed"))
 }
 
 /// An async stream read from a blocking thread, one read at a time; a

@@ -90,7 +90,8 @@ async fn a_worker_that_sends_exactly_the_cap_is_not_a_flood() {
 
 #[tokio::test(start_paused = true)]
 async fn frames_waiting_to_be_handled_are_bounded_by_their_bytes() {
-    let frame_bytes = 1 << 20;
+    // Small frames: a link may queue many of them.
+    let frame_bytes = SMALL_FRAME_MAX / 2;
     let (flood, served) = Flood::of_text_deltas(frame_bytes);
     let (_link, mut inbox) = Link::start(flood, tokio::io::sink(), u64::MAX);
     settle().await;
@@ -114,6 +115,31 @@ async fn frames_waiting_to_be_handled_are_bounded_by_their_bytes() {
         resumed_at <= bound,
         "{resumed_at} bytes read, bound {bound}"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_link_reads_no_large_frame_while_its_last_one_is_unhandled() {
+    // Eight of these fit in the link's queue; only one is read at a time.
+    let frame_bytes = 2 * SMALL_FRAME_MAX;
+    let (flood, served) = Flood::of_text_deltas(frame_bytes);
+    let (_link, mut inbox) = Link::start(flood, tokio::io::sink(), u64::MAX);
+    let Some(Inbound::Message { held, .. }) = inbox.recv().await else {
+        panic!("a message")
+    };
+    settle().await;
+    // The frame held, and the next one's header and a read's worth of it.
+    let bound = 2 * (frame_bytes as u64 + 64);
+    let stalled_at = served.load(Ordering::Relaxed);
+    assert!(
+        stalled_at <= bound,
+        "{stalled_at} bytes read while one large frame is held, bound {bound}"
+    );
+    assert!(inbox.try_recv().is_err(), "no second large frame yet");
+
+    drop(held);
+    let Some(Inbound::Message { .. }) = inbox.recv().await else {
+        panic!("the next message once the first is handled")
+    };
 }
 
 #[tokio::test(start_paused = true)]

@@ -50,6 +50,7 @@ pub use ceiling_error::{CeilingError, Owner};
 pub use ceilings::{Asked, Ceilings};
 pub use config::{CANCEL_WINDOW, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_PER_CALL, SupervisorConfig};
 pub(crate) use journal::summarize;
+pub use link::{FRAME_BUDGET_BYTES, SMALL_FRAME_RESERVE_BYTES};
 pub use live_tokens::{CHARS_PER_TOKEN, LiveTokens, streamed_chars, thousands};
 pub use modes::{PREVIOUS_PLACEHOLDER, check_concurrency, concurrency_for, substitute_previous};
 pub use open_files::{
