@@ -28,7 +28,7 @@ use subagent_supervisor::batch::{
     TaskLine, check_settings, execute as execute_batch, merge_results, parse_tasks, plan,
     preflight, read_task_bytes, write_merged,
 };
-use subagent_supervisor::run::{DEFAULT_MAX_CONCURRENT, Owner};
+use subagent_supervisor::run::{DEFAULT_MAX_CONCURRENT, MAX_CONCURRENT_CEILING, Owner};
 use subagent_supervisor::{RunRequest, Supervisor, SupervisorConfig, exit_codes};
 use tokio_util::sync::CancellationToken;
 
@@ -66,7 +66,7 @@ pub(super) struct BatchArgs {
     /// The supervisor's limit on children running at once (default:
     /// `max_concurrent` of config.toml, else 16).
     #[arg(long, value_name = "N", allow_negative_numbers = true,
-        value_parser = clap::value_parser!(u64).range(1..=1024))]
+        value_parser = clap::value_parser!(u64).range(1..=MAX_CONCURRENT_CEILING as u64))]
     max_concurrent: Option<u64>,
     /// Run only this shard's tasks: `i/n` (0-based) owns the ids whose FNV-1a
     /// 64 hash mod n is i. `auto` reads i from JOB_COMPLETION_INDEX

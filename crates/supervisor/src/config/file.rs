@@ -112,7 +112,7 @@ pub struct ConfigFile {
     pub default_agent: Option<String>,
     /// `[subagents] enabled`.
     pub subagents_enabled: Option<bool>,
-    /// Children one supervisor runs at once (1..=1024).
+    /// Children one supervisor runs at once (1 to `MAX_CONCURRENT_CEILING`).
     pub max_concurrent: Option<usize>,
     /// `[providers.NAME]`.
     pub providers: BTreeMap<String, ProviderEntry>,
@@ -304,11 +304,14 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigFileErr
     let max_concurrent = match raw.max_concurrent {
         None => None,
         Some(n) => match usize::try_from(n) {
-            Ok(n) if (1..=1024).contains(&n) => Some(n),
+            Ok(n) if (1..=crate::run::MAX_CONCURRENT_CEILING).contains(&n) => Some(n),
             _ => {
                 return Err(invalid(
                     line_of_key_after(text, "max_concurrent", 1),
-                    format!("max_concurrent: `{n}` is not a number of children; use 1 to 1024"),
+                    format!(
+                        "max_concurrent: `{n}` is not a number of children; use 1 to {}",
+                        crate::run::MAX_CONCURRENT_CEILING
+                    ),
                 ));
             }
         },

@@ -208,7 +208,11 @@ fn max_concurrent_is_read_and_bounded() {
     );
     let (line, message) = invalid("default_agent = \"a\"\nmax_concurrent = 0\n");
     assert_eq!(line, 2);
-    assert!(message.contains("1 to 1024"), "{message}");
-    let (_, message) = invalid("max_concurrent = 5000\n");
-    assert!(message.contains("1 to 1024"), "{message}");
+    assert!(message.contains("1 to 100000"), "{message}");
+    let (_, message) = invalid("max_concurrent = 500000\n");
+    assert!(message.contains("1 to 100000"), "{message}");
+    assert_eq!(
+        parse("max_concurrent = 5000\n").unwrap().max_concurrent,
+        Some(5000)
+    );
 }

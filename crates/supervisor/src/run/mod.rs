@@ -48,7 +48,10 @@ mod watch;
 pub use admission::{GateDecision, SpawnGate};
 pub use ceiling_error::{CeilingError, Owner};
 pub use ceilings::{Asked, Ceilings};
-pub use config::{CANCEL_WINDOW, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_PER_CALL, SupervisorConfig};
+pub use config::{
+    CANCEL_WINDOW, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_PER_CALL, MAX_CONCURRENT_CEILING,
+    SupervisorConfig,
+};
 pub(crate) use journal::summarize;
 pub use link::{FRAME_BUDGET_BYTES, SMALL_FRAME_RESERVE_BYTES};
 pub use live_tokens::{CHARS_PER_TOKEN, LiveTokens, streamed_chars, thousands};

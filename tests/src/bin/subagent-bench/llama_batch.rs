@@ -39,7 +39,12 @@ fn children_cpu_ms() -> f64 {
 
 /// `subagent batch -j SLOTS` of [`TASKS`] tasks: requests per second and
 /// CPU per task (ms) of the batch and its workers.
-fn batch_round(cx: &BenchContext, server: &LlamaServer, dir: &Path, round: usize) -> Result<(f64, f64)> {
+fn batch_round(
+    cx: &BenchContext,
+    server: &LlamaServer,
+    dir: &Path,
+    round: usize,
+) -> Result<(f64, f64)> {
     let tasks = dir.join("saturate-tasks.jsonl");
     if !tasks.exists() {
         let lines: String = (0..TASKS)
@@ -84,9 +89,10 @@ fn curl_round(cx: &BenchContext, server: &LlamaServer, body: &Path) -> Result<f6
                 })
             })
             .collect();
-        loops
-            .into_iter()
-            .try_for_each(|l| l.join().map_err(|_| anyhow::anyhow!("a curl loop panicked"))?)
+        loops.into_iter().try_for_each(|l| {
+            l.join()
+                .map_err(|_| anyhow::anyhow!("a curl loop panicked"))?
+        })
     })?;
     Ok(TASKS as f64 / (ms(started.elapsed()) / 1e3))
 }
