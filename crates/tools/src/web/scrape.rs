@@ -1,7 +1,8 @@
 //! `scrape_webpage`: one web page as Markdown or plain text.
 //!
 //! In: a URL, a byte cap, a format. Out: the final URL, then the page's
-//! readable content (see `markdown.rs`). The fetch (`fetch.rs`) refuses
+//! readable content (see `markdown.rs`; in the worker, an HTML page is
+//! rendered by the helper program of `render.rs`). The fetch (`fetch.rs`) refuses
 //! non-public addresses unless the operator allowed private networks,
 //! follows at most five redirects, stops reading at the byte cap and gives
 //! up after [`SCRAPE_TOTAL_TIMEOUT`]. Bodies that are not HTML, text or JSON
