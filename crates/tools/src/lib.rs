@@ -64,5 +64,8 @@ pub use ripgrep::BashRipgrep;
 pub use run::{ToolCallOutput, run_tool};
 pub use subagent_sandbox::{Interpreter, python_interpreter};
 pub use tool::{OutputCaps, ProcessPolicy, Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
-pub use web::{AddressPolicy, PageFormat, ScrapeWebpage, SearchWeb, WebContext};
+pub use web::{
+    AddressPolicy, PageFormat, PageRenderer, RENDER_PAGE_PROGRAM, ScrapeWebpage, SearchWeb,
+    WebContext, html_to_readable,
+};
 pub use workspace::{Workspace, WorkspaceError};

@@ -14,7 +14,7 @@ use crate::read::BashRead;
 use crate::report_back::REPORT_BACK_TOOL_NAME;
 use crate::ripgrep::BashRipgrep;
 use crate::tool::Tool;
-use crate::web::{ScrapeWebpage, SearchWeb};
+use crate::web::{PageRenderer, ScrapeWebpage, SearchWeb};
 
 /// Named tools, kept in name order so listings are stable.
 #[derive(Clone, Default)]
@@ -81,7 +81,9 @@ impl ToolRegistry {
             Arc::new(BashRead),
             Arc::new(PythonExecute),
             Arc::new(SearchWeb),
-            Arc::new(ScrapeWebpage),
+            // The worker never links the HTML parser: pages are rendered
+            // by the helper installed beside it (web/render.rs).
+            Arc::new(ScrapeWebpage::new(PageRenderer::beside_this_program())),
         ];
         let tools = tools
             .into_iter()

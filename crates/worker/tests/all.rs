@@ -25,5 +25,6 @@ mod suite {
     mod provider_openai_chat;
     mod provider_openai_responses;
     mod provider_vertex;
+    mod render_page;
     mod worker_process;
 }

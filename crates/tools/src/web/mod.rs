@@ -8,6 +8,7 @@ pub mod context;
 pub mod decode;
 pub mod fetch;
 pub mod markdown;
+pub mod render;
 pub mod scrape;
 pub mod search;
 pub mod ssrf;
@@ -16,7 +17,8 @@ pub mod ssrf;
 mod test_server;
 
 pub use context::WebContext;
-pub use markdown::PageFormat;
+pub use markdown::{PageFormat, html_to_readable};
+pub use render::{PageRenderer, RENDER_PAGE_PROGRAM};
 pub use scrape::ScrapeWebpage;
 pub use search::SearchWeb;
 pub use ssrf::{AddressPolicy, RefusedAddress};

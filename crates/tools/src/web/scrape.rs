@@ -1,7 +1,8 @@
 //! `scrape_webpage`: one web page as Markdown or plain text.
 //!
 //! In: a URL, a byte cap, a format. Out: the final URL, then the page's
-//! readable content (see `markdown.rs`). The fetch (`fetch.rs`) refuses
+//! readable content (see `markdown.rs`; in the worker, an HTML page is
+//! rendered by the helper program of `render.rs`). The fetch (`fetch.rs`) refuses
 //! non-public addresses unless the operator allowed private networks,
 //! follows at most five redirects, stops reading at the byte cap and gives
 //! up after [`SCRAPE_TOTAL_TIMEOUT`]. Bodies that are not HTML, text or JSON
@@ -15,7 +16,8 @@ use subagent_protocol::tool_names::SCRAPE_WEBPAGE;
 
 use super::decode::{body_kind, decode_body, parse_content_type};
 use super::fetch::{FetchLimits, fetch};
-use super::markdown::{PageFormat, render_page};
+use super::markdown::{BodyKind, PageFormat, html_to_readable};
+use super::render::PageRenderer;
 use crate::arguments::{count_in_range, parse_arguments};
 use crate::blocking::run_blocking;
 use crate::tool::{Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
@@ -39,8 +41,22 @@ are returned as they are. Other content types (images, PDFs, archives) are refus
 loopback, private or link-local addresses are refused. Long pages are cut at max_bytes.";
 
 /// The `scrape_webpage` tool.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ScrapeWebpage;
+#[derive(Debug, Clone)]
+pub struct ScrapeWebpage {
+    renderer: PageRenderer,
+}
+
+impl ScrapeWebpage {
+    /// Renders HTML pages with `renderer`.
+    pub fn new(renderer: PageRenderer) -> Self {
+        Self { renderer }
+    }
+
+    /// Renders HTML pages in this process (links the HTML parser).
+    pub fn in_process() -> Self {
+        Self::new(PageRenderer::InProcess(html_to_readable))
+    }
+}
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -127,9 +143,13 @@ impl Tool for ScrapeWebpage {
                 )));
             };
             let format = arguments.format;
+            let renderer = self.renderer.clone();
             run_blocking(move |_cancel| {
                 let text = decode_body(&fetched.body, charset.as_deref(), kind);
-                let page = render_page(&text, kind, fetched.url.as_str(), format);
+                let page = match kind {
+                    BodyKind::Plain => text,
+                    BodyKind::Html => renderer.render(&text, fetched.url.as_str(), format)?,
+                };
                 let mut out = format!("URL: {}\n", fetched.url);
                 if fetched.truncated {
                     out.push_str(&format!(

@@ -25,7 +25,7 @@ fn ctx_for(server: &TestServer) -> ToolContext {
 }
 
 async fn scrape(ctx: &ToolContext, arguments: serde_json::Value) -> Result<String, ToolError> {
-    ScrapeWebpage
+    ScrapeWebpage::in_process()
         .call(arguments, ctx)
         .await
         .map(|output| output.text)

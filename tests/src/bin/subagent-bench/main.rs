@@ -26,6 +26,7 @@ mod report;
 mod scale;
 mod spawn;
 mod timing;
+mod worker_private;
 mod worker_rss;
 
 use anyhow::{Context as _, Result, bail};

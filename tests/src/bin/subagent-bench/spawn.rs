@@ -227,6 +227,7 @@ pub fn run(cx: &BenchContext) -> Result<Vec<Row>> {
     rows.extend(crate::hello::run(cx, &rt)?);
     rows.push(supervised_run(cx, &rt, &bare)?);
     rows.extend(crate::worker_rss::run(cx, &rt)?);
+    rows.extend(crate::worker_private::run(cx, &rt)?);
     Ok(rows)
 }
 
