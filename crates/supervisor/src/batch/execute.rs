@@ -133,6 +133,14 @@ pub async fn execute(
     progress: &Arc<BatchProgress>,
 ) -> BatchOutcome {
     let writer = Arc::new(Mutex::new(writer));
+    // Boxed, and the list of them rebuilt: every run's future keeps its
+    // request for the run's whole life, and the list's own buffer lives as
+    // long as the batch; inline, a batch of thousands held each request
+    // three times over (BENCHMARKS.md, `scale.live_5000`).
+    let requests: Vec<(String, Box<RunRequest>)> = requests
+        .into_iter()
+        .map(|(id, request)| (id, Box::new(request)))
+        .collect();
     futures_util::stream::iter(requests)
         .map(|(id, request)| run_one(supervisor, id, request, cancel, progress, &writer))
         .buffer_unordered(concurrency)
@@ -150,7 +158,7 @@ pub async fn execute(
 async fn run_one(
     supervisor: &Supervisor,
     id: String,
-    request: RunRequest,
+    request: Box<RunRequest>,
     cancel: &CancellationToken,
     shared: &Arc<BatchProgress>,
     writer: &Arc<Mutex<ResultsWriter>>,
@@ -162,7 +170,7 @@ async fn run_one(
     shared.running.fetch_add(1, Ordering::SeqCst);
     let agent = request.agent.clone();
     let started = Instant::now();
-    let result = supervisor.run(request, cancel.clone()).await;
+    let result = supervisor.run(*request, cancel.clone()).await;
     shared.running.fetch_sub(1, Ordering::SeqCst);
     let code = result.details.error.as_ref().map(|e| e.code);
     if cancel.is_cancelled() && code == Some(ErrorCode::SubagentCancelled) {

@@ -19,6 +19,7 @@ use subagent_protocol::session::{
     SessionEntry, SessionHeader,
 };
 use subagent_protocol::{ErrorCode, PythonInterpreter, TaskSpec};
+use subagent_sandbox::{SandboxStatus, SandboxedChild};
 use tokio_util::sync::CancellationToken;
 
 use super::admission::SpawnTree;
@@ -48,7 +49,9 @@ pub(super) enum Begin {
 
 /// A request past admission, with what it was admitted as.
 pub(super) struct ToRun {
-    pub request: RunRequest,
+    /// Boxed: a run's future keeps what it was called with for its whole
+    /// life, so everything inline here is paid by every live run.
+    pub request: Box<RunRequest>,
     pub agent: AgentDefinition,
     /// The id it asks for first: the one its progress events named while
     /// it queued.
@@ -80,10 +83,100 @@ pub(super) async fn run_child(
         .as_ref()
         .map(|k| k.expose().to_owned());
     let sanitizer = Sanitizer::new(api_key, std::env::var("HOME").ok());
-    let mut probe_spec = spec::task_spec(&request, &agent, &new_run_id(), config.sandbox_policy);
+    // In a block: what only the start needs (the agent, the probe spec,
+    // the session file's creation) is gone from this future before the
+    // worker's long wait; the block's future is boxed for the same reason.
+    let (spec, mut ctx) = {
+        let prepared = Box::pin(prepare(config, &request, agent, run_id, started_wall)).await;
+        let (spec, run_id, paths, created) = match prepared {
+            Ok(prepared) => prepared,
+            Err(refusal) => return *refusal,
+        };
+        let journal = RunJournal::new(
+            run_id.clone(),
+            config.requested_by.clone(),
+            &request,
+            paths,
+            started_at,
+            started,
+        );
+        let mut ctx = RunContext {
+            config,
+            runner,
+            tree,
+            request: &request,
+            run_id,
+            started,
+            sanitizer,
+            journal,
+        };
+        match created {
+            Ok(writer) => ctx.journal.opened(writer),
+            Err(e) => {
+                let mut result = assemble::setup_failure(
+                    &ctx.assembly(),
+                    format!("cannot create the session file: {e}"),
+                );
+                mark_session_lost(&mut result, &e);
+                return result;
+            }
+        }
+        (Box::new(spec), ctx)
+    };
+    tracing::debug!(
+        run_id = %ctx.run_id,
+        file = %ctx.journal.paths().session_file.display(),
+        "session file created"
+    );
+
+    let run_id = ctx.run_id.clone();
+    let run = match begin {
+        Begin::Spawn => spawn_and_watch(&mut ctx, spec, cancel).await,
+        Begin::CancelledInQueue { limit } => Box::pin(cancelled_in_queue(&ctx, &spec, limit)).await,
+    };
+    // Boxed, as the other steps around the worker's life: only the watch
+    // of a live worker is in this future's size (see `spawn_and_watch`).
+    let mut result = Box::pin(assemble::assemble_blocking(ctx.assembly(), run)).await;
+    if let Some(resume) = &request.resume {
+        for single in &mut result.details.results {
+            single.continued_from = Some(resume.turns);
+        }
+    }
+    if let Err(e) = Box::pin(ctx.journal.finish(&result)).await {
+        mark_session_lost(&mut result, &e);
+    }
+    ctx.progress(|| ProgressEvent::Ended {
+        run_id,
+        error: result.details.error.as_ref().map(|e| e.code),
+    });
+    result
+}
+
+/// What a run needs before its worker starts: its task spec (with the
+/// Python its tools will use), checked to fit a frame, and its session
+/// file, created under the id it asked for (another if that one is taken).
+async fn prepare(
+    config: &SupervisorConfig,
+    request: &RunRequest,
+    agent: AgentDefinition,
+    run_id: String,
+    started_wall: SystemTime,
+) -> Result<
+    (
+        TaskSpec,
+        String,
+        SessionPaths,
+        Result<SessionWriter, SessionWriterError>,
+    ),
+    Box<SubagentResult>,
+> {
+    let mut probe_spec = spec::task_spec(request, &agent, &new_run_id(), config.sandbox_policy);
     probe_spec.python = super::python::for_tools(&probe_spec.tools).await;
     if let Err(message) = spec::check_spec_fits(&probe_spec) {
-        return SubagentResult::refusal(ErrorCode::InvalidInput, message);
+        return Err(Box::new(SubagentResult::refusal(
+            ErrorCode::InvalidInput,
+            message,
+        )));
     }
     let mut wanted = Some(run_id);
     let (run_id, paths, created) =
@@ -94,73 +187,54 @@ pub(super) async fn run_child(
         run_id: run_id.clone(),
         ..probe_spec
     };
-
-    let journal = RunJournal::new(
-        run_id.clone(),
-        config.requested_by.clone(),
-        &request,
-        paths,
-        started_at,
-        started,
-    );
-    let mut ctx = RunContext {
-        config,
-        runner,
-        tree,
-        request: &request,
-        run_id: run_id.clone(),
-        started,
-        sanitizer,
-        journal,
-    };
-
-    let writer = match created {
-        Ok(w) => w,
-        Err(e) => {
-            let mut result = assemble::setup_failure(
-                &ctx.assembly(),
-                format!("cannot create the session file: {e}"),
-            );
-            mark_session_lost(&mut result, &e);
-            return result;
-        }
-    };
-    ctx.journal.opened(writer);
-    tracing::debug!(
-        run_id = %run_id,
-        file = %ctx.journal.paths().session_file.display(),
-        "session file created"
-    );
-
-    let run = match begin {
-        Begin::Spawn => spawn_and_watch(&mut ctx, spec, cancel).await,
-        Begin::CancelledInQueue { limit } => cancelled_in_queue(&ctx, &spec, limit).await,
-    };
-    let mut result = assemble::assemble_blocking(ctx.assembly(), run).await;
-    if let Some(resume) = &request.resume {
-        for single in &mut result.details.results {
-            single.continued_from = Some(resume.turns);
-        }
-    }
-    if let Err(e) = ctx.journal.finish(&result).await {
-        mark_session_lost(&mut result, &e);
-    }
-    ctx.progress(|| ProgressEvent::Ended {
-        run_id,
-        error: result.details.error.as_ref().map(|e| e.code),
-    });
-    result
+    Ok((spec, run_id, paths, created))
 }
 
 /// Spawns the worker, drives it, and waits for the tree to be gone.
 pub(super) async fn spawn_and_watch(
     ctx: &mut RunContext<'_>,
-    spec: TaskSpec,
+    spec: Box<TaskSpec>,
     cancel: CancellationToken,
 ) -> ChildRun {
+    // Boxed, as the ending below: the start's futures (the sandbox's
+    // spawn, the first session lines) would otherwise be part of this
+    // future's size for the worker's whole life, a few KiB of each of
+    // thousands of live runs (BENCHMARKS.md, `scale.live_5000`).
+    let (ours, child, sandbox_status) = match Box::pin(start_worker(ctx, &spec)).await {
+        Ok(started) => started,
+        Err(failed) => return *failed,
+    };
+    let watched = watch_worker(ctx, ours, spec, child, cancel).await;
+    tracing::debug!(
+        run_id = %ctx.run_id,
+        termination = ?watched.exit.termination,
+        "worker exited and its tree is gone"
+    );
+    Box::pin(record_exit(ctx, &watched)).await;
+    ChildRun {
+        outcome: watched.outcome,
+        record: watched.record,
+        cause: watched.cause,
+        exit: Some(watched.exit),
+        sandbox: Some(sandbox_status),
+        setup_error: None,
+        nested_usage: watched.nested_usage,
+    }
+}
+
+/// Starts the worker and writes the session's first lines: its socket, the
+/// running child and the protections in force, or the failed run.
+async fn start_worker(
+    ctx: &mut RunContext<'_>,
+    spec: &TaskSpec,
+) -> Result<(StdUnixStream, SandboxedChild, SandboxStatus), Box<ChildRun>> {
     let (ours, theirs) = match StdUnixStream::pair() {
         Ok(pair) => pair,
-        Err(e) => return ChildRun::setup_failed(format!("cannot create the worker socket: {e}")),
+        Err(e) => {
+            return Err(Box::new(ChildRun::setup_failed(format!(
+                "cannot create the worker socket: {e}"
+            ))));
+        }
     };
     let sandbox_spec = spec::sandbox_spec(ctx.config, ctx.request, OwnedFd::from(theirs));
     let child = match subagent_sandbox::spawn(sandbox_spec).await {
@@ -169,13 +243,13 @@ pub(super) async fn spawn_and_watch(
             tracing::warn!(run_id = %ctx.run_id, error = %e, "worker not started");
             let header = SessionHeader {
                 sandbox: assemble::refused_status(&e).unwrap_or_default(),
-                ..session_header(ctx, &spec)
+                ..session_header(ctx, spec)
             };
             ctx.journal.write(SessionEntry::Session(header)).await;
             ctx.journal
                 .lifecycle_line(LifecycleEvent::Start, None)
                 .await;
-            return ChildRun::spawn_failed(&e);
+            return Err(Box::new(ChildRun::spawn_failed(&e)));
         }
     };
     ctx.journal.set_pid(child.pid());
@@ -195,7 +269,7 @@ pub(super) async fn spawn_and_watch(
     ctx.journal
         .write(SessionEntry::Session(SessionHeader {
             sandbox: sandbox_status.clone(),
-            ..session_header(ctx, &spec)
+            ..session_header(ctx, spec)
         }))
         .await;
     ctx.journal
@@ -227,22 +301,7 @@ pub(super) async fn spawn_and_watch(
             .await;
     }
 
-    let watched = watch_worker(ctx, ours, spec, child, cancel).await;
-    tracing::debug!(
-        run_id = %ctx.run_id,
-        termination = ?watched.exit.termination,
-        "worker exited and its tree is gone"
-    );
-    record_exit(ctx, &watched).await;
-    ChildRun {
-        outcome: watched.outcome,
-        record: watched.record,
-        cause: watched.cause,
-        exit: Some(watched.exit),
-        sandbox: Some(sandbox_status),
-        setup_error: None,
-        nested_usage: watched.nested_usage,
-    }
+    Ok((ours, child, sandbox_status))
 }
 
 /// The record of a run cancelled while it waited for a slot: the header

@@ -76,8 +76,14 @@ impl Supervisor {
     /// while it waits ends it `SUBAGENT_CANCELLED` without a worker, with a
     /// session file that says so. Its wall timeout counts from its start,
     /// not from its wait.
-    pub async fn run(&self, request: RunRequest, cancel: CancellationToken) -> SubagentResult {
-        self.run_in_tree(request, cancel, None).await
+    pub fn run(
+        &self,
+        request: RunRequest,
+        cancel: CancellationToken,
+    ) -> impl Future<Output = SubagentResult> + Send + '_ {
+        // Not an async fn: one would keep its own copy of the request in
+        // every live run's future, beside the boxed one below.
+        self.run_in_tree(Box::new(request), cancel, None)
     }
 
     /// The most root runs that hold a slot at once (`max_concurrent`).
@@ -95,15 +101,17 @@ impl Supervisor {
     /// slot, reported as [`ProgressEvent::Queued`]), then the child.
     async fn run_in_tree(
         &self,
-        request: RunRequest,
+        request: Box<RunRequest>,
         cancel: CancellationToken,
         tree: Option<Arc<SpawnTree>>,
     ) -> SubagentResult {
         let run_id = new_run_id();
         let on_queue = |step: QueueStep| self.queue_progress(&run_id, &request.agent, step);
-        let admitted = self
-            .admission
-            .admit(&self.config, &request, tree, &cancel, on_queue)
+        let admitted =
+            Box::pin(
+                self.admission
+                    .admit(&self.config, &request, tree, &cancel, on_queue),
+            )
             .await;
         let (agent, permit, tree, begin) = match admitted {
             Ok(Admitted {
@@ -183,6 +191,6 @@ impl NestedRunner for Supervisor {
         cancel: CancellationToken,
         tree: Arc<SpawnTree>,
     ) -> Pin<Box<dyn Future<Output = SubagentResult> + Send + '_>> {
-        Box::pin(self.run_in_tree(request, cancel, Some(tree)))
+        Box::pin(self.run_in_tree(Box::new(request), cancel, Some(tree)))
     }
 }

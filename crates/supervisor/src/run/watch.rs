@@ -92,7 +92,7 @@ struct Watch<'c, 'a> {
     link: Link,
     killer: KillHandle,
     /// Sent once, after a matching `Hello`.
-    spec: Option<TaskSpec>,
+    spec: Option<Box<TaskSpec>>,
     wall_deadline: Instant,
     hello_deadline: Instant,
     idle: Duration,
@@ -117,7 +117,7 @@ struct Watch<'c, 'a> {
 pub(super) async fn watch_worker(
     ctx: &RunContext<'_>,
     socket: StdUnixStream,
-    spec: TaskSpec,
+    spec: Box<TaskSpec>,
     child: SandboxedChild,
     cancel: CancellationToken,
 ) -> Watched {
@@ -198,7 +198,7 @@ impl<'c, 'a> Watch<'c, 'a> {
         ctx: &'c RunContext<'a>,
         link: Link,
         killer: KillHandle,
-        spec: TaskSpec,
+        spec: Box<TaskSpec>,
         subtree: CancellationToken,
     ) -> Self {
         let limits = &ctx.request.limits;
@@ -492,7 +492,7 @@ impl<'c, 'a> Watch<'c, 'a> {
         }
         self.idle_deadline = Instant::now() + self.idle;
         if let Some(spec) = self.spec.take()
-            && let Err(e) = self.link.send(ToWorker::Start(Box::new(spec)))
+            && let Err(e) = self.link.send(ToWorker::Start(spec))
         {
             self.ctx
                 .journal
