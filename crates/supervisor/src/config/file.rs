@@ -48,6 +48,12 @@ use subagent_protocol::{ProviderKind, SearchKind};
 use super::limits::{LimitKey, LimitSet, RawLimit};
 use super::raise::{Raise, RaiseSettings};
 
+/// The highest `max_concurrent` accepted: far past what one machine's
+/// usual limits hold (BENCHMARKS.md: 5,000 live measured here, what 10,000
+/// and 50,000 need), low enough that a typo of a few digits is refused.
+/// What actually fits is checked against the open-files limit at start.
+pub const MAX_CONCURRENT_CEILING: usize = 100_000;
+
 /// Why a config file cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigFileError {
@@ -304,13 +310,13 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigFileErr
     let max_concurrent = match raw.max_concurrent {
         None => None,
         Some(n) => match usize::try_from(n) {
-            Ok(n) if (1..=crate::run::MAX_CONCURRENT_CEILING).contains(&n) => Some(n),
+            Ok(n) if (1..=MAX_CONCURRENT_CEILING).contains(&n) => Some(n),
             _ => {
                 return Err(invalid(
                     line_of_key_after(text, "max_concurrent", 1),
                     format!(
                         "max_concurrent: `{n}` is not a number of children; use 1 to {}",
-                        crate::run::MAX_CONCURRENT_CEILING
+                        MAX_CONCURRENT_CEILING
                     ),
                 ));
             }

@@ -40,7 +40,7 @@ mod resolve_tests;
 pub use endpoint::api_base_url;
 pub use file::{
     BRAVE_DEFAULT_KEY_VAR, BRAVE_DEFAULT_URL, ConfigFile, ConfigFileError, KeyVariableProblem,
-    ProviderEntry, SearchEntry, check_key_variable, parse_config,
+    MAX_CONCURRENT_CEILING, ProviderEntry, SearchEntry, check_key_variable, parse_config,
 };
 pub use limits::{LimitKey, LimitSet, LimitUnit, LimitValue, RawLimit};
 pub use load::{ConfigLayer, LoadedConfig, load_config};

@@ -19,11 +19,7 @@ use crate::agents::AgentCatalog;
 /// Subagents running at once in one supervisor, by default.
 pub const DEFAULT_MAX_CONCURRENT: usize = 16;
 
-/// The highest `max_concurrent` accepted: far past what one machine's
-/// usual limits hold (BENCHMARKS.md: 5,000 live measured here, what 10,000
-/// and 50,000 need), low enough that a typo of a few digits is refused.
-/// What actually fits is checked against the open-files limit at start.
-pub const MAX_CONCURRENT_CEILING: usize = 100_000;
+pub use crate::config::MAX_CONCURRENT_CEILING;
 
 /// Subagents one parallel call may ask for, by default.
 pub const DEFAULT_MAX_PER_CALL: usize = 4;

@@ -177,8 +177,5 @@ pub fn run(cx: &BenchContext) -> Result<Vec<Row>> {
         curl_batch,
     )
     .target(Target::OverBaselineAtMost(5.0));
-    drop(server);
-    let mut rows = vec![curl_one, cli_one, batch_row];
-    rows.extend(crate::llama_batch::run(cx)?);
-    Ok(rows)
+    Ok(vec![curl_one, cli_one, batch_row])
 }

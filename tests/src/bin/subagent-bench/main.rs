@@ -103,7 +103,11 @@ fn main() -> Result<()> {
             "micro" => micro::run(&cx),
             "frames" => frames::run(&cx),
             "kill" => kill::run(&cx),
-            "llama" => llama::run(&cx),
+            // One slot, then four (the saturation row): two servers in turn.
+            "llama" => llama::run(&cx).and_then(|mut rows| {
+                rows.extend(llama_batch::run(&cx)?);
+                Ok(rows)
+            }),
             "pi" => pi::run(&cx),
             "scale" => scale::run(&cx),
             _ => Ok(Vec::new()),
