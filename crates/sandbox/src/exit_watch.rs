@@ -61,8 +61,8 @@ pub enum ExitNotice {
     Pidfd,
     /// A pidfd only after a hang-up: the end of the child's stdout or
     /// stderr, or [`ExitHint::leader_may_have_exited`]. For children whose
-    /// pipes only the leader holds (the worker starts every process of its
-    /// own through the sandbox, with pipes of their own), so a hang-up
+    /// pipes only the leader holds (every process the worker starts gets
+    /// pipes of its own), so a hang-up
     /// comes with the exit; the caller's hint covers a leader that closed
     /// its pipes itself.
     AfterHangUp,

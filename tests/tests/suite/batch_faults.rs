@@ -365,7 +365,7 @@ fn a_batch_that_cannot_fit_in_the_open_files_limit_is_refused_and_a_low_soft_lim
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains(
-            "open files: 4096 (hard limit 4096, raised from 200): room for 1008 live subagents"
+            "open files: 4096 (hard limit 4096, raised from 200): room for 1258 live subagents"
         ),
         "{text}"
     );

@@ -47,8 +47,8 @@ pub(super) fn sandbox_spec(
         // The worker talks to the model over the network and holds the API
         // key; the tool sandbox is for the processes it starts for tools.
         isolation: None,
-        // Only the worker holds its pipes (it starts every process of its
-        // own through the sandbox, with pipes of their own), and its socket
+        // Only the worker holds its pipes (every process it starts, a
+        // tool's or the page renderer, gets pipes of its own), and its socket
         // closes with it: no pidfd needs holding while it runs, one fd of
         // each live worker's in the supervisor.
         exit_notice: subagent_sandbox::ExitNotice::AfterHangUp,
