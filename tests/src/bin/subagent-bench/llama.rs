@@ -71,6 +71,30 @@ pub fn isolate(command: &mut Command, dir: &Path) {
         .stderr(Stdio::null());
 }
 
+/// `subagent batch` of `tasks` into `results`, `jobs` at a time, against
+/// `base_url`, with its sessions in `dir`.
+pub fn batch(
+    cx: &BenchContext,
+    base_url: &str,
+    tasks: &Path,
+    results: &Path,
+    jobs: usize,
+    dir: &Path,
+) -> Result<Command> {
+    let mut command = Command::new(cx.binary("subagent")?);
+    command
+        .arg("batch")
+        .arg(tasks)
+        .arg("--results")
+        .arg(results)
+        .args(["-j", &jobs.to_string()])
+        .args(provider_flags(base_url))
+        .arg("--sessions-dir")
+        .arg(dir.join("sessions"));
+    isolate(&mut command, dir);
+    Ok(command)
+}
+
 /// Runs `command`, failing on a non-zero exit; returns its wall time, ms.
 pub fn timed(command: &mut Command) -> Result<f64> {
     let started = Instant::now();
@@ -139,22 +163,12 @@ pub fn run(cx: &BenchContext) -> Result<Vec<Row>> {
     // llama-server turn wanders by several ms between rounds, more than
     // the +5 ms judged, and the median of three rounds followed it.
     let reps = 7;
-    let mut batch = Vec::with_capacity(reps);
+    let mut per_task = Vec::with_capacity(reps);
     let mut curls = Vec::with_capacity(reps);
     for rep in 0..reps {
         let results = dir.path().join(format!("results-{rep}.jsonl"));
-        let mut command = Command::new(cx.binary("subagent")?);
-        command
-            .arg("batch")
-            .arg(&tasks)
-            .arg("--results")
-            .arg(&results)
-            .args(["-j", "1"])
-            .args(provider_flags(&server.base_url()))
-            .arg("--sessions-dir")
-            .arg(dir.path().join("sessions"));
-        isolate(&mut command, dir.path());
-        batch.push(timed(&mut command)? / BATCH_TASKS as f64);
+        let mut command = batch(cx, &server.base_url(), &tasks, &results, 1, dir.path())?;
+        per_task.push(timed(&mut command)? / BATCH_TASKS as f64);
         let done = std::fs::read_to_string(&results)?.lines().count();
         if done != BATCH_TASKS {
             bail!("the batch wrote {done} results, expected {BATCH_TASKS}");
@@ -170,7 +184,7 @@ pub fn run(cx: &BenchContext) -> Result<Vec<Row>> {
         "llama.batch15_per_task",
         "subagent batch -j 1 of 15 one-turn tasks, wall per task",
         "ms",
-        &batch,
+        &per_task,
     )
     .against(
         "15 curl processes one after another, wall per request",

@@ -6,13 +6,12 @@
 //! system CPU of `subagent batch` and all its workers, per task).
 
 use std::path::Path;
-use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{Result, bail};
 
 use crate::context::BenchContext;
-use crate::llama::{curl, isolate, provider_flags, recorded_request, timed};
+use crate::llama::{batch, curl, recorded_request, timed};
 use crate::llama_server::LlamaServer;
 use crate::report::{Row, Stats, Target};
 use crate::timing::ms;
@@ -53,17 +52,7 @@ fn batch_round(
         std::fs::write(&tasks, lines)?;
     }
     let results = dir.join(format!("saturate-results-{round}.jsonl"));
-    let mut command = Command::new(cx.binary("subagent")?);
-    command
-        .arg("batch")
-        .arg(&tasks)
-        .arg("--results")
-        .arg(&results)
-        .args(["-j", &SLOTS.to_string()])
-        .args(provider_flags(&server.base_url()))
-        .arg("--sessions-dir")
-        .arg(dir.join("saturate-sessions"));
-    isolate(&mut command, dir);
+    let mut command = batch(cx, &server.base_url(), &tasks, &results, SLOTS, dir)?;
     let cpu_before = children_cpu_ms();
     let took = timed(&mut command)?;
     let cpu = children_cpu_ms() - cpu_before;

@@ -65,20 +65,23 @@ fn quiet(command: &mut Command, dir: &Path) {
         .stderr(Stdio::null());
 }
 
+/// The `name: N kB` field of a /proc text, in MiB.
+fn mib_field(text: &str, name: &str) -> Option<f64> {
+    let kib: f64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix(name))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib / 1024.0)
+}
+
 /// `VmRSS` and `VmHWM` (MiB) and open fds of `pid`.
 fn memory_and_fds(pid: u32) -> Option<(f64, f64, usize)> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let field = |name: &str| -> Option<f64> {
-        let kib: f64 = status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))?
-            .trim()
-            .trim_end_matches("kB")
-            .trim()
-            .parse()
-            .ok()?;
-        Some(kib / 1024.0)
-    };
+    let field = |name: &str| mib_field(&status, name);
     let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?.count();
     Some((field("VmRSS:")?, field("VmHWM:")?, fds))
 }
@@ -140,17 +143,7 @@ struct LiveSample {
 /// `MemTotal - MemAvailable`, MiB.
 fn machine_used_mib() -> Option<f64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let field = |name: &str| -> Option<f64> {
-        let kib: f64 = text
-            .lines()
-            .find_map(|l| l.strip_prefix(name))?
-            .trim()
-            .trim_end_matches("kB")
-            .trim()
-            .parse()
-            .ok()?;
-        Some(kib / 1024.0)
-    };
+    let field = |name: &str| mib_field(&text, name);
     Some(field("MemTotal:")? - field("MemAvailable:")?)
 }
 
