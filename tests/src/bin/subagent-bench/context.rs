@@ -71,3 +71,15 @@ fn machine() -> String {
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     format!("{model}, {cores} cores, Linux {}", kernel.trim())
 }
+
+/// No user or project config, no log settings, no terminal: `command` runs
+/// in `dir` as a subagent command would for a script.
+pub fn isolate(command: &mut std::process::Command, dir: &std::path::Path) {
+    command
+        .current_dir(dir)
+        .env("XDG_CONFIG_HOME", dir.join("no-config"))
+        .env_remove("RUST_LOG")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+}

@@ -87,13 +87,8 @@ fn fixture_command(cx: &BenchContext, dir: &Path, args: &[&str]) -> Result<Comma
             "fixture-model",
             "--base-url",
             "http://127.0.0.1:9/v1",
-        ])
-        .current_dir(dir)
-        .env("XDG_CONFIG_HOME", dir.join("no-config"))
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        ]);
+    crate::context::isolate(&mut command, dir);
     Ok(command)
 }
 

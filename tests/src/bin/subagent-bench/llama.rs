@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use anyhow::{Result, bail};
 
-use crate::context::BenchContext;
+use crate::context::{BenchContext, isolate};
 use crate::llama_server::LlamaServer;
 use crate::loopback::Loopback;
 use crate::report::{Row, Stats, Target};
@@ -58,17 +58,6 @@ pub fn provider_flags(base_url: &str) -> Vec<String> {
     ]
     .map(str::to_owned)
     .to_vec()
-}
-
-/// No user or project config, quiet output, `dir` as the workspace.
-pub fn isolate(command: &mut Command, dir: &Path) {
-    command
-        .current_dir(dir)
-        .env("XDG_CONFIG_HOME", dir.join("no-config"))
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
 }
 
 /// `subagent batch` of `tasks` into `results`, `jobs` at a time, against

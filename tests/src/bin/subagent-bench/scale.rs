@@ -15,12 +15,12 @@
 //!   `subagent run` once per task, against a model that answers at once.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
 
-use crate::context::BenchContext;
+use crate::context::{BenchContext, isolate};
 use crate::loopback::Loopback;
 use crate::report::{Row, Target};
 use crate::timing::ms;
@@ -53,16 +53,6 @@ fn model_flags(base_url: &str) -> [&str; 8] {
         "--max-turns",
         "1",
     ]
-}
-
-fn quiet(command: &mut Command, dir: &Path) {
-    command
-        .current_dir(dir)
-        .env("XDG_CONFIG_HOME", dir.join("no-config"))
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
 }
 
 /// The `name: N kB` field of a /proc text, in MiB.
@@ -190,7 +180,7 @@ fn held_batch(cx: &BenchContext, dir: &Path, live: usize) -> Result<LiveSample> 
         .args(model_flags(&model.base_url()))
         .arg("--sessions-dir")
         .arg(dir.join(format!("live-{live}-sessions")));
-    quiet(&mut command, dir);
+    isolate(&mut command, dir);
     let used_before = machine_used_mib().context("read /proc/meminfo")?;
     let started = Instant::now();
     let mut batch = command.spawn().context("start subagent batch")?;
@@ -364,7 +354,7 @@ fn batch_vs_xargs(cx: &BenchContext, dir: &Path) -> Result<Row> {
         .args(model_flags(&model.base_url()))
         .arg("--sessions-dir")
         .arg(dir.join("noop-sessions"));
-    quiet(&mut command, dir);
+    isolate(&mut command, dir);
     let started = Instant::now();
     let status = command.status()?;
     let batch_ms = ms(started.elapsed());
@@ -380,7 +370,7 @@ fn batch_vs_xargs(cx: &BenchContext, dir: &Path) -> Result<Row> {
     );
     let mut xargs = Command::new("sh");
     xargs.args(["-c", &script]);
-    quiet(&mut xargs, dir);
+    isolate(&mut xargs, dir);
     let started = Instant::now();
     let status = xargs.status()?;
     let xargs_ms = ms(started.elapsed());
