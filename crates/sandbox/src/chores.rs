@@ -1,8 +1,8 @@
 //! The one long-lived thread that does the sandbox's blocking chores for
 //! callers on an async runtime: signalling a cgroup's members, removing a
 //! cgroup dropped unused, paying the first cgroup migration's wait early
-//! ([`crate::cgroup::prewarm_attach`]), and cleaning up after a child whose
-//! reaper thread could not be started.
+//! ([`crate::cgroup::prewarm_attach`]), and cleaning up after a dropped
+//! child whose cleanup thread could not be started.
 //!
 //! cgroupfs writes can block (removal retries while the kernel tears the
 //! last members down; freezing waits for the members to stop), and a caller

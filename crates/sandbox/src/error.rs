@@ -36,7 +36,7 @@ pub enum SpawnError {
         /// What is wrong with it.
         reason: String,
     },
-    /// The plumbing around the child (pipes, the spawner or reaper thread)
+    /// The plumbing around the child (pipes, the spawner thread)
     /// could not be set up.
     #[error(
         "failed to set up {what}: {source}; the process may be out of threads or file descriptors"

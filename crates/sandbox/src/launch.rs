@@ -154,7 +154,7 @@ fn start_leader(
     let pid = child.id();
     let stdout = child.stdout.take().map(OwnedFd::from);
     let stderr = child.stderr.take().map(OwnedFd::from);
-    // The std handle is not needed: the reaper thread waits by pid.
+    // The std handle is not needed: the exit watch waits by pid.
     drop(child);
     Ok((pid, stdout, stderr))
 }

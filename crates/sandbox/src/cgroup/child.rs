@@ -6,8 +6,9 @@
 //!
 //! It never moves any process but the child (which moves itself), and never
 //! touches cgroups it did not create. Every entry point that reads or
-//! writes cgroupfs runs off the caller's async runtime: on the reaper
-//! thread, or handed to [`crate::chores`].
+//! writes cgroupfs runs off the caller's async runtime: on the blocking
+//! pool through the cleanup ([`crate::reaper`]), or handed to
+//! [`crate::chores`].
 
 use std::fs;
 use std::io;
