@@ -14,7 +14,6 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
 use serde_json::Value;
 use subagent_protocol::frame::DEFAULT_MAX_PAYLOAD;
@@ -44,32 +43,9 @@ fn run_sampling_peak(mut command: Command) -> (std::process::Output, u64) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let sampler = sample_peak(child.id());
+    let sampler = subagent_tests::sample_peak_rss(child.id());
     let out = child.wait_with_output().unwrap();
     (out, sampler.join().unwrap())
-}
-
-/// A thread that samples the peak RSS of `pid` until it exits (a zombie
-/// has no VmHWM) and returns the last peak read.
-fn sample_peak(pid: u32) -> std::thread::JoinHandle<u64> {
-    std::thread::spawn(move || {
-        let mut peak = 0;
-        while let Some(hwm) = vm_hwm(pid) {
-            peak = peak.max(hwm);
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        peak
-    })
-}
-
-/// `VmHWM` of `pid` in bytes, while it is alive and not a zombie.
-fn vm_hwm(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map(|kib| kib * 1024)
 }
 
 /// `subagent run` of the fixture task `task` in `dir`; returns the result
@@ -218,7 +194,7 @@ fn a_hundred_hostile_workers_stay_within_the_frame_budget() {
     dir.write_tasks(&tasks);
     let batch = dir.batch("results.jsonl", &["-j", "100", "--max-concurrent", "100"]);
     let (mut child, waits, log) = spawn_counting_waits(batch);
-    let sampler = sample_peak(child.0.id());
+    let sampler = subagent_tests::sample_peak_rss(child.0.id());
     let held = || held_frames(&dir);
     wait_until(
         "every worker's frame in flight or waiting for the budget",

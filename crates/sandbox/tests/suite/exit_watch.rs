@@ -5,8 +5,9 @@
 
 use std::time::Duration;
 
-use subagent_sandbox::{ExitNotice, RawExit, SandboxSpec, SandboxedChild, Termination, spawn};
+use subagent_sandbox::{ExitNotice, RawExit, SandboxSpec, SandboxedChild, spawn};
 
+use super::leaks::leftover_holding_the_pipes;
 use super::support::{assert_nothing_alive, finish, marker, marker_alone, sh};
 
 fn after_hang_up(mut spec: SandboxSpec) -> SandboxSpec {
@@ -38,16 +39,7 @@ async fn a_child_watched_after_its_hang_up_is_seen_to_exit_with_its_status() {
 async fn an_exit_without_a_hang_up_is_still_seen_and_the_holder_reported() {
     let marker = marker().await;
     let spec = after_hang_up(sh("sleep 60 & echo started", &marker, &[]));
-    let child = spawn(spec).await.unwrap();
-    let pid = child.pid();
-    let exit = finish(child).await;
-    assert!(
-        matches!(exit.termination, Termination::Leaked { ref pids } if !pids.is_empty()),
-        "{:?}",
-        exit.termination
-    );
-    assert_eq!(exit.stdout.lossy_text(), "started\n");
-    assert_nothing_alive(&marker, &[&[pid][..], &exit.leaked_pids].concat());
+    leftover_holding_the_pipes(spec, &marker).await;
 }
 
 /// Twenty live children cost two fds each (their pipes) and no thread when

@@ -11,7 +11,9 @@ fn with_cgroup(mut spec: SandboxSpec) -> SandboxSpec {
     spec
 }
 
-async fn setsid_grandchild_holding_the_pipes(spec: SandboxSpec, marker: &str) {
+/// `spec` leaves a process holding its pipes after its leader exits: it is
+/// killed and reported, the leader is not, and nothing is left.
+pub(super) async fn leftover_holding_the_pipes(spec: SandboxSpec, marker: &str) {
     let child = spawn(spec).await.unwrap();
     let pid = child.pid();
     let exit = finish(child).await;
@@ -30,7 +32,7 @@ async fn setsid_grandchild_holding_the_pipes(spec: SandboxSpec, marker: &str) {
 async fn setsid_grandchild_holding_the_pipes_is_killed_and_reported() {
     let marker = marker().await;
     let spec = sh("setsid sleep 30 & echo started", &marker, &[]);
-    setsid_grandchild_holding_the_pipes(spec, &marker).await;
+    leftover_holding_the_pipes(spec, &marker).await;
 }
 
 #[tokio::test]
@@ -40,7 +42,7 @@ async fn setsid_grandchild_in_a_cgroup_is_killed_and_reported() {
     }
     let marker = marker().await;
     let spec = with_cgroup(sh("setsid sleep 30 & echo started", &marker, &[]));
-    setsid_grandchild_holding_the_pipes(spec, &marker).await;
+    leftover_holding_the_pipes(spec, &marker).await;
 }
 
 const DAEMON: &str = "(setsid sleep 30 </dev/null >/dev/null 2>&1 &); echo parent-done";

@@ -1,15 +1,11 @@
 use pretty_assertions::assert_eq;
 
 use super::*;
-use crate::run::test_events::usage;
+use crate::run::test_events::{turn, usage};
 
 #[test]
 fn usage_and_turns_are_the_latest_per_child_summed_over_children() {
     let mut s = Streaming::default();
-    let turn = |run_id: &str, turn| ProgressEvent::Turn {
-        run_id: run_id.into(),
-        turn,
-    };
     for event in [
         turn("a", 1),
         usage("a", 10, 2, 0.5),

@@ -99,40 +99,19 @@ fn case_dir(root: &Path, name: &str) -> Result<PathBuf> {
     Ok(dir)
 }
 
-/// A thread that reads the peak RSS (`VmHWM`, MiB) of `pid` until it exits
-/// (a zombie has none) and returns the last peak read.
-fn sample_peak(pid: u32) -> std::thread::JoinHandle<f64> {
-    std::thread::spawn(move || {
-        let mut peak: f64 = 0.0;
-        while let Some(hwm) = vm_hwm(pid) {
-            peak = peak.max(hwm);
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        peak
-    })
-}
-
-fn vm_hwm(pid: u32) -> Option<f64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let kib: f64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))?
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    Some(kib / 1024.0)
+/// Bytes as MiB.
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
 }
 
 /// Runs `command` to its end; its peak RSS (MiB), failing unless it exits 0.
 fn peak_of(mut command: Command, what: &str) -> Result<f64> {
     let mut child = command.spawn().with_context(|| format!("start {what}"))?;
-    let sampler = sample_peak(child.id());
+    let sampler = subagent_tests::sample_peak_rss(child.id());
     let status = child.wait()?;
-    let peak = sampler
+    let peak = mib(sampler
         .join()
-        .map_err(|_| anyhow::anyhow!("the RSS sampler panicked"))?;
+        .map_err(|_| anyhow::anyhow!("the RSS sampler panicked"))?);
     if !status.success() {
         bail!("{what} failed: {status}");
     }
@@ -251,7 +230,7 @@ fn hostile(cx: &BenchContext, root: &Path) -> Result<Vec<Row>> {
         .env("RUST_LOG", "subagent_supervisor=debug")
         .stderr(Stdio::piped());
     let mut batch = StopOnDrop(command.spawn().context("start the hostile batch")?);
-    let sampler = sample_peak(batch.0.id());
+    let sampler = subagent_tests::sample_peak_rss(batch.0.id());
     let waits = Arc::new(AtomicUsize::new(0));
     let err = batch.0.stderr.take().context("the batch's stderr")?;
     let counter = Arc::clone(&waits);
@@ -300,9 +279,9 @@ fn hostile(cx: &BenchContext, root: &Path) -> Result<Vec<Row>> {
 
     std::fs::write(ws.join(".fixture-release"), b"")?;
     let status = batch.0.wait()?;
-    let peak = sampler
+    let peak = mib(sampler
         .join()
-        .map_err(|_| anyhow::anyhow!("the RSS sampler panicked"))?;
+        .map_err(|_| anyhow::anyhow!("the RSS sampler panicked"))?);
     let _ = log.join();
     if !status.success() {
         bail!("the hostile batch failed: {status}");

@@ -99,6 +99,24 @@ impl Loopback {
         format!("http://127.0.0.1:{}/v1", self.port)
     }
 
+    /// A one-line task for the real worker against this model, run in
+    /// `workspace`.
+    pub fn request(&self, workspace: &std::path::Path) -> subagent_supervisor::RunRequest {
+        let provider = subagent_protocol::ProviderSpec {
+            kind: subagent_protocol::ProviderKind::OpenaiChat,
+            base_url: self.base_url(),
+            model: "bench".into(),
+            api_key: None,
+            temperature: None,
+            max_tokens: None,
+            reasoning: false,
+            price: None,
+        };
+        let mut request = subagent_supervisor::RunRequest::new("general", "Say hello.", provider);
+        request.workspace_dir = workspace.to_owned();
+        request
+    }
+
     /// Lets every held answer go, and every later one.
     pub fn release(&self) {
         self.gate.lock().open = true;

@@ -15,8 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, bail};
-use subagent_protocol::{ProviderKind, ProviderSpec};
-use subagent_supervisor::{RunRequest, Supervisor, SupervisorConfig, WorkerCommand};
+use subagent_supervisor::{Supervisor, SupervisorConfig, WorkerCommand};
 use tokio_util::sync::CancellationToken;
 
 use crate::context::BenchContext;
@@ -144,18 +143,7 @@ fn one_round(
     workspace: &std::path::Path,
 ) -> Result<(Vec<f64>, Option<Breakdown>)> {
     let model = Loopback::start_held()?;
-    let provider = ProviderSpec {
-        kind: ProviderKind::OpenaiChat,
-        base_url: model.base_url(),
-        model: "bench".into(),
-        api_key: None,
-        temperature: None,
-        max_tokens: None,
-        reasoning: false,
-        price: None,
-    };
-    let mut request = RunRequest::new("general", "Say hello.", provider);
-    request.workspace_dir = workspace.to_owned();
+    let request = model.request(workspace);
     let runs: Vec<_> = (0..LIVE)
         .map(|_| {
             let (supervisor, request) = (Arc::clone(supervisor), request.clone());

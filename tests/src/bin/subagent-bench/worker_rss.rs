@@ -12,8 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use anyhow::{Result, bail};
-use subagent_protocol::{ProviderKind, ProviderSpec};
-use subagent_supervisor::{RunRequest, Supervisor, SupervisorConfig, WorkerCommand};
+use subagent_supervisor::{Supervisor, SupervisorConfig, WorkerCommand};
 use tokio_util::sync::CancellationToken;
 
 use crate::context::BenchContext;
@@ -48,18 +47,7 @@ pub fn run(cx: &BenchContext, rt: &tokio::runtime::Runtime) -> Result<Vec<Row>> 
         args: Vec::new(),
     };
     let supervisor = Supervisor::new(SupervisorConfig::new(worker, dir.path().join("sessions")));
-    let provider = ProviderSpec {
-        kind: ProviderKind::OpenaiChat,
-        base_url: model.base_url(),
-        model: "bench".into(),
-        api_key: None,
-        temperature: None,
-        max_tokens: None,
-        reasoning: false,
-        price: None,
-    };
-    let mut request = RunRequest::new("general", "Say hello.", provider);
-    request.workspace_dir = dir.path().to_owned();
+    let request = model.request(dir.path());
     let mut peaks = Vec::new();
     for _ in 0..10 {
         let peak = Arc::new(AtomicU64::new(0));
