@@ -65,6 +65,7 @@ pub(crate) async fn call<T: Send + 'static>(
     answer.await.ok()
 }
 
+#[cfg(test)]
 thread_local! {
     /// True while this thread runs [`as_blocking_work`]: a thread of a
     /// runtime's blocking pool, where blocking is what it is for.
@@ -74,6 +75,7 @@ thread_local! {
 /// Runs `work` marked as blocking work, for code on a runtime's blocking
 /// pool (`spawn_blocking`), which may block: [`assert_off_runtime`] lets it
 /// through there, and only there.
+#[cfg(test)]
 pub(crate) fn as_blocking_work<R>(work: impl FnOnce() -> R) -> R {
     /// Puts the mark back even when `work` panics: the pool reuses threads.
     struct Restore(bool);
@@ -83,6 +85,13 @@ pub(crate) fn as_blocking_work<R>(work: impl FnOnce() -> R) -> R {
         }
     }
     let _restore = Restore(BLOCKING_WORK.with(|flag| flag.replace(true)));
+    work()
+}
+
+/// Runs `work`; the mark is for the unit tests' guard only.
+#[cfg(not(test))]
+#[inline(always)]
+pub(crate) fn as_blocking_work<R>(work: impl FnOnce() -> R) -> R {
     work()
 }
 
