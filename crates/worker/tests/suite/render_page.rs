@@ -37,8 +37,13 @@ fn render_with_helper(page: &str, url: &str, format: &str) -> (String, bool) {
         .unwrap()
         .write_all(page.as_bytes())
         .unwrap();
-    // wait_with_output reaps the helper: nothing it started survives it.
+    let pid = child.id();
     let out = child.wait_with_output().unwrap();
+    // The helper starts no process of its own; it is reaped and gone.
+    assert!(
+        !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        "the page renderer {pid} is still there"
+    );
     (String::from_utf8(out.stdout).unwrap(), out.status.success())
 }
 
