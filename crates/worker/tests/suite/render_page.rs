@@ -31,12 +31,12 @@ fn render_with_helper(page: &str, url: &str, format: &str) -> (String, bool) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(page.as_bytes())
-        .unwrap();
+    // A helper that refuses its arguments exits without reading the page,
+    // so the pipe may break under the write: its status says why.
+    let written = child.stdin.take().unwrap().write_all(page.as_bytes());
+    if let Err(e) = written {
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
+    }
     let pid = child.id();
     let out = child.wait_with_output().unwrap();
     // The helper starts no process of its own; it is reaped and gone.
