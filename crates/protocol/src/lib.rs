@@ -57,4 +57,5 @@ pub use usage::Usage;
 /// 5: `Limits::tool_disk_bytes`, `TaskSpec::python`, `TaskSpec::protected_paths`,
 /// `SpawnRequest::tools` and `SpawnRequest::limits_json`.
 /// 6: `TaskSpec::history` (resumed runs), `WorkerEvent::UserMessage`.
-pub const PROTOCOL_VERSION: u32 = 6;
+/// 7: `PythonInterpreter::Pending`, `ToWorker::Python`.
+pub const PROTOCOL_VERSION: u32 = 7;

@@ -25,6 +25,10 @@ pub enum ToWorker {
     /// How a subagent the worker asked for with
     /// [`FromWorker::SpawnSubagent`] ended (protocol 3).
     SubagentResult(Box<SubagentReply>),
+    /// The interpreter of `python_execute`, when `Start` carried
+    /// [`crate::PythonInterpreter::Pending`]; sent once, never `Pending`
+    /// (protocol 7).
+    Python(crate::PythonInterpreter),
 }
 
 /// Worker -> supervisor.

@@ -51,7 +51,9 @@ pub struct TaskSpec {
     pub web: WebSettings,
     /// The Python interpreter tool processes run, resolved once by the
     /// supervisor outside any workspace; `None` when the child has no
-    /// process tool (protocol 5).
+    /// process tool (protocol 5). [`PythonInterpreter::Pending`] when the
+    /// supervisor was still resolving it: it follows in
+    /// [`crate::ToWorker::Python`] (protocol 7).
     pub python: Option<PythonInterpreter>,
     /// Paths inside the workspace that tool processes get read-only
     /// although the workspace is writable: configuration the supervisor
@@ -84,6 +86,12 @@ pub enum PythonInterpreter {
         /// Said to the model when it calls `python_execute`.
         reason: String,
     },
+    /// Still being resolved when the task was sent: the answer follows in
+    /// [`crate::ToWorker::Python`], and `python_execute` waits for it. So
+    /// the first runs of a supervisor do not wait for the question (through
+    /// a launcher such as pyenv's shim, 0.1 to 0.4 s) before their first
+    /// model turn (protocol 7).
+    Pending,
 }
 
 /// Settings of `search_web` and `scrape_webpage`.

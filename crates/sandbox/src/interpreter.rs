@@ -56,6 +56,15 @@ pub async fn python_interpreter() -> Result<&'static Interpreter, &'static str> 
         .map_err(String::as_str)
 }
 
+/// [`python_interpreter`]'s answer when the question has been answered
+/// already; `None` while it is still being asked (or never was), so a
+/// caller that must not wait for it can go on and take the answer later.
+pub fn python_interpreter_if_known() -> Option<Result<&'static Interpreter, &'static str>> {
+    INTERPRETER
+        .get()
+        .map(|found| found.as_ref().map_err(String::as_str))
+}
+
 async fn probe() -> Result<Interpreter, String> {
     let mut command = tokio::process::Command::new("python3");
     command

@@ -74,7 +74,7 @@ pub use error::SpawnError;
 pub use exit::{ChildExit, ResourceUsage, Termination};
 pub use exit_watch::{ExitHint, ExitNotice};
 pub use finish::finish_chores;
-pub use interpreter::{Interpreter, python_interpreter};
+pub use interpreter::{Interpreter, python_interpreter, python_interpreter_if_known};
 pub use isolation::{
     Isolation, IsolationSupport, Layers, PRIVATE_TMP_BYTES, PROTECTED_WORKSPACE_ENTRIES,
     SYSTEM_READ_ONLY_PATHS, SYSTEM_READ_WRITE_FILES, isolation_status, isolation_support,

@@ -63,7 +63,9 @@ pub use report_back::{
 pub use ripgrep::BashRipgrep;
 pub use run::{ToolCallOutput, run_tool};
 pub use subagent_sandbox::{Interpreter, python_interpreter};
-pub use tool::{OutputCaps, ProcessPolicy, Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
+pub use tool::{
+    OutputCaps, ProcessPolicy, PythonLater, Tool, ToolContext, ToolError, ToolFuture, ToolOutput,
+};
 pub use web::{
     AddressPolicy, PageFormat, PageRenderer, RENDER_PAGE_PROGRAM, ScrapeWebpage, SearchWeb,
     WebContext, html_to_readable,

@@ -3,6 +3,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use pretty_assertions::assert_eq;
+use subagent_protocol::PythonInterpreter;
 
 use super::*;
 use crate::run::{ToolCallOutput, run_tool};
@@ -352,4 +353,69 @@ async fn a_dropped_call_kills_its_process() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert_eq!(alive_with(&marker), Vec::<u32>::new());
+}
+
+/// The interpreter this process would resolve, as the supervisor sends it.
+async fn sent_interpreter() -> PythonInterpreter {
+    let found = subagent_sandbox::python_interpreter().await.unwrap();
+    PythonInterpreter::Found {
+        executable: found.executable.to_str().unwrap().to_owned(),
+        prefixes: found
+            .prefixes
+            .iter()
+            .map(|p| p.to_str().unwrap().to_owned())
+            .collect(),
+    }
+}
+
+#[tokio::test]
+async fn a_pending_interpreter_is_waited_for_and_then_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sender, later) = tokio::sync::watch::channel(None);
+    let ctx = ctx(dir.path()).with_python(Some(&PythonInterpreter::Pending), Some(later));
+    let call = python("print(6 * 7)", &ctx);
+    tokio::pin!(call);
+    // Nothing can run before the interpreter arrives: the call is still
+    // waiting after the first poll, with no process started.
+    assert!(futures_util::FutureExt::now_or_never(call.as_mut()).is_none());
+    sender.send_replace(Some(sent_interpreter().await));
+    let out = call.await;
+    assert!(!out.is_error, "{out:?}");
+    assert!(out.output.contains("42"), "{}", out.output);
+}
+
+#[tokio::test]
+async fn a_pending_interpreter_that_never_comes_is_a_clear_tool_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sender, later) = tokio::sync::watch::channel(None);
+    drop(sender);
+    let ctx = ctx(dir.path()).with_python(Some(&PythonInterpreter::Pending), Some(later));
+    let out = python("print(1)", &ctx).await;
+    assert!(out.is_error, "{out:?}");
+    assert!(
+        out.output.contains("never sent the Python interpreter"),
+        "{}",
+        out.output
+    );
+    // Without a channel at all, the same.
+    let ctx = self::ctx(dir.path()).with_python(Some(&PythonInterpreter::Pending), None);
+    let out = python("print(1)", &ctx).await;
+    assert!(
+        out.output.contains("never sent the Python interpreter"),
+        "{}",
+        out.output
+    );
+}
+
+#[tokio::test]
+async fn a_missing_interpreter_sent_later_reaches_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sender, later) = tokio::sync::watch::channel(None);
+    let ctx = ctx(dir.path()).with_python(Some(&PythonInterpreter::Pending), Some(later));
+    sender.send_replace(Some(PythonInterpreter::Missing {
+        reason: "python3 cannot be started; install Python 3".into(),
+    }));
+    let out = python("print(1)", &ctx).await;
+    assert!(out.is_error, "{out:?}");
+    assert!(out.output.contains("install Python 3"), "{}", out.output);
 }

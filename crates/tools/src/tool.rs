@@ -55,7 +55,7 @@ pub struct OutputCaps {
 }
 
 /// Where and under which limits a call runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct ToolContext {
     /// The directory tools are confined to.
     pub workspace_dir: PathBuf,
@@ -76,6 +76,10 @@ pub struct ToolContext {
     /// `None` in a context made without a task (tests, embedders): then
     /// this process resolves it once itself, from `/` as well.
     pub python: Option<PythonInterpreter>,
+    /// Where the interpreter arrives when `python` is
+    /// [`PythonInterpreter::Pending`]: the supervisor sends it after the
+    /// task, and `python_execute` waits for it.
+    pub python_later: Option<PythonLater>,
     /// Paths inside the workspace that process tools get read-only (the
     /// supervisor's `TaskSpec::protected_paths`).
     pub protected: Vec<PathBuf>,
@@ -115,6 +119,7 @@ impl ToolContext {
             disk: WorkspaceGrowth::new(limits.tool_disk_bytes),
             web: WebContext::default(),
             python: None,
+            python_later: None,
             protected: Vec::new(),
         }
     }
@@ -126,9 +131,16 @@ impl ToolContext {
         self
     }
 
-    /// This context with the interpreter the supervisor resolved.
-    pub fn with_python(mut self, python: Option<&PythonInterpreter>) -> Self {
+    /// This context with the interpreter the supervisor resolved, and
+    /// where it arrives when the task said it was still
+    /// [`PythonInterpreter::Pending`].
+    pub fn with_python(
+        mut self,
+        python: Option<&PythonInterpreter>,
+        later: Option<PythonLater>,
+    ) -> Self {
         self.python = python.cloned();
+        self.python_later = later;
         self
     }
 
@@ -139,22 +151,57 @@ impl ToolContext {
     }
 
     /// The interpreter `python_execute` runs, or why there is none.
+    /// Waits for it when the supervisor sends it after the task; the wait
+    /// is bounded by the call's own timeout, as the whole call is.
     pub async fn python_interpreter(&self) -> Result<Interpreter, ToolError> {
         match &self.python {
-            Some(PythonInterpreter::Found {
-                executable,
-                prefixes,
-            }) => Ok(Interpreter {
-                executable: executable.into(),
-                prefixes: prefixes.iter().map(PathBuf::from).collect(),
-            }),
-            Some(PythonInterpreter::Missing { reason }) => Err(ToolError::Failed(reason.clone())),
+            Some(PythonInterpreter::Pending) => {
+                let Some(later) = &self.python_later else {
+                    return Err(not_sent());
+                };
+                let mut later = later.clone();
+                let arrived = later
+                    .wait_for(Option::is_some)
+                    .await
+                    .map_err(|_| not_sent())?
+                    .clone();
+                match arrived {
+                    Some(PythonInterpreter::Pending) | None => Err(not_sent()),
+                    Some(known) => interpreter_of(&known),
+                }
+            }
+            Some(known) => interpreter_of(known),
             None => subagent_sandbox::python_interpreter()
                 .await
                 .cloned()
                 .map_err(|e| ToolError::Failed(e.to_owned())),
         }
     }
+}
+
+/// The interpreter the supervisor sends after the task, `None` until then.
+pub type PythonLater = tokio::sync::watch::Receiver<Option<PythonInterpreter>>;
+
+fn interpreter_of(python: &PythonInterpreter) -> Result<Interpreter, ToolError> {
+    match python {
+        PythonInterpreter::Found {
+            executable,
+            prefixes,
+        } => Ok(Interpreter {
+            executable: executable.into(),
+            prefixes: prefixes.iter().map(PathBuf::from).collect(),
+        }),
+        PythonInterpreter::Missing { reason } => Err(ToolError::Failed(reason.clone())),
+        PythonInterpreter::Pending => Err(not_sent()),
+    }
+}
+
+fn not_sent() -> ToolError {
+    ToolError::Failed(
+        "the supervisor never sent the Python interpreter this run was promised; run \
+         `subagent doctor` to check python3, and report this as a bug"
+            .to_owned(),
+    )
 }
 
 /// How tool processes (python_execute and later process tools) are confined.

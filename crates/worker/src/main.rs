@@ -13,9 +13,8 @@ use subagent_protocol::{ErrorCode, Outcome, TaskSpec};
 use subagent_tools::ToolRegistry;
 use subagent_worker::agent::{EventSink, TaskEnv, run_task_with_subagents};
 use subagent_worker::exit_code;
-use subagent_worker::protocol_io::{self, ServeError};
+use subagent_worker::protocol_io::{self, FromSupervisor, ServeError};
 use subagent_worker::provider::{ProviderConfig, price_for_spec, provider_for};
-use subagent_worker::subagent_calls::SubagentCalls;
 use tokio_util::sync::CancellationToken;
 
 fn main() -> ExitCode {
@@ -65,7 +64,7 @@ fn main() -> ExitCode {
 async fn run(
     spec: Box<TaskSpec>,
     events: EventSink,
-    subagents: SubagentCalls,
+    from_supervisor: FromSupervisor,
     cancel: CancellationToken,
 ) -> Outcome {
     let config = ProviderConfig {
@@ -82,8 +81,9 @@ async fn run(
         price: lookup.known.then_some(lookup.price),
         events,
         cancel,
+        python_later: Some(from_supervisor.python),
     };
-    run_task_with_subagents(&spec, provider, env, Some(subagents)).await
+    run_task_with_subagents(&spec, provider, env, Some(from_supervisor.subagents)).await
 }
 
 fn provider_setup_failed(spec: &TaskSpec, error: &str) -> Outcome {

@@ -2,8 +2,9 @@
 //! reader, and the rule that a vanished supervisor stops the worker.
 //!
 //! [`serve`] sends `Hello`, waits for `Start`, runs the task while a reader
-//! task answers `Ping`, turns `Cancel` into a cancellation and hands each
-//! `SubagentResult` to the `subagent` call waiting for it, and sends
+//! task answers `Ping`, turns `Cancel` into a cancellation, hands each
+//! `SubagentResult` to the `subagent` call waiting for it and a late
+//! `Python` to `python_execute` ([`FromSupervisor`]), and sends
 //! exactly one `Done`. All frames go through one writer task fed by a
 //! channel, so frames never interleave. End of stream or a broken frame on
 //! the socket returns [`ServeError::SupervisorGone`] at once, without waiting
@@ -20,11 +21,13 @@ use std::os::unix::fs::FileTypeExt;
 use subagent_protocol::frame::{AsyncFrameReader, AsyncFrameWriter};
 use subagent_protocol::message::{LogLevel, OutcomeError};
 use subagent_protocol::{
-    ErrorCode, FromWorker, Hello, MaxPayload, Outcome, StopReason, TaskSpec, ToWorker, Usage,
+    ErrorCode, FromWorker, Hello, MaxPayload, Outcome, PythonInterpreter, StopReason, TaskSpec,
+    ToWorker, Usage,
 };
+use subagent_tools::PythonLater;
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::EventSink;
@@ -36,6 +39,17 @@ pub const PROTOCOL_FD_ENV: &str = "SUBAGENT_PROTOCOL_FD";
 
 /// The protocol socket's fd when [`PROTOCOL_FD_ENV`] is unset.
 pub const DEFAULT_PROTOCOL_FD: RawFd = 3;
+
+/// What the supervisor hands a running task besides cancellation: the
+/// results of the subagents it asked for, and the Python interpreter when
+/// `Start` said it was still pending.
+#[derive(Debug)]
+pub struct FromSupervisor {
+    /// Delivers each `SubagentResult` to the call waiting for it.
+    pub subagents: SubagentCalls,
+    /// The interpreter of a late `ToWorker::Python`.
+    pub python: PythonLater,
+}
 
 /// Why serving the protocol stopped early.
 #[derive(Debug, thiserror::Error)]
@@ -95,7 +109,7 @@ pub fn open_protocol_socket(fd: RawFd) -> io::Result<UnixStream> {
 /// it must return promptly once the token is cancelled.
 pub async fn serve<F, Fut>(stream: UnixStream, run: F) -> Result<(), ServeError>
 where
-    F: FnOnce(Box<TaskSpec>, EventSink, SubagentCalls, CancellationToken) -> Fut,
+    F: FnOnce(Box<TaskSpec>, EventSink, FromSupervisor, CancellationToken) -> Fut,
     Fut: Future<Output = Outcome>,
 {
     let (read_half, write_half) = stream.into_split();
@@ -119,8 +133,9 @@ where
             Ok(Some(ToWorker::Ping)) => {
                 tx.send(FromWorker::Pong);
             }
-            // Nothing was asked for before Start: nothing to deliver.
-            Ok(Some(ToWorker::SubagentResult(_))) => {}
+            // Nothing was asked for before Start: nothing to deliver; and
+            // an interpreter is only ever sent after it.
+            Ok(Some(ToWorker::SubagentResult(_) | ToWorker::Python(_))) => {}
             Ok(Some(ToWorker::Cancel { reason })) => {
                 tx.send(FromWorker::Done(Box::new(cancelled_before_start(&reason))));
                 return finish(writer, &mut gone_rx).await;
@@ -137,16 +152,21 @@ where
     let cancel = CancellationToken::new();
     let events = EventSink::new(tx.clone());
     let subagents = SubagentCalls::new(tx.clone());
+    let (python_tx, python) = watch::channel(None);
     let reader_task = tokio::spawn(read_frames(
         reader,
-        tx.clone(),
-        events.clone(),
-        subagents.clone(),
-        cancel.clone(),
+        Deliveries {
+            tx: tx.clone(),
+            events: events.clone(),
+            subagents: subagents.clone(),
+            python: python_tx,
+            cancel: cancel.clone(),
+        },
         gone_tx,
     ));
+    let from_supervisor = FromSupervisor { subagents, python };
     let outcome = tokio::select! {
-        outcome = run(spec, events, subagents, cancel) => outcome,
+        outcome = run(spec, events, from_supervisor, cancel) => outcome,
         Some(reason) = gone_rx.recv() => {
             reader_task.abort();
             return Err(ServeError::SupervisorGone(reason));
@@ -230,17 +250,30 @@ fn replacement(frame: FromWorker, error: &str) -> FromWorker {
     }
 }
 
-/// The reader task: `Cancel` cancels, `Ping` gets `Pong`, a subagent's
-/// result goes to the call waiting for it, anything broken means the
-/// supervisor is gone.
-async fn read_frames(
-    mut reader: AsyncFrameReader<OwnedReadHalf>,
+/// Where the reader task hands what the supervisor sends during the run.
+struct Deliveries {
     tx: OutboxSender,
     events: EventSink,
     subagents: SubagentCalls,
+    python: watch::Sender<Option<PythonInterpreter>>,
     cancel: CancellationToken,
+}
+
+/// The reader task: `Cancel` cancels, `Ping` gets `Pong`, a subagent's
+/// result goes to the call waiting for it, the interpreter to
+/// `python_execute`, anything broken means the supervisor is gone.
+async fn read_frames(
+    mut reader: AsyncFrameReader<OwnedReadHalf>,
+    deliveries: Deliveries,
     gone_tx: mpsc::UnboundedSender<String>,
 ) {
+    let Deliveries {
+        tx,
+        events,
+        subagents,
+        python,
+        cancel,
+    } = deliveries;
     loop {
         match reader.read::<ToWorker>().await {
             Ok(Some(ToWorker::Cancel { reason })) => {
@@ -265,6 +298,16 @@ async fn read_frames(
                             reply.call_id
                         ),
                     );
+                }
+            }
+            Ok(Some(ToWorker::Python(interpreter))) => {
+                if python.borrow().is_some() {
+                    events.log(
+                        LogLevel::Warn,
+                        "ignored a second Python interpreter: the first one stands",
+                    );
+                } else {
+                    python.send_replace(Some(interpreter));
                 }
             }
             Ok(None) => {

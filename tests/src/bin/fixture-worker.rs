@@ -187,6 +187,8 @@ fn spawn_subagent(io: &mut Io) {
         match io.reader.read::<ToWorker>().unwrap() {
             Some(ToWorker::SubagentResult(reply)) => break reply,
             Some(ToWorker::Ping) => io.send(FromWorker::Pong),
+            // The interpreter may follow Start at any time.
+            Some(ToWorker::Python(_)) => {}
             other => panic!("expected SubagentResult, got {other:?}"),
         }
     };

@@ -1,11 +1,13 @@
 //! Issue 18's file-tool items through the real CLI: the Python interpreter
 //! is chosen by the supervisor, not by a file in the workspace, and the
-//! session header reports both (the interpreter, and the file tools'
-//! Landlock).
+//! session file reports both (the interpreter, and the file tools'
+//! Landlock). And no run waits for the supervisor's question to the
+//! interpreter before its first model turn (issue 23).
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -87,7 +89,7 @@ fn a_python_version_file_in_the_workspace_does_not_choose_the_interpreter() {
     let (_, lines) = checked(&out, 0);
 
     let header = &lines[0];
-    assert_eq!(header["python"], real, "header: {header:#}");
+    assert_eq!(recorded_python(&lines).as_deref(), Some(real.as_str()));
     let applied = header["sandbox"]["applied"].as_array().unwrap();
     assert!(
         applied.iter().any(|p| p == "file_tools_landlock"),
@@ -114,5 +116,98 @@ fn a_python_version_file_in_the_workspace_does_not_choose_the_interpreter() {
         !outputs[1].1 && outputs[1].0.contains("bogus-9.9"),
         "bash_read: {}",
         outputs[1].0
+    );
+}
+
+/// The interpreter the session file names: the header's `python` when it
+/// was known at the start, else the log line written once it was.
+fn recorded_python(lines: &[serde_json::Value]) -> Option<String> {
+    const LATE: &str = "python_execute runs ";
+    if let Some(python) = lines[0]["python"].as_str() {
+        return Some(python.to_owned());
+    }
+    of_type(lines, "log").iter().find_map(|l| {
+        let message = l["message"].as_str()?;
+        let rest = message.strip_prefix(LATE)?;
+        Some(
+            rest.strip_suffix(" (resolved after the run started)")?
+                .to_owned(),
+        )
+    })
+}
+
+/// A `python3` launcher that says it was asked (`asked` appears) and
+/// answers only once the test creates `gate`, so the supervisor's question
+/// stays open as long as the test wants. (Its own wait is bounded by the
+/// supervisor's probe timeout, which kills it.)
+fn gated_shim(dir: &Path, real: &str) {
+    let (asked, gate) = (dir.join("asked"), dir.join("gate"));
+    let script = format!(
+        "#!/bin/sh\n\
+         : > '{}'\n\
+         while [ ! -e '{}' ]; do sleep 0.01; done\n\
+         exec {real} \"$@\"\n",
+        asked.display(),
+        gate.display()
+    );
+    let shim = dir.join("python3");
+    std::fs::write(&shim, script).unwrap();
+    std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn the_first_model_turn_does_not_wait_for_the_python_question() {
+    let workspace = tempfile::tempdir().unwrap();
+    let sessions = tempfile::tempdir().unwrap();
+    let shims = tempfile::tempdir().unwrap();
+    let real = real_python();
+    gated_shim(shims.path(), &real);
+    let path = format!(
+        "{}:{}",
+        shims.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let model = ScriptedModel::start(vec![
+        tool_call_turn(
+            "call_py",
+            "python_execute",
+            &json!({"code": "import sys; print(sys.executable)"}),
+        ),
+        text_turn("done"),
+    ]);
+    let child = model
+        .run_command(workspace.path(), sessions.path())
+        .args(["--timeout", "60", "--json", "--task", "Which Python?"])
+        .args(["--tools", "python_execute"])
+        .env("PATH", path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The model is asked while the question to python3 is still open:
+    // before the fix the task waited for the answer (which never came
+    // until the probe's 15 s timeout).
+    let asked_model = model.wait_for_requests(1, Duration::from_secs(10));
+    let asked_python = shims.path().join("asked").exists();
+    // The answer comes now, and python_execute (called at once by the
+    // scripted model) has waited for it.
+    std::fs::write(shims.path().join("gate"), b"").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_nothing_runs_in(workspace.path());
+    assert_no_survivors(&shims.path().display().to_string());
+    assert!(asked_python, "the supervisor never asked python3");
+    assert!(
+        asked_model,
+        "the model was not asked while the Python question was open"
+    );
+    let (_, lines) = checked(&out, 0);
+    assert_eq!(lines[0].get("python"), None, "header: {:#}", lines[0]);
+    assert_eq!(recorded_python(&lines).as_deref(), Some(real.as_str()));
+    let results = of_type(&lines, "tool_result");
+    assert_eq!(results.len(), 1, "{results:#?}");
+    let output = results[0]["output"].as_str().unwrap();
+    assert!(
+        results[0]["isError"] == false && output.contains(&real),
+        "python_execute: {output}"
     );
 }

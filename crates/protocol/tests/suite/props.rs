@@ -247,6 +247,7 @@ fn python_interpreter() -> impl Strategy<Value = PythonInterpreter> {
             }
         }),
         text().prop_map(|reason| PythonInterpreter::Missing { reason }),
+        Just(PythonInterpreter::Pending),
     ]
 }
 
@@ -271,6 +272,7 @@ fn to_worker() -> impl Strategy<Value = ToWorker> {
                     error_code,
                 }))
             }),
+        python_interpreter().prop_map(ToWorker::Python),
     ]
 }
 

@@ -200,6 +200,13 @@ pub fn to_worker() -> Vec<(&'static str, ToWorker)> {
                 error_code: Some(ErrorCode::SubagentSpawnDenied),
             })),
         ),
+        (
+            "to_worker_python",
+            ToWorker::Python(PythonInterpreter::Found {
+                executable: "/usr/bin/python3.11".into(),
+                prefixes: vec!["/usr".into()],
+            }),
+        ),
     ]
 }
 
@@ -372,9 +379,10 @@ fn to_worker_variant(m: &ToWorker) -> usize {
         ToWorker::Cancel { .. } => 1,
         ToWorker::Ping => 2,
         ToWorker::SubagentResult(_) => 3,
+        ToWorker::Python(_) => 4,
     }
 }
-const TO_WORKER_VARIANTS: usize = 4;
+const TO_WORKER_VARIANTS: usize = 5;
 
 /// Variant index of a [`FromWorker`], counting each [`WorkerEvent`] and each
 /// `Done` shape (success, structured, error) separately.

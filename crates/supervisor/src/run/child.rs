@@ -171,7 +171,7 @@ async fn prepare(
     Box<SubagentResult>,
 > {
     let mut probe_spec = spec::task_spec(request, &agent, &new_run_id(), config.sandbox_policy);
-    probe_spec.python = super::python::for_tools(&probe_spec.tools).await;
+    probe_spec.python = super::python::for_tools(&probe_spec.tools);
     if let Err(message) = spec::check_spec_fits(&probe_spec) {
         return Err(Box::new(SubagentResult::refusal(
             ErrorCode::InvalidInput,
@@ -365,7 +365,8 @@ fn session_header(ctx: &RunContext<'_>, spec: &TaskSpec) -> SessionHeader {
         max_cost: spec.budget.max_cost,
         python: match &spec.python {
             Some(PythonInterpreter::Found { executable, .. }) => Some(executable.clone()),
-            Some(PythonInterpreter::Missing { .. }) | None => None,
+            // A pending interpreter is recorded in a log line once known.
+            Some(PythonInterpreter::Missing { .. } | PythonInterpreter::Pending) | None => None,
         },
     }
 }

@@ -136,6 +136,7 @@ pub(super) enum Outbound {
     Cancel,
     Ping,
     SubagentResult,
+    Python,
 }
 
 impl Outbound {
@@ -145,6 +146,7 @@ impl Outbound {
             ToWorker::Cancel { .. } => Self::Cancel,
             ToWorker::Ping => Self::Ping,
             ToWorker::SubagentResult(_) => Self::SubagentResult,
+            ToWorker::Python(_) => Self::Python,
         }
     }
 }

@@ -9,11 +9,19 @@
 //! is made ([`prewarm`]), keeps the answer for its whole life, and hands
 //! it to each worker in the task. This module must not ask from anywhere a
 //! tool can write.
+//!
+//! No run waits for the question: a child started while it is still being
+//! asked gets [`PythonInterpreter::Pending`] in its task, and the answer
+//! later ([`resolved`], sent by the watch loop as `ToWorker::Python`).
+//! Through pyenv's shim the question takes 0.1 to 0.4 s, which every
+//! first run of a CLI process paid before its first model turn
+//! (BENCHMARKS.md, `llama.batch15_per_task`).
 
 use std::path::Path;
 
 use subagent_protocol::PythonInterpreter;
 use subagent_protocol::tool_names::PYTHON_EXECUTE;
+use subagent_sandbox::Interpreter;
 
 /// Starts resolving the interpreter now, on the caller's tokio runtime when
 /// there is one, so the first child that may run `python_execute` finds
@@ -28,25 +36,38 @@ pub(crate) fn prewarm() {
     }
 }
 
-/// The interpreter for a child offered `tools`; `None` when none of them
-/// runs Python.
-pub(super) async fn for_tools(tools: &[String]) -> Option<PythonInterpreter> {
+/// The interpreter for a child offered `tools`: `None` when none of them
+/// runs Python, [`PythonInterpreter::Pending`] while the question is still
+/// being asked (the watch loop then sends [`resolved`]'s answer).
+pub(super) fn for_tools(tools: &[String]) -> Option<PythonInterpreter> {
     if !tools.iter().any(|t| t == PYTHON_EXECUTE) {
         return None;
     }
-    let found = match subagent_sandbox::python_interpreter().await {
+    Some(
+        subagent_sandbox::python_interpreter_if_known().map_or(PythonInterpreter::Pending, as_sent),
+    )
+}
+
+/// The interpreter once the question is answered (asking it if nobody has
+/// yet); never [`PythonInterpreter::Pending`].
+pub(super) async fn resolved() -> PythonInterpreter {
+    as_sent(subagent_sandbox::python_interpreter().await)
+}
+
+fn as_sent(found: Result<&Interpreter, &str>) -> PythonInterpreter {
+    let found = match found {
         Ok(found) => found,
         Err(reason) => {
-            return Some(PythonInterpreter::Missing {
+            return PythonInterpreter::Missing {
                 reason: reason.to_owned(),
-            });
+            };
         }
     };
     // The task carries strings; a path that is not UTF-8 would arrive
     // changed, so it is refused rather than mangled.
     let text = |path: &Path| path.to_str().map(str::to_owned);
     let prefixes: Option<Vec<String>> = found.prefixes.iter().map(|p| text(p)).collect();
-    Some(match (text(&found.executable), prefixes) {
+    match (text(&found.executable), prefixes) {
         (Some(executable), Some(prefixes)) => PythonInterpreter::Found {
             executable,
             prefixes,
@@ -58,5 +79,5 @@ pub(super) async fn for_tools(tools: &[String]) -> Option<PythonInterpreter> {
                 found.executable.display()
             ),
         },
-    })
+    }
 }

@@ -19,16 +19,20 @@
 //! as soon as the parent stops running for any reason, and the loop ends
 //! only once every one of them has ended.
 
+use std::future::Future;
 use std::os::unix::net::UnixStream as StdUnixStream;
+use std::pin::Pin;
 use std::time::Duration;
 
 use futures_util::StreamExt;
+use futures_util::future::OptionFuture;
 use futures_util::stream::FuturesUnordered;
 
 use subagent_protocol::message::LogLevel;
 use subagent_protocol::session::{LimitAction, LimitKind};
 use subagent_protocol::{
-    FromWorker, Hello, Outcome, PROTOCOL_VERSION, TaskSpec, ToWorker, Usage, WorkerEvent,
+    FromWorker, Hello, Outcome, PROTOCOL_VERSION, PythonInterpreter, TaskSpec, ToWorker, Usage,
+    WorkerEvent,
 };
 use subagent_sandbox::{ChildExit, KillHandle, SandboxedChild};
 use tokio::time::{Instant, sleep_until};
@@ -70,7 +74,12 @@ enum Event {
     Exit(ChildExit),
     /// A nested subagent ended.
     Nested(NestedDone),
+    /// The interpreter the task said was pending is known.
+    Python(PythonInterpreter),
 }
+
+/// The answer to the Python question a pending task waits for.
+type PythonLater = Pin<Box<dyn Future<Output = PythonInterpreter> + Send>>;
 
 /// The deadlines of a run; at most one is next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,6 +161,10 @@ pub(super) async fn watch_worker(
     let (read, write) = stream.into_split();
     let (link, mut inbox) = Link::start(read, write, ctx.request.limits.protocol_bytes);
     let subtree = cancel.child_token();
+    // Boxed and only while pending: most runs never hold it.
+    let mut python_later: Option<PythonLater> =
+        matches!(spec.python, Some(PythonInterpreter::Pending))
+            .then(|| Box::pin(super::python::resolved()) as PythonLater);
     let mut watch = Watch::new(ctx, link, killer, spec, subtree.clone());
     let mut nested: FuturesUnordered<NestedRun<'_>> = FuturesUnordered::new();
 
@@ -169,7 +182,12 @@ pub(super) async fn watch_worker(
             inbound = inbox.recv(), if watch.frames_open => Event::Inbound(inbound),
             exit = &mut wait, if watch.exit.is_none() => Event::Exit(exit),
             Some(done) = nested.next(), if !nested.is_empty() => Event::Nested(done),
+            Some(python) = OptionFuture::from(python_later.as_mut()),
+                if python_later.is_some() && watch.phase.working() => Event::Python(python),
         };
+        if matches!(event, Event::Python(_)) {
+            python_later = None;
+        }
         // Boxed: the handlers' futures (3.3 KiB here) would otherwise be
         // part of this loop's state for the worker's whole life, 3 MiB of a
         // supervisor holding 1,000 live workers; an allocation per event is
@@ -295,6 +313,39 @@ impl<'c, 'a> Watch<'c, 'a> {
             Event::Inbound(inbound) => self.on_inbound(inbound).await,
             Event::Exit(exit) => self.exit = Some(exit),
             Event::Nested(done) => self.on_nested_done(done),
+            Event::Python(python) => self.on_python(python).await,
+        }
+    }
+
+    /// The interpreter the task said was pending: folded into `Start` when
+    /// that is not sent yet, else sent after it; and recorded, since the
+    /// session header could not name it.
+    async fn on_python(&mut self, python: PythonInterpreter) {
+        let line = match &python {
+            PythonInterpreter::Found { executable, .. } => {
+                format!("python_execute runs {executable} (resolved after the run started)")
+            }
+            PythonInterpreter::Missing { reason } => {
+                format!("python_execute has no interpreter: {reason}")
+            }
+            PythonInterpreter::Pending => return,
+        };
+        let sent = match self.spec.as_mut() {
+            Some(spec) => {
+                spec.python = Some(python);
+                Ok(())
+            }
+            None => self.link.send(ToWorker::Python(python)),
+        };
+        self.ctx.journal.log(LogLevel::Info, line).await;
+        if let Err(e) = sent {
+            self.ctx
+                .journal
+                .log(
+                    LogLevel::Error,
+                    format!("could not send the Python interpreter to the worker: {e}"),
+                )
+                .await;
         }
     }
 

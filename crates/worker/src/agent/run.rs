@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use subagent_protocol::message::{LogLevel, OutcomeError};
 use subagent_protocol::usage::ModelPrice;
 use subagent_protocol::{ErrorCode, Outcome, StopReason, TaskSpec, Usage, WorkerEvent};
-use subagent_tools::{REPORT_BACK_TOOL_NAME, ToolContext, ToolRegistry, cap_output};
+use subagent_tools::{PythonLater, REPORT_BACK_TOOL_NAME, ToolContext, ToolRegistry, cap_output};
 use tokio_util::sync::CancellationToken;
 
 use super::budget::{BudgetExhausted, BudgetTracker};
@@ -37,6 +37,9 @@ pub struct TaskEnv {
     pub events: EventSink,
     /// Cancels the run: the model request and any tool are dropped at once.
     pub cancel: CancellationToken,
+    /// Where the Python interpreter arrives when the spec says it is
+    /// still pending; `None` outside a supervised worker.
+    pub python_later: Option<PythonLater>,
 }
 
 /// Runs `spec` to completion against `provider` and returns how it ended.
@@ -163,7 +166,7 @@ impl<'s> AgentLoop<'s> {
                 spec.require_sandbox,
             )
             .with_web(&spec.web)
-            .with_python(spec.python.as_ref())
+            .with_python(spec.python.as_ref(), env.python_later)
             .with_protected(&spec.protected_paths),
             contract,
             budget: BudgetTracker::new(spec.budget),

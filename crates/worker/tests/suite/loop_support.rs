@@ -287,6 +287,7 @@ pub async fn run_with(
         price,
         events,
         cancel,
+        python_later: None,
     };
     let outcome = run_task(spec, Box::new(provider), env).await;
     let mut events = Vec::new();
