@@ -1,8 +1,8 @@
 //! Issue 18's file-tool items through the real CLI: the Python interpreter
 //! is chosen by the supervisor, not by a file in the workspace, and the
 //! session file reports both (the interpreter, and the file tools'
-//! Landlock). And no run waits for the supervisor's question to the
-//! interpreter before its first model turn (issue 23).
+//! Landlock). And the supervisor asks the interpreter only when a model
+//! calls `python_execute`, never on a run's path (issue 23).
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -136,19 +136,12 @@ fn recorded_python(lines: &[serde_json::Value]) -> Option<String> {
     })
 }
 
-/// A `python3` launcher that says it was asked (`asked` appears) and
-/// answers only once the test creates `gate`, so the supervisor's question
-/// stays open as long as the test wants. (Its own wait is bounded by the
-/// supervisor's probe timeout, which kills it.)
-fn gated_shim(dir: &Path, real: &str) {
-    let (asked, gate) = (dir.join("asked"), dir.join("gate"));
+/// A `python3` launcher that says it was asked (`asked` appears) before
+/// it runs the real one.
+fn recording_shim(dir: &Path, real: &str) {
     let script = format!(
-        "#!/bin/sh\n\
-         : > '{}'\n\
-         while [ ! -e '{}' ]; do sleep 0.01; done\n\
-         exec {real} \"$@\"\n",
-        asked.display(),
-        gate.display()
+        "#!/bin/sh\n: > '{}'\nexec {real} \"$@\"\n",
+        dir.join("asked").display()
     );
     let shim = dir.join("python3");
     std::fs::write(&shim, script).unwrap();
@@ -156,18 +149,18 @@ fn gated_shim(dir: &Path, real: &str) {
 }
 
 #[test]
-fn the_first_model_turn_does_not_wait_for_the_python_question() {
+fn python3_is_asked_only_once_the_model_calls_python_execute() {
     let workspace = tempfile::tempdir().unwrap();
     let sessions = tempfile::tempdir().unwrap();
     let shims = tempfile::tempdir().unwrap();
     let real = real_python();
-    gated_shim(shims.path(), &real);
+    recording_shim(shims.path(), &real);
     let path = format!(
         "{}:{}",
         shims.path().display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let model = ScriptedModel::start(vec![
+    let model = ScriptedModel::start_held(vec![
         tool_call_turn(
             "call_py",
             "python_execute",
@@ -184,21 +177,24 @@ fn the_first_model_turn_does_not_wait_for_the_python_question() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // The model is asked while the question to python3 is still open:
-    // before the fix the task waited for the answer (which never came
-    // until the probe's 15 s timeout).
-    let asked_model = model.wait_for_requests(1, Duration::from_secs(10));
-    let asked_python = shims.path().join("asked").exists();
-    // The answer comes now, and python_execute (called at once by the
-    // scripted model) has waited for it.
-    std::fs::write(shims.path().join("gate"), b"").unwrap();
+    // The model is asked, and held: python3 has not been asked, at the
+    // start or while the first turn runs (before the fix the supervisor
+    // asked at its start and the run waited for the answer).
+    let model_asked = model.wait_for_requests(1, Duration::from_secs(30));
+    let python_asked_before_the_call = shims.path().join("asked").exists();
+    model.release();
+    model.release();
     let out = child.wait_with_output().unwrap();
     assert_nothing_runs_in(workspace.path());
     assert_no_survivors(&shims.path().display().to_string());
-    assert!(asked_python, "the supervisor never asked python3");
+    assert!(model_asked, "the model was never asked");
     assert!(
-        asked_model,
-        "the model was not asked while the Python question was open"
+        !python_asked_before_the_call,
+        "python3 was asked before the model called python_execute"
+    );
+    assert!(
+        shims.path().join("asked").exists(),
+        "python3 was never asked"
     );
     let (_, lines) = checked(&out, 0);
     assert_eq!(lines[0].get("python"), None, "header: {:#}", lines[0]);

@@ -5,17 +5,18 @@
 //! launcher such as pyenv's shim picks the interpreter from the working
 //! directory's `.python-version`: asked there, a file a tool process wrote
 //! would choose the interpreter of every later run. So the supervisor asks
-//! (from `/`, see `subagent_sandbox::interpreter`) once, starting when it
-//! is made ([`prewarm`]), keeps the answer for its whole life, and hands
-//! it to each worker in the task. This module must not ask from anywhere a
-//! tool can write.
+//! (from `/`, see `subagent_sandbox::interpreter`) once, keeps the answer
+//! for its whole life, and hands it to each worker. This module must not
+//! ask from anywhere a tool can write.
 //!
-//! No run waits for the question: a child started while it is still being
-//! asked gets [`PythonInterpreter::Pending`] in its task, and the answer
-//! later ([`resolved`], sent by the watch loop as `ToWorker::Python`).
-//! Through pyenv's shim the question takes 0.1 to 0.4 s, which every
-//! first run of a CLI process paid before its first model turn
-//! (BENCHMARKS.md, `llama.batch15_per_task`).
+//! It asks only when a model first calls `python_execute`, never on a
+//! run's path: a child started before the answer is in gets
+//! [`PythonInterpreter::Pending`] in its task, and the answer
+//! ([`resolved`]) is sent as `ToWorker::Python` once its model calls the
+//! tool (the watch loop, `PythonWait`). Through pyenv's shim the question is
+//! 90 ms of bash scripts, and asked at every start it cost each CLI
+//! process that much CPU beside the model server's, before or during its
+//! first turn (BENCHMARKS.md, `llama.batch15_per_task`).
 
 use std::path::Path;
 
@@ -23,22 +24,10 @@ use subagent_protocol::PythonInterpreter;
 use subagent_protocol::tool_names::PYTHON_EXECUTE;
 use subagent_sandbox::Interpreter;
 
-/// Starts resolving the interpreter now, on the caller's tokio runtime when
-/// there is one, so the first child that may run `python_execute` finds
-/// it done or nearly: through pyenv's shim the question takes 0.2 to
-/// 0.3 s. Without a runtime, the first such child asks.
-pub(crate) fn prewarm() {
-    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-        runtime.spawn(async {
-            // Kept by subagent_sandbox for the life of the process.
-            let _ = subagent_sandbox::python_interpreter().await;
-        });
-    }
-}
-
 /// The interpreter for a child offered `tools`: `None` when none of them
-/// runs Python, [`PythonInterpreter::Pending`] while the question is still
-/// being asked (the watch loop then sends [`resolved`]'s answer).
+/// runs Python, [`PythonInterpreter::Pending`] until the question has been
+/// answered (the watch loop then sends [`resolved`]'s answer when the
+/// model calls the tool).
 pub(super) fn for_tools(tools: &[String]) -> Option<PythonInterpreter> {
     if !tools.iter().any(|t| t == PYTHON_EXECUTE) {
         return None;

@@ -46,10 +46,9 @@ impl Supervisor {
     /// the tool-sandbox probe the session header's forecast needs
     /// ([`subagent_sandbox::prewarm_isolation_support`]), and compiling the
     /// secret patterns every recorded task is masked with
-    /// ([`subagent_redact::warm_up`]); and resolving the Python
-    /// interpreter once ([`super::python::prewarm`]).
+    /// ([`subagent_redact::warm_up`]). The Python interpreter is not asked
+    /// here: only when a model first calls `python_execute` (`run::python`).
     pub fn new(config: SupervisorConfig) -> Self {
-        super::python::prewarm();
         subagent_sandbox::prewarm_attach();
         subagent_sandbox::prewarm_isolation_support();
         subagent_redact::warm_up();

@@ -30,6 +30,7 @@ use futures_util::stream::FuturesUnordered;
 
 use subagent_protocol::message::LogLevel;
 use subagent_protocol::session::{LimitAction, LimitKind};
+use subagent_protocol::tool_names::PYTHON_EXECUTE;
 use subagent_protocol::{
     FromWorker, Hello, Outcome, PROTOCOL_VERSION, PythonInterpreter, TaskSpec, ToWorker, Usage,
     WorkerEvent,
@@ -121,6 +122,25 @@ struct Watch<'c, 'a> {
     starting: Vec<NestedRun<'a>>,
     /// Nested runs not yet ended.
     nested_running: usize,
+    /// Where the Python interpreter the task said was pending stands.
+    python: PythonWait,
+}
+
+/// The interpreter of a task that said it was pending: the supervisor asks
+/// `python3` only once the model calls `python_execute` (the worker's
+/// `tool_call` event comes before the call runs), so a run, or a batch,
+/// that never runs Python never pays the question's CPU beside the model
+/// server's (through pyenv's shim about 90 ms of bash scripts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PythonWait {
+    /// Known at the start, or not needed.
+    NotPending,
+    /// Pending; nothing has called `python_execute` yet.
+    Pending,
+    /// `python_execute` was called: the loop asks now.
+    Wanted,
+    /// Asked; the answer is sent when it comes.
+    Asked,
 }
 
 pub(super) async fn watch_worker(
@@ -161,10 +181,9 @@ pub(super) async fn watch_worker(
     let (read, write) = stream.into_split();
     let (link, mut inbox) = Link::start(read, write, ctx.request.limits.protocol_bytes);
     let subtree = cancel.child_token();
-    // Boxed and only while pending: most runs never hold it.
-    let mut python_later: Option<PythonLater> =
-        matches!(spec.python, Some(PythonInterpreter::Pending))
-            .then(|| Box::pin(super::python::resolved()) as PythonLater);
+    // Asked for only once the model calls python_execute, and boxed: most
+    // runs never hold it.
+    let mut python_later: Option<PythonLater> = None;
     let mut watch = Watch::new(ctx, link, killer, spec, subtree.clone());
     let mut nested: FuturesUnordered<NestedRun<'_>> = FuturesUnordered::new();
 
@@ -200,6 +219,10 @@ pub(super) async fn watch_worker(
             exit_hint.leader_may_have_exited();
             exit_hinted = true;
         }
+        if watch.python == PythonWait::Wanted {
+            watch.python = PythonWait::Asked;
+            python_later = Some(Box::pin(super::python::resolved()));
+        }
         nested.extend(watch.starting.drain(..));
         if !watch.parent_running() {
             // Nobody will read a nested result any more: the subtree goes.
@@ -221,6 +244,11 @@ impl<'c, 'a> Watch<'c, 'a> {
     ) -> Self {
         let limits = &ctx.request.limits;
         let share = BudgetShare::new(spec.budget);
+        let python = if matches!(spec.python, Some(PythonInterpreter::Pending)) {
+            PythonWait::Pending
+        } else {
+            PythonWait::NotPending
+        };
         let now = Instant::now();
         let wall = Duration::from_millis(limits.wall_timeout_ms);
         let idle = Duration::from_millis(limits.idle_timeout_ms);
@@ -241,6 +269,7 @@ impl<'c, 'a> Watch<'c, 'a> {
             subtree,
             starting: Vec::new(),
             nested_running: 0,
+            python,
         }
     }
 
@@ -483,6 +512,11 @@ impl<'c, 'a> Watch<'c, 'a> {
             FromWorker::Hello(_) => self.violation("the worker sent Hello twice"),
             _ if !self.phase.greeted() => self.violation("the worker sent a message before Hello"),
             FromWorker::Event(event) => {
+                if self.python == PythonWait::Pending
+                    && matches!(&event, WorkerEvent::ToolCall { name, .. } if name == PYTHON_EXECUTE)
+                {
+                    self.python = PythonWait::Wanted;
+                }
                 let run_id = &self.ctx.run_id;
                 let shown = ProgressEvent::of_worker_event(run_id, &event);
                 let usage = matches!(event, WorkerEvent::Usage { .. });
