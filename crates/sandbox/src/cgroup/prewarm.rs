@@ -20,10 +20,10 @@
 //! between two children. [`keep_warm`], called at each start, keeps the
 //! lock out of its quiet state for [`KEEP_WARM_WINDOW`] after the last one:
 //! a thread moves itself (one thread, through v1's `tasks`, so the move is
-//! cheap) into the cgroup it is in, every [`KEEP_WARM_INTERVAL`], well
-//! inside a grace period. Measured: a batch of one-turn tasks at `-j 1`
+//! cheap) into the cgroup it is in, every [`KEEP_WARM_INTERVAL`], inside
+//! a grace period. Measured: a batch of one-turn tasks at `-j 1`
 //! went from +17 to +2 ms a task over curl (BENCHMARKS.md). It costs about
-//! 0.1 ms of CPU per write while the window is open, nothing after.
+//! 0.05 ms of CPU per write while the window is open, nothing after.
 //!
 //! It never moves this process anywhere else: the target is read from
 //! `/proc/self/cgroup` for the same hierarchy.
@@ -60,9 +60,15 @@ fn own_procs_file() -> Option<PathBuf> {
 /// How long after the last child's start the lock is kept warm.
 pub(crate) const KEEP_WARM_WINDOW: Duration = Duration::from_secs(1);
 
-/// Pause between two keep-warm moves: well under the grace periods seen
-/// here (7 to 23 ms).
-pub(crate) const KEEP_WARM_INTERVAL: Duration = Duration::from_millis(3);
+/// Pause between two keep-warm moves: under the shortest grace period
+/// seen here (7 ms). Each move costs about 0.05 ms of CPU, and a batch at
+/// `-j 1` keeps the window open for its whole life, beside a model server
+/// that wants both cores: at 3 ms the keeper took 2.5 ms of CPU a task of
+/// a one-turn batch (`perf record`, 23 % of the batch's CPU); at 5 ms
+/// about 1.5, and the lock stays warm (A/B of `batch -j 1` against
+/// llama-server, 14 alternating rounds: +5.2 ms a task over curl at 3 ms,
+/// +3.6 at 5, medians).
+pub(crate) const KEEP_WARM_INTERVAL: Duration = Duration::from_millis(5);
 
 struct KeepWarm {
     state: Mutex<Warmth>,
