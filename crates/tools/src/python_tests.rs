@@ -389,22 +389,17 @@ async fn a_pending_interpreter_that_never_comes_is_a_clear_tool_error() {
     let dir = tempfile::tempdir().unwrap();
     let (sender, later) = tokio::sync::watch::channel(None);
     drop(sender);
-    let ctx = ctx(dir.path()).with_python(Some(&PythonInterpreter::Pending), Some(later));
-    let out = python("print(1)", &ctx).await;
-    assert!(out.is_error, "{out:?}");
-    assert!(
-        out.output.contains("never sent the Python interpreter"),
-        "{}",
-        out.output
-    );
-    // Without a channel at all, the same.
-    let ctx = self::ctx(dir.path()).with_python(Some(&PythonInterpreter::Pending), None);
-    let out = python("print(1)", &ctx).await;
-    assert!(
-        out.output.contains("never sent the Python interpreter"),
-        "{}",
-        out.output
-    );
+    // A closed channel, and no channel at all.
+    for later in [Some(later), None] {
+        let ctx = ctx(dir.path()).with_python(Some(&PythonInterpreter::Pending), later);
+        let out = python("print(1)", &ctx).await;
+        assert!(out.is_error, "{out:?}");
+        assert!(
+            out.output.contains("never sent the Python interpreter"),
+            "{}",
+            out.output
+        );
+    }
 }
 
 #[tokio::test]

@@ -43,9 +43,32 @@ fn pyenv_like_shim(dir: &Path, real: &str) {
          done\n\
          exec {real} \"$@\"\n"
     );
+    install_shim(dir, &script);
+}
+
+/// `dir/python3`, an executable script.
+fn install_shim(dir: &Path, script: &str) {
     let shim = dir.join("python3");
     std::fs::write(&shim, script).unwrap();
     std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// This test's `PATH` with `shims` first.
+fn path_with(shims: &Path) -> String {
+    format!(
+        "{}:{}",
+        shims.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+/// A turn calling `python_execute` to print the interpreter it runs.
+fn which_python_turn() -> Vec<u8> {
+    tool_call_turn(
+        "call_py",
+        "python_execute",
+        &json!({"code": "import sys; print(sys.executable)"}),
+    )
 }
 
 #[test]
@@ -57,17 +80,9 @@ fn a_python_version_file_in_the_workspace_does_not_choose_the_interpreter() {
     std::fs::write(workspace.path().join(".python-version"), "bogus-9.9\n").unwrap();
     let real = real_python();
     pyenv_like_shim(shims.path(), &real);
-    let path = format!(
-        "{}:{}",
-        shims.path().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = path_with(shims.path());
     let model = ScriptedModel::start(vec![
-        tool_call_turn(
-            "call_py",
-            "python_execute",
-            &json!({"code": "import sys; print(sys.executable)"}),
-        ),
+        which_python_turn(),
         tool_call_turn(
             "call_read",
             "bash_read",
@@ -143,9 +158,7 @@ fn recording_shim(dir: &Path, real: &str) {
         "#!/bin/sh\n: > '{}'\nexec {real} \"$@\"\n",
         dir.join("asked").display()
     );
-    let shim = dir.join("python3");
-    std::fs::write(&shim, script).unwrap();
-    std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
+    install_shim(dir, &script);
 }
 
 #[test]
@@ -155,19 +168,8 @@ fn python3_is_asked_only_once_the_model_calls_python_execute() {
     let shims = tempfile::tempdir().unwrap();
     let real = real_python();
     recording_shim(shims.path(), &real);
-    let path = format!(
-        "{}:{}",
-        shims.path().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let model = ScriptedModel::start_held(vec![
-        tool_call_turn(
-            "call_py",
-            "python_execute",
-            &json!({"code": "import sys; print(sys.executable)"}),
-        ),
-        text_turn("done"),
-    ]);
+    let path = path_with(shims.path());
+    let model = ScriptedModel::start_held(vec![which_python_turn(), text_turn("done")]);
     let child = model
         .run_command(workspace.path(), sessions.path())
         .args(["--timeout", "60", "--json", "--task", "Which Python?"])
