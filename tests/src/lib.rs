@@ -5,6 +5,7 @@
 //! measures. This library holds the little the tests and the benchmarks
 //! both need.
 
+use std::path::Path;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -21,4 +22,34 @@ pub fn sample_peak_rss(pid: u32) -> JoinHandle<u64> {
         }
         peak
     })
+}
+
+/// Made in its cwd by the fixture worker's `held-frames-N` mode once all
+/// but a byte of its first frame is written (followed by its pid).
+pub const HELD_FILE_PREFIX: &str = ".fixture-held-";
+
+/// What the fixture worker's `held-frames-N` waits for in its cwd before
+/// the last byte.
+pub const RELEASE_FILE: &str = ".fixture-release";
+
+/// What the fixture worker's `gated-frames-N` waits for in its cwd before
+/// its frames.
+pub const GO_FILE: &str = ".fixture-go";
+
+/// Made in its cwd by the fixture worker's `cancel-ok` once its partial
+/// answer is sent.
+pub const CANCEL_AWAITED_FILE: &str = ".fixture-cancel-awaited";
+
+/// How many `held-frames-N` workers working in `workspace` have all but
+/// the last byte of their first frame sent (read by the supervisor, since a
+/// socket buffer holds far less than a frame).
+pub fn held_frames(workspace: &Path) -> std::io::Result<usize> {
+    Ok(std::fs::read_dir(workspace)?
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(HELD_FILE_PREFIX)
+        })
+        .count())
 }

@@ -12,6 +12,7 @@ use std::os::fd::FromRawFd;
 use std::os::unix::net::UnixStream;
 use std::process::Command;
 use std::time::Duration;
+use subagent_tests::{CANCEL_AWAITED_FILE, GO_FILE, HELD_FILE_PREFIX, RELEASE_FILE};
 
 use subagent_protocol::codec;
 use subagent_protocol::frame::{DEFAULT_MAX_PAYLOAD, FrameReader, FrameWriter, MaxPayload};
@@ -300,18 +301,6 @@ fn structured(io: &mut Io) {
         model: "fixture-model".into(),
     })));
 }
-
-/// Made in the cwd by `held-frames-N` once all but a byte of its first
-/// frame is written (followed by its pid).
-const HELD_FILE_PREFIX: &str = ".fixture-held-";
-/// What `held-frames-N` waits for in its cwd before the last byte.
-const RELEASE_FILE: &str = ".fixture-release";
-
-/// What `gated-frames-N` waits for in its cwd before its frames.
-const GO_FILE: &str = ".fixture-go";
-
-/// Made in the cwd by `cancel-ok` once its partial answer is sent.
-const CANCEL_AWAITED_FILE: &str = ".fixture-cancel-awaited";
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

@@ -155,18 +155,9 @@ fn spawn_counting_waits(
 }
 
 /// How many `held-frames-N` workers of `dir` have all but the last byte of
-/// their first frame sent (read by the supervisor, since a socket buffer
-/// holds far less than a frame).
+/// their first frame sent.
 fn held_frames(dir: &BatchDir) -> usize {
-    std::fs::read_dir(dir.workspace())
-        .unwrap()
-        .flatten()
-        .filter(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .starts_with(".fixture-held-")
-        })
-        .count()
+    subagent_tests::held_frames(&dir.workspace()).unwrap()
 }
 
 #[test]
@@ -201,7 +192,7 @@ fn a_hundred_hostile_workers_stay_within_the_frame_budget() {
         || held() + waits.load(Ordering::Relaxed) >= WORKERS,
     );
     let (in_flight, waiting) = (held(), waits.load(Ordering::Relaxed));
-    std::fs::write(dir.workspace().join(".fixture-release"), b"").unwrap();
+    std::fs::write(dir.workspace().join(subagent_tests::RELEASE_FILE), b"").unwrap();
     let status = child.0.wait().unwrap();
     let peak = sampler.join().unwrap();
     let err = log.join().unwrap();
@@ -268,7 +259,7 @@ fn small_frames_pass_while_hostile_workers_hold_the_frame_budget() {
     // the release: the good worker's 200 small frames must still pass,
     // long before any idle timeout (180 s) could end the hostile runs.
     let go = std::time::Instant::now();
-    std::fs::write(dir.workspace().join(".fixture-go"), b"").unwrap();
+    std::fs::write(dir.workspace().join(subagent_tests::GO_FILE), b"").unwrap();
     let good = || {
         dir.results("results.jsonl")
             .into_iter()
@@ -285,7 +276,7 @@ fn small_frames_pass_while_hostile_workers_hold_the_frame_budget() {
         "frame_memory: {in_flight} maximal frames held and {waiting} waiting; 200 small frames and a result took {took:?}"
     );
 
-    std::fs::write(dir.workspace().join(".fixture-release"), b"").unwrap();
+    std::fs::write(dir.workspace().join(subagent_tests::RELEASE_FILE), b"").unwrap();
     let status = child.0.wait().unwrap();
     let err = log.join().unwrap();
     assert_eq!(status.code(), Some(0), "{err}");

@@ -70,7 +70,10 @@ async fn a_cancel_gets_the_workers_partial_output_and_an_aborted_lifecycle_line(
     // The fixture makes this file once its partial answer is out: cancel
     // then, not after a guessed delay (a slow first spawn used to let a
     // 300 ms cancel arrive before the worker's Start).
-    let awaited = f.request().workspace_dir.join(".fixture-cancel-awaited");
+    let awaited = f
+        .request()
+        .workspace_dir
+        .join(subagent_tests::CANCEL_AWAITED_FILE);
     tokio::spawn(async move {
         let deadline = std::time::Instant::now() + Duration::from_secs(60);
         while !awaited.exists() && std::time::Instant::now() < deadline {

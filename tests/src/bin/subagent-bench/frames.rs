@@ -243,18 +243,7 @@ fn hostile(cx: &BenchContext, root: &Path) -> Result<Vec<Row>> {
         }
     });
     let ws = dir.join("ws");
-    let held = || {
-        std::fs::read_dir(&ws).map_or(0, |entries| {
-            entries
-                .flatten()
-                .filter(|e| {
-                    e.file_name()
-                        .to_string_lossy()
-                        .starts_with(".fixture-held-")
-                })
-                .count()
-        })
-    };
+    let held = || subagent_tests::held_frames(&ws).unwrap_or(0);
     wait_for(
         "every hostile worker's frame in flight or waiting for the budget",
         || held() + waits.load(Ordering::Relaxed) >= HOSTILE,
@@ -262,7 +251,7 @@ fn hostile(cx: &BenchContext, root: &Path) -> Result<Vec<Row>> {
     let (in_flight, waiting) = (held(), waits.load(Ordering::Relaxed));
 
     let go = Instant::now();
-    std::fs::write(ws.join(".fixture-go"), b"")?;
+    std::fs::write(ws.join(subagent_tests::GO_FILE), b"")?;
     let results_path = dir.join("results.jsonl");
     let good = || {
         results(&results_path)
@@ -277,7 +266,7 @@ fn hostile(cx: &BenchContext, root: &Path) -> Result<Vec<Row>> {
         bail!("the good worker's run did not end ok: {r}");
     }
 
-    std::fs::write(ws.join(".fixture-release"), b"")?;
+    std::fs::write(ws.join(subagent_tests::RELEASE_FILE), b"")?;
     let status = batch.0.wait()?;
     let peak = mib(sampler
         .join()
