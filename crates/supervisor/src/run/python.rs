@@ -13,7 +13,7 @@
 //! run's path: a child started before the answer is in gets
 //! [`PythonInterpreter::Pending`] in its task, and the answer
 //! ([`resolved`]) is sent as `ToWorker::Python` once its model calls the
-//! tool (the watch loop, `PythonWait`). Through pyenv's shim the question is
+//! tool (the watch loop, `Watch::python_pending`). Through pyenv's shim the question is
 //! 90 ms of bash scripts, and asked at every start it cost each CLI
 //! process that much CPU beside the model server's, before or during its
 //! first turn (BENCHMARKS.md, `llama.batch15_per_task`).

@@ -122,25 +122,16 @@ struct Watch<'c, 'a> {
     starting: Vec<NestedRun<'a>>,
     /// Nested runs not yet ended.
     nested_running: usize,
-    /// Where the Python interpreter the task said was pending stands.
-    python: PythonWait,
-}
-
-/// The interpreter of a task that said it was pending: the supervisor asks
-/// `python3` only once the model calls `python_execute` (the worker's
-/// `tool_call` event comes before the call runs), so a run, or a batch,
-/// that never runs Python never pays the question's CPU beside the model
-/// server's (through pyenv's shim about 90 ms of bash scripts).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum PythonWait {
-    /// Known at the start, or not needed.
-    NotPending,
-    /// Pending; nothing has called `python_execute` yet.
-    Pending,
-    /// `python_execute` was called: the loop asks now.
-    Wanted,
-    /// Asked; the answer is sent when it comes.
-    Asked,
+    /// The task said the Python interpreter was pending and nothing has
+    /// asked for it yet. The supervisor asks `python3` only once the model
+    /// calls `python_execute` (the worker's `tool_call` event comes before
+    /// the call runs), so a run, or a batch, that never runs Python never
+    /// pays the question's CPU beside the model server's (through pyenv's
+    /// shim about 90 ms of bash scripts).
+    python_pending: bool,
+    /// The answer being asked for; boxed, and only while asked: most runs
+    /// never hold it.
+    python_later: Option<PythonLater>,
 }
 
 pub(super) async fn watch_worker(
@@ -181,9 +172,6 @@ pub(super) async fn watch_worker(
     let (read, write) = stream.into_split();
     let (link, mut inbox) = Link::start(read, write, ctx.request.limits.protocol_bytes);
     let subtree = cancel.child_token();
-    // Asked for only once the model calls python_execute, and boxed: most
-    // runs never hold it.
-    let mut python_later: Option<PythonLater> = None;
     let mut watch = Watch::new(ctx, link, killer, spec, subtree.clone());
     let mut nested: FuturesUnordered<NestedRun<'_>> = FuturesUnordered::new();
 
@@ -201,12 +189,9 @@ pub(super) async fn watch_worker(
             inbound = inbox.recv(), if watch.frames_open => Event::Inbound(inbound),
             exit = &mut wait, if watch.exit.is_none() => Event::Exit(exit),
             Some(done) = nested.next(), if !nested.is_empty() => Event::Nested(done),
-            Some(python) = OptionFuture::from(python_later.as_mut()),
-                if python_later.is_some() && watch.phase.working() => Event::Python(python),
+            Some(python) = OptionFuture::from(watch.python_later.as_mut()),
+                if watch.python_later.is_some() && watch.phase.working() => Event::Python(python),
         };
-        if matches!(event, Event::Python(_)) {
-            python_later = None;
-        }
         // Boxed: the handlers' futures (3.3 KiB here) would otherwise be
         // part of this loop's state for the worker's whole life, 3 MiB of a
         // supervisor holding 1,000 live workers; an allocation per event is
@@ -218,10 +203,6 @@ pub(super) async fn watch_worker(
             // from now on (see `ExitNotice::AfterHangUp`).
             exit_hint.leader_may_have_exited();
             exit_hinted = true;
-        }
-        if watch.python == PythonWait::Wanted {
-            watch.python = PythonWait::Asked;
-            python_later = Some(Box::pin(super::python::resolved()));
         }
         nested.extend(watch.starting.drain(..));
         if !watch.parent_running() {
@@ -244,11 +225,7 @@ impl<'c, 'a> Watch<'c, 'a> {
     ) -> Self {
         let limits = &ctx.request.limits;
         let share = BudgetShare::new(spec.budget);
-        let python = if matches!(spec.python, Some(PythonInterpreter::Pending)) {
-            PythonWait::Pending
-        } else {
-            PythonWait::NotPending
-        };
+        let python_pending = matches!(spec.python, Some(PythonInterpreter::Pending));
         let now = Instant::now();
         let wall = Duration::from_millis(limits.wall_timeout_ms);
         let idle = Duration::from_millis(limits.idle_timeout_ms);
@@ -269,7 +246,8 @@ impl<'c, 'a> Watch<'c, 'a> {
             subtree,
             starting: Vec::new(),
             nested_running: 0,
-            python,
+            python_pending,
+            python_later: None,
         }
     }
 
@@ -346,10 +324,11 @@ impl<'c, 'a> Watch<'c, 'a> {
         }
     }
 
-    /// The interpreter the task said was pending: folded into `Start` when
-    /// that is not sent yet, else sent after it; and recorded, since the
-    /// session header could not name it.
+    /// The interpreter the task said was pending, asked for by its first
+    /// `python_execute` call (so after `Start`): sent, and recorded, since
+    /// the session header could not name it.
     async fn on_python(&mut self, python: PythonInterpreter) {
+        self.python_later = None;
         let line = match &python {
             PythonInterpreter::Found { executable, .. } => {
                 format!("python_execute runs {executable} (resolved after the run started)")
@@ -359,13 +338,7 @@ impl<'c, 'a> Watch<'c, 'a> {
             }
             PythonInterpreter::Pending => return,
         };
-        let sent = match self.spec.as_mut() {
-            Some(spec) => {
-                spec.python = Some(python);
-                Ok(())
-            }
-            None => self.link.send(ToWorker::Python(python)),
-        };
+        let sent = self.link.send(ToWorker::Python(python));
         self.ctx.journal.log(LogLevel::Info, line).await;
         if let Err(e) = sent {
             self.ctx
@@ -512,10 +485,11 @@ impl<'c, 'a> Watch<'c, 'a> {
             FromWorker::Hello(_) => self.violation("the worker sent Hello twice"),
             _ if !self.phase.greeted() => self.violation("the worker sent a message before Hello"),
             FromWorker::Event(event) => {
-                if self.python == PythonWait::Pending
+                if self.python_pending
                     && matches!(&event, WorkerEvent::ToolCall { name, .. } if name == PYTHON_EXECUTE)
                 {
-                    self.python = PythonWait::Wanted;
+                    self.python_pending = false;
+                    self.python_later = Some(Box::pin(super::python::resolved()));
                 }
                 let run_id = &self.ctx.run_id;
                 let shown = ProgressEvent::of_worker_event(run_id, &event);
