@@ -137,10 +137,13 @@ pub async fn execute(
     // request for the run's whole life, and the list's own buffer lives as
     // long as the batch; inline, a batch of thousands held each request
     // three times over (BENCHMARKS.md, `scale.live_5000`).
-    let requests: Vec<(String, Box<RunRequest>)> = requests
+    let mut requests: Vec<(String, Box<RunRequest>)> = requests
         .into_iter()
         .map(|(id, request)| (id, Box::new(request)))
         .collect();
+    // The collect reuses the old list's buffer in place (std's in-place
+    // iteration), sized for the unboxed requests: shrunk, that is given back.
+    requests.shrink_to_fit();
     futures_util::stream::iter(requests)
         .map(|(id, request)| run_one(supervisor, id, request, cancel, progress, &writer))
         .buffer_unordered(concurrency)
