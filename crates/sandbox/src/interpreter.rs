@@ -11,8 +11,9 @@
 //! workspace: a launcher picks the version from the working directory's
 //! files (pyenv reads `.python-version` there and in every parent), and a
 //! workspace's files are written by tool processes. The supervisor asks
-//! once and hands the answer to its workers in the task
-//! (`TaskSpec::python`), so a file a tool writes can never choose the
+//! once, when a model first calls `python_execute`, and hands the answer
+//! to its workers (in the task, `TaskSpec::python`, or after it,
+//! `ToWorker::Python`), so a file a tool writes can never choose the
 //! interpreter of a later run. Here because both the supervisor and the
 //! tool that spawns the interpreter need it, and the sandbox is the crate
 //! both depend on.

@@ -69,10 +69,28 @@ pub(crate) fn start_cleanup(
     open_pipes: Vec<u64>,
     slot: Option<SemaphorePermit<'static>>,
 ) -> JoinHandle<CleanupReport> {
+    let mut handed = Handed(Some(tree));
     tokio::task::spawn_blocking(move || {
         let _slot = slot;
-        chores::as_blocking_work(|| clean_up(tree, &open_pipes))
+        match handed.0.take() {
+            Some(tree) => chores::as_blocking_work(|| clean_up(tree, &open_pipes)),
+            None => CleanupReport::default(),
+        }
     })
+}
+
+/// A tree on its way to the blocking pool. A runtime that shuts down drops
+/// the closures it has not started; the tree then goes to
+/// [`clean_up_abandoned`] instead of being lost with its leader's zombie,
+/// its leftovers and its cgroup.
+struct Handed(Option<Tree>);
+
+impl Drop for Handed {
+    fn drop(&mut self) {
+        if let Some(tree) = self.0.take() {
+            let _ = clean_up_abandoned(tree);
+        }
+    }
 }
 
 /// Sees a child dropped before its wait finished through to its end, on a

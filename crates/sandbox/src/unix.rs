@@ -165,8 +165,9 @@ pub(crate) fn wait_exit_keep_zombie(pid: u32) -> io::Result<RawExit> {
     loop {
         match wait_exit_status(pid, 0) {
             Ok(Some(raw)) => return Ok(raw),
-            // Without WNOHANG the kernel only returns once it has a status.
-            Ok(None) => {}
+            // Without WNOHANG the kernel only returns once it has a status;
+            // an answer without one would otherwise spin here.
+            Ok(None) => return Err(io::Error::other("waitid returned without a status")),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }

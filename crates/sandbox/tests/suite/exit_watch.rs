@@ -94,5 +94,11 @@ async fn live_children_cost_no_thread_and_a_pidfd_only_when_asked() {
             assert_eq!(exit.raw, RawExit::Signaled(libc::SIGKILL));
         }
         assert_nothing_alive(&marker, &pids);
+        // And every pidfd and pipe is closed again once the waits ended.
+        let fds_after = count("/proc/self/fd");
+        assert_eq!(
+            fds_after, fds,
+            "{notice:?}: {fds} fds before, {fds_after} after the waits"
+        );
     }
 }
