@@ -79,7 +79,10 @@ fn render_in_helper(
     url: &str,
     format: PageFormat,
 ) -> Result<String, ToolError> {
+    // It reads the page from stdin and needs nothing of the worker's
+    // environment; none of it is handed on.
     let mut child = Command::new(program)
+        .env_clear()
         .arg(url)
         .arg(format_arg(format))
         .stdin(Stdio::piped())

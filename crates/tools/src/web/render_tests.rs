@@ -71,6 +71,24 @@ fn the_renderer_gets_the_page_on_stdin_and_the_url_and_format_as_arguments() {
 }
 
 #[test]
+fn the_renderer_gets_none_of_the_workers_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = stand_in(dir.path(), "exec /usr/bin/env");
+    let text = PageRenderer::Helper(program)
+        .render(PAGE, "https://example.com/", PageFormat::Text)
+        .unwrap();
+    // This process has both; the renderer must see neither.
+    assert!(std::env::var_os("PATH").is_some() && std::env::var_os("HOME").is_some());
+    assert!(
+        !text
+            .lines()
+            .any(|l| l.starts_with("PATH=") || l.starts_with("HOME=")),
+        "{text}"
+    );
+    assert_stand_in_gone(dir.path());
+}
+
+#[test]
 fn a_renderer_that_fails_is_reported_with_its_stderr() {
     let dir = tempfile::tempdir().unwrap();
     let program = stand_in(dir.path(), "echo 'cannot parse' >&2\nexit 3");
