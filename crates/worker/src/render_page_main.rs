@@ -16,10 +16,12 @@ use subagent_tools::{PageFormat, html_to_readable};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (url, format) = match args.as_slice() {
-        [url, format] if format == "markdown" => (url, PageFormat::Markdown),
-        [url, format] if format == "text" => (url, PageFormat::Text),
-        _ => return usage("expected two arguments: URL and FORMAT (markdown or text)"),
+    let parsed = match args.as_slice() {
+        [url, format] => PageFormat::from_name(format).map(|format| (url, format)),
+        _ => None,
+    };
+    let Some((url, format)) = parsed else {
+        return usage("expected two arguments: URL and FORMAT (markdown or text)");
     };
     let mut page = String::new();
     if let Err(e) = std::io::stdin().read_to_string(&mut page) {

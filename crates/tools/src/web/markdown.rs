@@ -23,6 +23,24 @@ pub enum PageFormat {
     Text,
 }
 
+impl PageFormat {
+    /// Its name as the model writes it, and as the page renderer takes it
+    /// on its command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Markdown => "markdown",
+            Self::Text => "text",
+        }
+    }
+
+    /// The format named `name` ([`Self::name`]).
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Self::Markdown, Self::Text]
+            .into_iter()
+            .find(|format| format.name() == name)
+    }
+}
+
 /// What kind of body a page has, from its content type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BodyKind {

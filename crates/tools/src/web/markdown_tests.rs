@@ -34,3 +34,13 @@ fn plain_bodies_pass_through_unchanged() {
         json
     );
 }
+
+#[test]
+fn a_format_is_found_by_its_name_as_serde_reads_it() {
+    for format in [PageFormat::Markdown, PageFormat::Text] {
+        let quoted = format!("\"{}\"", format.name());
+        assert_eq!(serde_json::from_str::<PageFormat>(&quoted).unwrap(), format);
+        assert_eq!(PageFormat::from_name(format.name()), Some(format));
+    }
+    assert_eq!(PageFormat::from_name("html"), None);
+}

@@ -63,14 +63,6 @@ impl PageRenderer {
     }
 }
 
-/// The `format` argument the renderer takes.
-pub fn format_arg(format: PageFormat) -> &'static str {
-    match format {
-        PageFormat::Markdown => "markdown",
-        PageFormat::Text => "text",
-    }
-}
-
 /// Runs `program URL FORMAT` with the page on its stdin; its stdout is the
 /// rendered page.
 fn render_in_helper(
@@ -84,7 +76,7 @@ fn render_in_helper(
     let mut child = Command::new(program)
         .env_clear()
         .arg(url)
-        .arg(format_arg(format))
+        .arg(format.name())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
