@@ -48,6 +48,11 @@ impl AsyncRead for Flood {
     }
 }
 
+/// Held by every test here: the frame budget and the small-frame reserve
+/// are the process's, and `cargo test` runs these tests side by side in one
+/// (nextest gives each a process of its own).
+static POOLS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// Lets every other task run until all of them wait (the clock is paused,
 /// so it only moves once nothing else can).
 async fn settle() {
@@ -56,6 +61,7 @@ async fn settle() {
 
 #[tokio::test]
 async fn nothing_past_the_protocol_cap_is_read() {
+    let _pools = POOLS.lock().await;
     let cap = 1 << 20;
     let (flood, served) = Flood::of_text_deltas(60 * 1024);
     let (_link, mut inbox) = Link::start(flood, tokio::io::sink(), cap);
@@ -74,6 +80,7 @@ async fn nothing_past_the_protocol_cap_is_read() {
 
 #[tokio::test]
 async fn a_worker_that_sends_exactly_the_cap_is_not_a_flood() {
+    let _pools = POOLS.lock().await;
     let (flood, _) = Flood::of_text_deltas(1000);
     let frame = flood.frame.clone();
     let cap = 3 * frame.len() as u64;
@@ -90,6 +97,7 @@ async fn a_worker_that_sends_exactly_the_cap_is_not_a_flood() {
 
 #[tokio::test(start_paused = true)]
 async fn frames_waiting_to_be_handled_are_bounded_by_their_bytes() {
+    let _pools = POOLS.lock().await;
     // Small frames: a link may queue many of them.
     let frame_bytes = SMALL_FRAME_MAX / 2;
     let (flood, served) = Flood::of_text_deltas(frame_bytes);
@@ -118,7 +126,35 @@ async fn frames_waiting_to_be_handled_are_bounded_by_their_bytes() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn small_frames_of_all_links_together_stay_within_the_reserve() {
+    let _pools = POOLS.lock().await;
+    // Five links whose frames nobody handles: each link's own queue would
+    // take 16 MiB of them, 80 MiB in all, past the 64 MiB reserve. (The
+    // reserve is the process's: see `POOLS`.)
+    const LINKS: usize = 5;
+    let frame_bytes = SMALL_FRAME_MAX / 2;
+    let mut links = Vec::new();
+    let mut served = Vec::new();
+    for _ in 0..LINKS {
+        let (flood, count) = Flood::of_text_deltas(frame_bytes);
+        links.push(Link::start(flood, tokio::io::sink(), u64::MAX));
+        served.push(count);
+    }
+    settle().await;
+    let total: u64 = served.iter().map(|s| s.load(Ordering::Relaxed)).sum();
+    // The reserve, and on each link a frame read and waiting for it and
+    // the next one being read.
+    let bound = u64::from(SMALL_FRAME_RESERVE_BYTES) + LINKS as u64 * 2 * (frame_bytes as u64 + 64);
+    assert!(total <= bound, "{total} bytes read, bound {bound}");
+    assert!(
+        total > u64::from(SMALL_FRAME_RESERVE_BYTES) / 2,
+        "{total} bytes read: the links did read"
+    );
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_link_reads_no_large_frame_while_its_last_one_is_unhandled() {
+    let _pools = POOLS.lock().await;
     // Eight of these fit in the link's queue; only one is read at a time.
     let frame_bytes = 2 * SMALL_FRAME_MAX;
     let (flood, served) = Flood::of_text_deltas(frame_bytes);
@@ -144,6 +180,7 @@ async fn a_link_reads_no_large_frame_while_its_last_one_is_unhandled() {
 
 #[tokio::test(start_paused = true)]
 async fn sending_to_a_worker_that_does_not_read_never_waits() {
+    let _pools = POOLS.lock().await;
     // The worker's end is never read: the first write blocks for good.
     let (ours, _theirs) = tokio::io::duplex(1024);
     let (read, write) = tokio::io::split(ours);
