@@ -23,7 +23,13 @@
 //! the small-frame reserve ([`SMALL_FRAME_RESERVE_BYTES`]). So workers that
 //! announce maximal frames and stall can hold the whole budget, but every
 //! other worker's events and results still pass. Both are given back once
-//! the watch loop has handled the frame. A large payload is decoded as it
+//! the watch loop has handled the frame. The supervisor's frame memory is
+//! therefore at most the budget, plus the reserve, plus one small frame
+//! being read on each link (1 MiB a worker stalled mid-frame: 5 GiB for
+//! 5,000 hostile workers, beside the 0.8 MiB each of them costs the machine
+//! anyway). Taking the reserve before the payload would make the bound
+//! flat, but let 64 workers stalled mid-frame stop every run's events
+//! until their idle timeout: liveness was chosen over that constant. A large payload is decoded as it
 //! is read, on a blocking thread, so it costs its decoded size and no copy
 //! beside it.
 //!
