@@ -62,7 +62,7 @@ fn the_helper_renders_a_page_as_the_in_process_renderer_does() {
 }
 
 #[test]
-fn the_helper_refuses_a_call_without_url_and_format() {
+fn the_helper_refuses_an_unknown_format() {
     let (text, ok) = render_with_helper(ARTICLE, "https://example.com/", "html");
     assert!(!ok);
     assert_eq!(text, "");
