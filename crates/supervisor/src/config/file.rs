@@ -51,7 +51,8 @@ use super::raise::{Raise, RaiseSettings};
 /// The highest `max_concurrent` accepted: far past what one machine's
 /// usual limits hold (BENCHMARKS.md: 5,000 live measured here, what 10,000
 /// and 50,000 need), low enough that a typo of a few digits is refused.
-/// What actually fits is checked against the open-files limit at start.
+/// What actually fits is checked against the open-files limit when a
+/// `batch` starts (`serve` and `run --parallel` do not check yet).
 pub const MAX_CONCURRENT_CEILING: usize = 100_000;
 
 /// Why a config file cannot be used.
