@@ -6,18 +6,14 @@
 //! hits a limit on purpose, then the operator's view of the session files.
 //! The server is stopped however the demo ends.
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output, Stdio};
 
 use anyhow::{Context, Result, bail};
 
+use crate::llama_server::RunningServer;
 use crate::{cmd, deps, local_model};
-
-/// Longest wait for the model to load (60 s).
-const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The schema of the structured-output step.
 const CAPITAL_SCHEMA: &str = r#"{"type":"object","properties":{"city":{"type":"string"},"country":{"type":"string"}},"required":["city","country"],"additionalProperties":false}"#;
@@ -25,16 +21,6 @@ const CAPITAL_SCHEMA: &str = r#"{"type":"object","properties":{"city":{"type":"s
 /// Exit status of `subagent run` for an exceeded budget
 /// (crates/supervisor/src/exit_codes.rs).
 const EXIT_BUDGET_EXCEEDED: i32 = 4;
-
-/// Kills the server however the demo ends.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// Runs the demo.
 pub fn run(task: &str, policy: deps::Policy) -> Result<()> {
@@ -58,27 +44,14 @@ pub fn run(task: &str, policy: deps::Policy) -> Result<()> {
     // The server's chatter would bury the showcase; it goes to a log that
     // an error points at.
     let server_log = target.join("demo-llama-server.log");
-    let server_output = std::fs::File::create(&server_log)
-        .with_context(|| format!("create {}", server_log.display()))?;
-    let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-    let child = Command::new(&model.server)
-        .arg("-m")
-        .arg(&model.model)
-        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-        .args(["--jinja", "-c", "8192", "-t", "2"])
-        .stdin(Stdio::null())
-        .stdout(server_output.try_clone()?)
-        .stderr(server_output)
-        .spawn()
-        .with_context(|| format!("start {}", model.server.display()))?;
-    let mut server = Server(child);
-    wait_healthy(&mut server, port)
+    // Killed however the demo ends (on drop).
+    let server = RunningServer::start(&model.server, &model.model, &server_log)
         .with_context(|| format!("llama-server's output is in {}", server_log.display()))?;
 
     let demo = Demo {
         subagent: target.join("debug/subagent"),
         sessions: target.join("demo-sessions"),
-        base_url: format!("http://127.0.0.1:{port}/v1"),
+        base_url: server.base_url(),
         scratch: target.join("demo-scratch"),
     };
     for dir in [&demo.sessions, &demo.scratch] {
@@ -240,37 +213,6 @@ fn text_of(result: &serde_json::Value) -> String {
         .as_str()
         .unwrap_or_default()
         .to_owned()
-}
-
-fn wait_healthy(server: &mut Server, port: u16) -> Result<()> {
-    let deadline = Instant::now() + STARTUP_TIMEOUT;
-    loop {
-        if let Some(status) = server.0.try_wait()? {
-            bail!("llama-server exited during startup: {status}");
-        }
-        if health_ok(port) {
-            return Ok(());
-        }
-        if Instant::now() > deadline {
-            bail!("llama-server was not healthy within {STARTUP_TIMEOUT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-fn health_ok(port: u16) -> bool {
-    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
-        return false;
-    };
-    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
-    if s.write_all(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-        .is_err()
-    {
-        return false;
-    }
-    let mut buf = String::new();
-    let _ = s.read_to_string(&mut buf);
-    buf.starts_with("HTTP/1.1 200")
 }
 
 #[cfg(test)]

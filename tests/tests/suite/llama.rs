@@ -7,6 +7,7 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -14,6 +15,9 @@ use std::time::{Duration, Instant};
 /// Longest wait for the model to load (60 s): the 98 MB model loads in about
 /// a second here; the margin covers a loaded CI machine.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The signal of an illegal instruction.
+const SIGILL: i32 = 4;
 
 pub struct LlamaServer {
     child: Child,
@@ -55,14 +59,39 @@ impl LlamaServer {
     }
 
     pub fn start() -> Self {
-        let server = required_path("SUBAGENT_LLAMA_SERVER");
+        Self::start_under(&[], &[], Stdio::null(), STARTUP_TIMEOUT)
+    }
+
+    /// Started as the last argument of `wrapper` (an emulator, say; empty:
+    /// directly) with `extra` arguments, its output to `output`, waited for
+    /// up to `startup`.
+    pub fn start_under(
+        wrapper: &[&str],
+        extra: &[&str],
+        output: Stdio,
+        startup: Duration,
+    ) -> Self {
+        // Absolute: it runs from its own directory (below).
+        let server = std::fs::canonicalize(required_path("SUBAGENT_LLAMA_SERVER")).unwrap();
         let model = required_path("SUBAGENT_LLAMA_MODEL");
         let port = TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
             .unwrap()
             .port();
-        let child = Command::new(server)
+        // From its own directory: the CPU-dispatch build also loads backend
+        // libraries from the current directory.
+        let dir = server.parent().map(PathBuf::from).unwrap_or_default();
+        let mut command = match wrapper.split_first() {
+            Some((program, args)) => {
+                let mut command = Command::new(program);
+                command.args(args).arg(&server);
+                command
+            }
+            None => Command::new(&server),
+        };
+        let child = command
+            .current_dir(dir)
             .args(["-m"])
             .arg(model)
             .args([
@@ -77,32 +106,64 @@ impl LlamaServer {
                 "2",
                 "--no-webui",
             ])
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(output)
             .spawn()
             .expect("start llama-server");
         let mut server = Self { child, port };
-        server.wait_healthy();
+        server.wait_healthy(startup);
         server
+    }
+
+    /// Completes `prompt` with up to `tokens` tokens, greedily: the
+    /// server's answer (`content`, `tokens_predicted`, ...).
+    pub fn complete(&self, prompt: &str, tokens: u32) -> serde_json::Value {
+        let body = serde_json::json!({"prompt": prompt, "n_predict": tokens, "temperature": 0})
+            .to_string();
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        write!(
+            stream,
+            "POST /completion HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+        assert!(head.starts_with("HTTP/1.1 200"), "{answer}");
+        serde_json::from_str(body).unwrap()
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     pub fn base_url(&self) -> String {
         format!("http://127.0.0.1:{}/v1", self.port)
     }
 
-    fn wait_healthy(&mut self) {
-        let deadline = Instant::now() + STARTUP_TIMEOUT;
+    fn wait_healthy(&mut self, startup: Duration) {
+        let deadline = Instant::now() + startup;
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
-                panic!("llama-server exited during startup: {status}");
+                let hint = if status.signal() == Some(SIGILL) {
+                    ": a CPU instruction this machine does not allow; rebuild the local model \
+                     here with `cargo xtask local-model install --rebuild`"
+                } else {
+                    ""
+                };
+                panic!("llama-server exited during startup: {status}{hint}");
             }
             if health_ok(self.port) {
                 return;
             }
             assert!(
                 Instant::now() < deadline,
-                "llama-server not healthy within {STARTUP_TIMEOUT:?}"
+                "llama-server not healthy within {startup:?}"
             );
             std::thread::sleep(Duration::from_millis(100));
         }

@@ -34,6 +34,7 @@ mod memory_fallback;
 mod model_faults;
 mod modes;
 mod nested_e2e;
+mod portable_model;
 mod project_trust;
 mod resume_batch;
 mod resume_cmd;

@@ -25,10 +25,18 @@ impl LlamaServer {
     /// `slots` requests decoded at once (`-np`), each with the one-slot
     /// server's context.
     pub fn start_with_slots(cx: &BenchContext, slots: usize) -> Result<Self> {
-        let server = cx.external("SUBAGENT_LLAMA_SERVER")?;
+        // Absolute: it runs from its own directory (below).
+        let server = std::fs::canonicalize(cx.external("SUBAGENT_LLAMA_SERVER")?)?;
         let model = cx.external("SUBAGENT_LLAMA_MODEL")?;
         let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-        let child = Command::new(server)
+        // From its own directory: the CPU-dispatch build also loads backend
+        // libraries from the current directory.
+        let dir = server
+            .parent()
+            .map(std::path::PathBuf::from)
+            .unwrap_or_default();
+        let child = Command::new(&server)
+            .current_dir(dir)
             .arg("-m")
             .arg(model)
             .args(["--host", "127.0.0.1", "--port", &port.to_string()])
