@@ -17,6 +17,7 @@
 //! decides how a client is told about anything: that is the server's job.
 
 mod lifecycle;
+mod recovery;
 mod registry;
 mod state;
 mod streaming;

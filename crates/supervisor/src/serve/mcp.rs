@@ -121,11 +121,13 @@ impl McpServe {
         // kind's) are marked interrupted.
         let serve_dir = config.sessions_dir.join("serve");
         let parent = serve_dir.join(format!("mcp-{}.jsonl", std::process::id()));
-        let jobs = Jobs::new(config, Some(parent)).map_err(McpServeError::Jobs)?;
-        for run in jobs
-            .recover_interrupted(&serve_dir)
-            .map_err(McpServeError::Recover)?
-        {
+        let (jobs, recovered) = Jobs::open(config, parent, serve_dir)
+            .await
+            .map_err(|e| match e {
+                JobsError::Recover { .. } => McpServeError::Recover(e),
+                e => McpServeError::Jobs(e),
+            })?;
+        for run in recovered {
             tracing::info!(job = %run.start.job_id, file = %run.parent_file.display(), "marked a run of a dead server interrupted");
         }
         let server = McpServer {

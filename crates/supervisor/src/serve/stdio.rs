@@ -130,8 +130,8 @@ impl StdioServer {
             .parent_session
             .clone()
             .unwrap_or_else(|| serve_dir.join(format!("serve-{}.jsonl", std::process::id())));
-        let jobs = Jobs::new(prepared.config, Some(parent))?;
-        for run in jobs.recover_interrupted(&serve_dir)? {
+        let (jobs, recovered) = Jobs::open(prepared.config, parent, serve_dir).await?;
+        for run in recovered {
             tracing::info!(job = %run.start.job_id, file = %run.parent_file.display(), "marked a run of a dead server interrupted");
         }
         Server {

@@ -24,7 +24,9 @@ pub mod paths;
 pub mod read;
 pub mod replay;
 pub mod table;
+pub mod tail;
 pub mod untrusted;
+pub mod verified;
 pub mod writer;
 
 pub use paths::{SessionPaths, default_sessions_dir};

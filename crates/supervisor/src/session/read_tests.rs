@@ -226,7 +226,7 @@ fn ls_is_newest_first_and_filters_narrow_it() {
     let dir = tempfile::tempdir().unwrap();
     write_run(dir.path(), "2026/11/20", "old", "2026-11-20T12:00:00.000Z");
     write_run(dir.path(), "2026/11/22", "new", "2026-11-22T12:00:00.000Z");
-    let all = list_sessions(dir.path()).unwrap();
+    let all = list_sessions(dir.path()).unwrap().0;
     let ids: Vec<&str> = all.iter().map(|s| s.run_id.as_str()).collect();
     assert_eq!(ids, ["new", "old"]);
     let since = SessionFilter {
@@ -297,4 +297,39 @@ fn gc_chooses_by_header_time_and_removes_emptied_dirs() {
         ]
     );
     assert!(new.exists());
+}
+
+#[test]
+fn listing_skips_a_fifo_a_device_link_and_an_oversized_file_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let day = dir.path().join("2026/11/22");
+    std::fs::create_dir_all(&day).unwrap();
+    nix::unistd::mkfifo(&day.join("fifo.jsonl"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", day.join("zero.jsonl")).unwrap();
+    std::fs::File::create(day.join("big.jsonl"))
+        .unwrap()
+        .set_len(super::super::untrusted::SESSION_FILE_CAP + 1)
+        .unwrap();
+    // Neither the FIFO (no writer) nor /dev/zero holds up the listing.
+    let (found, skipped) = list_sessions(dir.path()).unwrap();
+    assert!(found.is_empty());
+    let mut why: Vec<String> = skipped.iter().map(ToString::to_string).collect();
+    why.sort();
+    assert_eq!(why.len(), 3, "{why:#?}");
+    assert!(why[0].contains("big.jsonl is larger than"), "{why:#?}");
+    assert!(why[1].contains("fifo.jsonl is a FIFO"), "{why:#?}");
+    assert!(why[2].contains("zero.jsonl is a symbolic link"), "{why:#?}");
+}
+
+#[test]
+fn a_tail_refuses_a_file_swapped_in_under_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.jsonl");
+    std::fs::write(&path, "{\"type\":\"log\",\"timestamp\":\"t\"}\n").unwrap();
+    let mut tail = SessionTail::new(&path);
+    assert_eq!(tail.poll().unwrap().len(), 1);
+    let other = dir.path().join("other");
+    std::fs::write(&other, "{\"type\":\"log\",\"timestamp\":\"t\"}\n").unwrap();
+    std::fs::rename(&other, &path).unwrap();
+    assert!(matches!(tail.poll(), Err(ReadError::Replaced { .. })));
 }
