@@ -43,7 +43,7 @@ use subagent_protocol::{ErrorCode, RunMode};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::defaults::{ServeDefaults, SpawnError, error_chain};
+use super::defaults::{ServeDefaults, SpawnError, error_chain, requests_off_runtime};
 use super::spawn::Spawn;
 use crate::RunRequest;
 use crate::config::{PrepareError, Prepared};
@@ -53,9 +53,9 @@ use crate::run::{Ceilings, Owner, concurrency_for};
 
 /// What every call shares.
 struct State {
-    defaults: ServeDefaults,
+    defaults: Arc<ServeDefaults>,
     /// What the defaults allow; every call is held under it.
-    ceilings: Ceilings,
+    ceilings: Arc<Ceilings>,
     /// Background jobs, and the supervisor every run goes through.
     jobs: Jobs,
     /// Cancelled when the server stops: every run is a child of it.
@@ -132,8 +132,8 @@ impl McpServe {
         }
         let server = McpServer {
             state: Arc::new(State {
-                defaults,
-                ceilings,
+                defaults: Arc::new(defaults),
+                ceilings: Arc::new(ceilings),
                 jobs: jobs.clone(),
                 shutdown: shutdown.clone(),
                 _alive: alive,
@@ -171,7 +171,7 @@ impl McpServer {
             Ok(call) => call,
             Err(message) => return tools::refusal(ErrorCode::InvalidInput, &message),
         };
-        let requests = match self.requests(&call) {
+        let requests = match self.requests(&call).await {
             Ok(requests) => requests,
             Err(e) => return tools::refusal(ErrorCode::InvalidInput, &error_chain(&e)),
         };
@@ -242,10 +242,14 @@ impl McpServer {
     }
 
     /// One resolved request per task: the server's flags patched by the call.
-    fn requests(&self, call: &Spawn) -> Result<Vec<RunRequest>, SpawnError> {
-        self.state
-            .defaults
-            .requests_for(&self.state.ceilings, &call.patch(), &call.tasks)
+    async fn requests(&self, call: &Spawn) -> Result<Vec<RunRequest>, SpawnError> {
+        requests_off_runtime(
+            Arc::clone(&self.state.defaults),
+            Arc::clone(&self.state.ceilings),
+            call.patch(),
+            call.tasks.clone(),
+        )
+        .await
     }
 }
 
