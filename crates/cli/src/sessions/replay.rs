@@ -84,8 +84,10 @@ pub(super) fn run(sessions_dir: &Path, args: ReplayArgs) -> Result<i32> {
         require_sandbox: false,
         allow_raise: Vec::new(),
     };
+    // The model only names the recording to the replay provider.
     let overrides = RunOverrides {
         agent: Some(recording.header.agent.clone()),
+        model: Some(recording.header.model.clone()),
         ..RunOverrides::default()
     };
     let prepared = prepare(&settings, &overrides, &crate::trust::print_warning)

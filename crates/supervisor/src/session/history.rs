@@ -96,7 +96,7 @@ pub enum HistoryError {
     /// The file could not be read as a session file, or its chain does not
     /// hold.
     #[error("{0}; so its conversation is not continued (start a new run instead)")]
-    Unverified(#[from] VerifyError),
+    Unverified(VerifyError),
     /// No header line first.
     #[error("{} does not start with a session header line; is it a subagent session file?", path.display())]
     NoHeader {
@@ -151,6 +151,13 @@ pub enum HistoryError {
         /// Why.
         source: Box<HistoryError>,
     },
+}
+
+impl From<VerifyError> for HistoryError {
+    /// The reason is in the text, said once: not a source as well.
+    fn from(e: VerifyError) -> Self {
+        HistoryError::Unverified(e)
+    }
 }
 
 /// Reads the session file at `path`, and those of the runs it continues,

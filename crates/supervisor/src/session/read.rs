@@ -480,7 +480,9 @@ impl SessionFilter {
 /// unique prefix of one) matched against file names under `sessions_dir`.
 pub fn find_session(sessions_dir: &Path, run: &str) -> Result<PathBuf, ReadError> {
     let as_path = Path::new(run);
-    if as_path.is_file() {
+    // Anything but a directory at that path is what was named: a FIFO or a
+    // link is refused by the open, with what it is, not taken for an id.
+    if std::fs::symlink_metadata(as_path).is_ok_and(|m| !m.is_dir()) {
         return Ok(as_path.to_owned());
     }
     let mut candidates: Vec<PathBuf> = list_session_files(sessions_dir)?

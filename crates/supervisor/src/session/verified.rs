@@ -37,18 +37,18 @@ pub enum VerifyError {
     #[error(transparent)]
     Untrusted(#[from] UntrustedError),
     /// The key is not at hand, so nothing can be checked.
-    #[error("{0}")]
+    #[error(transparent)]
     Key(#[from] KeyError),
     /// The chain breaks.
     #[error(
-        "{}: {source}; it is not believed (`subagent sessions verify` checks a file)",
+        "{}: {at}; it is not believed (`subagent sessions verify` checks a file)",
         path.display()
     )]
     Broken {
         /// The file.
         path: PathBuf,
-        /// Where and how.
-        source: ChainBreak,
+        /// Where and how (in the text, not a source: said once).
+        at: ChainBreak,
     },
     /// Nothing in it.
     #[error("{}: empty, so not a session file subagent wrote", path.display())]
@@ -62,9 +62,9 @@ pub enum VerifyError {
 pub fn read_verified(path: &Path) -> Result<VerifiedFile, VerifyError> {
     let key = session_key()?;
     let (bytes, identity) = read_capped(path, SESSION_FILE_CAP)?;
-    let verified = verify(key, &bytes).map_err(|source| VerifyError::Broken {
+    let verified = verify(key, &bytes).map_err(|at| VerifyError::Broken {
         path: path.to_owned(),
-        source,
+        at,
     })?;
     if verified.lines == 0 {
         return Err(VerifyError::Empty {

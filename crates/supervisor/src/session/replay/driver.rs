@@ -34,7 +34,7 @@ pub enum ReplayError {
     Read(#[from] ReadError),
     /// A session file is not believed (its chain does not hold).
     #[error("{0}; so it is not replayed")]
-    Unverified(#[from] VerifyError),
+    Unverified(VerifyError),
     /// The recorded workspace is not one this replay may work in.
     #[error(
         "the recorded run worked in {recorded}, {why}: a recording does not choose where a \
@@ -80,6 +80,13 @@ pub struct ReplayReport {
     /// How the replay ended: completed, failed, aborted.
     #[serde(skip)]
     pub status: &'static str,
+}
+
+impl From<VerifyError> for ReplayError {
+    /// The reason is in the text, said once: not a source as well.
+    fn from(e: VerifyError) -> Self {
+        ReplayError::Unverified(e)
+    }
 }
 
 /// What the replaying invocation gives the replay: every setting's
