@@ -64,7 +64,7 @@ fn serve_recovery_appends_to_no_file_it_did_not_write() {
             .unwrap()
             .success()
     );
-    let before = [&agent, &script, &forged].map(|f| std::fs::read(f).unwrap());
+    let before = [&agent, &script, &forged].map(|f| std::fs::read_to_string(f).unwrap());
 
     // stdin at its end: the server starts, recovers, and stops.
     let out = Command::new("timeout")
@@ -83,7 +83,7 @@ fn serve_recovery_appends_to_no_file_it_did_not_write() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let after = [&agent, &script, &forged].map(|f| std::fs::read(f).unwrap());
+    let after = [&agent, &script, &forged].map(|f| std::fs::read_to_string(f).unwrap());
     assert_eq!(after, before, "a file recovery did not write was appended to");
     // The server file that verifies is the server's own kind: its runs are
     // marked there, and only there.
