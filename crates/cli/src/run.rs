@@ -80,9 +80,10 @@ pub(super) fn run(args: RunArgs) -> Result<i32> {
         ..
     } = args.flags.prepare(&overrides)?;
     if let Some((recorded, mut ask)) = resume {
-        ask.current_tools = request.tools.clone().unwrap_or_else(|| {
-            subagent_supervisor::config::agent_tools(&config, &request.agent)
-        });
+        ask.current_tools = request
+            .tools
+            .clone()
+            .unwrap_or_else(|| subagent_supervisor::config::agent_tools(&config, &request.agent));
         subagent_supervisor::resume::continue_request(recorded, &mut request, ask)?;
     }
     super::agents::print_agent_warnings(&config.catalog, &request.agent);

@@ -15,9 +15,10 @@ use subagent_supervisor::session::format::{
 };
 use subagent_supervisor::session::gc::{plan_gc, remove_sessions};
 use subagent_supervisor::session::read::{
-    ReadItem, SessionFilter, SessionStatus, SessionTail, find_session, is_terminal, list_sessions,
-    read_session, summarize,
+    ReadItem, SessionFilter, SessionStatus, find_session, is_terminal, list_sessions, read_session,
+    summarize,
 };
+use subagent_supervisor::session::tail::SessionTail;
 use subagent_supervisor::units::parse_age;
 
 use crate::console;

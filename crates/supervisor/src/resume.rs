@@ -240,7 +240,12 @@ pub fn continue_request(
             request.output_mode = mode;
         }
     }
-    lower_limits(&mut request.limits, &mut request.budget, header, &ask.limits);
+    lower_limits(
+        &mut request.limits,
+        &mut request.budget,
+        header,
+        &ask.limits,
+    );
     if request.system_prompt.is_none() && !recorded.system_prompt.is_empty() {
         request.system_prompt = Some(recorded.system_prompt.clone());
     }

@@ -343,7 +343,10 @@ fn a_recorded_workspace_outside_the_invocations_is_refused() {
     // Outside, through `..` or a link: refused.
     let err = run(&mine.join("../other")).unwrap_err();
     assert!(matches!(err, ResumeError::Workspace { .. }), "{err}");
-    assert!(err.to_string().contains("outside this run's workspace"), "{err}");
+    assert!(
+        err.to_string().contains("outside this run's workspace"),
+        "{err}"
+    );
     let link = mine.join("escape");
     std::os::unix::fs::symlink(&other, &link).unwrap();
     assert!(matches!(

@@ -142,7 +142,12 @@ fn client_report_with(python: &Path, setup: &Setup, scenario: &str, server: &[&s
 }
 
 /// The client running `scenario` against the server with `server` flags.
-pub(super) fn client_command(python: &Path, setup: &Setup, scenario: &str, server: &[&str]) -> Command {
+pub(super) fn client_command(
+    python: &Path,
+    setup: &Setup,
+    scenario: &str,
+    server: &[&str],
+) -> Command {
     let mut command = Command::new(python);
     command
         .arg(&setup.script)

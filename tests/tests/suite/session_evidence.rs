@@ -326,7 +326,11 @@ fn a_fifo_dev_zero_and_a_huge_file_named_as_session_files_neither_hang_nor_fill(
     ] {
         let out = resume(target);
         assert_eq!(out.status.code(), Some(2), "{target}: {}", stderr(&out));
-        assert!(stderr(&out).contains(expected), "{target}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(expected),
+            "{target}: {}",
+            stderr(&out)
+        );
     }
     let out = within_20s(&["sessions", "ls", "--sessions-dir", &sessions]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -339,7 +343,12 @@ fn a_fifo_dev_zero_and_a_huge_file_named_as_session_files_neither_hang_nor_fill(
     ] {
         for command in [&["show"][..], &["tail"], &["verify"], &["export", "--html"]] {
             let out = within_20s(
-                &[&["sessions"], command, &[target, "--sessions-dir", &sessions]].concat(),
+                &[
+                    &["sessions"],
+                    command,
+                    &[target, "--sessions-dir", &sessions],
+                ]
+                .concat(),
             );
             assert_ne!(out.status.code(), Some(124), "{command:?} {target} hung");
             assert!(
@@ -385,12 +394,17 @@ fn sessions_verify_passes_a_file_as_written_and_names_the_first_bad_line() {
         String::from_utf8_lossy(&out.stdout)
     );
     // Another user's key (or none) verifies nothing.
-    let other = dirs.subagent(&["sessions", "verify", &id, "--sessions-dir", &sessions])
+    let other = dirs
+        .subagent(&["sessions", "verify", &id, "--sessions-dir", &sessions])
         .env("XDG_CONFIG_HOME", dirs.outside.join("other-user"))
         .output()
         .unwrap();
     assert_eq!(other.status.code(), Some(UNVERIFIED), "{}", stderr(&other));
-    assert!(stderr(&other).contains("line 1 does not match"), "{}", stderr(&other));
+    assert!(
+        stderr(&other).contains("line 1 does not match"),
+        "{}",
+        stderr(&other)
+    );
 
     let text = std::fs::read_to_string(&file).unwrap();
     let edited = text.replacen("\"pattern\":\"*\"", "\"pattern\":\"**\"", 1);
@@ -463,7 +477,14 @@ fn a_batch_task_never_continues_a_conversation_planted_under_its_id() {
         .arg(&dirs.sessions)
         .arg("--workspace")
         .arg(&dirs.ws)
-        .args(["--provider", "openai-chat", "--model", "scripted", "-j", "1"])
+        .args([
+            "--provider",
+            "openai-chat",
+            "--model",
+            "scripted",
+            "-j",
+            "1",
+        ])
         .args(["--base-url", &model.base_url()])
         .output()
         .unwrap();

@@ -71,7 +71,12 @@ fn serve_recovery_appends_to_no_file_it_did_not_write() {
         .arg("60")
         .arg(binary("subagent"))
         .args(["serve", "--stdio", "--worker", FIXTURE])
-        .args(["--model", "fixture-model", "--base-url", "http://127.0.0.1:9/v1"])
+        .args([
+            "--model",
+            "fixture-model",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+        ])
         .arg("--sessions-dir")
         .arg(&dirs.sessions)
         .arg("--workspace")
@@ -84,7 +89,10 @@ fn serve_recovery_appends_to_no_file_it_did_not_write() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let after = [&agent, &script, &forged].map(|f| std::fs::read_to_string(f).unwrap());
-    assert_eq!(after, before, "a file recovery did not write was appended to");
+    assert_eq!(
+        after, before,
+        "a file recovery did not write was appended to"
+    );
     // The server file that verifies is the server's own kind: its runs are
     // marked there, and only there.
     let marked = std::fs::read_to_string(&signed).unwrap();
@@ -124,8 +132,7 @@ fn fixture_run(sessions: &Path, workspace: &Path) -> (String, String) {
 
 #[test]
 fn mcp_resume_reaches_only_runs_of_the_servers_workspace_by_id() {
-    let Some(python) = mcp_python("mcp_resume_reaches_only_runs_of_the_servers_workspace")
-    else {
+    let Some(python) = mcp_python("mcp_resume_reaches_only_runs_of_the_servers_workspace") else {
         return;
     };
     let setup = setup();
@@ -184,7 +191,10 @@ fn mcp_resume_reaches_only_runs_of_the_servers_workspace_by_id() {
     }
     for target in ["f1f0f1f0", "2e402e40"] {
         let text = refusal(target);
-        assert!(text.contains("no run this server can continue"), "{target}: {text}");
+        assert!(
+            text.contains("no run this server can continue"),
+            "{target}: {text}"
+        );
     }
     let text = refusal(&own[..6]);
     assert!(text.contains("matches 2 runs"), "{text}");

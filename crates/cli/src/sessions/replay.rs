@@ -6,13 +6,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use subagent_protocol::OutputMode;
+use subagent_supervisor::Supervisor;
 use subagent_supervisor::config::{PrepareSettings, RunOverrides, agent_tools, prepare};
 use subagent_supervisor::exit_codes;
 use subagent_supervisor::session::read::find_session;
 use subagent_supervisor::session::replay::{
     ReplayInvocation, ReplayReport, read_recording, replay, replay_warnings,
 };
-use subagent_supervisor::Supervisor;
 use tokio_util::sync::CancellationToken;
 
 use crate::console;

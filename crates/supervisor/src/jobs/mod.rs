@@ -19,6 +19,7 @@
 mod lifecycle;
 mod recovery;
 mod registry;
+mod server_file;
 mod state;
 mod streaming;
 

@@ -9,14 +9,11 @@
 //! [`super::lifecycle`]'s decision. It never creates a file but the
 //! server's own.
 
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-
-use nix::fcntl::{Flock, OFlag};
 
 use super::lifecycle::{InterruptedRun, mark_interrupted};
 use super::registry::{Jobs, JobsError};
+use super::server_file::open_locked;
 use crate::run::SupervisorConfig;
 
 impl Jobs {
@@ -81,35 +78,5 @@ impl Jobs {
         }
         self.remember_interrupted(all.clone());
         Ok(all)
-    }
-}
-
-/// Opens the server file at `path` (made first with `create`, and its
-/// directory), refusing a link, a FIFO or anything but a regular file, and
-/// takes its flock without waiting.
-pub(super) fn open_locked(path: &Path, create: bool) -> Result<Flock<File>, JobsError> {
-    let open_err = |source| JobsError::Open {
-        path: path.to_owned(),
-        source,
-    };
-    if create && let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(open_err)?;
-    }
-    let file = OpenOptions::new()
-        .create(create)
-        .append(true)
-        .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK).bits())
-        .open(path)
-        .map_err(open_err)?;
-    if !file.metadata().map_err(open_err)?.is_file() {
-        return Err(open_err(std::io::Error::other(
-            "not a regular file: a server's session file is one",
-        )));
-    }
-    // nix's flock rather than std's File::try_lock: the crate's MSRV predates it.
-    match Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock) {
-        Ok(locked) => Ok(locked),
-        Err((_, nix::errno::Errno::EWOULDBLOCK)) => Err(JobsError::Busy(path.to_owned())),
-        Err((_, errno)) => Err(open_err(errno.into())),
     }
 }

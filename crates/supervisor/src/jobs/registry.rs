@@ -28,7 +28,7 @@ use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::lifecycle::{InterruptedRun, job_end_line, job_start_line, mark_interrupted};
-use super::recovery::open_locked;
+use super::server_file::open_locked;
 use super::state::JobState;
 use super::streaming::Streaming;
 use crate::run::{ProgressEvent, ProgressSink, RunPlan, RunRequest, Supervisor, SupervisorConfig};
@@ -246,7 +246,16 @@ impl Jobs {
         }));
         let requested_by = config.requested_by.clone();
         let lock_file = match &parent_session {
-            Some(path) => Some(Arc::new(open_locked(path, true)?)),
+            Some(path) => Some(Arc::new(open_locked(path, true).map_err(|source| {
+                if source.kind() == std::io::ErrorKind::WouldBlock {
+                    JobsError::Busy(path.clone())
+                } else {
+                    JobsError::Open {
+                        path: path.clone(),
+                        source,
+                    }
+                }
+            })?)),
             None => None,
         };
         let sessions_dir = config.sessions_dir.clone();
@@ -263,9 +272,11 @@ impl Jobs {
         };
         if let Some(path) = &parent_session {
             // This file may be a dead server's, reused: its open runs are over.
-            let runs = mark_interrupted(path, &jobs.sessions_dir).map_err(|source| JobsError::Recover {
-                path: path.clone(),
-                source,
+            let runs = mark_interrupted(path, &jobs.sessions_dir).map_err(|source| {
+                JobsError::Recover {
+                    path: path.clone(),
+                    source,
+                }
             })?;
             jobs.remember_interrupted(runs);
         }

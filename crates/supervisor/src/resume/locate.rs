@@ -63,7 +63,8 @@ pub fn locate_in_reach(
         .filter(|f| {
             first_header(f).is_some_and(|(_, header)| {
                 header.run_id.starts_with(target)
-                    && std::fs::canonicalize(&header.cwd).is_ok_and(|cwd| cwd.starts_with(&workspace))
+                    && std::fs::canonicalize(&header.cwd)
+                        .is_ok_and(|cwd| cwd.starts_with(&workspace))
             })
         })
         .collect();

@@ -143,7 +143,10 @@ pub(crate) enum OutsideWorkspace {
 /// The recorded workspace when it lies within `current` (both resolved,
 /// links and all): a recording may narrow where a run works, never move it
 /// elsewhere.
-pub(crate) fn recorded_workspace(recorded: &Path, current: &Path) -> Result<PathBuf, OutsideWorkspace> {
+pub(crate) fn recorded_workspace(
+    recorded: &Path,
+    current: &Path,
+) -> Result<PathBuf, OutsideWorkspace> {
     let resolve = |p: &Path| {
         std::fs::canonicalize(p)
             .map_err(|e| OutsideWorkspace::Unresolved(format!("{}: {e}", p.display())))

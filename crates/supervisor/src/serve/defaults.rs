@@ -122,7 +122,10 @@ impl ServeDefaults {
             let ask = resume::ResumeAsk {
                 task: tasks.first().filter(|t| !t.is_empty()).cloned(),
                 tools: patch.tools.is_some(),
-                current_tools: template.tools.clone().unwrap_or_else(|| agent_tools.clone()),
+                current_tools: template
+                    .tools
+                    .clone()
+                    .unwrap_or_else(|| agent_tools.clone()),
                 workspace: patch.workspace.is_some(),
                 output_schema: patch.output_schema_json.is_some(),
                 limits: patch.limits.clone(),

@@ -121,12 +121,13 @@ impl McpServe {
         // kind's) are marked interrupted.
         let serve_dir = config.sessions_dir.join("serve");
         let parent = serve_dir.join(format!("mcp-{}.jsonl", std::process::id()));
-        let (jobs, recovered) = Jobs::open(config, parent, serve_dir)
-            .await
-            .map_err(|e| match e {
-                JobsError::Recover { .. } => McpServeError::Recover(e),
-                e => McpServeError::Jobs(e),
-            })?;
+        let (jobs, recovered) =
+            Jobs::open(config, parent, serve_dir)
+                .await
+                .map_err(|e| match e {
+                    JobsError::Recover { .. } => McpServeError::Recover(e),
+                    e => McpServeError::Jobs(e),
+                })?;
         for run in recovered {
             tracing::info!(job = %run.start.job_id, file = %run.parent_file.display(), "marked a run of a dead server interrupted");
         }

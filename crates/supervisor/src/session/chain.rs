@@ -73,7 +73,10 @@ pub fn seal(
         [b'{', .., b'}'] if body.len() > 2 => &body[..body.len() - 1],
         _ => return Err(NotAnObject),
     };
-    let value: ChainValue = keyed(key, prev, covered, head).finalize().into_bytes().into();
+    let value: ChainValue = keyed(key, prev, covered, head)
+        .finalize()
+        .into_bytes()
+        .into();
     let mut line = Vec::with_capacity(head.len() + MEMBER_LEN + 1);
     line.extend_from_slice(head);
     line.extend_from_slice(MEMBER_HEAD);

@@ -68,7 +68,9 @@ pub struct KeyError {
 /// (made there on first use) and kept for the process's life.
 pub fn session_key() -> Result<&'static SessionKey, KeyError> {
     static KEY: OnceLock<Result<SessionKey, KeyError>> = OnceLock::new();
-    KEY.get_or_init(load_for_this_user).as_ref().map_err(Clone::clone)
+    KEY.get_or_init(load_for_this_user)
+        .as_ref()
+        .map_err(Clone::clone)
 }
 
 #[cfg(not(test))]
@@ -126,9 +128,7 @@ impl KeyRead {
 fn read_key(path: &Path) -> Result<SessionKey, KeyRead> {
     let bytes = match read_capped(path, KEY_FILE_BYTES) {
         Ok((bytes, _)) => bytes,
-        Err(UntrustedError::Io { source, .. })
-            if source.kind() == std::io::ErrorKind::NotFound =>
-        {
+        Err(UntrustedError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
             return Err(KeyRead::Missing);
         }
         Err(e) => return Err(KeyRead::Bad(e.to_string())),

@@ -23,7 +23,6 @@ use subagent_protocol::session::{
 };
 
 use super::untrusted::{SESSION_FILE_CAP, UntrustedError, read_capped};
-pub use super::tail::SessionTail;
 
 /// The `type` names of [`SessionEntry`]; a line whose type is not here is
 /// from a newer writer and is skipped, while a known type that does not

@@ -117,3 +117,6 @@ fn read_at_most(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::R
     Ok(done)
 }
 
+#[cfg(test)]
+#[path = "tail_tests.rs"]
+mod tests;

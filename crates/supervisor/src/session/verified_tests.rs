@@ -2,7 +2,8 @@ use super::*;
 use crate::session::chain::reseal;
 use crate::session::key::SessionKey;
 
-const HEADER: &str = r#"{"type":"session","version":1,"runId":"r1","timestamp":"2026-01-01T00:00:00Z"}"#;
+const HEADER: &str =
+    r#"{"type":"session","version":1,"runId":"r1","timestamp":"2026-01-01T00:00:00Z"}"#;
 const LOG: &str = r#"{"type":"log","message":"x","timestamp":"2026-01-01T00:00:01Z"}"#;
 
 fn sealed(text: &str) -> String {

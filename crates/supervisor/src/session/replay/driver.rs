@@ -175,7 +175,9 @@ pub fn replay_request(
                         "outside this replay's workspace {} (the current dir)",
                         current.workspace_dir.display()
                     ),
-                    OutsideWorkspace::Unresolved(reason) => format!("which cannot be used ({reason})"),
+                    OutsideWorkspace::Unresolved(reason) => {
+                        format!("which cannot be used ({reason})")
+                    }
                 },
             }
         })?

@@ -44,7 +44,11 @@ fn recording(tools: Option<Vec<String>>) -> Recording {
 /// An invocation that gives every built-in tool and the default limits,
 /// working in `workspace`.
 fn invocation(workspace: &str, given: bool) -> ReplayInvocation {
-    let mut current = RunRequest::new("explorer", "", ProviderSpec::new(ProviderKind::OpenaiChat, "http://x", "m"));
+    let mut current = RunRequest::new(
+        "explorer",
+        "",
+        ProviderSpec::new(ProviderKind::OpenaiChat, "http://x", "m"),
+    );
     current.workspace_dir = PathBuf::from(workspace);
     ReplayInvocation {
         current,
@@ -59,7 +63,12 @@ fn invocation(workspace: &str, given: bool) -> ReplayInvocation {
 #[test]
 fn the_request_is_the_recorded_one_over_openai_chat() {
     let rec = recording(Some(vec!["bash_find".into()]));
-    let req = replay_request(&rec, "http://127.0.0.1:1/v1".into(), &invocation("/", false)).unwrap();
+    let req = replay_request(
+        &rec,
+        "http://127.0.0.1:1/v1".into(),
+        &invocation("/", false),
+    )
+    .unwrap();
     assert_eq!(req.provider.kind, ProviderKind::OpenaiChat);
     assert_eq!(req.provider.base_url, "http://127.0.0.1:1/v1");
     assert_eq!(req.provider.model, "claude-x");
@@ -91,13 +100,23 @@ fn a_recording_lowers_the_invocation_and_never_moves_the_workspace_out() {
     inv.current_tools = vec!["bash_find".into()];
     let req = replay_request(&rec, String::new(), &inv).unwrap();
     assert_eq!(req.tools, Some(vec!["bash_find".to_owned()]));
-    assert_eq!(req.limits.wall_timeout_ms, Limits::default().wall_timeout_ms);
+    assert_eq!(
+        req.limits.wall_timeout_ms,
+        Limits::default().wall_timeout_ms
+    );
     assert_eq!(req.budget.max_turns, inv.current.budget.max_turns);
     // A workspace the invocation does not hold is refused.
     let ws = tempfile::tempdir().unwrap();
-    let err = replay_request(&rec, String::new(), &invocation(&ws.path().display().to_string(), false))
-        .unwrap_err();
-    assert!(err.to_string().contains("outside this replay's workspace"), "{err}");
+    let err = replay_request(
+        &rec,
+        String::new(),
+        &invocation(&ws.path().display().to_string(), false),
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("outside this replay's workspace"),
+        "{err}"
+    );
 }
 
 #[test]
