@@ -56,7 +56,10 @@ impl SessionKey {
 
 /// Why the key cannot be had.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the session key {}: {reason}", path.as_ref().map_or_else(|| "(no place for it)".to_owned(), |p| p.display().to_string()))]
+#[error(
+    "cannot use the key that chains session files ({}): {reason}",
+    path.as_ref().map_or_else(|| "no place for it".to_owned(), |p| p.display().to_string())
+)]
 pub struct KeyError {
     /// The key file, when there is a place for it.
     pub path: Option<PathBuf>,
