@@ -25,8 +25,12 @@ pub(super) struct RunArgs {
     /// Continue a recorded run (a run id, a unique prefix of one, or a
     /// session file): its conversation, then --task as the follow-up. Without
     /// --task, an interrupted run (no ending line, or aborted) continues
-    /// from its last complete turn. Agent, model, tools, workspace, limits
-    /// and output schema are the recorded run's unless a flag says otherwise.
+    /// from its last complete turn. The file must verify (`sessions
+    /// verify`). Model, provider, tools, limits and workspace are this
+    /// invocation's; the recorded ones may only lower them, and a recorded
+    /// workspace outside this one (--workspace, else the current dir) is
+    /// refused. Agent and output schema are the recorded run's unless a
+    /// flag says otherwise.
     #[arg(long, value_name = "RUN", conflicts_with_all = ["tasks", "parallel", "chain"])]
     resume: Option<String>,
     /// File of tasks, one per non-empty line (added after any --task).
@@ -59,22 +63,27 @@ pub(super) struct RunArgs {
     quiet: bool,
 }
 
-pub(super) fn run(mut args: RunArgs) -> Result<i32> {
+pub(super) fn run(args: RunArgs) -> Result<i32> {
     let resume = match args.resume.clone() {
-        Some(target) => Some(recorded_run(&mut args, &target)?),
+        Some(target) => Some(recorded_run(&args, &target)?),
         None => None,
     };
     let mut overrides = args.flags.overrides();
     if let Some((recorded, _)) = &resume {
+        // A name in the operator's own catalog; the model is this
+        // invocation's, never the recording's.
         overrides.agent.get_or_insert(recorded.header.agent.clone());
-        overrides.model.get_or_insert(recorded.header.model.clone());
     }
     let Prepared {
         mut request,
         mut config,
         ..
     } = args.flags.prepare(&overrides)?;
-    if let Some((recorded, ask)) = resume {
+    if let Some((recorded, mut ask)) = resume {
+        ask.current_tools = request
+            .tools
+            .clone()
+            .unwrap_or_else(|| subagent_supervisor::config::agent_tools(&config, &request.agent));
         subagent_supervisor::resume::continue_request(recorded, &mut request, ask)?;
     }
     super::agents::print_agent_warnings(&config.catalog, &request.agent);
@@ -107,11 +116,12 @@ pub(super) fn run(mut args: RunArgs) -> Result<i32> {
     ))
 }
 
-/// The run `--resume` names, read back, and what the flags decide of its
-/// continuation. The recorded workspace is used (for its project's
-/// config and agents too) unless --workspace names another.
+/// The run `--resume` names, read back (only when its chain holds), and
+/// what the flags decide of its continuation. The workspace, with its
+/// project's config and agents, is this invocation's: --workspace, else the
+/// current dir.
 fn recorded_run(
-    args: &mut RunArgs,
+    args: &RunArgs,
     target: &str,
 ) -> Result<(
     subagent_supervisor::session::history::Continuation,
@@ -129,6 +139,8 @@ fn recorded_run(
     let ask = subagent_supervisor::resume::ResumeAsk {
         task: args.task.first().cloned(),
         tools: args.flags.tools.is_some(),
+        // Set once the invocation's agent is known.
+        current_tools: Vec::new(),
         workspace: args.flags.workspace.is_some(),
         output_schema: args.flags.output_schema.is_some(),
         limits: args.flags.overrides().limits,
@@ -136,9 +148,6 @@ fn recorded_run(
     if args.task.len() > 1 {
         anyhow::bail!("--resume takes one follow-up --task");
     }
-    args.flags
-        .workspace
-        .get_or_insert_with(|| PathBuf::from(&recorded.header.cwd));
     Ok((recorded, ask))
 }
 

@@ -15,9 +15,10 @@ use subagent_supervisor::session::format::{
 };
 use subagent_supervisor::session::gc::{plan_gc, remove_sessions};
 use subagent_supervisor::session::read::{
-    ReadItem, SessionFilter, SessionStatus, SessionTail, find_session, is_terminal, list_sessions,
-    read_session, summarize,
+    ReadItem, SessionFilter, SessionStatus, find_session, is_terminal, list_sessions, read_session,
+    summarize,
 };
+use subagent_supervisor::session::tail::SessionTail;
 use subagent_supervisor::units::parse_age;
 
 use crate::console;
@@ -25,6 +26,8 @@ use crate::console;
 mod export;
 
 mod replay;
+
+mod verify;
 
 /// How often `tail -f` looks for new lines: quick enough to feel live,
 /// rare enough to cost nothing.
@@ -36,6 +39,7 @@ const TAIL_POLL: Duration = Duration::from_millis(200);
     subagent sessions show 3f9c2a                        # one run as a transcript\n  \
     subagent sessions tail -f 3f9c2a                     # follow a running one\n  \
     subagent sessions replay 3f9c2a                      # re-run it offline against its recording\n  \
+    subagent sessions verify 3f9c2a                      # is the file as subagent wrote it?\n  \
     subagent sessions export --html 3f9c2a -o run.html   # one self-contained page\n  \
     subagent sessions gc --older-than 30d --dry-run")]
 pub(super) struct SessionsArgs {
@@ -86,6 +90,10 @@ enum SessionsCommand {
     /// difference from the recording is reported.
     #[command(after_help = replay::AFTER_HELP)]
     Replay(replay::ReplayArgs),
+    /// Check that a session file is as subagent wrote it: its chain of
+    /// keyed line MACs holds, or the first line that breaks it.
+    #[command(after_help = verify::VERIFY_HELP)]
+    Verify(verify::VerifyArgs),
     /// Write one run as a single self-contained HTML page: header, usage
     /// chart, the timeline of turns, tool calls, limit hits and the ending.
     #[command(after_help = export::EXPORT_HELP)]
@@ -155,6 +163,7 @@ pub(super) fn run(args: SessionsArgs) -> Result<i32> {
         SessionsCommand::Gc(a) => gc(&dir, a),
         SessionsCommand::Export(a) => export::run(&dir, a),
         SessionsCommand::Replay(a) => replay::run(&dir, a),
+        SessionsCommand::Verify(a) => verify::run(&dir, &a),
     }
 }
 
@@ -167,7 +176,11 @@ fn ls(dir: &Path, args: LsArgs, style: Style) -> Result<i32> {
         agent: args.agent,
         limit: args.limit,
     };
-    let sessions = filter.apply(list_sessions(dir)?);
+    let (sessions, skipped) = list_sessions(dir)?;
+    for why in &skipped {
+        console::err(&format!("warning: skipped {why}"));
+    }
+    let sessions = filter.apply(sessions);
     if args.json {
         console::out(&format_json(&sessions)?)?;
     } else if sessions.is_empty() {

@@ -30,6 +30,10 @@ pub const REPLAY_DIVERGED: i32 = 8;
 /// an I/O error, a read-only sessions dir): the record is not whole, so the
 /// run is not claimed as done whatever the child did.
 pub const SESSION_LOST: i32 = 9;
+/// `subagent sessions verify` found a line whose chain value does not
+/// hold (the first one is named); distinct from 2 because the call was
+/// right and the file is not.
+pub const SESSION_UNVERIFIED: i32 = 10;
 /// Cancelled (SIGINT / SIGTERM to the supervisor): 128 + SIGINT by convention.
 pub const CANCELLED: i32 = 130;
 

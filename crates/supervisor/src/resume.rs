@@ -4,28 +4,39 @@
 //! goes through [`continue_request`], so they refuse the same things with
 //! the same words.
 //!
-//! The recording decides what the caller did not: agent, model, tools,
-//! workspace, limits, budgets, output schema and system prompt are the
-//! recorded run's unless the caller set them. Nothing here grants a right
-//! the recorded run did not have: the network and private addresses stay
-//! as the caller's own settings say (off unless asked for), and tools come
-//! from the recording, never from the agent's current list. Budgets count
-//! the new run only.
+//! A recording is evidence, not authority ([`lower`]): tools, limits,
+//! budgets, provider, model and workspace are the current invocation's
+//! (its flags, config, agent, and a server's ceilings after this), and a
+//! recorded value may only lower them: the recorded tools the invocation
+//! also gives, the lower of each limit the caller did not name, the
+//! recorded workspace only when it lies within the invocation's (else the
+//! resume is refused). The agent's name, the output schema and the system
+//! prompt come from the recording unless the caller gave them: a name in
+//! the operator's own catalog, and what the conversation was held to. The
+//! network and private addresses stay as the caller's own settings say.
+//! Budgets count the new run only. The file itself is read only when its
+//! chain holds ([`crate::session::verified`]), and a server's client
+//! reaches only runs of its workspace, by id ([`locate`]).
 //!
 //! It must never unmask: the history holds what the session file holds,
 //! with secrets masked.
+
+mod locate;
+pub(crate) mod lower;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use subagent_protocol::session::SessionHeader;
-use subagent_protocol::{Budget, HistoryMessage, ProviderKind, tool_names};
+use subagent_protocol::{HistoryMessage, ProviderKind, tool_names};
 use subagent_report_back::REPORT_BACK_TOOL_NAME;
 
 use crate::config::LimitSet;
 use crate::run::{ResumeFrom, RunRequest};
 use crate::session::history::{CONTINUE_NOTE, Continuation, HistoryError, read_continuation};
-use crate::session::read::{ReadError, SessionStatus, find_session};
+use crate::session::read::{ReadError, SessionStatus};
+pub use locate::{locate, locate_in_reach};
+use lower::{OutsideWorkspace, lower_limits, lower_tools, recorded_workspace};
 
 /// Why a run cannot be continued.
 #[derive(Debug, thiserror::Error)]
@@ -37,6 +48,61 @@ pub enum ResumeError {
         target: String,
         /// Why it was not found.
         source: ReadError,
+    },
+    /// A server's client named something else than a run id.
+    #[error(
+        "resume takes a run id (a result names it in `runId`), not {target:?}: a server \
+         continues runs by id, never by path"
+    )]
+    NotAnId {
+        /// What the client named (cut short).
+        target: String,
+    },
+    /// No run of the server's workspace has that id.
+    #[error(
+        "cannot resume {target:?}: no run this server can continue has that id; it continues \
+         runs whose workspace lies within its own ({}), by the id their result gave",
+        workspace.display()
+    )]
+    NotInReach {
+        /// What the client named.
+        target: String,
+        /// The server's workspace.
+        workspace: PathBuf,
+    },
+    /// Several runs of the server's workspace match the prefix.
+    #[error("run id prefix {target:?} matches {count} runs: give the whole run id")]
+    AmbiguousInReach {
+        /// What the client named.
+        target: String,
+        /// How many match.
+        count: usize,
+    },
+    /// The recorded workspace is outside the current one.
+    #[error(
+        "run {run_id} worked in {}, which is outside this run's workspace {}: a recording does \
+         not choose where a run works; continue it from a workspace that holds it \
+         (--workspace, or `workspace` in a request) or start a new run",
+        recorded.display(), current.display()
+    )]
+    Workspace {
+        /// The recorded run.
+        run_id: String,
+        /// Its workspace, as recorded.
+        recorded: PathBuf,
+        /// This run's.
+        current: PathBuf,
+    },
+    /// The recorded workspace cannot be resolved.
+    #[error(
+        "run {run_id}'s workspace cannot be used ({reason}): give one (--workspace, or \
+         `workspace` in a request) or start a new run"
+    )]
+    WorkspaceGone {
+        /// The recorded run.
+        run_id: String,
+        /// Why.
+        reason: String,
     },
     /// The file cannot be read back into a conversation.
     #[error("cannot resume: {0}")]
@@ -81,34 +147,40 @@ pub enum ResumeError {
     },
 }
 
-/// What the caller of a resume decided itself; the rest comes from the
-/// recording.
+/// What the caller of a resume decided itself, and what the current
+/// invocation gives; a recording only lowers it.
 #[derive(Debug, Clone, Default)]
 pub struct ResumeAsk {
     /// A follow-up task; `None` continues an interrupted run as it stood.
     pub task: Option<String>,
     /// The caller chose the tools (`request.tools` is theirs).
     pub tools: bool,
+    /// The tools the current invocation gives when the caller chose none
+    /// (its agent's list): recorded tools beyond them are dropped.
+    pub current_tools: Vec<String>,
     /// The caller chose the workspace.
     pub workspace: bool,
     /// The caller chose the output schema and mode.
     pub output_schema: bool,
-    /// The limits the caller set; the recorded ones apply to the others.
+    /// The limits the caller set: the recording lowers only the others.
     pub limits: LimitSet,
 }
 
-/// The session file `target` names: a path, or a run id (or a unique
-/// prefix of one) under `sessions_dir`.
-pub fn locate(sessions_dir: &Path, target: &str) -> Result<PathBuf, ResumeError> {
-    find_session(sessions_dir, target).map_err(|source| ResumeError::Find {
-        target: target.to_owned(),
-        source,
-    })
-}
-
-/// Reads the run `target` names, with the runs it continued.
+/// Reads the run `target` names for the operator (an id, a unique prefix,
+/// or a file), with the runs it continued.
 pub fn load(sessions_dir: &Path, target: &str) -> Result<Continuation, ResumeError> {
     let file = locate(sessions_dir, target)?;
+    Ok(read_continuation(&file)?)
+}
+
+/// Reads run `target` (an id or a unique prefix, never a path) for a
+/// server whose workspace is `workspace`: only runs recorded within it.
+pub fn load_in_reach(
+    sessions_dir: &Path,
+    target: &str,
+    workspace: &Path,
+) -> Result<Continuation, ResumeError> {
+    let file = locate_in_reach(sessions_dir, target, workspace)?;
     Ok(read_continuation(&file)?)
 }
 
@@ -142,12 +214,25 @@ pub fn continue_request(
             });
         }
     };
-    if !ask.tools {
+    if !ask.tools
+        && let Some(tools) = &header.tools
+    {
         // Files written before headers listed tools leave the agent's.
-        request.tools.clone_from(&header.tools);
+        request.tools = Some(lower_tools(tools, &ask.current_tools));
     }
     if !ask.workspace {
-        request.workspace_dir = PathBuf::from(&header.cwd);
+        request.workspace_dir = recorded_workspace(Path::new(&header.cwd), &request.workspace_dir)
+            .map_err(|why| match why {
+                OutsideWorkspace::Outside => ResumeError::Workspace {
+                    run_id: header.run_id.clone(),
+                    recorded: PathBuf::from(&header.cwd),
+                    current: request.workspace_dir.clone(),
+                },
+                OutsideWorkspace::Unresolved(reason) => ResumeError::WorkspaceGone {
+                    run_id: header.run_id.clone(),
+                    reason,
+                },
+            })?;
     }
     if !ask.output_schema {
         request.output_schema_json = header.output_schema.as_ref().map(|s| s.to_string());
@@ -155,15 +240,11 @@ pub fn continue_request(
             request.output_mode = mode;
         }
     }
-    request.limits = header.limits.clone();
-    request.budget = Budget {
-        max_turns: header.max_turns.unwrap_or(request.budget.max_turns),
-        max_cost: header.max_cost,
-    };
-    ask.limits.apply(
+    lower_limits(
         &mut request.limits,
         &mut request.budget,
-        &mut request.max_depth,
+        header,
+        &ask.limits,
     );
     if request.system_prompt.is_none() && !recorded.system_prompt.is_empty() {
         request.system_prompt = Some(recorded.system_prompt.clone());

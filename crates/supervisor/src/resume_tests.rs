@@ -7,6 +7,12 @@ use subagent_protocol::{HistoryMessage, HistoryToolCall, Limits, OutputMode, Pro
 use super::*;
 use crate::config::{LimitKey, LimitValue};
 
+/// The recorded run's workspace: one that exists, as a workspace must to
+/// be resolved.
+fn recorded_ws() -> PathBuf {
+    std::fs::canonicalize(std::env::temp_dir()).unwrap()
+}
+
 fn header() -> SessionHeader {
     SessionHeader {
         version: subagent_protocol::session::SESSION_FORMAT_VERSION,
@@ -15,7 +21,7 @@ fn header() -> SessionHeader {
         task: "count the files".into(),
         model: "m".into(),
         provider: "openai-chat".into(),
-        cwd: "/recorded/ws".into(),
+        cwd: recorded_ws().display().to_string(),
         depth: 1,
         limits: Limits {
             wall_timeout_ms: 42_000,
@@ -87,17 +93,30 @@ fn answered() -> Vec<HistoryMessage> {
     ]
 }
 
+/// The current invocation: defaults, working in `/` (which holds the
+/// recorded workspace).
 fn request(kind: ProviderKind) -> RunRequest {
-    RunRequest::new(
+    let mut req = RunRequest::new(
         "general",
         "",
         ProviderSpec::new(kind, "http://127.0.0.1:9/v1", "m"),
-    )
+    );
+    req.workspace_dir = PathBuf::from("/");
+    req
+}
+
+/// What the agent of the current invocation gives: every built-in tool.
+fn all_tools() -> Vec<String> {
+    tool_names::BUILTIN_TOOLS
+        .iter()
+        .map(|t| (*t).to_owned())
+        .collect()
 }
 
 fn follow_up(task: &str) -> ResumeAsk {
     ResumeAsk {
         task: Some(task.into()),
+        current_tools: all_tools(),
         ..ResumeAsk::default()
     }
 }
@@ -113,7 +132,7 @@ fn a_follow_up_takes_the_recorded_settings_and_history() {
     .unwrap();
     assert_eq!(req.task, "and the tests?");
     assert_eq!(req.tools, Some(vec!["bash_find".to_owned()]));
-    assert_eq!(req.workspace_dir, PathBuf::from("/recorded/ws"));
+    assert_eq!(req.workspace_dir, recorded_ws());
     assert_eq!(req.limits.wall_timeout_ms, 42_000);
     assert_eq!(req.budget.max_turns, 7);
     assert_eq!(req.budget.max_cost, Some(0.5));
@@ -130,8 +149,10 @@ fn flags_the_caller_gave_win_over_the_recording() {
     let mut req = request(ProviderKind::OpenaiChat);
     req.workspace_dir = PathBuf::from("/mine");
     req.tools = Some(vec!["bash_find".into(), "bash_read".into()]);
+    // The caller's flag is in the prepared request already.
+    req.budget.max_turns = 50;
     let mut limits = LimitSet::default();
-    limits.set(LimitKey::MaxTurns, LimitValue::Count(3));
+    limits.set(LimitKey::MaxTurns, LimitValue::Count(50));
     let ask = ResumeAsk {
         tools: true,
         workspace: true,
@@ -149,15 +170,19 @@ fn flags_the_caller_gave_win_over_the_recording() {
         req.tools,
         Some(vec!["bash_find".to_owned(), "bash_read".to_owned()])
     );
-    assert_eq!(req.budget.max_turns, 3);
-    // The limits the caller did not set are the recorded ones.
+    // Above the recorded 7: the caller named it.
+    assert_eq!(req.budget.max_turns, 50);
+    // The limits the caller did not set are lowered to the recorded ones.
     assert_eq!(req.limits.wall_timeout_ms, 42_000);
 }
 
 #[test]
 fn an_interrupted_run_continues_without_a_task() {
     let mut req = request(ProviderKind::OpenaiChat);
-    let ask = ResumeAsk::default();
+    let ask = ResumeAsk {
+        current_tools: all_tools(),
+        ..ResumeAsk::default()
+    };
     continue_request(
         recorded(SessionStatus::Interrupted, called("bash_find")),
         &mut req,
@@ -245,4 +270,92 @@ fn a_tool_the_history_calls_must_still_be_allowed() {
     continue_request(with_schema, &mut req, follow_up("x")).unwrap();
     assert_eq!(req.output_mode, OutputMode::Native);
     assert!(req.output_schema_json.is_some());
+}
+
+#[test]
+fn a_recording_only_lowers_what_the_invocation_gives() {
+    // A header a tool rewrote: every limit huge, no cost cap, every tool,
+    // and 100,000 turns.
+    let mut forged = recorded(SessionStatus::Completed, answered());
+    forged.header.limits = Limits {
+        wall_timeout_ms: 10_000_000_000,
+        memory_bytes: 64 << 30,
+        tool_timeout_max_ms: 10_000_000_000,
+        protocol_bytes: u64::MAX,
+        ..Limits::default()
+    };
+    forged.header.max_turns = Some(100_000);
+    forged.header.max_cost = None;
+    forged.header.tools = Some(all_tools());
+    let mut req = request(ProviderKind::OpenaiChat);
+    req.limits.wall_timeout_ms = 60_000;
+    req.limits.memory_bytes = 512 << 20;
+    req.budget.max_turns = 10;
+    req.budget.max_cost = Some(1.0);
+    let before = req.limits.clone();
+    let ask = ResumeAsk {
+        current_tools: vec!["bash_read".into(), "bash_find".into()],
+        ..follow_up("more")
+    };
+    continue_request(forged, &mut req, ask).unwrap();
+    assert_eq!(req.limits, before);
+    assert_eq!((req.budget.max_turns, req.budget.max_cost), (10, Some(1.0)));
+    assert_eq!(
+        req.tools,
+        Some(vec!["bash_find".to_owned(), "bash_read".to_owned()])
+    );
+
+    // And lower values do lower it; a limit the caller named stays its own.
+    let mut lower = recorded(SessionStatus::Completed, answered());
+    lower.header.limits.memory_bytes = 256 << 20;
+    lower.header.limits.wall_timeout_ms = 1_000;
+    let mut req = request(ProviderKind::OpenaiChat);
+    req.limits.memory_bytes = 512 << 20;
+    req.limits.wall_timeout_ms = 60_000;
+    let mut named = LimitSet::default();
+    named.set(LimitKey::Timeout, LimitValue::Ms(60_000));
+    let ask = ResumeAsk {
+        limits: named,
+        ..follow_up("more")
+    };
+    continue_request(lower, &mut req, ask).unwrap();
+    assert_eq!(req.limits.memory_bytes, 256 << 20);
+    assert_eq!(req.limits.wall_timeout_ms, 60_000);
+}
+
+#[test]
+fn a_recorded_workspace_outside_the_invocations_is_refused() {
+    let base = tempfile::tempdir().unwrap();
+    let (mine, other) = (base.path().join("mine"), base.path().join("other"));
+    let inner = mine.join("sub");
+    for d in [&inner, &other] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let run = |cwd: &Path| {
+        let mut r = recorded(SessionStatus::Completed, answered());
+        r.header.cwd = cwd.display().to_string();
+        let mut req = request(ProviderKind::OpenaiChat);
+        req.workspace_dir = mine.clone();
+        continue_request(r, &mut req, follow_up("x")).map(|()| req.workspace_dir)
+    };
+    // Within: the recording narrows it.
+    assert_eq!(run(&inner).unwrap(), std::fs::canonicalize(&inner).unwrap());
+    // Outside, through `..` or a link: refused.
+    let err = run(&mine.join("../other")).unwrap_err();
+    assert!(matches!(err, ResumeError::Workspace { .. }), "{err}");
+    assert!(
+        err.to_string().contains("outside this run's workspace"),
+        "{err}"
+    );
+    let link = mine.join("escape");
+    std::os::unix::fs::symlink(&other, &link).unwrap();
+    assert!(matches!(
+        run(&link).unwrap_err(),
+        ResumeError::Workspace { .. }
+    ));
+    // Gone.
+    assert!(matches!(
+        run(&mine.join("nope")).unwrap_err(),
+        ResumeError::WorkspaceGone { .. }
+    ));
 }

@@ -42,6 +42,8 @@ mod return_limit;
 mod serve_hostile;
 mod serve_mcp;
 mod serve_stdio;
+mod session_evidence;
+mod session_evidence_serve;
 mod sessions_cmd;
 mod sessions_html;
 mod sessions_replay;

@@ -287,7 +287,10 @@ fn what_cannot_be_continued_faithfully_is_refused_before_any_model_is_asked() {
     ];
     let files_before = jsonl_files(sessions.path()).len();
     for (args, expected) in cases {
+        // From the recorded workspace: a recording does not choose where a
+        // run works (`session_evidence` has the refusal from elsewhere).
         let out = subagent(sessions.path())
+            .current_dir(workspace.path())
             .args(["--model", "scripted", "--base-url", &model.base_url()])
             .args(args)
             .output()

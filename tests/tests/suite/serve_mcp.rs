@@ -97,14 +97,14 @@ pub(super) fn mcp_python(test: &str) -> Option<PathBuf> {
 
 /// One test's directories: sessions, and the workspace every process of
 /// the server runs in (so [`assert_nothing_runs_in`] sees them all).
-struct Setup {
+pub(super) struct Setup {
     _dir: tempfile::TempDir,
-    sessions: PathBuf,
-    workspace: PathBuf,
+    pub(super) sessions: PathBuf,
+    pub(super) workspace: PathBuf,
     script: PathBuf,
 }
 
-fn setup() -> Setup {
+pub(super) fn setup() -> Setup {
     let dir = tempfile::tempdir().unwrap();
     let sessions = dir.path().join("sessions");
     let workspace = dir.path().join("ws");
@@ -121,7 +121,7 @@ fn setup() -> Setup {
 }
 
 /// The server flags that run the fixture worker.
-const FIXTURE_SERVER: [&str; 6] = [
+pub(super) const FIXTURE_SERVER: [&str; 6] = [
     "--worker",
     FIXTURE,
     "--model",
@@ -142,7 +142,12 @@ fn client_report_with(python: &Path, setup: &Setup, scenario: &str, server: &[&s
 }
 
 /// The client running `scenario` against the server with `server` flags.
-fn client_command(python: &Path, setup: &Setup, scenario: &str, server: &[&str]) -> Command {
+pub(super) fn client_command(
+    python: &Path,
+    setup: &Setup,
+    scenario: &str,
+    server: &[&str],
+) -> Command {
     let mut command = Command::new(python);
     command
         .arg(&setup.script)
@@ -161,7 +166,7 @@ fn client_command(python: &Path, setup: &Setup, scenario: &str, server: &[&str])
 }
 
 /// Runs the client; its report once the client and server are gone.
-fn report_of(mut client: Command) -> Value {
+pub(super) fn report_of(mut client: Command) -> Value {
     let out = client.output().unwrap();
     assert!(
         out.status.success(),
@@ -219,7 +224,7 @@ fn check_server_file(path: &Path) {
     assert_eq!(of("subagent:start"), ends, "{}: {text}", path.display());
 }
 
-fn texts(call: &Value) -> Vec<&str> {
+pub(super) fn texts(call: &Value) -> Vec<&str> {
     call["texts"]
         .as_array()
         .unwrap()

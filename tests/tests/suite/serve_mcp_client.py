@@ -261,6 +261,27 @@ async def resume(session, report):
     report["missing"] = summary(missing)
 
 
+async def reach(session, report):
+    # Each target a `resume` the client names (REACH_TARGETS, a JSON list):
+    # ids of other workspaces' runs, prefixes, paths, a FIFO, /dev/zero.
+    # Every call must be answered; then the server must still serve.
+    import os
+
+    report["reach"] = {}
+    for target in json.loads(os.environ["REACH_TARGETS"]):
+        try:
+            with anyio.fail_after(30):
+                answer = await session.call_tool(
+                    "subagent", {"resume": target, "task": "Show me the conversation."}
+                )
+            report["reach"][target] = summary(answer)
+        except TimeoutError:
+            report["reach"][target] = "TIMEOUT"
+    with anyio.fail_after(60):
+        after = await session.call_tool("subagent", {"task": "Say hello."})
+    report["after"] = summary(after)
+
+
 async def main():
     scenario, command, args = sys.argv[1], sys.argv[2], sys.argv[3:]
     report = {}
@@ -283,6 +304,8 @@ async def main():
                 await leave(session, report)
             elif scenario == "resume":
                 await resume(session, report)
+            elif scenario == "reach":
+                await reach(session, report)
             elif scenario == "over_the_limit":
                 await over_the_limit(session, report)
             else:

@@ -76,10 +76,12 @@ fn record() -> Recorded {
     }
 }
 
-/// `subagent sessions replay RUN` with `extra` flags; asserts that nothing
-/// it started runs on in the workspace.
+/// `subagent sessions replay RUN` with `extra` flags, from the recorded
+/// workspace (a recording does not choose where a replay works:
+/// `session_evidence`); asserts that nothing it started runs on in it.
 fn replay(rec: &Recorded, run: &str, extra: &[&str]) -> Output {
     let out = Command::new(binary("subagent"))
+        .current_dir(rec.workspace.path())
         .args(["sessions", "replay", run])
         .arg("--sessions-dir")
         .arg(rec.sessions.path())
@@ -226,7 +228,8 @@ fn a_recording_cut_short_diverges_where_it_ends() {
     assert_eq!(text.lines().count() - kept.lines().count(), 2, "{text}");
     let copies = tempfile::tempdir().unwrap();
     let cut = copies.path().join("cut.jsonl");
-    std::fs::write(&cut, kept).unwrap();
+    // Cut by hand, so chained anew: a file cut by a tool is not replayed.
+    std::fs::write(&cut, sign_as_this_user(&kept)).unwrap();
 
     let out = replay(&rec, cut.to_str().unwrap(), &["--json"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -250,7 +253,8 @@ fn a_recording_cut_short_diverges_where_it_ends() {
 #[test]
 fn an_old_recording_without_tools_replays_with_the_agents_tools_and_a_warning() {
     let rec = record();
-    // As an older writer left it: a header without `tools`.
+    // A header without `tools`, as an older writer left it (signed here: an
+    // older writer's file carries no chain, and is not replayed).
     let text = std::fs::read_to_string(&rec.file).unwrap();
     let mut lines: Vec<Value> = text
         .lines()
@@ -260,7 +264,7 @@ fn an_old_recording_without_tools_replays_with_the_agents_tools_and_a_warning() 
     let copies = tempfile::tempdir().unwrap();
     let old = copies.path().join("old.jsonl");
     let old_text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    std::fs::write(&old, old_text).unwrap();
+    std::fs::write(&old, sign_as_this_user(&old_text)).unwrap();
 
     let out = replay(&rec, old.to_str().unwrap(), &["--json"]);
     let stderr = String::from_utf8_lossy(&out.stderr);

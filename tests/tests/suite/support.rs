@@ -492,3 +492,16 @@ pub fn loopback_server() -> (
     let addr = listener.local_addr().unwrap();
     (runtime, listener, addr)
 }
+
+/// `text` chained under this user's session key (the user config dir of
+/// this process's environment), as only subagent can: for fixtures made
+/// by hand, or cut from a real file, that must still verify.
+pub fn sign_as_this_user(text: &str) -> String {
+    let dir = subagent_supervisor::config::user_config_dir(
+        std::env::var_os("XDG_CONFIG_HOME"),
+        std::env::var_os("HOME"),
+    )
+    .expect("a user config dir (XDG_CONFIG_HOME or HOME)");
+    let key = subagent_supervisor::session::key::load_or_create(&dir).unwrap();
+    subagent_supervisor::session::chain::reseal(&key, text).unwrap()
+}

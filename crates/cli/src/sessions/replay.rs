@@ -5,10 +5,14 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+use subagent_protocol::OutputMode;
+use subagent_supervisor::Supervisor;
+use subagent_supervisor::config::{PrepareSettings, RunOverrides, agent_tools, prepare};
 use subagent_supervisor::exit_codes;
 use subagent_supervisor::session::read::find_session;
-use subagent_supervisor::session::replay::{ReplayReport, read_recording, replay, replay_warnings};
-use subagent_supervisor::{Supervisor, SupervisorConfig, WorkerCommand};
+use subagent_supervisor::session::replay::{
+    ReplayInvocation, ReplayReport, read_recording, replay, replay_warnings,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::console;
@@ -24,7 +28,10 @@ pub(super) const AFTER_HELP: &str = "EXAMPLES:\n  \
     No model is called: a loopback server on 127.0.0.1 answers each model request \
     with the next recorded assistant turn (text, tool calls, usage, stop reason), \
     speaking openai-chat whatever provider the run used. The tools really run again, \
-    with the recorded agent, task, limits, budget, tools and output schema, and the \
+    with the recorded agent, task and output schema; tools, limits and budgets are this \
+    invocation's (config and agent), the recorded ones only lowering them, and the \
+    replay works in the recorded workspace only when it lies within --workspace (else \
+    the current dir). The file must verify (`subagent sessions verify`). The \
     replay writes its own session file. The first difference in tool calls, tool \
     results, turn count or outcome is printed, recorded beside replayed.\n\n\
     OUTPUT:\n  replay matches: 3 turns, 2 tool calls, completed\n  \
@@ -37,7 +44,8 @@ pub(super) struct ReplayArgs {
     /// A run id (or unique prefix) under the sessions dir, or a session file.
     #[arg(value_name = "RUN_ID|FILE")]
     run: String,
-    /// Directory the replay works in (default: the recorded run's).
+    /// Directory the replay works in (default: the recorded run's, when it
+    /// lies within the current dir; else refused).
     #[arg(long, value_name = "DIR")]
     workspace: Option<PathBuf>,
     /// Worker binary (default: subagent-worker next to this binary, or $SUBAGENT_WORKER).
@@ -55,26 +63,47 @@ pub(super) fn run(sessions_dir: &Path, args: ReplayArgs) -> Result<i32> {
     for warning in replay_warnings(&recording) {
         console::err(&format!("warning: {warning}"));
     }
-    let worker = match args.worker {
-        Some(program) => WorkerCommand {
-            program,
-            args: Vec::new(),
-        },
-        None => WorkerCommand::default_for_current_exe()
-            .context("cannot locate subagent-worker; pass --worker or set SUBAGENT_WORKER")?,
+    // What this invocation gives: the config and agent of the workspace
+    // it names, else of the current dir, which the recording only lowers.
+    let workspace_given = args.workspace.is_some();
+    let workspace = match args.workspace {
+        Some(dir) => dir,
+        None => std::env::current_dir().context("cannot read the current dir")?,
     };
-    let workspace = args
-        .workspace
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(&recording.header.cwd));
-    let mut config = SupervisorConfig::new(worker, sessions_dir.to_owned());
-    config.catalog = crate::agents::load_catalog(&crate::trust::load_project(&workspace)?)?;
+    let settings = PrepareSettings {
+        sessions_dir: Some(sessions_dir.to_owned()),
+        worker: args.worker,
+        workspace: Some(workspace),
+        output_schema: None,
+        output_mode: OutputMode::ReportBack,
+        temperature: None,
+        max_tokens: None,
+        reasoning: false,
+        tools: None,
+        allow_network: false,
+        require_sandbox: false,
+        allow_raise: Vec::new(),
+    };
+    // The model only names the recording to the replay provider.
+    let overrides = RunOverrides {
+        agent: Some(recording.header.agent.clone()),
+        model: Some(recording.header.model.clone()),
+        ..RunOverrides::default()
+    };
+    let prepared = prepare(&settings, &overrides, &crate::trust::print_warning)
+        .context("cannot prepare the replay's run")?;
+    let invocation = ReplayInvocation {
+        current_tools: agent_tools(&prepared.config, &prepared.request.agent),
+        current: prepared.request,
+        workspace_given,
+    };
+    let config = prepared.config;
     let runtime = crate::runtime::supervisor_runtime()?;
     let cancel = CancellationToken::new();
     let report = runtime.block_on(async {
         let supervisor = Supervisor::new(config);
         crate::runtime::cancel_on_interrupt(&cancel);
-        replay(&supervisor, &recording, Some(workspace), cancel.clone()).await
+        replay(&supervisor, &recording, &invocation, cancel.clone()).await
     })?;
     print_report(&report, args.json)?;
     // An interrupted replay differs from its recording for that reason

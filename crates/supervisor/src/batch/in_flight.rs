@@ -3,6 +3,12 @@
 //! running them from the start (`--restart-interrupted` runs them from
 //! zero).
 //!
+//! Only a file this batch wrote for that task is taken: its header's chain
+//! must hold ([`crate::session::heads`]; a file a task planted in the
+//! sessions dir, claiming another task's id and a date far ahead, is not
+//! even a candidate) and name this results file and that task id, and the
+//! whole file must verify before its conversation is read.
+//!
 //! In: the sessions dir, the batch's results file and the requests of the
 //! tasks still to run. Every run of a batch names its task in its session
 //! header (`batchTask`), so the newest file of a task that has no results
@@ -74,21 +80,20 @@ pub fn continue_in_flight(
             continue;
         }
         let turns = recorded.turns;
-        // The task line and the flags chose every setting; only the
-        // conversation is carried.
+        // The task line and the flags chose every setting; the
+        // conversation is carried, and the recorded limits may only lower
+        // the task's.
         let ask = ResumeAsk {
             task: None,
             tools: true,
+            current_tools: Vec::new(),
             workspace: true,
             output_schema: true,
             limits: Default::default(),
         };
         let mut continued = request.clone();
-        let (limits, budget) = (request.limits.clone(), request.budget);
         match continue_request(recorded, &mut continued, ask) {
             Ok(()) => {
-                continued.limits = limits;
-                continued.budget = budget;
                 *request = continued;
                 found.continued.push((id.clone(), turns));
             }

@@ -7,7 +7,13 @@
 //! starts have no end, what an interrupted line says) are pure functions,
 //! tested without files; only [`mark_interrupted`] touches the disk.
 //!
-//! It never removes or rewrites a line: recovery only appends.
+//! It never removes or rewrites a line: recovery only appends, and only to
+//! files it wrote: a server file or a child's session file is read as
+//! untrusted input and appended to only when its chain holds under this
+//! user's key ([`crate::session::verified`]) and it is still the file that
+//! was read; a child's file must lie under the sessions dir as well. A file
+//! planted in `<sessions dir>/serve/`, or a start line naming any other
+//! file (an agent file, a shell script), gets nothing.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -20,9 +26,11 @@ use subagent_protocol::session::{
 };
 
 use crate::run::{ending_of, summarize};
-use crate::session::append_to_parent_blocking;
+use crate::session::append_to_same_blocking;
 use crate::session::ending::{ending_error, ending_stop_reason};
 use crate::session::read::{ReadItem, parse_session, parse_timestamp};
+use crate::session::untrusted::UntrustedError;
+use crate::session::verified::{VerifiedFile, VerifyError, read_verified};
 
 /// How the summary of an `interrupted` ending begins. The line itself is a
 /// `subagent:aborted` with status `aborted` (the session-line schema has no
@@ -184,25 +192,25 @@ pub fn interrupted_line(start: &AgentEvent, now: SystemTime) -> SessionLine {
 
 /// Appends an `interrupted` ending to `parent` for every start in it that
 /// has no ending, and to the child's own session file when the start names
-/// one that also has no ending. Returns the runs marked. The caller makes
-/// sure no live server still writes `parent` (see [`super::Jobs`]'s lock).
-pub fn mark_interrupted(parent: &Path) -> std::io::Result<Vec<InterruptedRun>> {
-    let text = match std::fs::read_to_string(parent) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e),
+/// one under `sessions_dir` that also has no ending. Returns the runs
+/// marked. The caller makes sure no live server still writes `parent` (see
+/// [`super::Jobs`]'s lock). A `parent` that is missing or empty has nothing
+/// to mark; one that is no file subagent wrote is left alone, with a
+/// warning in the log.
+pub fn mark_interrupted(
+    parent: &Path,
+    sessions_dir: &Path,
+) -> std::io::Result<Vec<InterruptedRun>> {
+    let Some(file) = written_by_us(parent) else {
+        return Ok(Vec::new());
     };
     let now = SystemTime::now();
     let mut marked = Vec::new();
-    let open = unterminated_starts(&parse_session(&text));
-    if !open.is_empty() {
-        end_torn_line(parent, &text)?;
-    }
-    for start in open {
+    for start in unterminated_starts(&parse_session(&file.text())) {
         let ending = interrupted_line(&start, now);
-        append_to_parent_blocking(parent, &ending).map_err(std::io::Error::other)?;
+        append_to_same_blocking(parent, file.identity, &ending).map_err(std::io::Error::other)?;
         if let Some(child) = start.session_file.as_deref().map(Path::new) {
-            mark_child(child, &start, &ending);
+            mark_child(child, sessions_dir, &start, &ending);
         }
         marked.push(InterruptedRun {
             start,
@@ -213,33 +221,52 @@ pub fn mark_interrupted(parent: &Path) -> std::io::Result<Vec<InterruptedRun>> {
     Ok(marked)
 }
 
+/// The file at `path` when subagent wrote it (its chain holds); `None`,
+/// with a warning unless it is simply missing or empty, when not.
+fn written_by_us(path: &Path) -> Option<VerifiedFile> {
+    match read_verified(path) {
+        Ok(file) => Some(file),
+        Err(VerifyError::Untrusted(UntrustedError::Io { source, .. }))
+            if source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            None
+        }
+        Err(VerifyError::Empty { .. }) => None,
+        Err(e) => {
+            tracing::warn!(file = %path.display(), error = %e, "not marking runs in a file subagent did not write");
+            None
+        }
+    }
+}
+
 /// The child's own file gets the ending too when it has none: a failure
 /// here is logged, not fatal, since the parent file already holds it. "None"
 /// means no ending line for the run, whether or not its start line made it
 /// to disk: the child's writer is a thread of the dead server and may have
-/// died with only the header written.
-fn mark_child(child: &Path, start: &AgentEvent, ending: &SessionLine) {
-    let Ok(text) = std::fs::read_to_string(child) else {
-        return;
-    };
-    if has_ending(&parse_session(&text), &start.job_id) {
+/// died with only the header written. Only a file under `sessions_dir` that
+/// subagent wrote is touched.
+fn mark_child(child: &Path, sessions_dir: &Path, start: &AgentEvent, ending: &SessionLine) {
+    if !lies_under(child, sessions_dir) {
+        tracing::warn!(file = %child.display(), sessions_dir = %sessions_dir.display(), "a start line names a child session file outside the sessions dir: left alone");
         return;
     }
-    let appended = end_torn_line(child, &text)
-        .and_then(|()| append_to_parent_blocking(child, ending).map_err(std::io::Error::other));
-    if let Err(e) = appended {
+    let Some(file) = written_by_us(child) else {
+        return;
+    };
+    if has_ending(&parse_session(&file.text()), &start.job_id) {
+        return;
+    }
+    if let Err(e) = append_to_same_blocking(child, file.identity, ending) {
         tracing::warn!(file = %child.display(), error = %e, "could not mark the child's session file interrupted");
     }
 }
 
-/// Ends the last line of `path` (whose content is `text`) when the kill tore
-/// it, so the endings appended next start a line of their own.
-fn end_torn_line(path: &Path, text: &str) -> std::io::Result<()> {
-    if !text.is_empty() && !text.ends_with('\n') {
-        let mut file = std::fs::OpenOptions::new().append(true).open(path)?;
-        std::io::Write::write_all(&mut file, b"\n")?;
-    }
-    Ok(())
+/// True when `file`'s directory, links resolved, is `dir` or below it.
+fn lies_under(file: &Path, dir: &Path) -> bool {
+    let (Some(parent), Ok(dir)) = (file.parent(), std::fs::canonicalize(dir)) else {
+        return false;
+    };
+    std::fs::canonicalize(parent).is_ok_and(|p| p.starts_with(dir))
 }
 
 /// True when `items` hold an ending lifecycle line of `job_id`.

@@ -22,6 +22,11 @@ fn start(job: &str, session_file: Option<&str>) -> AgentEvent {
     event
 }
 
+/// `text` chained as subagent chains it (the unit tests' fixed key).
+fn sealed(text: &str) -> String {
+    crate::session::chain::reseal(&crate::session::key::SessionKey::fixed(7), text).unwrap()
+}
+
 fn line(event: AgentEvent) -> String {
     let mut text =
         serde_json::to_string(&SessionLine::now(SessionEntry::AgentEvent(event))).unwrap();
@@ -79,21 +84,23 @@ fn marking_appends_endings_to_the_parent_and_the_child_once() {
     let parent = dir.path().join("serve.jsonl");
     let child = dir.path().join("child.jsonl");
     let child_name = child.display().to_string();
-    std::fs::write(&child, line(start("dddd0004", Some(&child_name)))).unwrap();
+    std::fs::write(&child, sealed(&line(start("dddd0004", Some(&child_name))))).unwrap();
     // The parent's last line was torn by the kill.
     std::fs::write(
         &parent,
         format!(
             "{}{{\"type\":\"agent_ev",
-            line(start("dddd0004", Some(&child_name)))
+            sealed(&line(start("dddd0004", Some(&child_name))))
         ),
     )
     .unwrap();
 
-    let marked = mark_interrupted(&parent).unwrap();
+    let marked = mark_interrupted(&parent, dir.path()).unwrap();
     assert_eq!(marked.len(), 1);
     assert_eq!(marked[0].start.job_id, "dddd0004");
     for file in [&parent, &child] {
+        // What recovery appends is chained too, the torn line covered.
+        crate::session::verified::read_verified(file).unwrap();
         let items = parse_session(&std::fs::read_to_string(file).unwrap());
         assert!(unterminated_starts(&items).is_empty(), "{}", file.display());
         let last = items.iter().rev().find_map(|i| match i {
@@ -110,7 +117,7 @@ fn marking_appends_endings_to_the_parent_and_the_child_once() {
         );
     }
     assert!(
-        mark_interrupted(&parent).unwrap().is_empty(),
+        mark_interrupted(&parent, dir.path()).unwrap().is_empty(),
         "marked twice"
     );
 }
@@ -122,9 +129,13 @@ fn a_child_file_whose_start_line_never_reached_the_disk_is_ended_too() {
     let child = dir.path().join("child.jsonl");
     let child_name = child.display().to_string();
     // Only a line that is not lifecycle: the writer thread died before the start.
-    std::fs::write(&child, "{\"type\":\"future_line\",\"timestamp\":\"x\"}\n").unwrap();
-    std::fs::write(&parent, line(start("ffff0006", Some(&child_name)))).unwrap();
-    mark_interrupted(&parent).unwrap();
+    std::fs::write(
+        &child,
+        sealed("{\"type\":\"future_line\",\"timestamp\":\"x\"}\n"),
+    )
+    .unwrap();
+    std::fs::write(&parent, sealed(&line(start("ffff0006", Some(&child_name))))).unwrap();
+    mark_interrupted(&parent, dir.path()).unwrap();
     let items = parse_session(&std::fs::read_to_string(&child).unwrap());
     assert!(has_ending(&items, "ffff0006"));
     assert!(!has_ending(&items, "00000000"));
@@ -154,4 +165,48 @@ fn a_failed_jobs_ending_carries_the_results_code_message_and_limit() {
         Some(LimitReached::count(LimitName::WallTimeoutMs, 1_000))
     );
     assert_eq!(ending.stop_reason.as_deref(), Some("timeout"));
+}
+
+#[test]
+fn recovery_appends_to_no_file_subagent_did_not_write_or_that_lies_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let sessions = dir.path().join("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    // An agent file, a chained session file outside the sessions dir, and
+    // an unchained one inside it: a start line names each.
+    let agent = dir.path().join("agent.md");
+    std::fs::write(&agent, "---\nname: a\n---\nBe helpful.\n").unwrap();
+    let outside = dir.path().join("elsewhere.jsonl");
+    std::fs::write(&outside, sealed(&line(start("aaaa0001", None)))).unwrap();
+    let unchained = sessions.join("planted.jsonl");
+    std::fs::write(&unchained, line(start("bbbb0002", None))).unwrap();
+    let before: Vec<String> = [&agent, &outside, &unchained]
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .collect();
+    let parent = sessions.join("serve.jsonl");
+    let starts: String = [
+        ("aaaa0001", &agent),
+        ("bbbb0002", &outside),
+        ("cccc0003", &unchained),
+    ]
+    .iter()
+    .map(|(job, f)| line(start(job, Some(&f.display().to_string()))))
+    .collect();
+    std::fs::write(&parent, sealed(&starts)).unwrap();
+    assert_eq!(mark_interrupted(&parent, &sessions).unwrap().len(), 3);
+    let after: Vec<String> = [&agent, &outside, &unchained]
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .collect();
+    assert_eq!(after, before);
+
+    // A server file subagent did not write gets nothing either.
+    let forged = sessions.join("forged.jsonl");
+    std::fs::write(&forged, line(start("dddd0004", None))).unwrap();
+    assert!(mark_interrupted(&forged, &sessions).unwrap().is_empty());
+    assert_eq!(
+        std::fs::read_to_string(&forged).unwrap(),
+        line(start("dddd0004", None))
+    );
 }

@@ -17,7 +17,9 @@
 //! decides how a client is told about anything: that is the server's job.
 
 mod lifecycle;
+mod recovery;
 mod registry;
+mod server_file;
 mod state;
 mod streaming;
 

@@ -15,7 +15,7 @@
 //! a live one's.
 
 use std::collections::BTreeMap;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
@@ -28,6 +28,7 @@ use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::lifecycle::{InterruptedRun, job_end_line, job_start_line, mark_interrupted};
+use super::server_file::open_locked;
 use super::state::JobState;
 use super::streaming::Streaming;
 use crate::run::{ProgressEvent, ProgressSink, RunPlan, RunRequest, Supervisor, SupervisorConfig};
@@ -179,6 +180,8 @@ pub struct Jobs {
     table: Table,
     order: Arc<Mutex<Vec<JobId>>>,
     parent_session: Option<PathBuf>,
+    /// Where the runs' session files are: recovery touches none elsewhere.
+    sessions_dir: PathBuf,
     /// Held for the registry's life: the parent file's flock.
     _lock: Option<Arc<Flock<File>>>,
     progress: broadcast::Sender<JobProgress>,
@@ -243,10 +246,21 @@ impl Jobs {
         }));
         let requested_by = config.requested_by.clone();
         let lock_file = match &parent_session {
-            Some(path) => Some(Arc::new(open_locked(path)?)),
+            Some(path) => Some(Arc::new(open_locked(path, true).map_err(|source| {
+                if source.kind() == std::io::ErrorKind::WouldBlock {
+                    JobsError::Busy(path.clone())
+                } else {
+                    JobsError::Open {
+                        path: path.clone(),
+                        source,
+                    }
+                }
+            })?)),
             None => None,
         };
+        let sessions_dir = config.sessions_dir.clone();
         let jobs = Self {
+            sessions_dir,
             supervisor: Arc::new(Supervisor::new(config)),
             table,
             order: Arc::new(Mutex::new(Vec::new())),
@@ -258,9 +272,11 @@ impl Jobs {
         };
         if let Some(path) = &parent_session {
             // This file may be a dead server's, reused: its open runs are over.
-            let runs = mark_interrupted(path).map_err(|source| JobsError::Recover {
-                path: path.clone(),
-                source,
+            let runs = mark_interrupted(path, &jobs.sessions_dir).map_err(|source| {
+                JobsError::Recover {
+                    path: path.clone(),
+                    source,
+                }
             })?;
             jobs.remember_interrupted(runs);
         }
@@ -272,50 +288,17 @@ impl Jobs {
         &self.supervisor
     }
 
+    /// Where the runs' session files are.
+    pub fn sessions_dir(&self) -> &Path {
+        &self.sessions_dir
+    }
+
     /// The file this registry writes job lifecycle lines to.
     pub fn parent_session(&self) -> Option<&Path> {
         self.parent_session.as_deref()
     }
 
-    /// Marks interrupted the open runs of every `*.jsonl` file in `dir`
-    /// that no live server holds (its flock is free), except this
-    /// registry's own file (already done by [`Self::new`]). Returns them;
-    /// [`Self::list`] reports them from now on.
-    pub fn recover_interrupted(&self, dir: &Path) -> Result<Vec<InterruptedRun>, JobsError> {
-        let entries = match std::fs::read_dir(dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(source) => {
-                return Err(JobsError::Recover {
-                    path: dir.to_owned(),
-                    source,
-                });
-            }
-        };
-        let mut files: Vec<PathBuf> = entries
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-            .filter(|p| Some(p.as_path()) != self.parent_session.as_deref())
-            .collect();
-        files.sort();
-        let mut all = Vec::new();
-        for path in files {
-            // Held only while marking: a free lock means a dead owner.
-            let Ok(_held) = open_locked(&path) else {
-                continue;
-            };
-            let runs = mark_interrupted(&path).map_err(|source| JobsError::Recover {
-                path: path.clone(),
-                source,
-            })?;
-            all.extend(runs);
-        }
-        self.remember_interrupted(all.clone());
-        Ok(all)
-    }
-
-    fn remember_interrupted(&self, runs: Vec<InterruptedRun>) {
+    pub(super) fn remember_interrupted(&self, runs: Vec<InterruptedRun>) {
         let mut table = lock(&self.table);
         let mut order = lock(&self.order);
         for run in runs {
@@ -523,32 +506,6 @@ impl Jobs {
 
 /// Opens (creating) `path` for appending and takes its exclusive flock
 /// without waiting: held by a live server means busy.
-fn open_locked(path: &Path) -> Result<Flock<File>, JobsError> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|source| JobsError::Open {
-            path: path.to_owned(),
-            source,
-        })?;
-    }
-    let file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(|source| JobsError::Open {
-            path: path.to_owned(),
-            source,
-        })?;
-    // nix's flock rather than std's File::try_lock: the crate's MSRV predates it.
-    match nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock) {
-        Ok(locked) => Ok(locked),
-        Err((_, nix::errno::Errno::EWOULDBLOCK)) => Err(JobsError::Busy(path.to_owned())),
-        Err((_, errno)) => Err(JobsError::Open {
-            path: path.to_owned(),
-            source: errno.into(),
-        }),
-    }
-}
-
 #[cfg(test)]
 #[path = "registry_tests.rs"]
 mod tests;

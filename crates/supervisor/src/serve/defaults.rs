@@ -54,6 +54,25 @@ pub enum SpawnError {
     /// A foreground job was gone from the registry when it ended.
     #[error("the job vanished")]
     Vanished,
+    /// Preparing the request stopped before it finished (its thread
+    /// panicked).
+    #[error("preparing the request stopped: {0}")]
+    Preparing(String),
+}
+
+/// [`ServeDefaults::requests_for`] on the runtime's blocking pool:
+/// preparing reads config and agent files, and a resume reads session
+/// files, none of which may hold up a server's runtime threads (a FIFO
+/// named as a session file once left an MCP server answering nothing).
+pub async fn requests_off_runtime(
+    defaults: Arc<ServeDefaults>,
+    ceilings: Arc<Ceilings>,
+    patch: RequestPatch,
+    tasks: Vec<String>,
+) -> Result<Vec<RunRequest>, SpawnError> {
+    tokio::task::spawn_blocking(move || defaults.requests_for(&ceilings, &patch, &tasks))
+        .await
+        .map_err(|e| SpawnError::Preparing(e.to_string()))?
 }
 
 impl ServeDefaults {
@@ -74,11 +93,16 @@ impl ServeDefaults {
         let recorded = match &patch.resume {
             Some(target) => {
                 let prepared = self.prepare(&self.overrides)?;
-                let recorded = resume::load(&prepared.config.sessions_dir, target)?;
-                // The recording's agent and model, unless the request names
-                // them; the ceilings below hold them like any others.
+                // By id only, and only a run of the server's workspace.
+                let recorded = resume::load_in_reach(
+                    &prepared.config.sessions_dir,
+                    target,
+                    &ceilings.operator().workspace_dir,
+                )?;
+                // The recording's agent unless the request names one (a
+                // name in the operator's catalog); the model is the
+                // server's or the request's, never the recording's.
                 overrides.agent.get_or_insert(recorded.header.agent.clone());
-                overrides.model.get_or_insert(recorded.header.model.clone());
                 Some(recorded)
             }
             None => None,
@@ -98,6 +122,10 @@ impl ServeDefaults {
             let ask = resume::ResumeAsk {
                 task: tasks.first().filter(|t| !t.is_empty()).cloned(),
                 tools: patch.tools.is_some(),
+                current_tools: template
+                    .tools
+                    .clone()
+                    .unwrap_or_else(|| agent_tools.clone()),
                 workspace: patch.workspace.is_some(),
                 output_schema: patch.output_schema_json.is_some(),
                 limits: patch.limits.clone(),

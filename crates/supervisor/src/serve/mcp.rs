@@ -43,7 +43,7 @@ use subagent_protocol::{ErrorCode, RunMode};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::defaults::{ServeDefaults, SpawnError, error_chain};
+use super::defaults::{ServeDefaults, SpawnError, error_chain, requests_off_runtime};
 use super::spawn::Spawn;
 use crate::RunRequest;
 use crate::config::{PrepareError, Prepared};
@@ -53,9 +53,9 @@ use crate::run::{Ceilings, Owner, concurrency_for};
 
 /// What every call shares.
 struct State {
-    defaults: ServeDefaults,
+    defaults: Arc<ServeDefaults>,
     /// What the defaults allow; every call is held under it.
-    ceilings: Ceilings,
+    ceilings: Arc<Ceilings>,
     /// Background jobs, and the supervisor every run goes through.
     jobs: Jobs,
     /// Cancelled when the server stops: every run is a child of it.
@@ -121,17 +121,20 @@ impl McpServe {
         // kind's) are marked interrupted.
         let serve_dir = config.sessions_dir.join("serve");
         let parent = serve_dir.join(format!("mcp-{}.jsonl", std::process::id()));
-        let jobs = Jobs::new(config, Some(parent)).map_err(McpServeError::Jobs)?;
-        for run in jobs
-            .recover_interrupted(&serve_dir)
-            .map_err(McpServeError::Recover)?
-        {
+        let (jobs, recovered) =
+            Jobs::open(config, parent, serve_dir)
+                .await
+                .map_err(|e| match e {
+                    JobsError::Recover { .. } => McpServeError::Recover(e),
+                    e => McpServeError::Jobs(e),
+                })?;
+        for run in recovered {
             tracing::info!(job = %run.start.job_id, file = %run.parent_file.display(), "marked a run of a dead server interrupted");
         }
         let server = McpServer {
             state: Arc::new(State {
-                defaults,
-                ceilings,
+                defaults: Arc::new(defaults),
+                ceilings: Arc::new(ceilings),
                 jobs: jobs.clone(),
                 shutdown: shutdown.clone(),
                 _alive: alive,
@@ -169,7 +172,7 @@ impl McpServer {
             Ok(call) => call,
             Err(message) => return tools::refusal(ErrorCode::InvalidInput, &message),
         };
-        let requests = match self.requests(&call) {
+        let requests = match self.requests(&call).await {
             Ok(requests) => requests,
             Err(e) => return tools::refusal(ErrorCode::InvalidInput, &error_chain(&e)),
         };
@@ -240,10 +243,14 @@ impl McpServer {
     }
 
     /// One resolved request per task: the server's flags patched by the call.
-    fn requests(&self, call: &Spawn) -> Result<Vec<RunRequest>, SpawnError> {
-        self.state
-            .defaults
-            .requests_for(&self.state.ceilings, &call.patch(), &call.tasks)
+    async fn requests(&self, call: &Spawn) -> Result<Vec<RunRequest>, SpawnError> {
+        requests_off_runtime(
+            Arc::clone(&self.state.defaults),
+            Arc::clone(&self.state.ceilings),
+            call.patch(),
+            call.tasks.clone(),
+        )
+        .await
     }
 }
 

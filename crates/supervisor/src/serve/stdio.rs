@@ -35,7 +35,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::defaults::{Report, ServeDefaults, SpawnError, error_chain};
+use super::defaults::{Report, ServeDefaults, SpawnError, error_chain, requests_off_runtime};
 use super::io::{MAX_LINE_BYTES, Output, ReadLine, RequestLines};
 use super::protocol::{self, Method, Request, ResponseCode, Spawn};
 use crate::RunRequest;
@@ -130,8 +130,8 @@ impl StdioServer {
             .parent_session
             .clone()
             .unwrap_or_else(|| serve_dir.join(format!("serve-{}.jsonl", std::process::id())));
-        let jobs = Jobs::new(prepared.config, Some(parent))?;
-        for run in jobs.recover_interrupted(&serve_dir)? {
+        let (jobs, recovered) = Jobs::open(prepared.config, parent, serve_dir).await?;
+        for run in recovered {
             tracing::info!(job = %run.start.job_id, file = %run.parent_file.display(), "marked a run of a dead server interrupted");
         }
         Server {
@@ -362,7 +362,7 @@ impl Server {
     /// Starts the job; a foreground one is waited for and its status (with
     /// the result) returned, a background one answers with its id at once.
     async fn spawn(&self, spawn: &Spawn) -> Result<Value, SpawnError> {
-        let requests = self.requests(spawn)?;
+        let requests = self.requests(spawn).await?;
         let plan = spawn.plan(requests);
         let job = self.jobs.start(JobRequest {
             mode: plan.mode,
@@ -391,9 +391,14 @@ impl Server {
 
     /// One resolved request per task: the server's flags patched by the
     /// spawn, under the server's ceilings.
-    fn requests(&self, spawn: &Spawn) -> Result<Vec<RunRequest>, SpawnError> {
-        self.defaults
-            .requests_for(&self.ceilings, &spawn.patch(), &spawn.tasks)
+    async fn requests(&self, spawn: &Spawn) -> Result<Vec<RunRequest>, SpawnError> {
+        requests_off_runtime(
+            Arc::clone(&self.defaults),
+            Arc::clone(&self.ceilings),
+            spawn.patch(),
+            spawn.tasks.clone(),
+        )
+        .await
     }
 }
 

@@ -37,7 +37,10 @@ pub fn plan_gc(
     };
     let mut victims = Vec::new();
     for file in list_session_files(sessions_dir)? {
-        let Some(started_at) = header_timestamp(&file)? else {
+        // A file that cannot be read as a session file (a link, a FIFO, a
+        // device) has no readable header: never chosen, never a reason to
+        // stop.
+        let Ok(Some(started_at)) = header_timestamp(&file) else {
             continue;
         };
         if parse_timestamp(&started_at).is_none_or(|t| t >= cutoff) {
@@ -53,15 +56,23 @@ pub fn plan_gc(
     Ok(victims)
 }
 
+/// Longest header line read (1 MiB): a header with a long task, not a
+/// file of one endless line.
+const HEADER_LINE_CAP: u64 = 1024 * 1024;
+
 /// The timestamp of the first line, when it is a `session` header.
 fn header_timestamp(path: &Path) -> Result<Option<String>, ReadError> {
     let io = |source| ReadError::Io {
         path: path.to_owned(),
         source,
     };
-    let file = std::fs::File::open(path).map_err(io)?;
+    let file = super::untrusted::open_read(path)?.file;
     let mut first = String::new();
-    std::io::BufRead::read_line(&mut std::io::BufReader::new(file), &mut first).map_err(io)?;
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(std::io::Read::take(file, HEADER_LINE_CAP)),
+        &mut first,
+    )
+    .map_err(io)?;
     Ok(match parse_line(1, first.trim_end_matches('\n')) {
         ReadItem::Line(l) if matches!(l.entry, SessionEntry::Session(_)) => Some(l.timestamp),
         _ => None,

@@ -2,8 +2,12 @@
 //! without the rest of each file: how a run finds the runs that continued
 //! it (`sessions show`) and a batch re-run finds its tasks' runs.
 //!
-//! Reads only each file's first line, capped; a file that cannot be read
-//! or does not start with a header is skipped. Never writes.
+//! Reads only each file's first line, capped, from a file opened as
+//! untrusted input ([`super::untrusted`]); a file that cannot be read, does
+//! not start with a header, or whose header's chain value does not hold
+//! under this user's key ([`super::verified::verified_first_line`]: a file
+//! planted in the sessions dir, or written before files were chained) is
+//! skipped. Never writes.
 
 use std::path::{Path, PathBuf};
 
@@ -42,12 +46,19 @@ pub fn session_heads(sessions_dir: &Path) -> Vec<(PathBuf, String, SessionHeader
 /// long task, not a whole file of one line.
 const MAX_HEADER_LINE: u64 = 1024 * 1024;
 
-fn first_header(file: &Path) -> Option<(String, SessionHeader)> {
+/// The header line of `file` and its timestamp, when its chain holds.
+pub fn first_header(file: &Path) -> Option<(String, SessionHeader)> {
     use std::io::{BufRead, Read};
-    let reader = std::fs::File::open(file).ok()?.take(MAX_HEADER_LINE);
-    let mut line = String::new();
-    std::io::BufReader::new(reader).read_line(&mut line).ok()?;
-    let line = serde_json::from_str::<SessionLine>(&line).ok()?;
+    let reader = super::untrusted::open_read(file)
+        .ok()?
+        .file
+        .take(MAX_HEADER_LINE);
+    let mut line = Vec::new();
+    std::io::BufReader::new(reader)
+        .read_until(b'\n', &mut line)
+        .ok()?;
+    let line = super::verified::verified_first_line(&line)?;
+    let line = serde_json::from_slice::<SessionLine>(line).ok()?;
     match line.entry {
         SessionEntry::Session(header) => Some((line.timestamp, header)),
         _ => None,

@@ -3,7 +3,9 @@
 //! batch re-runs).
 //!
 //! In: the text of a session file this supervisor wrote, and those of the
-//! runs it continued in turn (its header's `resumedFrom`). Out: a
+//! runs it continued in turn (its header's `resumedFrom`), each read only
+//! when its chain holds ([`super::verified`]): a file a tool rewrote, or
+//! one written before files were chained, is not continued. Out: a
 //! [`Continuation`]: the system prompt, the messages as the worker's
 //! [`HistoryMessage`]s, how many complete model turns they hold, and how
 //! the run ended. Nothing here starts a run or writes a file.
@@ -32,6 +34,7 @@ use subagent_protocol::session::{
 use subagent_protocol::{HistoryMessage, HistoryToolCall};
 
 use super::read::{ReadItem, SessionStatus, parse_session, terminal_status};
+use super::verified::{VerifyError, read_verified};
 
 /// The tool result given to a recorded call that has none: the run died
 /// (or was cancelled) before the call returned. The model decides whether
@@ -90,14 +93,10 @@ impl Continuation {
 /// and what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum HistoryError {
-    /// The file could not be read.
-    #[error("cannot read the session file {}: {source}", path.display())]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// The cause.
-        source: std::io::Error,
-    },
+    /// The file could not be read as a session file, or its chain does not
+    /// hold.
+    #[error("{0}; so its conversation is not continued (start a new run instead)")]
+    Unverified(VerifyError),
     /// No header line first.
     #[error("{} does not start with a session header line; is it a subagent session file?", path.display())]
     NoHeader {
@@ -154,6 +153,13 @@ pub enum HistoryError {
     },
 }
 
+impl From<VerifyError> for HistoryError {
+    /// The reason is in the text, said once: not a source as well.
+    fn from(e: VerifyError) -> Self {
+        HistoryError::Unverified(e)
+    }
+}
+
 /// Reads the session file at `path`, and those of the runs it continues,
 /// into one [`Continuation`].
 pub fn read_continuation(path: &Path) -> Result<Continuation, HistoryError> {
@@ -161,11 +167,8 @@ pub fn read_continuation(path: &Path) -> Result<Continuation, HistoryError> {
 }
 
 fn read_chain(path: &Path, seen: &mut Vec<String>) -> Result<Continuation, HistoryError> {
-    let bytes = std::fs::read(path).map_err(|source| HistoryError::Read {
-        path: path.to_owned(),
-        source,
-    })?;
-    let own = file_history(path, &String::from_utf8_lossy(&bytes))?;
+    let file = read_verified(path)?;
+    let own = file_history(path, &file.text())?;
     let Some(from) = own.header.resumed_from.clone() else {
         return Ok(own);
     };

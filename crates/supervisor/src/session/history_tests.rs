@@ -16,6 +16,11 @@ fn line(entry: SessionEntry) -> String {
     text
 }
 
+/// `text` chained as the writer chains it (the unit tests' fixed key).
+fn sealed(text: &str) -> String {
+    crate::session::chain::reseal(&crate::session::key::SessionKey::fixed(7), text).unwrap()
+}
+
 fn header_of(run_id: &str, resumed_from: Option<ResumedFrom>) -> SessionHeader {
     SessionHeader {
         version: SESSION_FORMAT_VERSION,
@@ -364,7 +369,7 @@ fn a_reminder_the_loop_sent_is_part_of_the_conversation() {
 fn a_resumed_run_is_read_with_the_runs_it_continues() {
     let dir = tempfile::tempdir().unwrap();
     let first = dir.path().join("r1.jsonl");
-    std::fs::write(&first, finished_run()).unwrap();
+    std::fs::write(&first, sealed(&finished_run())).unwrap();
     let from = ResumedFrom {
         run_id: "r1".into(),
         file: first.display().to_string(),
@@ -379,7 +384,7 @@ fn a_resumed_run_is_read_with_the_runs_it_continues() {
         ending("r2", LifecycleEvent::Complete, LifecycleStatus::Completed),
     ]
     .concat();
-    std::fs::write(&second, text).unwrap();
+    std::fs::write(&second, sealed(&text)).unwrap();
     let c = read_continuation(&second).unwrap();
     assert_eq!(c.turns, 3);
     assert_eq!(c.header.run_id, "r2");
@@ -413,7 +418,7 @@ fn a_circle_of_resumed_runs_is_refused() {
     };
     std::fs::write(
         &file,
-        line(SessionEntry::Session(header_of("r1", Some(from)))),
+        sealed(&line(SessionEntry::Session(header_of("r1", Some(from))))),
     )
     .unwrap();
     let err = read_continuation(&file).unwrap_err();
@@ -423,6 +428,26 @@ fn a_circle_of_resumed_runs_is_refused() {
 #[test]
 fn a_missing_file_is_refused_naming_it() {
     let err = read_continuation(Path::new("/nonexistent/r9.jsonl")).unwrap_err();
-    assert!(matches!(err, HistoryError::Read { .. }), "{err:?}");
+    assert!(matches!(err, HistoryError::Unverified(_)), "{err:?}");
     assert!(err.to_string().contains("/nonexistent/r9.jsonl"), "{err}");
+}
+
+#[test]
+fn a_file_whose_chain_breaks_is_not_continued_and_the_line_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("r1.jsonl");
+    let good = sealed(&finished_run());
+    // The task rewritten, as a tool with the sessions dir in reach would.
+    std::fs::write(&file, good.replacen("count the files", "rm -rf ~", 1)).unwrap();
+    let err = read_continuation(&file).unwrap_err();
+    let shown = err.to_string();
+    assert!(matches!(err, HistoryError::Unverified(_)), "{shown}");
+    assert!(
+        shown.contains("line 1 does not match its chain value"),
+        "{shown}"
+    );
+    // And one written before files were chained.
+    std::fs::write(&file, finished_run()).unwrap();
+    let shown = read_continuation(&file).unwrap_err().to_string();
+    assert!(shown.contains("line 1 carries no chain value"), "{shown}");
 }

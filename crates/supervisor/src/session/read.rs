@@ -5,10 +5,13 @@
 //! In: session files as [`super::writer`] leaves them, possibly cut short by
 //! a crash (a torn last line) or written by a newer writer (line types this
 //! version does not know, which are skipped per the format rule in
-//! `subagent_protocol::session`). Out: typed lines and [`SessionSummary`]s.
-//! Nothing here writes to or deletes a session file.
+//! `subagent_protocol::session`), or planted by someone else: every file is
+//! opened as untrusted input ([`super::untrusted`]: no link followed,
+//! regular files only, at most [`SESSION_FILE_CAP`] bytes). Out: typed
+//! lines and [`SessionSummary`]s, for showing; whoever acts on a file reads
+//! it through [`super::verified`]. Nothing here writes to or deletes a
+//! session file.
 
-use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -18,6 +21,8 @@ use subagent_protocol::session::{
     AgentEvent, EndingError, LifecycleEvent, LifecycleStatus, SessionEntry, SessionHeader,
     SessionLine,
 };
+
+use super::untrusted::{SESSION_FILE_CAP, UntrustedError, read_capped};
 
 /// The `type` names of [`SessionEntry`]; a line whose type is not here is
 /// from a newer writer and is skipped, while a known type that does not
@@ -52,6 +57,16 @@ pub enum ReadError {
         run_id: String,
         /// Where it was looked for.
         sessions_dir: PathBuf,
+    },
+    /// A file is not one a session file may be (a link, a FIFO, a
+    /// device, too large).
+    #[error(transparent)]
+    Untrusted(#[from] UntrustedError),
+    /// The file followed was replaced by another since.
+    #[error("{} was replaced by another file while it was followed", path.display())]
+    Replaced {
+        /// The path.
+        path: PathBuf,
     },
     /// Several files match the run id prefix.
     #[error("run id {run_id:?} is ambiguous; it matches:\n  {}", candidates.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join("\n  "))]
@@ -150,12 +165,9 @@ pub fn parse_session(text: &str) -> Vec<ReadItem> {
     items
 }
 
-/// Reads and parses the file at `path`.
+/// Reads (as untrusted input) and parses the file at `path`.
 pub fn read_session(path: &Path) -> Result<Vec<ReadItem>, ReadError> {
-    let bytes = std::fs::read(path).map_err(|source| ReadError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
+    let (bytes, _) = read_capped(path, SESSION_FILE_CAP)?;
     Ok(parse_session(&String::from_utf8_lossy(&bytes)))
 }
 
@@ -415,18 +427,23 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<(), ReadErro
 }
 
 /// Summaries of every readable session file under `sessions_dir`, newest
-/// first. Files without a header are left out.
-pub fn list_sessions(sessions_dir: &Path) -> Result<Vec<SessionSummary>, ReadError> {
+/// first, and why each unreadable one (a link, a FIFO, a device, one too
+/// large, one that vanished) was left out. Files without a header are left
+/// out without a word.
+pub fn list_sessions(
+    sessions_dir: &Path,
+) -> Result<(Vec<SessionSummary>, Vec<ReadError>), ReadError> {
     let mut out = Vec::new();
+    let mut skipped = Vec::new();
     for file in list_session_files(sessions_dir)? {
-        let items = read_session(&file)?;
-        if let Some(s) = summarize(&file, &items) {
-            out.push(s);
+        match read_session(&file) {
+            Ok(items) => out.extend(summarize(&file, &items)),
+            Err(e) => skipped.push(e),
         }
     }
     // RFC 3339 UTC with a fixed width sorts as text.
     out.sort_by(|a, b| b.started_at.cmp(&a.started_at));
-    Ok(out)
+    Ok((out, skipped))
 }
 
 /// Which runs `ls` shows.
@@ -462,7 +479,9 @@ impl SessionFilter {
 /// unique prefix of one) matched against file names under `sessions_dir`.
 pub fn find_session(sessions_dir: &Path, run: &str) -> Result<PathBuf, ReadError> {
     let as_path = Path::new(run);
-    if as_path.is_file() {
+    // Anything but a directory at that path is what was named: a FIFO or a
+    // link is refused by the open, with what it is, not taken for an id.
+    if std::fs::symlink_metadata(as_path).is_ok_and(|m| !m.is_dir()) {
         return Ok(as_path.to_owned());
     }
     let mut candidates: Vec<PathBuf> = list_session_files(sessions_dir)?
@@ -483,76 +502,6 @@ pub fn find_session(sessions_dir: &Path, run: &str) -> Result<PathBuf, ReadError
         run_id: run.to_owned(),
         sessions_dir: sessions_dir.to_owned(),
     })
-}
-
-/// Follows a session file as it grows: each [`SessionTail::poll`] returns
-/// the lines completed since the last one. A partial last line is held back
-/// until its newline arrives, so a line being written is never reported as
-/// torn; [`SessionTail::finish`] reports what is left as torn.
-#[derive(Debug)]
-pub struct SessionTail {
-    path: PathBuf,
-    offset: u64,
-    pending: Vec<u8>,
-    line_no: usize,
-}
-
-impl SessionTail {
-    /// A tail of `path` from its beginning.
-    pub fn new(path: &Path) -> Self {
-        Self {
-            path: path.to_owned(),
-            offset: 0,
-            pending: Vec::new(),
-            line_no: 0,
-        }
-    }
-
-    /// The complete lines appended since the last poll.
-    pub fn poll(&mut self) -> Result<Vec<ReadItem>, ReadError> {
-        let io = |source| ReadError::Io {
-            path: self.path.clone(),
-            source,
-        };
-        let mut file = std::fs::File::open(&self.path).map_err(io)?;
-        let len = file.metadata().map_err(io)?.len();
-        if len < self.offset {
-            // Truncated under us: start over rather than read garbage.
-            self.offset = 0;
-            self.pending.clear();
-            self.line_no = 0;
-        }
-        file.seek(SeekFrom::Start(self.offset)).map_err(io)?;
-        let mut fresh = Vec::new();
-        file.read_to_end(&mut fresh).map_err(io)?;
-        self.offset += fresh.len() as u64;
-        self.pending.extend_from_slice(&fresh);
-        let mut items = Vec::new();
-        while let Some(nl) = self.pending.iter().position(|&b| b == b'\n') {
-            let line: Vec<u8> = self.pending.drain(..=nl).collect();
-            self.line_no += 1;
-            let text = String::from_utf8_lossy(&line[..line.len() - 1]);
-            if !text.trim().is_empty() {
-                items.push(parse_line(self.line_no, &text));
-            }
-        }
-        Ok(items)
-    }
-
-    /// What a partial last line left behind, once no more is coming.
-    pub fn finish(&mut self) -> Option<ReadItem> {
-        if self.pending.is_empty() {
-            return None;
-        }
-        let text = String::from_utf8_lossy(&self.pending).into_owned();
-        let line_no = self.line_no + 1;
-        let bytes = self.pending.len();
-        self.pending.clear();
-        match parse_line(line_no, &text) {
-            ReadItem::Invalid { .. } => Some(ReadItem::Torn { line_no, bytes }),
-            item => Some(item),
-        }
-    }
 }
 
 #[cfg(test)]

@@ -226,7 +226,7 @@ fn ls_is_newest_first_and_filters_narrow_it() {
     let dir = tempfile::tempdir().unwrap();
     write_run(dir.path(), "2026/11/20", "old", "2026-11-20T12:00:00.000Z");
     write_run(dir.path(), "2026/11/22", "new", "2026-11-22T12:00:00.000Z");
-    let all = list_sessions(dir.path()).unwrap();
+    let all = list_sessions(dir.path()).unwrap().0;
     let ids: Vec<&str> = all.iter().map(|s| s.run_id.as_str()).collect();
     assert_eq!(ids, ["new", "old"]);
     let since = SessionFilter {
@@ -244,28 +244,6 @@ fn ls_is_newest_first_and_filters_narrow_it() {
         ..SessionFilter::default()
     };
     assert!(failed.apply(all).is_empty());
-}
-
-#[test]
-fn a_tail_holds_a_partial_line_until_its_newline() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("r.jsonl");
-    let full = run_text(
-        "r1",
-        "2026-11-22T12:00:00.000Z",
-        Some(LifecycleEvent::Complete),
-    );
-    let (first, rest) = full.split_at(full.len() / 2);
-    std::fs::write(&path, first).unwrap();
-    let mut tail = SessionTail::new(&path);
-    let mut items = tail.poll().unwrap();
-    assert!(items.iter().all(|i| matches!(i, ReadItem::Line(_))));
-    std::fs::write(&path, &full).unwrap();
-    items.extend(tail.poll().unwrap());
-    assert_eq!(items, parse_session(&full));
-    assert!(is_terminal(items.last().unwrap()));
-    assert_eq!(tail.finish(), None);
-    let _ = rest;
 }
 
 #[test]
@@ -297,4 +275,26 @@ fn gc_chooses_by_header_time_and_removes_emptied_dirs() {
         ]
     );
     assert!(new.exists());
+}
+
+#[test]
+fn listing_skips_a_fifo_a_device_link_and_an_oversized_file_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let day = dir.path().join("2026/11/22");
+    std::fs::create_dir_all(&day).unwrap();
+    nix::unistd::mkfifo(&day.join("fifo.jsonl"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", day.join("zero.jsonl")).unwrap();
+    std::fs::File::create(day.join("big.jsonl"))
+        .unwrap()
+        .set_len(super::super::untrusted::SESSION_FILE_CAP + 1)
+        .unwrap();
+    // Neither the FIFO (no writer) nor /dev/zero holds up the listing.
+    let (found, skipped) = list_sessions(dir.path()).unwrap();
+    assert!(found.is_empty());
+    let mut why: Vec<String> = skipped.iter().map(ToString::to_string).collect();
+    why.sort();
+    assert_eq!(why.len(), 3, "{why:#?}");
+    assert!(why[0].contains("big.jsonl is larger than"), "{why:#?}");
+    assert!(why[1].contains("fifo.jsonl is a FIFO"), "{why:#?}");
+    assert!(why[2].contains("zero.jsonl is a symbolic link"), "{why:#?}");
 }

@@ -32,11 +32,16 @@
 //! Appends to a parent's file block too: [`append_to_parent`] runs them on
 //! the runtime's blocking pool.
 //!
+//! Every line is chained ([`crate::session::chain`]): sealed onto the line
+//! before it in its file, whoever in this process appends it
+//! ([`chained`]). A file is created only with the key at hand, so no
+//! session file of this version starts unchained.
+//!
 //! Sanitizing is the caller's job: this module writes what it is given.
 
 use std::fs::{File, OpenOptions};
 use std::future::Future;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError, mpsc};
@@ -44,7 +49,11 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError, mpsc};
 use subagent_protocol::session::SessionLine;
 use tokio::sync::{Notify, Semaphore};
 
+use chained::FileChain;
 use pool::{Event, OpenFile, Pool};
+
+use super::key::KeyError;
+use super::untrusted::{Identity, UntrustedError, open_append};
 
 /// Lines queued for one file before its `append` waits. Bounded so a
 /// flooding worker slows down instead of growing memory; per file, so it
@@ -87,6 +96,13 @@ pub enum SessionWriterError {
     /// The writer thread could not be started.
     #[error("start the session writer thread: {0}")]
     Thread(io::Error),
+    /// The key that chains session files cannot be had.
+    #[error("{0}; session files are chained with it, so none is written without it")]
+    Key(KeyError),
+    /// A file to append to is not one a line may go to (a link, a FIFO, a
+    /// device, too large).
+    #[error(transparent)]
+    Untrusted(#[from] UntrustedError),
 }
 
 /// Handle to the writer of one session file. Dropping it closes the file's
@@ -114,6 +130,9 @@ impl SessionWriter {
             path: path.to_owned(),
             source,
         };
+        // Before the file: a run whose lines could not be chained leaves
+        // no file at all.
+        super::key::session_key().map_err(SessionWriterError::Key)?;
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(create_err)?;
         }
@@ -282,25 +301,12 @@ impl Outcome {
     }
 }
 
-fn write_line(file: &mut File, path: &Path, line: &SessionLine) -> Result<(), SessionWriterError> {
-    let mut bytes = serde_json::to_vec(line)?;
-    bytes.push(b'\n');
-    let io_err = |source| SessionWriterError::Write {
-        path: path.to_owned(),
-        source,
-    };
-    file.write_all(&bytes).map_err(io_err)?;
-    file.flush().map_err(io_err)?;
-    if line.is_lifecycle() {
-        file.sync_data().map_err(io_err)?;
-    }
-    Ok(())
-}
-
-/// Appends one lifecycle line to a parent's session file (which this process
-/// does not own): one `write_all` of the whole line on an `O_APPEND` file, so
-/// it lands whole even if the parent is writing too, then fsync. Runs on the
-/// runtime's blocking pool; see [`append_to_parent_blocking`].
+/// Appends one lifecycle line to a parent's session file (which this
+/// process does not own): opened without following a link, a regular file
+/// only, never created; the line chained onto the file's own chain (shared
+/// with its writer when this process holds one), written with one
+/// `write_all` on an `O_APPEND` file, then fsynced. Runs on the runtime's
+/// blocking pool; see [`append_to_parent_blocking`].
 pub async fn append_to_parent(parent: &Path, line: &SessionLine) -> Result<(), SessionWriterError> {
     let (parent, line) = (parent.to_owned(), line.clone());
     let path = parent.clone();
@@ -318,21 +324,23 @@ pub fn append_to_parent_blocking(
     parent: &Path,
     line: &SessionLine,
 ) -> Result<(), SessionWriterError> {
-    let mut file = OpenOptions::new()
-        .append(true)
-        .open(parent)
-        .map_err(|source| SessionWriterError::Create {
-            path: parent.to_owned(),
-            source,
-        })?;
-    write_line(&mut file, parent, line)?;
-    file.sync_data()
-        .map_err(|source| SessionWriterError::Write {
-            path: parent.to_owned(),
-            source,
-        })
+    let mut opened = open_append(parent)?;
+    FileChain::existing(opened.identity).append(&mut opened.file, parent, line)
 }
 
+/// [`append_to_parent_blocking`] to a file that must still be `expected`
+/// (the one read before deciding to append): recovery appends only to the
+/// file it verified.
+pub fn append_to_same_blocking(
+    path: &Path,
+    expected: Identity,
+    line: &SessionLine,
+) -> Result<(), SessionWriterError> {
+    let mut opened = super::untrusted::open_append_same(path, expected)?;
+    FileChain::existing(opened.identity).append(&mut opened.file, path, line)
+}
+
+mod chained;
 mod handle;
 mod pool;
 

@@ -429,3 +429,23 @@ async fn a_thread_that_cannot_start_fails_a_file_only_when_no_thread_runs() {
         "written all the same"
     );
 }
+
+#[tokio::test]
+async fn a_file_its_writer_and_parent_appends_share_verifies_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.jsonl");
+    let writer = SessionWriter::create(&path).unwrap();
+    // A nested run's lifecycle lines land in this file while its own
+    // writer still writes: one chain, whoever appends.
+    for i in 0..50 {
+        writer.append(log(&format!("own {i}"))).await.unwrap();
+        append_to_parent(&path, &log(&format!("nested {i}")))
+            .await
+            .unwrap();
+    }
+    assert_eq!(writer.close().await.unwrap(), 50);
+    let bytes = std::fs::read(&path).unwrap();
+    let key = crate::session::key::session_key().unwrap();
+    let verified = crate::session::chain::verify(key, &bytes).unwrap();
+    assert_eq!(verified.lines, 100);
+}

@@ -3,20 +3,28 @@
 //! the real [`Supervisor`] (which writes the replay's own session file like
 //! any run's), the provider stopped, and the two files compared.
 //!
+//! The recording is evidence, not authority: the replay runs with what the
+//! replaying invocation gives ([`ReplayInvocation`]: its config, agent and
+//! workspace), the recorded tools and limits only lowering it, and in the
+//! recorded workspace only when that lies within the invocation's. A file
+//! whose chain does not hold is not replayed at all.
+//!
 //! Decides nothing about the terminal: the caller prints the
 //! [`ReplayReport`] and the warnings, and picks the exit code.
 
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use subagent_protocol::{Budget, ProviderKind, ProviderSpec};
+use subagent_protocol::{ProviderKind, ProviderSpec};
 use tokio_util::sync::CancellationToken;
 
 use super::divergence::{Divergence, ReplayFacts, first_divergence, status_word};
 use super::recording::{Recording, RecordingError};
 use super::server::{ReplayServer, ReplayServerError};
+use crate::resume::lower::{OutsideWorkspace, lower_limits, lower_tools, recorded_workspace};
 use crate::run::{RunRequest, Supervisor};
-use crate::session::read::{ReadError, read_session};
+use crate::session::read::{ReadError, parse_session};
+use crate::session::verified::{VerifyError, read_verified};
 
 /// Why a replay could not be made or compared.
 #[derive(Debug, thiserror::Error)]
@@ -24,6 +32,20 @@ pub enum ReplayError {
     /// A session file could not be read.
     #[error(transparent)]
     Read(#[from] ReadError),
+    /// A session file is not believed (its chain does not hold).
+    #[error("{0}; so it is not replayed")]
+    Unverified(VerifyError),
+    /// The recorded workspace is not one this replay may work in.
+    #[error(
+        "the recorded run worked in {recorded}, {why}: a recording does not choose where a \
+         replay works; pass --workspace, or replay from a directory that holds it"
+    )]
+    Workspace {
+        /// The recorded workspace.
+        recorded: String,
+        /// Why it is not used.
+        why: String,
+    },
     /// A session file has no header.
     #[error("{}: {source}", path.display())]
     Recording {
@@ -60,9 +82,30 @@ pub struct ReplayReport {
     pub status: &'static str,
 }
 
-/// Reads a session file for replay.
+impl From<VerifyError> for ReplayError {
+    /// The reason is in the text, said once: not a source as well.
+    fn from(e: VerifyError) -> Self {
+        ReplayError::Unverified(e)
+    }
+}
+
+/// What the replaying invocation gives the replay: every setting's
+/// ceiling.
+#[derive(Debug, Clone)]
+pub struct ReplayInvocation {
+    /// The run the invocation would make (its config's and agent's limits
+    /// and budgets, its workspace).
+    pub current: RunRequest,
+    /// Its tools (the agent's list): recorded tools beyond them are dropped.
+    pub current_tools: Vec<String>,
+    /// The workspace was given (`--workspace`): the replay works there.
+    pub workspace_given: bool,
+}
+
+/// Reads a session file for replay, when its chain holds.
 pub fn read_recording(path: &Path) -> Result<Recording, ReplayError> {
-    let items = read_session(path)?;
+    let file = read_verified(path)?;
+    let items = parse_session(&file.text());
     Recording::from_items(&items).map_err(|source| ReplayError::Recording {
         path: path.to_owned(),
         source,
@@ -88,44 +131,77 @@ pub fn replay_warnings(recording: &Recording) -> Vec<String> {
 }
 
 /// The recorded run's request, pointed at the replay provider at
-/// `base_url`: same agent, task, limits, budget, tools and output schema;
-/// the workspace is the recorded `cwd` unless `workspace` overrides it.
+/// `base_url`: same agent, task and output schema; tools, limits and
+/// budgets the invocation's, lowered by the recorded ones; the workspace
+/// the invocation's (`--workspace`), or the recorded `cwd` when it lies
+/// within the invocation's.
 pub fn replay_request(
     recording: &Recording,
     base_url: String,
-    workspace: Option<PathBuf>,
-) -> RunRequest {
+    invocation: &ReplayInvocation,
+) -> Result<RunRequest, ReplayError> {
     let header = &recording.header;
     // Whatever dialect the recording used, its turns are provider-neutral
     // and the replay provider speaks openai-chat.
     let provider = ProviderSpec::new(ProviderKind::OpenaiChat, base_url, header.model.clone());
+    let current = &invocation.current;
     let mut request = RunRequest::new(header.agent.clone(), header.task.clone(), provider);
     // `None` (an older file) leaves the agent's own tools.
-    request.tools.clone_from(&header.tools);
+    request.tools = header
+        .tools
+        .as_ref()
+        .map(|tools| lower_tools(tools, &invocation.current_tools));
     request.output_schema_json = header.output_schema.as_ref().map(|s| s.to_string());
     if let Some(mode) = header.output_mode {
         request.output_mode = mode;
     }
-    request.budget = Budget {
-        max_turns: header.max_turns.unwrap_or(request.budget.max_turns),
-        max_cost: header.max_cost,
+    request.limits = current.limits.clone();
+    request.budget = current.budget;
+    request.max_depth = current.max_depth;
+    lower_limits(
+        &mut request.limits,
+        &mut request.budget,
+        header,
+        &Default::default(),
+    );
+    request.workspace_dir = if invocation.workspace_given {
+        current.workspace_dir.clone()
+    } else {
+        recorded_workspace(Path::new(&header.cwd), &current.workspace_dir).map_err(|why| {
+            ReplayError::Workspace {
+                recorded: header.cwd.clone(),
+                why: match why {
+                    OutsideWorkspace::Outside => format!(
+                        "outside this replay's workspace {} (the current dir)",
+                        current.workspace_dir.display()
+                    ),
+                    OutsideWorkspace::Unresolved(reason) => {
+                        format!("which cannot be used ({reason})")
+                    }
+                },
+            }
+        })?
     };
-    request.limits = header.limits.clone();
-    request.workspace_dir = workspace.unwrap_or_else(|| PathBuf::from(&header.cwd));
-    request
+    Ok(request)
 }
 
-/// Replays `recording` through `supervisor` and compares the replay's
-/// session file with the recording. `workspace` overrides the recorded one.
+/// Replays `recording` through `supervisor` under what `invocation`
+/// gives, and compares the replay's session file with the recording.
 pub async fn replay(
     supervisor: &Supervisor,
     recording: &Recording,
-    workspace: Option<PathBuf>,
+    invocation: &ReplayInvocation,
     cancel: CancellationToken,
 ) -> Result<ReplayReport, ReplayError> {
     let server =
         ReplayServer::start(recording.turns.clone(), recording.header.model.clone()).await?;
-    let request = replay_request(recording, server.base_url(), workspace);
+    let request = match replay_request(recording, server.base_url(), invocation) {
+        Ok(request) => request,
+        Err(e) => {
+            server.stop().await;
+            return Err(e);
+        }
+    };
     let result = supervisor.run(request, cancel).await;
     let asked_past_end = server.asked_past_end();
     server.stop().await;
@@ -142,7 +218,10 @@ pub async fn replay(
     else {
         return Err(ReplayError::Refused(error.unwrap_or_default()));
     };
-    let replayed = read_recording(Path::new(&session_file))?;
+    let file = PathBuf::from(&session_file);
+    let replayed = tokio::task::spawn_blocking(move || read_recording(&file))
+        .await
+        .map_err(|e| ReplayError::Refused(e.to_string()))??;
     let divergence = first_divergence(
         recording,
         &replayed,

@@ -13,7 +13,8 @@ pub mod server;
 
 pub use divergence::{Divergence, DivergenceKind, first_divergence};
 pub use driver::{
-    ReplayError, ReplayReport, read_recording, replay, replay_request, replay_warnings,
+    ReplayError, ReplayInvocation, ReplayReport, read_recording, replay, replay_request,
+    replay_warnings,
 };
 pub use recording::{RecordedTurn, Recording, RecordingError};
 pub use server::ReplayServer;

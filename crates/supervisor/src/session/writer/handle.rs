@@ -18,13 +18,17 @@
 
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use nix::fcntl::OFlag;
+use subagent_protocol::session::SessionLine;
 
 use super::SessionWriterError;
+use super::chained::FileChain;
+use crate::session::untrusted::Identity;
 
 /// Session files the process keeps open between lines at most. A few
 /// hundred keeps every run of an ordinary batch (`-j` up to 256) on a held
@@ -55,37 +59,35 @@ impl Drop for Held {
     }
 }
 
-/// Which file a path named when it was created.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Identity {
-    dev: u64,
-    ino: u64,
-}
-
-impl Identity {
-    fn of(file: &File) -> io::Result<Self> {
-        let meta = file.metadata()?;
-        Ok(Self {
-            dev: meta.dev(),
-            ino: meta.ino(),
-        })
-    }
-}
-
 /// One session file as its writer holds it between lines.
 #[derive(Debug)]
 pub(super) struct FileHandle {
     identity: Identity,
+    /// The file's chain, shared with anyone else in this process who
+    /// appends to it.
+    chain: Arc<FileChain>,
     open: Option<Held>,
 }
 
 impl FileHandle {
     /// The file just created at its path.
     pub(super) fn new(file: File) -> io::Result<Self> {
+        let identity = Identity::of(&file)?;
         Ok(Self {
-            identity: Identity::of(&file)?,
+            identity,
+            chain: FileChain::created(identity),
             open: Held::try_hold(file),
         })
+    }
+
+    /// Appends `line`, chained, to the file at `path`.
+    pub(super) fn append(
+        &mut self,
+        path: &Path,
+        line: &SessionLine,
+    ) -> Result<(), SessionWriterError> {
+        let chain = Arc::clone(&self.chain);
+        self.with_file(path, |file| chain.append(file, path, line))
     }
 
     /// Runs `write` on the file at `path`, opening it again first when it

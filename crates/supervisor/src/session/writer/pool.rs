@@ -17,7 +17,7 @@ use subagent_protocol::session::SessionLine;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::handle::FileHandle;
-use super::{Outcome, SessionWriterError, write_line};
+use super::{Outcome, SessionWriterError};
 
 /// Stack of a writer thread, in bytes. Serializing one line is all it does;
 /// the deepest line is a tool call's `args`, which `serde_json` parses no
@@ -80,7 +80,7 @@ impl OpenFile {
     fn write(&mut self, line: &SessionLine) {
         let Ok(file) = &mut self.file else { return };
         let path = &self.path;
-        match file.with_file(path, |file| write_line(file, path, line)) {
+        match file.append(path, line) {
             Ok(()) => self.written += 1,
             Err(e) => {
                 // Later appends fail at once instead of queueing lines
