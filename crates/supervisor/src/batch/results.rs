@@ -15,13 +15,19 @@
 //! each run the tasks the other is running, so the second is refused, and so
 //! is a `batch merge` into it.
 //!
+//! The file is read back as untrusted input ([`crate::untrusted_file`]): a
+//! link or a FIFO at its name is refused, lines are read one at a time up
+//! to [`RESULT_LINE_CAP`], and the path must still name the file opened
+//! before every append and once the batch ends; when it does not, the batch
+//! stops ([`ResultsError::Replaced`]), keeping its own lines beside it.
+//!
 //! Only lines are read back for their `id` and `status`; the other fields
 //! are for the caller, so adding or renaming one never breaks resuming an
 //! older file (`schemas/batch-line.schema.json` is the line's shape).
 
 use std::collections::HashSet;
 use std::fs::File;
-use std::io::Write;
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use nix::fcntl::Flock;
@@ -30,9 +36,12 @@ use serde::{Deserialize, Serialize};
 use subagent_protocol::result::{ContentItem, SubagentResult};
 use subagent_protocol::{ErrorCode, Usage};
 
-use super::lock::lock_results_file;
+use super::lock::{LockedResults, lock_results_file, parent_dir, sync_parent_dir};
 pub use super::results_error::ResultsError;
 use crate::exit_codes;
+use crate::untrusted_file::{
+    CappedLine, CappedLines, FileIdentity, UntrustedFileError, create_new, open_read,
+};
 
 /// How a task ended, as the summary counts it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -142,6 +151,12 @@ pub struct Scan {
     pub torn_tail: bool,
 }
 
+/// The longest results line read back, 64 MiB: what a worker may send in
+/// a whole run by default (`protocol_bytes`), so any line a run with the
+/// default limits writes reads back, and a file of gigabytes costs a
+/// reader one such line, never the file.
+pub const RESULT_LINE_CAP: usize = 64 * 1024 * 1024;
+
 /// Just the id of a line; other fields are not read back.
 #[derive(Deserialize)]
 struct IdOnly {
@@ -155,35 +170,76 @@ struct StatusOnly {
     status: Option<TaskStatus>,
 }
 
-/// Reads the lines of `bytes`; `path` is for messages only.
-pub fn scan(path: &Path, bytes: &[u8]) -> Result<Scan, ResultsError> {
-    let mut scan = Scan::default();
-    let complete_len = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-    scan.valid_len = complete_len as u64;
-    scan.torn_tail = complete_len < bytes.len();
-    for (index, line) in bytes[..complete_len].split(|b| *b == b'\n').enumerate() {
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let parsed: IdOnly = serde_json::from_slice(line).map_err(|e| ResultsError::BadLine {
-            path: path.to_owned(),
-            line: index + 1,
-            message: e.to_string(),
-        })?;
-        scan.lines.push((parsed.id, line.to_vec()));
-    }
-    Ok(scan)
+/// Where the complete lines end, and whether a torn tail follows.
+struct Extent {
+    valid_len: u64,
+    torn_tail: bool,
 }
 
-/// Reads `path` (a missing file reads as empty).
+/// Reads the lines of `reader` one at a time (each at most
+/// [`RESULT_LINE_CAP`]), handing each complete one's id and bytes to
+/// `each`; `path` is for messages only.
+fn scan_lines(
+    path: &Path,
+    reader: impl Read,
+    mut each: impl FnMut(String, &[u8]),
+) -> Result<Extent, ResultsError> {
+    let mut lines = CappedLines::new(reader, RESULT_LINE_CAP);
+    let io = |source| ResultsError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let mut torn_tail = false;
+    while let Some(line) = lines.next_line().map_err(io)? {
+        match line {
+            CappedLine::Line { bytes, .. } if bytes.iter().all(u8::is_ascii_whitespace) => {}
+            CappedLine::Line { number, bytes } => {
+                let parsed: IdOnly =
+                    serde_json::from_slice(bytes).map_err(|e| ResultsError::BadLine {
+                        path: path.to_owned(),
+                        line: number,
+                        message: e.to_string(),
+                    })?;
+                each(parsed.id, bytes);
+            }
+            CappedLine::TooLong { number } => {
+                return Err(UntrustedFileError::LineTooLong {
+                    path: path.to_owned(),
+                    line: number,
+                    cap: RESULT_LINE_CAP as u64,
+                }
+                .into());
+            }
+            CappedLine::Torn { .. } => torn_tail = true,
+        }
+    }
+    Ok(Extent {
+        valid_len: lines.complete_len(),
+        torn_tail,
+    })
+}
+
+/// Reads the lines of `bytes`; `path` is for messages only.
+pub fn scan(path: &Path, bytes: &[u8]) -> Result<Scan, ResultsError> {
+    collect_scan(path, bytes)
+}
+
+fn collect_scan(path: &Path, reader: impl Read) -> Result<Scan, ResultsError> {
+    let mut lines = Vec::new();
+    let extent = scan_lines(path, reader, |id, bytes| lines.push((id, bytes.to_vec())))?;
+    Ok(Scan {
+        lines,
+        valid_len: extent.valid_len,
+        torn_tail: extent.torn_tail,
+    })
+}
+
+/// Reads `path` line by line (a missing file reads as empty); a link, a
+/// FIFO or anything but a regular file is refused, never followed.
 pub fn read_scan(path: &Path) -> Result<Scan, ResultsError> {
-    match std::fs::read(path) {
-        Ok(bytes) => scan(path, &bytes),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Scan::default()),
-        Err(source) => Err(ResultsError::Io {
-            path: path.to_owned(),
-            source,
-        }),
+    match open_read(path)? {
+        Some((file, _)) => collect_scan(path, file),
+        None => Ok(Scan::default()),
     }
 }
 
@@ -208,50 +264,65 @@ impl ResultsFile {
             path: path.to_owned(),
             source,
         };
-        let file = lock_results_file(path)?;
-        // Read under the lock, so no other batch appends after the read.
-        let scan = read_scan(path)?;
-        if scan.torn_tail {
-            file.set_len(scan.valid_len).map_err(io)?;
+        let LockedResults { file, identity } = lock_results_file(path)?;
+        // Read under the lock, from the file locked (not the path again),
+        // so no other batch appends after the read and no swap is read.
+        let mut done = HashSet::new();
+        let mut failed = HashSet::new();
+        let extent = scan_lines(path, &*file, |id, bytes| {
+            // A line whose status cannot be read counts as failed: the
+            // batch must not report success for a record it cannot vouch for.
+            let ok = serde_json::from_slice::<StatusOnly>(bytes)
+                .is_ok_and(|l| l.status == Some(TaskStatus::Ok));
+            if !ok {
+                failed.insert(id.clone());
+            }
+            done.insert(id);
+        })?;
+        if extent.torn_tail {
+            file.set_len(extent.valid_len).map_err(io)?;
             file.sync_all().map_err(io)?;
         }
-        // A line whose status cannot be read counts as failed: the batch
-        // must not report success for a record it cannot vouch for.
-        let failed = scan
-            .lines
-            .iter()
-            .filter(|(_, bytes)| {
-                serde_json::from_slice::<StatusOnly>(bytes)
-                    .map_or(true, |l| l.status != Some(TaskStatus::Ok))
-            })
-            .map(|(id, _)| id.clone())
-            .collect();
-        let done = scan.lines.into_iter().map(|(id, _)| id).collect();
         Ok((
             Self {
                 done,
                 failed,
-                dropped_torn_tail: scan.torn_tail,
+                dropped_torn_tail: extent.torn_tail,
             },
             ResultsWriter {
                 path: path.to_owned(),
                 file,
+                identity,
+                saved: None,
             },
         ))
     }
 }
 
-/// Appends result lines durably.
+/// Appends result lines durably, to the file the batch opened and only
+/// while its path still names it.
 #[derive(Debug)]
 pub struct ResultsWriter {
     path: PathBuf,
     /// Unlocked when dropped.
     file: Flock<File>,
+    /// Which file `file` is.
+    identity: FileIdentity,
+    /// Where the batch's lines were copied once the path stopped naming
+    /// its file (or why they could not be).
+    saved: Option<Result<(PathBuf, File), String>>,
 }
 
 impl ResultsWriter {
     /// Appends `line` with one write and syncs it to disk before returning.
+    ///
+    /// The path must still name the file the batch opened: when something
+    /// replaced it (renamed a file over it, moved or removed it), the line
+    /// still goes to the batch's own file, never to the one the path names
+    /// now, every line of that file is copied beside the path, and the
+    /// append fails with [`ResultsError::Replaced`], which stops the batch.
     pub fn append(&mut self, line: &ResultLine) -> Result<(), ResultsError> {
+        let still_named = self.still_named()?;
         let mut bytes = serde_json::to_vec(line).map_err(|e| ResultsError::Io {
             path: self.path.clone(),
             source: e.into(),
@@ -263,8 +334,77 @@ impl ResultsWriter {
             .map_err(|source| ResultsError::Io {
                 path: self.path.clone(),
                 source,
+            })?;
+        if still_named {
+            Ok(())
+        } else {
+            Err(self.replaced())
+        }
+    }
+
+    /// Fails, as [`Self::append`] does, when the path no longer names the
+    /// batch's file: called once the last line is written, so a swap after
+    /// the last append is told too.
+    pub fn verify(&mut self) -> Result<(), ResultsError> {
+        if self.still_named()? {
+            Ok(())
+        } else {
+            Err(self.replaced())
+        }
+    }
+
+    fn still_named(&self) -> Result<bool, ResultsError> {
+        self.identity
+            .still_named_by(&self.path)
+            .map_err(|source| ResultsError::Io {
+                path: self.path.clone(),
+                source,
             })
     }
+
+    /// The error for a replaced file, once the batch's lines (all of them,
+    /// the last one included) are copied to a new file beside the path.
+    fn replaced(&mut self) -> ResultsError {
+        let saved = match self.saved.take() {
+            None => save_copy(&self.path, &self.file),
+            Some(Ok((saved, copy))) => refresh_copy(&self.file, &copy)
+                .map(|()| (saved, copy))
+                .map_err(|e| e.to_string()),
+            Some(Err(why)) => Err(why),
+        };
+        let shown = saved
+            .as_ref()
+            .map(|(path, _)| path.clone())
+            .map_err(Clone::clone);
+        self.saved = Some(saved);
+        ResultsError::Replaced {
+            path: self.path.clone(),
+            saved: shown,
+        }
+    }
+}
+
+/// Copies the batch's file to `<name>.kept-<pid>` beside `path`, created
+/// new (never through a link planted there).
+fn save_copy(path: &Path, file: &File) -> Result<(PathBuf, File), String> {
+    let name = path
+        .file_name()
+        .map_or_else(|| "results".into(), |n| n.to_string_lossy().into_owned());
+    let saved = parent_dir(path).join(format!("{name}.kept-{}", std::process::id()));
+    let copy = create_new(&saved).map_err(|e| e.to_string())?;
+    refresh_copy(file, &copy).map_err(|e| format!("{}: {e}", saved.display()))?;
+    sync_parent_dir(&saved).map_err(|e| format!("{}: {e}", saved.display()))?;
+    Ok((saved, copy))
+}
+
+/// Makes `copy` hold what `file` holds now, and syncs it.
+fn refresh_copy(file: &File, mut copy: &File) -> std::io::Result<()> {
+    let mut from = file;
+    from.seek(SeekFrom::Start(0))?;
+    copy.set_len(0)?;
+    copy.seek(SeekFrom::Start(0))?;
+    std::io::copy(&mut from, &mut copy)?;
+    copy.sync_all()
 }
 
 #[cfg(test)]

@@ -54,12 +54,30 @@ pub enum SpawnError {
     /// A foreground job was gone from the registry when it ended.
     #[error("the job vanished")]
     Vanished,
+    /// Preparing the request (which reads files, off the runtime's
+    /// threads) did not finish.
+    #[error("preparing the run stopped")]
+    Preparing(#[source] tokio::task::JoinError),
 }
 
 impl ServeDefaults {
     /// The request template and supervisor config for `overrides`.
     pub fn prepare(&self, overrides: &RunOverrides) -> Result<Prepared, PrepareError> {
         prepare(&self.settings, overrides, &|warning| (self.warn)(warning))
+    }
+
+    /// [`Self::requests_for`] on the runtime's blocking pool: it reads the
+    /// workspace's config, agent and trust files, which must not hold up
+    /// the threads that serve every other request.
+    pub async fn requests_off_runtime(
+        self: Arc<Self>,
+        ceilings: Arc<Ceilings>,
+        patch: RequestPatch,
+        tasks: Vec<String>,
+    ) -> Result<Vec<RunRequest>, SpawnError> {
+        tokio::task::spawn_blocking(move || self.requests_for(&ceilings, &patch, &tasks))
+            .await
+            .map_err(SpawnError::Preparing)?
     }
 
     /// One resolved request per task: these defaults patched by one

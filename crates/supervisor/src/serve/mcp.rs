@@ -53,9 +53,9 @@ use crate::run::{Ceilings, Owner, concurrency_for};
 
 /// What every call shares.
 struct State {
-    defaults: ServeDefaults,
+    defaults: Arc<ServeDefaults>,
     /// What the defaults allow; every call is held under it.
-    ceilings: Ceilings,
+    ceilings: Arc<Ceilings>,
     /// Background jobs, and the supervisor every run goes through.
     jobs: Jobs,
     /// Cancelled when the server stops: every run is a child of it.
@@ -130,8 +130,8 @@ impl McpServe {
         }
         let server = McpServer {
             state: Arc::new(State {
-                defaults,
-                ceilings,
+                defaults: Arc::new(defaults),
+                ceilings: Arc::new(ceilings),
                 jobs: jobs.clone(),
                 shutdown: shutdown.clone(),
                 _alive: alive,
@@ -169,7 +169,7 @@ impl McpServer {
             Ok(call) => call,
             Err(message) => return tools::refusal(ErrorCode::InvalidInput, &message),
         };
-        let requests = match self.requests(&call) {
+        let requests = match self.requests(&call).await {
             Ok(requests) => requests,
             Err(e) => return tools::refusal(ErrorCode::InvalidInput, &error_chain(&e)),
         };
@@ -239,11 +239,16 @@ impl McpServer {
         }
     }
 
-    /// One resolved request per task: the server's flags patched by the call.
-    fn requests(&self, call: &Spawn) -> Result<Vec<RunRequest>, SpawnError> {
-        self.state
-            .defaults
-            .requests_for(&self.state.ceilings, &call.patch(), &call.tasks)
+    /// One resolved request per task: the server's flags patched by the
+    /// call (prepared off the runtime's threads: it reads files).
+    async fn requests(&self, call: &Spawn) -> Result<Vec<RunRequest>, SpawnError> {
+        Arc::clone(&self.state.defaults)
+            .requests_off_runtime(
+                Arc::clone(&self.state.ceilings),
+                call.patch(),
+                call.tasks.clone(),
+            )
+            .await
     }
 }
 

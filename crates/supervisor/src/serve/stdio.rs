@@ -362,7 +362,7 @@ impl Server {
     /// Starts the job; a foreground one is waited for and its status (with
     /// the result) returned, a background one answers with its id at once.
     async fn spawn(&self, spawn: &Spawn) -> Result<Value, SpawnError> {
-        let requests = self.requests(spawn)?;
+        let requests = self.requests(spawn).await?;
         let plan = spawn.plan(requests);
         let job = self.jobs.start(JobRequest {
             mode: plan.mode,
@@ -391,9 +391,14 @@ impl Server {
 
     /// One resolved request per task: the server's flags patched by the
     /// spawn, under the server's ceilings.
-    fn requests(&self, spawn: &Spawn) -> Result<Vec<RunRequest>, SpawnError> {
-        self.defaults
-            .requests_for(&self.ceilings, &spawn.patch(), &spawn.tasks)
+    async fn requests(&self, spawn: &Spawn) -> Result<Vec<RunRequest>, SpawnError> {
+        Arc::clone(&self.defaults)
+            .requests_off_runtime(
+                Arc::clone(&self.ceilings),
+                spawn.patch(),
+                spawn.tasks.clone(),
+            )
+            .await
     }
 }
 

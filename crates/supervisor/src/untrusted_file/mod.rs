@@ -33,5 +33,5 @@ pub use error::UntrustedFileError;
 pub use lines::{CappedLine, CappedLines};
 pub use open::{
     FileIdentity, OpenedForAppend, create_new, create_temp, open_append, open_read, read_capped,
-    read_capped_string,
+    read_capped_string, read_opened,
 };

@@ -125,9 +125,11 @@ fn checked(path: &Path, file: File) -> Result<(File, u64), UntrustedFileError> {
             kind: kind_of(meta.file_type()),
         });
     }
-    let flags = fcntl(&file, FcntlArg::F_GETFL).map_err(|e| UntrustedFileError::io(path, e.into()))?;
+    let flags =
+        fcntl(&file, FcntlArg::F_GETFL).map_err(|e| UntrustedFileError::io(path, e.into()))?;
     let blocking = OFlag::from_bits_truncate(flags) - OFlag::O_NONBLOCK;
-    fcntl(&file, FcntlArg::F_SETFL(blocking)).map_err(|e| UntrustedFileError::io(path, e.into()))?;
+    fcntl(&file, FcntlArg::F_SETFL(blocking))
+        .map_err(|e| UntrustedFileError::io(path, e.into()))?;
     Ok((file, meta.len()))
 }
 
@@ -150,9 +152,21 @@ pub fn open_read(path: &Path) -> Result<Option<(File, u64)>, UntrustedFileError>
 /// bytes; `None` when nothing is there. The size is checked before the
 /// read, and a file that grew past the cap meanwhile is refused too.
 pub fn read_capped(path: &Path, cap: u64) -> Result<Option<Vec<u8>>, UntrustedFileError> {
-    let Some((file, size)) = open_read(path)? else {
-        return Ok(None);
-    };
+    match open_read(path)? {
+        Some((file, size)) => read_opened(path, file, size, cap).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// The whole of `file` (opened by [`open_read`], which said its `size`)
+/// if it holds at most `cap` bytes: for a caller that decides the cap once
+/// it knows the size.
+pub fn read_opened(
+    path: &Path,
+    file: File,
+    size: u64,
+    cap: u64,
+) -> Result<Vec<u8>, UntrustedFileError> {
     if size > cap {
         return Err(UntrustedFileError::TooLarge {
             path: path.to_owned(),
@@ -172,7 +186,7 @@ pub fn read_capped(path: &Path, cap: u64) -> Result<Option<Vec<u8>>, UntrustedFi
             cap,
         });
     }
-    Ok(Some(bytes))
+    Ok(bytes)
 }
 
 /// [`read_capped`] as UTF-8 text; text that is not UTF-8 is an I/O error
@@ -184,7 +198,10 @@ pub fn read_capped_string(path: &Path, cap: u64) -> Result<Option<String>, Untru
     String::from_utf8(bytes).map(Some).map_err(|_| {
         UntrustedFileError::io(
             path,
-            io::Error::new(io::ErrorKind::InvalidData, "stream did not contain valid UTF-8"),
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                "stream did not contain valid UTF-8",
+            ),
         )
     })
 }

@@ -145,7 +145,12 @@ fn create_temp_removes_a_planted_link_instead_of_writing_through_it() {
     file.write_all(b"merged\n").unwrap();
     assert_eq!(std::fs::read(&outside).unwrap(), b"precious\n");
     assert_eq!(std::fs::read(&temp).unwrap(), b"merged\n");
-    assert!(!std::fs::symlink_metadata(&temp).unwrap().file_type().is_symlink());
+    assert!(
+        !std::fs::symlink_metadata(&temp)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
 }
 
 #[test]
