@@ -118,6 +118,9 @@ fn sparse_agent_files_planted_where_agents_are_looked_for_are_skipped_unread() {
     assert_small_and_prompt(&watched, "run");
     let err = &watched.stderr;
     assert_eq!(watched.code(), Some(0), "{err}");
+    let result: serde_json::Value = serde_json::from_str(&watched.stdout).unwrap();
+    assert_valid_result(&result);
+    assert_children_reaped(&result);
     for path in &planted {
         assert!(
             err.contains(&format!(
