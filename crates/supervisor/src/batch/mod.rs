@@ -24,6 +24,7 @@ pub mod merge_output;
 pub mod plan;
 pub mod results;
 mod results_error;
+mod results_writer;
 pub mod shard;
 pub mod summary;
 pub mod task;

@@ -16,32 +16,26 @@
 //! is a `batch merge` into it.
 //!
 //! The file is read back as untrusted input ([`crate::untrusted_file`]): a
-//! link or a FIFO at its name is refused, lines are read one at a time up
-//! to [`RESULT_LINE_CAP`], and the path must still name the file opened
-//! before every append and once the batch ends; when it does not, the batch
-//! stops ([`ResultsError::Replaced`]), keeping its own lines beside it.
+//! link or a FIFO at its name is refused, and lines are read one at a time
+//! up to [`RESULT_LINE_CAP`]. Appending is [`ResultsWriter`]'s.
 //!
 //! Only lines are read back for their `id` and `status`; the other fields
 //! are for the caller, so adding or renaming one never breaks resuming an
 //! older file (`schemas/batch-line.schema.json` is the line's shape).
 
 use std::collections::HashSet;
-use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
-
-use nix::fcntl::Flock;
+use std::io::Read;
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use subagent_protocol::result::{ContentItem, SubagentResult};
 use subagent_protocol::{ErrorCode, Usage};
 
-use super::lock::{LockedResults, lock_results_file, parent_dir, sync_parent_dir};
+use super::lock::{LockedResults, lock_results_file};
 pub use super::results_error::ResultsError;
+pub use super::results_writer::ResultsWriter;
 use crate::exit_codes;
-use crate::untrusted_file::{
-    CappedLine, CappedLines, FileIdentity, UntrustedFileError, create_new, open_read,
-};
+use crate::untrusted_file::{CappedLine, CappedLines, UntrustedFileError, open_read};
 
 /// How a task ended, as the summary counts it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -289,122 +283,9 @@ impl ResultsFile {
                 failed,
                 dropped_torn_tail: extent.torn_tail,
             },
-            ResultsWriter {
-                path: path.to_owned(),
-                file,
-                identity,
-                saved: None,
-            },
+            ResultsWriter::new(path, file, identity),
         ))
     }
-}
-
-/// Appends result lines durably, to the file the batch opened and only
-/// while its path still names it.
-#[derive(Debug)]
-pub struct ResultsWriter {
-    path: PathBuf,
-    /// Unlocked when dropped.
-    file: Flock<File>,
-    /// Which file `file` is.
-    identity: FileIdentity,
-    /// Where the batch's lines were copied once the path stopped naming
-    /// its file (or why they could not be).
-    saved: Option<Result<(PathBuf, File), String>>,
-}
-
-impl ResultsWriter {
-    /// Appends `line` with one write and syncs it to disk before returning.
-    ///
-    /// The path must still name the file the batch opened: when something
-    /// replaced it (renamed a file over it, moved or removed it), the line
-    /// still goes to the batch's own file, never to the one the path names
-    /// now, every line of that file is copied beside the path, and the
-    /// append fails with [`ResultsError::Replaced`], which stops the batch.
-    pub fn append(&mut self, line: &ResultLine) -> Result<(), ResultsError> {
-        let still_named = self.still_named()?;
-        let mut bytes = serde_json::to_vec(line).map_err(|e| ResultsError::Io {
-            path: self.path.clone(),
-            source: e.into(),
-        })?;
-        bytes.push(b'\n');
-        self.file
-            .write_all(&bytes)
-            .and_then(|()| self.file.sync_data())
-            .map_err(|source| ResultsError::Io {
-                path: self.path.clone(),
-                source,
-            })?;
-        if still_named {
-            Ok(())
-        } else {
-            Err(self.replaced())
-        }
-    }
-
-    /// Fails, as [`Self::append`] does, when the path no longer names the
-    /// batch's file: called once the last line is written, so a swap after
-    /// the last append is told too.
-    pub fn verify(&mut self) -> Result<(), ResultsError> {
-        if self.still_named()? {
-            Ok(())
-        } else {
-            Err(self.replaced())
-        }
-    }
-
-    fn still_named(&self) -> Result<bool, ResultsError> {
-        self.identity
-            .still_named_by(&self.path)
-            .map_err(|source| ResultsError::Io {
-                path: self.path.clone(),
-                source,
-            })
-    }
-
-    /// The error for a replaced file, once the batch's lines (all of them,
-    /// the last one included) are copied to a new file beside the path.
-    fn replaced(&mut self) -> ResultsError {
-        let saved = match self.saved.take() {
-            None => save_copy(&self.path, &self.file),
-            Some(Ok((saved, copy))) => refresh_copy(&self.file, &copy)
-                .map(|()| (saved, copy))
-                .map_err(|e| e.to_string()),
-            Some(Err(why)) => Err(why),
-        };
-        let shown = saved
-            .as_ref()
-            .map(|(path, _)| path.clone())
-            .map_err(Clone::clone);
-        self.saved = Some(saved);
-        ResultsError::Replaced {
-            path: self.path.clone(),
-            saved: shown,
-        }
-    }
-}
-
-/// Copies the batch's file to `<name>.kept-<pid>` beside `path`, created
-/// new (never through a link planted there).
-fn save_copy(path: &Path, file: &File) -> Result<(PathBuf, File), String> {
-    let name = path
-        .file_name()
-        .map_or_else(|| "results".into(), |n| n.to_string_lossy().into_owned());
-    let saved = parent_dir(path).join(format!("{name}.kept-{}", std::process::id()));
-    let copy = create_new(&saved).map_err(|e| e.to_string())?;
-    refresh_copy(file, &copy).map_err(|e| format!("{}: {e}", saved.display()))?;
-    sync_parent_dir(&saved).map_err(|e| format!("{}: {e}", saved.display()))?;
-    Ok((saved, copy))
-}
-
-/// Makes `copy` hold what `file` holds now, and syncs it.
-fn refresh_copy(file: &File, mut copy: &File) -> std::io::Result<()> {
-    let mut from = file;
-    from.seek(SeekFrom::Start(0))?;
-    copy.set_len(0)?;
-    copy.seek(SeekFrom::Start(0))?;
-    std::io::copy(&mut from, &mut copy)?;
-    copy.sync_all()
 }
 
 #[cfg(test)]
