@@ -22,6 +22,7 @@ pub mod lock;
 pub mod merge;
 pub mod merge_output;
 pub mod plan;
+mod result_line;
 pub mod results;
 mod results_error;
 mod results_writer;

@@ -1,8 +1,12 @@
 use pretty_assertions::assert_eq;
 use subagent_protocol::RunMode;
-use subagent_protocol::result::{Details, ErrorInfo, Mode, SingleResult};
+use subagent_protocol::result::{
+    ContentItem, Details, ErrorInfo, Mode, SingleResult, SubagentResult,
+};
+use subagent_protocol::{ErrorCode, Usage};
 
 use super::*;
+use crate::exit_codes;
 
 fn single(error: Option<ErrorCode>) -> SubagentResult {
     SubagentResult {

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use nix::fcntl::Flock;
 
 use super::lock::{parent_dir, sync_parent_dir};
-use super::results::ResultLine;
+use super::result_line::ResultLine;
 use super::results_error::ResultsError;
 use crate::untrusted_file::{FileIdentity, create_new};
 

@@ -15,10 +15,32 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use super::read_caps::{AGENT_FILE_CAP, CONFIG_FILE_CAP, PROJECT_FILES_CAP};
-use super::trust::{ProjectFile, ProjectFileKind};
 use super::trust_store::TrustError;
+use crate::agents::AgentFileFlavor;
 use crate::units::ByteSize;
 use crate::untrusted_file::{UntrustedFileError, open_read, read_opened};
+
+/// What a project file is to a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProjectFileKind {
+    /// A `.subagent/config.toml`.
+    Config,
+    /// An agent file of this flavor.
+    Agent(AgentFileFlavor),
+}
+
+/// One project file as read for the trust check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectFile {
+    /// Where it is (under the canonical workspace or a parent of it).
+    pub path: PathBuf,
+    /// Config or agent file.
+    pub kind: ProjectFileKind,
+    /// Its text, as hashed.
+    pub text: String,
+    /// SHA-256 of the text, lowercase hex.
+    pub sha256: String,
+}
 
 /// A project file that was not read: what it is and why.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -31,31 +31,10 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use super::locations::{PROJECT_CONFIG, project_dirs};
+pub use super::project_files::{ProjectFile, ProjectFileKind};
 use super::project_files::{ReadFiles, SkippedFile, hex, md_files_in};
 use super::trust_store::{TrustError, TrustRecords, TrustedFile, TrustedProject, read_records};
 use crate::agents::AgentFileFlavor;
-
-/// What a project file is to a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProjectFileKind {
-    /// A `.subagent/config.toml`.
-    Config,
-    /// An agent file of this flavor.
-    Agent(AgentFileFlavor),
-}
-
-/// One project file as read for the trust check.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProjectFile {
-    /// Where it is (under the canonical workspace or a parent of it).
-    pub path: PathBuf,
-    /// Config or agent file.
-    pub kind: ProjectFileKind,
-    /// Its text, as hashed.
-    pub text: String,
-    /// SHA-256 of the text, lowercase hex.
-    pub sha256: String,
-}
 
 /// How a file differs from what was trusted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
