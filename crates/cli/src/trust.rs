@@ -73,6 +73,10 @@ pub(super) fn run(args: TrustArgs) -> Result<i32> {
     }
     let workspace = workspace_or_cwd(args.dir)?;
     let project = read_project(&workspace, Some(&store))?;
+    // Never read, so never trusted: said before anything else.
+    for file in project.skipped() {
+        console::err(&format!("warning: not trusted, not read: {}", file.reason));
+    }
     if args.revoke {
         if records.revoke(&project.root) {
             write_records(&store, &records)?;

@@ -28,7 +28,9 @@ pub const DOCTOR_MISSING: i32 = 7;
 pub const REPLAY_DIVERGED: i32 = 8;
 /// The run's session file could not be created or completed (a full disk,
 /// an I/O error, a read-only sessions dir): the record is not whole, so the
-/// run is not claimed as done whatever the child did.
+/// run is not claimed as done whatever the child did. A batch also ends
+/// with it when its results file was replaced while it ran (its record is
+/// not where it was asked to be).
 pub const SESSION_LOST: i32 = 9;
 /// `subagent sessions verify` found a line whose chain value does not
 /// hold (the first one is named); distinct from 2 because the call was

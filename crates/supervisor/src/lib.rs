@@ -29,6 +29,7 @@ pub mod session;
 pub mod terminal_text;
 pub mod truncate;
 pub mod units;
+pub mod untrusted_file;
 
 pub use run::{
     CANCEL_WINDOW, GateDecision, RunRequest, SpawnGate, Supervisor, SupervisorConfig, WorkerCommand,

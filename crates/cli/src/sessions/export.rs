@@ -85,7 +85,9 @@ fn write_atomically(target: &Path, bytes: &[u8]) -> Result<()> {
     tmp_name.push(name);
     tmp_name.push(format!(".tmp-{}", std::process::id()));
     let tmp = dir.join(tmp_name);
-    let written = std::fs::File::create(&tmp)
+    // Created new, never through a link planted at the name.
+    let written = subagent_supervisor::untrusted_file::create_temp(&tmp)
+        .map_err(std::io::Error::from)
         .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
         .and_then(|()| std::fs::rename(&tmp, target));
     if let Err(e) = written {

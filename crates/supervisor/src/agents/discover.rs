@@ -20,6 +20,12 @@
 //! taken, so a run asking for it is refused with the file's error rather
 //! than given a later definition of that name.
 //!
+//! Agent files are read as untrusted input ([`crate::untrusted_file`]): a
+//! link, a FIFO, or a file over [`AGENT_FILE_CAP`] is skipped unread and
+//! kept in [`AgentCatalog::unreadable`] with why; the project's were
+//! skipped when the trust check read them ([`ProjectConfig::skipped`]) and
+//! are reported here, trusted or not, since they are never loaded.
+//!
 //! In: the project as read and the user's agents dir (passed in, so tests
 //! never read the real home). Out: an [`AgentCatalog`], or an error only
 //! when the user's agents dir exists and cannot be listed. It only reads.
@@ -30,7 +36,8 @@ use std::path::{Path, PathBuf};
 use super::catalog::{AgentCatalog, AgentDefinition};
 use super::file::{AgentFileError, AgentFileFlavor, parse_agent_file, unreadable_agent_name};
 use super::warnings::UnreadableAgentFile;
-use crate::config::{ProjectConfig, ProjectFileKind};
+use crate::config::{AGENT_FILE_CAP, ProjectConfig, ProjectFileKind};
+use crate::untrusted_file::{UntrustedFileError, read_capped_string};
 
 /// Why discovery failed.
 #[derive(Debug, thiserror::Error)]
@@ -73,6 +80,17 @@ pub fn discover_catalog(
     user_dir: Option<&Path>,
 ) -> Result<AgentCatalog, DiscoverError> {
     let mut found = Found::default();
+    for file in project.skipped() {
+        if matches!(file.kind, ProjectFileKind::Agent(_)) {
+            // Never parsed, it defines no name: a run asking for the name
+            // it might define gets whatever else defines it.
+            found.unreadable.push(UnreadableAgentFile {
+                path: file.path.clone(),
+                name: None,
+                reason: file.reason.clone(),
+            });
+        }
+    }
     for file in project.trusted_files() {
         if let ProjectFileKind::Agent(flavor) = file.kind {
             found.add(&file.path, Ok(&file.text), flavor);
@@ -80,8 +98,15 @@ pub fn discover_catalog(
     }
     if let Some(dir) = user_dir {
         for path in agent_files(dir)? {
-            let text = std::fs::read_to_string(&path);
-            found.add(&path, text.as_deref(), AgentFileFlavor::Subagent);
+            match read_capped_string(&path, AGENT_FILE_CAP) {
+                Ok(Some(text)) => found.add(&path, Ok(&text), AgentFileFlavor::Subagent),
+                // Gone between the listing and the open.
+                Ok(None) => {}
+                Err(UntrustedFileError::Io { source, .. }) => {
+                    found.add(&path, Err(&source), AgentFileFlavor::Subagent);
+                }
+                Err(refused) => found.skip(&path, refused.to_string()),
+            }
         }
     }
     for builtin in AgentCatalog::builtin().agents() {
@@ -115,6 +140,20 @@ impl Found {
         if !self.taken(&agent.name) {
             self.agents.push(agent);
         }
+    }
+
+    /// The file at `path`, not read (a link, a FIFO, over its cap): the
+    /// name its file name suggests stays taken, as any unreadable file's.
+    fn skip(&mut self, path: &Path, reason: String) {
+        let name = unreadable_agent_name(path, "");
+        if name.as_deref().is_some_and(|n| self.taken(n)) {
+            return;
+        }
+        self.unreadable.push(UnreadableAgentFile {
+            path: path.to_owned(),
+            name,
+            reason,
+        });
     }
 
     /// The file at `path` with its `text` (or why it could not be read).

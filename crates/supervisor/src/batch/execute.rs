@@ -2,6 +2,10 @@
 //! at a time, appending one fsynced line per finished task to the results
 //! file, and keeping the counts a progress display reads ([`BatchProgress`]).
 //!
+//! A results file that something replaced while the batch ran (renamed a
+//! file over it, moved or removed it) stops the batch at the next append,
+//! or at the end: see [`super::results`].
+//!
 //! Crash safety: a result line is on disk before the task counts as done,
 //! so a SIGKILL loses only tasks in flight, and those run again on the
 //! next start. A task that the batch's cancel cut short, or that the
@@ -149,6 +153,16 @@ pub async fn execute(
         .buffer_unordered(concurrency)
         .collect::<Vec<()>>()
         .await;
+    // A file renamed over the results after the last append is told too.
+    let verified = tokio::task::spawn_blocking(move || match writer.lock() {
+        Ok(mut w) => w.verify().map_err(|e| (e.to_string(), e.exit_code())),
+        Err(_) => Ok(()),
+    })
+    .await
+    .unwrap_or(Ok(()));
+    if let Err((message, exit_code)) = verified {
+        progress.stop(BatchStop { message, exit_code }, cancel);
+    }
     BatchOutcome {
         tally: progress.tally(),
         not_run: progress.not_run.load(Ordering::SeqCst),
@@ -195,21 +209,23 @@ async fn run_one(
     // watches keep their timeouts.
     let to_write = line.clone();
     let writer = Arc::clone(writer);
+    let failed = |message: String| (message, exit_codes::SUBAGENT_FAILED);
     let written = tokio::task::spawn_blocking(move || match writer.lock() {
-        Ok(mut w) => w.append(&to_write).map_err(|e| e.to_string()),
-        Err(_) => Err("the results writer is poisoned".to_owned()),
+        Ok(mut w) => w
+            .append(&to_write)
+            .map_err(|e| (e.to_string(), e.exit_code())),
+        Err(_) => Err(failed("the results writer is poisoned".to_owned())),
     })
     .await
-    .unwrap_or_else(|e| Err(format!("the results writer stopped: {e}")));
+    .unwrap_or_else(|e| Err(failed(format!("the results writer stopped: {e}"))));
     match written {
         Ok(()) => {
             if let Ok(mut tally) = shared.tally.lock() {
                 tally.add(&line);
             }
         }
-        Err(message) => {
+        Err((message, exit_code)) => {
             // Running on would lose every later result: stop the batch.
-            let exit_code = exit_codes::SUBAGENT_FAILED;
             shared.stop(BatchStop { message, exit_code }, cancel);
         }
     }

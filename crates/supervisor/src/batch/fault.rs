@@ -74,7 +74,9 @@ fn probe_sessions_dir(dir: &Path) -> Result<(), PreflightError> {
     std::fs::create_dir_all(dir).map_err(|e| fail("create the dir", e))?;
     let probe = dir.join(probe_name());
     let written = (|| {
-        let mut file = std::fs::File::create(&probe).map_err(|e| ("create a file", e))?;
+        // Created new, never through a link planted at the name.
+        let mut file = crate::untrusted_file::create_temp(&probe)
+            .map_err(|e| ("create a file", std::io::Error::from(e)))?;
         // About one session header's worth: a disk with less than this free
         // cannot hold even one task's record.
         file.write_all(&[b'\n'; 4096])

@@ -9,9 +9,14 @@
 //! taken on a file that a merge renamed over meanwhile is dropped and taken
 //! again on the file the path now names.
 //!
+//! The file is opened as one read back ([`crate::untrusted_file`]): a link
+//! or a FIFO at its name is refused, never followed or waited on, and the
+//! lock comes with the file's identity, which the writer checks before
+//! each append.
+//!
 //! It never waits for a lock and never breaks one.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -19,30 +24,36 @@ use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
 
 use super::results_error::ResultsError;
+use crate::untrusted_file::{FileIdentity, open_append};
+
+/// The results file, locked, and which file it is.
+#[derive(Debug)]
+pub struct LockedResults {
+    /// Open for reading and appending; unlocked when dropped.
+    pub file: Flock<File>,
+    /// Its device and inode, to tell whether the path still names it.
+    pub identity: FileIdentity,
+}
 
 /// Attempts at locking the file the path names when merges keep renaming
 /// new files over it; more than a couple means something renames in a loop.
 const LOCK_ATTEMPTS: usize = 8;
 
-/// Opens `path` for appending (creating it when missing, and syncing its
-/// directory then, so the entry survives a crash) and takes its exclusive
-/// lock without waiting. Refuses a file another process holds, naming it.
-pub fn lock_results_file(path: &Path) -> Result<Flock<File>, ResultsError> {
+/// Opens `path` for reading and appending (creating it when missing, and
+/// syncing its directory then, so the entry survives a crash) and takes
+/// its exclusive lock without waiting. Refuses a file another process
+/// holds, naming it; and a link, a FIFO or anything but a regular file.
+pub fn lock_results_file(path: &Path) -> Result<LockedResults, ResultsError> {
     let io = |source| ResultsError::Io {
         path: path.to_owned(),
         source,
     };
     for _ in 0..LOCK_ATTEMPTS {
-        let existed = path.exists();
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(io)?;
-        if !existed {
+        let opened = open_append(path)?;
+        if opened.created {
             sync_parent_dir(path).map_err(io)?;
         }
-        let locked = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+        let locked = match Flock::lock(opened.file, FlockArg::LockExclusiveNonblock) {
             Ok(locked) => locked,
             Err((file, Errno::EWOULDBLOCK)) => {
                 return Err(ResultsError::Locked {
@@ -54,21 +65,16 @@ pub fn lock_results_file(path: &Path) -> Result<Flock<File>, ResultsError> {
         };
         // A merge may have renamed a new file over the path between our
         // open and our lock: the lock is then on a file nobody will read.
-        if same_file(&locked, path) {
-            return Ok(locked);
+        if opened.identity.still_named_by(path).map_err(io)? {
+            return Ok(LockedResults {
+                file: locked,
+                identity: opened.identity,
+            });
         }
     }
     Err(io(std::io::Error::other(
         "the file keeps being replaced while it is opened; stop whatever renames files over it",
     )))
-}
-
-/// True when `path` still names the open `file`.
-fn same_file(file: &File, path: &Path) -> bool {
-    match (file.metadata(), std::fs::metadata(path)) {
-        (Ok(open), Ok(named)) => open.dev() == named.dev() && open.ino() == named.ino(),
-        _ => false,
-    }
 }
 
 pub(super) fn sync_parent_dir(path: &Path) -> std::io::Result<()> {

@@ -37,10 +37,11 @@ fn a_lock_on_a_file_renamed_over_meanwhile_is_taken_on_the_new_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("res.jsonl");
     std::fs::write(&path, "old\n").unwrap();
-    let old = File::open(&path).unwrap();
+    let old = FileIdentity::of(&File::open(&path).unwrap()).unwrap();
     std::fs::write(dir.path().join("new"), "new\n").unwrap();
     std::fs::rename(dir.path().join("new"), &path).unwrap();
-    assert!(!same_file(&old, &path));
+    assert!(!old.still_named_by(&path).unwrap());
     let locked = lock_results_file(&path).unwrap();
-    assert!(same_file(&locked, &path));
+    assert!(locked.identity.still_named_by(&path).unwrap());
+    assert_eq!(locked.identity, FileIdentity::of(&locked.file).unwrap());
 }

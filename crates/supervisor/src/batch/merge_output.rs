@@ -10,14 +10,20 @@
 //! then it is synced and renamed over the output, and the directory synced:
 //! readers see the old file or the whole new one.
 //!
-//! It removes nothing but such temporary files of dead merges.
+//! The temporary file is created `O_EXCL` and never through a link
+//! ([`crate::untrusted_file::create_temp`]): its name carries this
+//! process's pid, so anything already there (a link planted to make the
+//! merge overwrite a file elsewhere) is removed, not written through.
+//!
+//! It removes nothing but such temporary files of dead merges, and what
+//! stands at its own temporary name.
 
-use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::lock::{lock_results_file, parent_dir, sync_parent_dir};
 use super::results::ResultsError;
+use crate::untrusted_file::create_temp;
 
 /// What writing the merged file did besides writing it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -43,7 +49,7 @@ pub fn write_merged(path: &Path, lines: &[Vec<u8>]) -> Result<MergeWritten, Resu
     let removed_leftovers = remove_dead_leftovers(&dir, &name);
     let tmp = dir.join(temp_name(&name, std::process::id()));
     let write = || -> std::io::Result<()> {
-        let mut file = File::create(&tmp)?;
+        let mut file = create_temp(&tmp)?;
         for line in lines {
             file.write_all(line)?;
             file.write_all(b"\n")?;

@@ -56,3 +56,29 @@ fn a_held_output_is_refused_and_left_as_it_was() {
         "{\"id\":\"kept\"}\n"
     );
 }
+
+#[test]
+fn a_link_planted_at_the_temporary_name_is_removed_not_written_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("res.jsonl");
+    let outside = dir.path().join("outside");
+    std::fs::write(&outside, "precious\n").unwrap();
+    let planted = dir.path().join(temp_name("res.jsonl", std::process::id()));
+    std::os::unix::fs::symlink(&outside, &planted).unwrap();
+    write_merged(&out, &[b"{\"id\":\"a\"}".to_vec()]).unwrap();
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "precious\n");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "{\"id\":\"a\"}\n");
+    assert!(std::fs::symlink_metadata(&planted).is_err(), "removed");
+}
+
+#[test]
+fn an_output_that_is_a_link_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = dir.path().join("outside");
+    std::fs::write(&outside, "precious\n").unwrap();
+    let out = dir.path().join("res.jsonl");
+    std::os::unix::fs::symlink(&outside, &out).unwrap();
+    let err = write_merged(&out, &[b"{\"id\":\"a\"}".to_vec()]).unwrap_err();
+    assert!(err.to_string().contains("is a symbolic link"), "{err}");
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "precious\n");
+}

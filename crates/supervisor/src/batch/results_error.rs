@@ -3,6 +3,9 @@
 
 use std::path::PathBuf;
 
+use crate::exit_codes;
+use crate::untrusted_file::UntrustedFileError;
+
 /// Why the results file cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ResultsError {
@@ -27,6 +30,30 @@ pub enum ResultsError {
         /// Who holds it: `pid N (command line)`, when `/proc/locks` says.
         holder: Option<String>,
     },
+    /// The file is not a regular file that can be read line by line: a
+    /// link, a FIFO, a line over the cap ([`super::results::RESULT_LINE_CAP`]).
+    #[error("results file {0}")]
+    Untrusted(UntrustedFileError),
+    /// The path stopped naming the file this batch opened: something
+    /// renamed a file over it, moved or removed it. The batch's own lines
+    /// were copied to `saved`, when that could be done.
+    #[error(
+        "results file {} was replaced while this batch ran (the path names another file now, \
+         or none: something renamed, moved or removed it), so this batch's lines are not in \
+         the file there; {}; check both before running the batch again: a re-run skips every \
+         id the file at the path holds",
+        path.display(),
+        match saved {
+            Ok(saved) => format!("they were saved to {}", saved.display()),
+            Err(why) => format!("they could not be saved ({why})"),
+        }
+    )]
+    Replaced {
+        /// The path the batch was given.
+        path: PathBuf,
+        /// Where the batch's own lines were copied, or why they could not be.
+        saved: Result<PathBuf, String>,
+    },
     /// A complete line is not a result line.
     #[error(
         "results file {path}, line {line}: not a result line ({message}); \
@@ -40,4 +67,23 @@ pub enum ResultsError {
         /// What the parser said.
         message: String,
     },
+}
+
+impl From<UntrustedFileError> for ResultsError {
+    fn from(error: UntrustedFileError) -> Self {
+        ResultsError::Untrusted(error)
+    }
+}
+
+impl ResultsError {
+    /// The exit status of a batch stopped by this error: a replaced file
+    /// means the batch's record is not where it was asked to be (as a lost
+    /// session file is a run's), anything else that the results cannot be
+    /// written.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            ResultsError::Replaced { .. } => exit_codes::SESSION_LOST,
+            _ => exit_codes::SUBAGENT_FAILED,
+        }
+    }
 }

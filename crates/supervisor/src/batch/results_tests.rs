@@ -1,8 +1,12 @@
 use pretty_assertions::assert_eq;
 use subagent_protocol::RunMode;
-use subagent_protocol::result::{Details, ErrorInfo, Mode, SingleResult};
+use subagent_protocol::result::{
+    ContentItem, Details, ErrorInfo, Mode, SingleResult, SubagentResult,
+};
+use subagent_protocol::{ErrorCode, Usage};
 
 use super::*;
+use crate::exit_codes;
 
 fn single(error: Option<ErrorCode>) -> SubagentResult {
     SubagentResult {
@@ -171,4 +175,115 @@ fn a_line_written_with_exit_code_reads_as_cli_exit() {
     assert!(new.get("exitCode").is_none(), "{new}");
     let again: ResultLine = serde_json::from_value(new).unwrap();
     assert_eq!(again, line);
+}
+
+fn line(id: &str) -> ResultLine {
+    ResultLine::from_result(id, "general", &single(None), 1)
+}
+
+fn ids_in(text: &str) -> Vec<String> {
+    text.lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn a_file_renamed_over_the_results_fails_the_next_append_and_keeps_every_line_beside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.jsonl");
+    let (_, mut writer) = ResultsFile::open(&path).unwrap();
+    writer.append(&line("a")).unwrap();
+    writer.verify().unwrap();
+    let forged = dir.path().join("forged");
+    std::fs::write(&forged, "{\"id\":\"b\",\"status\":\"ok\"}\n").unwrap();
+    std::fs::rename(&forged, &path).unwrap();
+
+    let err = writer.append(&line("b")).unwrap_err();
+    assert_eq!(err.exit_code(), exit_codes::SESSION_LOST);
+    let ResultsError::Replaced {
+        saved: Ok(saved), ..
+    } = &err
+    else {
+        panic!("{err}");
+    };
+    assert_eq!(
+        saved,
+        &dir.path()
+            .join(format!("r.jsonl.kept-{}", std::process::id()))
+    );
+    assert!(
+        err.to_string()
+            .contains("was replaced while this batch ran"),
+        "{err}"
+    );
+    assert_eq!(ids_in(&std::fs::read_to_string(saved).unwrap()), ["a", "b"]);
+    // The forged file is not written to.
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "{\"id\":\"b\",\"status\":\"ok\"}\n"
+    );
+    // A later append and the end's check say so again; the copy keeps up.
+    assert!(writer.append(&line("c")).is_err());
+    assert!(matches!(
+        writer.verify(),
+        Err(ResultsError::Replaced { .. })
+    ));
+    assert_eq!(
+        ids_in(&std::fs::read_to_string(saved).unwrap()),
+        ["a", "b", "c"]
+    );
+}
+
+#[test]
+fn a_results_file_removed_after_the_last_append_fails_the_end_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.jsonl");
+    let (_, mut writer) = ResultsFile::open(&path).unwrap();
+    writer.append(&line("a")).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let err = writer.verify().unwrap_err();
+    assert!(
+        matches!(err, ResultsError::Replaced { saved: Ok(_), .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_results_file_that_is_a_link_or_a_fifo_is_refused_and_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = dir.path().join("outside");
+    std::fs::write(&outside, "precious\ntorn").unwrap();
+    let link = dir.path().join("r.jsonl");
+    std::os::unix::fs::symlink(&outside, &link).unwrap();
+    let err = ResultsFile::open(&link).unwrap_err();
+    assert!(err.to_string().contains("is a symbolic link"), "{err}");
+    assert!(read_scan(&link).is_err());
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "precious\ntorn");
+
+    let fifo = dir.path().join("f.jsonl");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let err = ResultsFile::open(&fifo).unwrap_err();
+    assert!(err.to_string().contains("is a FIFO"), "{err}");
+}
+
+#[test]
+fn a_line_over_the_cap_is_refused_with_its_number_and_a_long_torn_tail_dropped() {
+    let mut bytes = b"{\"id\":\"a\"}\n".to_vec();
+    bytes.extend(std::iter::repeat_n(b' ', RESULT_LINE_CAP + 1));
+    let torn = scan(Path::new("r.jsonl"), &bytes).unwrap();
+    assert_eq!(
+        (torn.lines.len(), torn.valid_len, torn.torn_tail),
+        (1, 11, true)
+    );
+    bytes.push(b'\n');
+    let err = scan(Path::new("r.jsonl"), &bytes).unwrap_err();
+    assert!(
+        err.to_string().contains("r.jsonl, line 2: longer than 64M"),
+        "{err}"
+    );
 }

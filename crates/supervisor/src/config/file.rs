@@ -66,6 +66,10 @@ pub enum ConfigFileError {
         /// Why.
         source: std::io::Error,
     },
+    /// The name holds a link, a FIFO, or a file over
+    /// [`super::CONFIG_FILE_CAP`]: it is not read.
+    #[error("config file {0}")]
+    Untrusted(crate::untrusted_file::UntrustedFileError),
     /// Not TOML, or a key that is unknown or of the wrong type.
     #[error("{}:{line}: {message}", path.display())]
     Invalid {

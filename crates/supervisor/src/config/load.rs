@@ -7,13 +7,20 @@
 //! one that exists and is malformed is an error, since running with half a
 //! configuration would surprise more than stopping.
 //!
+//! The user's file is opened as one read back
+//! ([`crate::untrusted_file`]): a link, a FIFO or a file over
+//! [`CONFIG_FILE_CAP`] refuses the run, naming the file, before a byte of
+//! it is read.
+//!
 //! It reads files; it never writes them and never reads the environment
 //! (the caller passes the variables, so tests never see the real home).
 
 use std::path::{Path, PathBuf};
 
 use super::file::{ConfigFile, ConfigFileError, parse_config};
+use super::read_caps::CONFIG_FILE_CAP;
 use super::trust::ProjectConfig;
+use crate::untrusted_file::{UntrustedFileError, read_capped_string};
 
 /// A config file that was found and read.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,15 +70,13 @@ pub fn load_config(
 
 /// The layer at `path`; `None` when there is no file.
 fn read_layer(path: &Path) -> Result<Option<ConfigLayer>, ConfigFileError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(ConfigFileError::Read {
-                path: path.to_owned(),
-                source,
-            });
+    let text = match read_capped_string(path, CONFIG_FILE_CAP) {
+        Ok(Some(text)) => text,
+        Ok(None) => return Ok(None),
+        Err(UntrustedFileError::Io { path, source }) => {
+            return Err(ConfigFileError::Read { path, source });
         }
+        Err(refused) => return Err(ConfigFileError::Untrusted(refused)),
     };
     Ok(Some(ConfigLayer {
         path: path.to_owned(),

@@ -15,9 +15,11 @@ mod load;
 mod locations;
 mod overrides;
 mod prepare;
+mod project_files;
 mod protect;
 mod provenance;
 mod raise;
+mod read_caps;
 mod resolve;
 mod show;
 mod trust;
@@ -53,9 +55,11 @@ pub use prepare::{
     PrepareError, PrepareSettings, PrepareWarning, Prepared, agent_tools, env_value, prepare,
     workspace_catalog, workspace_project,
 };
+pub use project_files::{SkippedFile, md_files_in};
 pub use protect::protected_config_dirs;
 pub use provenance::{EnvLookup, Origin, ResolveError, Sourced};
 pub use raise::{Raise, RaiseSettings};
+pub use read_caps::{AGENT_FILE_CAP, CONFIG_FILE_CAP, PROJECT_FILES_CAP, TRUST_RECORD_CAP};
 pub use resolve::{
     DEFAULT_AGENT, DEFAULT_MAX_DEPTH, KindDefaults, ResolvedRun, RunOverrides, kind_defaults,
     resolve_run,
@@ -63,9 +67,7 @@ pub use resolve::{
 pub use show::describe_config;
 #[cfg(test)]
 pub(crate) use trust::read_project_trusting_all;
-pub use trust::{
-    Change, ProjectConfig, ProjectFile, ProjectFileKind, TrustVerdict, md_files_in, read_project,
-};
+pub use trust::{Change, ProjectConfig, ProjectFile, ProjectFileKind, TrustVerdict, read_project};
 pub use trust_store::{
     TRUST_FILE, TrustError, TrustRecords, TrustedFile, TrustedProject, default_trust_file_path,
     read_records, trust_file_path, write_records,

@@ -4,10 +4,12 @@
 //! files of the workspace, turned into a request template and a supervisor
 //! config ([`Prepared`]).
 //!
-//! It reads files (the project's, the user's, an output schema) but never
-//! starts a run, never reads a request off a wire and never writes to the
-//! terminal: warnings go to the caller's sink as [`PrepareWarning`]s, which
-//! the CLI prints and a server may log.
+//! It reads files (the project's, the user's, an output schema) as
+//! untrusted input (`crate::untrusted_file`), blocking: async callers call
+//! it from `spawn_blocking`. It never starts a run, never reads a request
+//! off a wire and never writes to the terminal: warnings go to the
+//! caller's sink as [`PrepareWarning`]s, which the CLI prints and a server
+//! may log.
 
 use std::path::{Path, PathBuf};
 
@@ -15,8 +17,9 @@ use subagent_protocol::{OutputMode, ProviderSpec};
 use subagent_sandbox::SandboxPolicy;
 
 use super::{
-    ConfigFileError, ProjectConfig, Raise, RaiseSettings, ResolveError, RunOverrides, TrustError,
-    default_trust_file_path, default_user_config_path, load_config, read_project, resolve_run,
+    CONFIG_FILE_CAP, ConfigFileError, ProjectConfig, Raise, RaiseSettings, ResolveError,
+    RunOverrides, TrustError, default_trust_file_path, default_user_config_path, load_config,
+    read_project, resolve_run,
 };
 use crate::agents::{
     AgentCatalog, AgentDefinition, AgentOutputSchema, DiscoverError, WarningDetail,
@@ -24,6 +27,7 @@ use crate::agents::{
 };
 use crate::run::{Ceilings, Owner};
 use crate::session::default_sessions_dir;
+use crate::untrusted_file::read_capped_string;
 use crate::{RunRequest, SupervisorConfig, WorkerCommand};
 
 /// What a way in fixes for every run it starts, besides the
@@ -153,6 +157,9 @@ pub fn workspace_project(
     if let Some(warning) = project.warning() {
         warn(PrepareWarning::ProjectIgnored(warning));
     }
+    for warning in project.skipped_config_warnings() {
+        warn(PrepareWarning::ProjectIgnored(warning));
+    }
     Ok(project)
 }
 
@@ -262,8 +269,14 @@ fn output_schema_text(
     match agent.and_then(|a| a.output_schema.as_ref().map(|s| (a, s))) {
         None => Ok(None),
         Some((_, AgentOutputSchema::Inline(json))) => Ok(Some(json.clone())),
-        Some((agent, AgentOutputSchema::File(path))) => std::fs::read_to_string(path)
-            .map(Some)
+        // Beside the agent file, where a tool may have put a FIFO or a
+        // huge file: read as the agent file was.
+        Some((agent, AgentOutputSchema::File(path))) => read_capped_string(path, CONFIG_FILE_CAP)
+            .map_err(std::io::Error::from)
+            .and_then(|text| {
+                text.map(Some)
+                    .ok_or_else(|| std::io::ErrorKind::NotFound.into())
+            })
             .map_err(|source| PrepareError::AgentOutputSchema {
                 agent: agent.name.clone(),
                 origin: agent.source.to_string(),

@@ -18,6 +18,12 @@
 //! (`load.rs`, `agents::discover`) parse the text read here, never the
 //! disk again, so a file swapped after the check is not what runs. This
 //! module reads; it never writes the record.
+//!
+//! The files are read before the verdict, as untrusted input
+//! ([`super::project_files`]); one that is not read (a link, a FIFO, over
+//! a cap) is skipped ([`ProjectConfig::skipped`], each with why, for the
+//! callers' warnings): it counts as absent, so one that was trusted makes
+//! the project untrusted (removed), and one that was not changes nothing.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -25,30 +31,10 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use super::locations::{PROJECT_CONFIG, project_dirs};
+pub use super::project_files::{ProjectFile, ProjectFileKind};
+use super::project_files::{ReadFiles, SkippedFile, hex, md_files_in};
 use super::trust_store::{TrustError, TrustRecords, TrustedFile, TrustedProject, read_records};
 use crate::agents::AgentFileFlavor;
-
-/// What a project file is to a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProjectFileKind {
-    /// A `.subagent/config.toml`.
-    Config,
-    /// An agent file of this flavor.
-    Agent(AgentFileFlavor),
-}
-
-/// One project file as read for the trust check.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProjectFile {
-    /// Where it is (under the canonical workspace or a parent of it).
-    pub path: PathBuf,
-    /// Config or agent file.
-    pub kind: ProjectFileKind,
-    /// Its text, as hashed.
-    pub text: String,
-    /// SHA-256 of the text, lowercase hex.
-    pub sha256: String,
-}
 
 /// How a file differs from what was trusted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,6 +81,7 @@ pub struct ProjectConfig {
     pub store: Option<PathBuf>,
     dirs: Vec<PathBuf>,
     files: Vec<ProjectFile>,
+    skipped: Vec<SkippedFile>,
     verdict: TrustVerdict,
 }
 
@@ -107,6 +94,22 @@ impl ProjectConfig {
     /// Every file found, trusted or not, nearest directory first.
     pub fn files(&self) -> &[ProjectFile] {
         &self.files
+    }
+
+    /// The files found but not read (a link, a FIFO, over a cap), in the
+    /// order they were met; trusted or not, the project never loads them.
+    pub fn skipped(&self) -> &[SkippedFile] {
+        &self.skipped
+    }
+
+    /// One warning line per skipped config file (agent files are reported
+    /// with the agent catalog's).
+    pub fn skipped_config_warnings(&self) -> Vec<String> {
+        self.skipped
+            .iter()
+            .filter(|f| f.kind == ProjectFileKind::Config)
+            .map(|f| format!("warning: project config skipped: {}", f.reason))
+            .collect()
     }
 
     /// The files a run loads: all of them when trusted, none otherwise.
@@ -210,11 +213,12 @@ pub fn read_project(workspace: &Path, store: Option<&Path>) -> Result<ProjectCon
         dir: workspace.to_owned(),
         source,
     })?;
-    let mut files = Vec::new();
+    let mut read = ReadFiles::default();
     for dir in &dirs {
         let config = dir.join(PROJECT_CONFIG);
-        if config.is_file() {
-            files.push(read_file(config, ProjectFileKind::Config)?);
+        // Whatever stands at the name (a link included) is looked at.
+        if std::fs::symlink_metadata(&config).is_ok() {
+            read.read(config, ProjectFileKind::Config)?;
         }
         for (sub, flavor) in [
             (SUBAGENT_AGENTS, AgentFileFlavor::Subagent),
@@ -223,7 +227,7 @@ pub fn read_project(workspace: &Path, store: Option<&Path>) -> Result<ProjectCon
             let dir = dir.join(sub);
             let paths = md_files_in(&dir).map_err(|source| TrustError::ListDir { dir, source })?;
             for path in paths {
-                files.push(read_file(path, ProjectFileKind::Agent(flavor))?);
+                read.read(path, ProjectFileKind::Agent(flavor))?;
             }
         }
     }
@@ -236,7 +240,8 @@ pub fn read_project(workspace: &Path, store: Option<&Path>) -> Result<ProjectCon
         root,
         store: store.map(Path::to_owned),
         dirs,
-        files,
+        files: read.files,
+        skipped: read.skipped,
         verdict: TrustVerdict::NoFiles,
     };
     let recorded = records
@@ -276,50 +281,6 @@ fn judge(project: &ProjectConfig, recorded: &[TrustedFile]) -> TrustVerdict {
     } else {
         TrustVerdict::Untrusted(changes)
     }
-}
-
-fn read_file(path: PathBuf, kind: ProjectFileKind) -> Result<ProjectFile, TrustError> {
-    let bytes = std::fs::read(&path).map_err(|source| TrustError::ReadFile {
-        path: path.clone(),
-        source,
-    })?;
-    // Hashed as bytes; a file that is not UTF-8 is kept (so it can be
-    // listed, and refused by its parser only if someone trusts it).
-    let sha256 = hex(&Sha256::digest(&bytes));
-    let text = String::from_utf8_lossy(&bytes).into_owned();
-    Ok(ProjectFile {
-        path,
-        kind,
-        text,
-        sha256,
-    })
-}
-
-/// `dir/*.md` in name order; none when `dir` does not exist.
-pub fn md_files_in(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e),
-    };
-    let mut files = Vec::new();
-    for entry in entries {
-        let path = entry?.path();
-        if path.extension().is_some_and(|e| e == "md") && path.is_file() {
-            files.push(path);
-        }
-    }
-    files.sort();
-    Ok(files)
-}
-
-/// Lowercase hex of `bytes`.
-fn hex(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        let _ = write!(out, "{b:02x}");
-    }
-    out
 }
 
 /// `word` as one shell word: as is when it holds nothing the shell reads

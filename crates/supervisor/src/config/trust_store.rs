@@ -12,6 +12,10 @@
 //! half of one. A record that cannot be read is an error naming the file,
 //! not an empty record: guessing would either trust nothing (a surprise)
 //! or lose what was trusted when it is written back.
+//!
+//! It is read as a file read back ([`crate::untrusted_file`]): a link, a
+//! FIFO or a record over [`TRUST_RECORD_CAP`] is refused before a byte is
+//! read; its temporary file is created `O_EXCL`, never through a link.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -19,6 +23,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::locations::user_config_dir;
+use super::read_caps::TRUST_RECORD_CAP;
+use crate::untrusted_file::{UntrustedFileError, create_temp, read_capped_string};
 
 /// The record's file name in the user's config dir.
 pub const TRUST_FILE: &str = "trusted.json";
@@ -65,6 +71,10 @@ pub enum TrustError {
         /// What is wrong.
         reason: String,
     },
+    /// The record's name holds a link, a FIFO or a file over
+    /// [`TRUST_RECORD_CAP`]: it is not read.
+    #[error("the trust record {0}")]
+    UntrustedRecord(UntrustedFileError),
     /// The record cannot be written.
     #[error("write the trust record {}: {source}", path.display())]
     WriteRecord {
@@ -147,10 +157,11 @@ pub fn read_records(path: &Path) -> Result<TrustRecords, TrustError> {
         path: path.to_owned(),
         reason,
     };
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(TrustRecords::default()),
-        Err(e) => return Err(failed(e.to_string())),
+    let text = match read_capped_string(path, TRUST_RECORD_CAP) {
+        Ok(Some(text)) => text,
+        Ok(None) => return Ok(TrustRecords::default()),
+        Err(UntrustedFileError::Io { source, .. }) => return Err(failed(source.to_string())),
+        Err(refused) => return Err(TrustError::UntrustedRecord(refused)),
     };
     let records: TrustRecords = serde_json::from_str(&text).map_err(|e| failed(e.to_string()))?;
     if records.version > TRUST_FORMAT_VERSION {
@@ -175,7 +186,7 @@ pub fn write_records(path: &Path, records: &TrustRecords) -> Result<(), TrustErr
     let text = serde_json::to_string_pretty(records).map_err(|e| failed(e.into()))?;
     let temp = dir.join(format!(".{TRUST_FILE}.{}.tmp", std::process::id()));
     let written = (|| {
-        let mut file = std::fs::File::create(&temp)?;
+        let mut file = create_temp(&temp)?;
         file.write_all(text.as_bytes())?;
         file.write_all(b"\n")?;
         file.sync_all()?;

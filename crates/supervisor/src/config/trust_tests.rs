@@ -3,6 +3,7 @@ use std::path::{Path, PathBuf};
 use pretty_assertions::assert_eq;
 
 use super::*;
+use crate::config::read_caps::{AGENT_FILE_CAP, PROJECT_FILES_CAP, TRUST_RECORD_CAP};
 use crate::config::trust_store::{read_records, write_records};
 
 /// A repository `repo/.git` with a workspace `repo/sub`, and the place of
@@ -227,4 +228,123 @@ fn the_trust_command_quotes_a_path_the_shell_would_split() {
     assert_eq!(shell_word("/home/me/proj"), "/home/me/proj");
     assert_eq!(shell_word("/tmp/my proj"), "'/tmp/my proj'");
     assert_eq!(shell_word("/tmp/it's"), r"'/tmp/it'\''s'");
+}
+
+fn skipped(project: &ProjectConfig) -> Vec<(String, String)> {
+    project
+        .skipped()
+        .iter()
+        .map(|f| (project.display_path(&f.path), f.reason.clone()))
+        .collect()
+}
+
+#[test]
+fn links_fifos_and_files_over_their_cap_are_skipped_unread_with_why() {
+    let layout = Layout::new();
+    let outside = layout.root.path().join("outside.md");
+    std::fs::write(&outside, "---\nname: leak\n---\nsecret\n").unwrap();
+    let agents = layout.repo().join(".subagent/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::os::unix::fs::symlink(&outside, agents.join("link.md")).unwrap();
+    nix::unistd::mkfifo(&agents.join("fifo.md"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    std::fs::File::create(agents.join("huge.md"))
+        .unwrap()
+        .set_len(AGENT_FILE_CAP + 1)
+        .unwrap();
+    std::os::unix::fs::symlink("/dev/zero", layout.repo().join(".subagent/config.toml")).unwrap();
+    layout.write(".subagent/agents/ok.md", "---\nname: ok\n---\np\n");
+
+    let project = layout.read(&layout.work());
+    let files: Vec<String> = project
+        .files()
+        .iter()
+        .map(|f| project.display_path(&f.path))
+        .collect();
+    assert_eq!(files, [".subagent/agents/ok.md"]);
+    let reasons = skipped(&project);
+    let names: Vec<&str> = reasons.iter().map(|(p, _)| p.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            ".subagent/config.toml",
+            ".subagent/agents/fifo.md",
+            ".subagent/agents/huge.md",
+            ".subagent/agents/link.md"
+        ]
+    );
+    assert!(reasons[0].1.contains("is a symbolic link"), "{reasons:?}");
+    assert!(reasons[1].1.contains("is a FIFO"), "{reasons:?}");
+    assert!(reasons[2].1.contains("over the 256K"), "{reasons:?}");
+    assert!(reasons[3].1.contains("is a symbolic link"), "{reasons:?}");
+    assert_eq!(project.skipped_config_warnings().len(), 1);
+}
+
+#[test]
+fn a_trusted_file_replaced_by_one_over_its_cap_makes_the_project_untrusted() {
+    let layout = Layout::new();
+    let path = layout.write(".subagent/agents/a.md", "---\nname: a\n---\np\n");
+    layout.trust(&layout.work());
+    assert_eq!(
+        layout.read(&layout.work()).verdict(),
+        &TrustVerdict::Trusted
+    );
+    std::fs::File::create(&path)
+        .unwrap()
+        .set_len(AGENT_FILE_CAP + 1)
+        .unwrap();
+    let project = layout.read(&layout.work());
+    assert_eq!(
+        changes(&project),
+        [(".subagent/agents/a.md".to_owned(), Change::Removed)]
+    );
+}
+
+#[test]
+fn files_past_what_the_project_may_take_together_are_skipped() {
+    let layout = Layout::new();
+    let agents = layout.repo().join(".subagent/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    // Each under its own cap, together over the project's.
+    let each = AGENT_FILE_CAP - 1;
+    let count = PROJECT_FILES_CAP / each + 2;
+    for n in 0..count {
+        std::fs::write(
+            agents.join(format!("a{n:03}.md")),
+            vec![b'x'; each as usize],
+        )
+        .unwrap();
+    }
+    let project = layout.read(&layout.work());
+    let read: u64 = project.files().iter().map(|f| f.text.len() as u64).sum();
+    assert!(read <= PROJECT_FILES_CAP, "{read}");
+    assert_eq!(project.files().len() as u64, PROJECT_FILES_CAP / each);
+    let reasons = skipped(&project);
+    assert_eq!(reasons.len() as u64, count - PROJECT_FILES_CAP / each);
+    assert!(
+        reasons[0].1.contains("of the 8M they may take together"),
+        "{reasons:?}"
+    );
+}
+
+#[test]
+fn a_trust_record_that_is_a_link_a_fifo_or_too_large_is_refused_naming_it() {
+    let layout = Layout::new();
+    let store = layout.store();
+    std::fs::create_dir_all(store.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &store).unwrap();
+    let err = read_project(&layout.work(), Some(&store)).unwrap_err();
+    assert!(
+        err.to_string().starts_with(&format!(
+            "the trust record {} is a symbolic link",
+            store.display()
+        )),
+        "{err}"
+    );
+    std::fs::remove_file(&store).unwrap();
+    std::fs::File::create(&store)
+        .unwrap()
+        .set_len(TRUST_RECORD_CAP + 1)
+        .unwrap();
+    let err = read_project(&layout.work(), Some(&store)).unwrap_err();
+    assert!(err.to_string().contains("over the 4M"), "{err}");
 }

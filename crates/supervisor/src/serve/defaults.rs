@@ -54,31 +54,30 @@ pub enum SpawnError {
     /// A foreground job was gone from the registry when it ended.
     #[error("the job vanished")]
     Vanished,
-    /// Preparing the request stopped before it finished (its thread
-    /// panicked).
-    #[error("preparing the request stopped: {0}")]
-    Preparing(String),
-}
-
-/// [`ServeDefaults::requests_for`] on the runtime's blocking pool:
-/// preparing reads config and agent files, and a resume reads session
-/// files, none of which may hold up a server's runtime threads (a FIFO
-/// named as a session file once left an MCP server answering nothing).
-pub async fn requests_off_runtime(
-    defaults: Arc<ServeDefaults>,
-    ceilings: Arc<Ceilings>,
-    patch: RequestPatch,
-    tasks: Vec<String>,
-) -> Result<Vec<RunRequest>, SpawnError> {
-    tokio::task::spawn_blocking(move || defaults.requests_for(&ceilings, &patch, &tasks))
-        .await
-        .map_err(|e| SpawnError::Preparing(e.to_string()))?
+    /// Preparing the request (which reads files, off the runtime's
+    /// threads) did not finish.
+    #[error("preparing the run stopped")]
+    Preparing(#[source] tokio::task::JoinError),
 }
 
 impl ServeDefaults {
     /// The request template and supervisor config for `overrides`.
     pub fn prepare(&self, overrides: &RunOverrides) -> Result<Prepared, PrepareError> {
         prepare(&self.settings, overrides, &|warning| (self.warn)(warning))
+    }
+
+    /// [`Self::requests_for`] on the runtime's blocking pool: it reads the
+    /// workspace's config, agent and trust files, which must not hold up
+    /// the threads that serve every other request.
+    pub async fn requests_off_runtime(
+        self: Arc<Self>,
+        ceilings: Arc<Ceilings>,
+        patch: RequestPatch,
+        tasks: Vec<String>,
+    ) -> Result<Vec<RunRequest>, SpawnError> {
+        tokio::task::spawn_blocking(move || self.requests_for(&ceilings, &patch, &tasks))
+            .await
+            .map_err(SpawnError::Preparing)?
     }
 
     /// One resolved request per task: these defaults patched by one

@@ -43,7 +43,7 @@ use subagent_protocol::{ErrorCode, RunMode};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::defaults::{ServeDefaults, SpawnError, error_chain, requests_off_runtime};
+use super::defaults::{ServeDefaults, SpawnError, error_chain};
 use super::spawn::Spawn;
 use crate::RunRequest;
 use crate::config::{PrepareError, Prepared};
@@ -242,15 +242,16 @@ impl McpServer {
         }
     }
 
-    /// One resolved request per task: the server's flags patched by the call.
+    /// One resolved request per task: the server's flags patched by the
+    /// call (prepared off the runtime's threads: it reads files).
     async fn requests(&self, call: &Spawn) -> Result<Vec<RunRequest>, SpawnError> {
-        requests_off_runtime(
-            Arc::clone(&self.state.defaults),
-            Arc::clone(&self.state.ceilings),
-            call.patch(),
-            call.tasks.clone(),
-        )
-        .await
+        Arc::clone(&self.state.defaults)
+            .requests_off_runtime(
+                Arc::clone(&self.state.ceilings),
+                call.patch(),
+                call.tasks.clone(),
+            )
+            .await
     }
 }
 

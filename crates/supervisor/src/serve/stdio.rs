@@ -35,7 +35,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::defaults::{Report, ServeDefaults, SpawnError, error_chain, requests_off_runtime};
+use super::defaults::{Report, ServeDefaults, SpawnError, error_chain};
 use super::io::{MAX_LINE_BYTES, Output, ReadLine, RequestLines};
 use super::protocol::{self, Method, Request, ResponseCode, Spawn};
 use crate::RunRequest;
@@ -392,13 +392,13 @@ impl Server {
     /// One resolved request per task: the server's flags patched by the
     /// spawn, under the server's ceilings.
     async fn requests(&self, spawn: &Spawn) -> Result<Vec<RunRequest>, SpawnError> {
-        requests_off_runtime(
-            Arc::clone(&self.defaults),
-            Arc::clone(&self.ceilings),
-            spawn.patch(),
-            spawn.tasks.clone(),
-        )
-        .await
+        Arc::clone(&self.defaults)
+            .requests_off_runtime(
+                Arc::clone(&self.ceilings),
+                spawn.patch(),
+                spawn.tasks.clone(),
+            )
+            .await
     }
 }
 

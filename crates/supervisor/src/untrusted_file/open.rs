@@ -1,0 +1,295 @@
+//! Opening a file read back (for reading, for appending) and creating a
+//! temporary file, each refusing a link and anything but a regular file;
+//! and a file's identity, to tell whether its path still names it.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::Path;
+
+use nix::errno::Errno;
+use nix::fcntl::{FcntlArg, OFlag, fcntl};
+
+use super::error::UntrustedFileError;
+
+/// Flags of every open of a file read back: a link at the name fails the
+/// open (`ELOOP`) instead of being followed, and a FIFO opens at once
+/// instead of waiting for a writer.
+fn guarded() -> i32 {
+    (OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK).bits()
+}
+
+/// Which file a path named: its device and inode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileIdentity {
+    dev: u64,
+    ino: u64,
+}
+
+impl FileIdentity {
+    /// The identity of an open file.
+    pub fn of(file: &File) -> io::Result<Self> {
+        let meta = file.metadata()?;
+        Ok(Self {
+            dev: meta.dev(),
+            ino: meta.ino(),
+        })
+    }
+
+    /// What `path` names now, without following a link at its end (a link
+    /// is a file of its own, so it never matches the file it points to);
+    /// `None` when nothing does.
+    pub fn at(path: &Path) -> io::Result<Option<Self>> {
+        match std::fs::symlink_metadata(path) {
+            Ok(meta) => Ok(Some(Self {
+                dev: meta.dev(),
+                ino: meta.ino(),
+            })),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// True while `path` names this file.
+    pub fn still_named_by(&self, path: &Path) -> io::Result<bool> {
+        Ok(Self::at(path)? == Some(*self))
+    }
+}
+
+/// What a non-regular file is, for messages.
+fn kind_of(file_type: std::fs::FileType) -> &'static str {
+    if file_type.is_fifo() {
+        "a FIFO"
+    } else if file_type.is_socket() {
+        "a socket"
+    } else if file_type.is_char_device() {
+        "a character device"
+    } else if file_type.is_block_device() {
+        "a block device"
+    } else if file_type.is_dir() {
+        "a directory"
+    } else if file_type.is_symlink() {
+        "a symbolic link"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// Refuses what `path` names before it is opened when that is plainly not
+/// a regular file: opening a device can act on it. The check after the
+/// open ([`checked`]) is the one that counts; this one only spares the open.
+fn refuse_before_open(path: &Path) -> Result<(), UntrustedFileError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => Err(UntrustedFileError::Link {
+            path: path.to_owned(),
+        }),
+        Ok(meta) if !meta.file_type().is_file() => Err(UntrustedFileError::NotRegular {
+            path: path.to_owned(),
+            kind: kind_of(meta.file_type()),
+        }),
+        // Missing or unreadable: the open says which.
+        _ => Ok(()),
+    }
+}
+
+/// An open's error as the refusal it stands for: `ELOOP` from
+/// `O_NOFOLLOW` is a link at the name, `ENXIO` a FIFO or socket.
+fn open_error(path: &Path, source: io::Error) -> UntrustedFileError {
+    let errno = source.raw_os_error().map(Errno::from_raw);
+    if matches!(errno, Some(Errno::ELOOP | Errno::ENXIO))
+        && let Ok(meta) = std::fs::symlink_metadata(path)
+    {
+        return if meta.file_type().is_symlink() {
+            UntrustedFileError::Link {
+                path: path.to_owned(),
+            }
+        } else {
+            UntrustedFileError::NotRegular {
+                path: path.to_owned(),
+                kind: kind_of(meta.file_type()),
+            }
+        };
+    }
+    UntrustedFileError::io(path, source)
+}
+
+/// `file` once `fstat` says it is a regular file, with its size, and
+/// blocking again (`O_NONBLOCK` was only for the open).
+fn checked(path: &Path, file: File) -> Result<(File, u64), UntrustedFileError> {
+    let meta = file
+        .metadata()
+        .map_err(|e| UntrustedFileError::io(path, e))?;
+    if !meta.file_type().is_file() {
+        return Err(UntrustedFileError::NotRegular {
+            path: path.to_owned(),
+            kind: kind_of(meta.file_type()),
+        });
+    }
+    let flags =
+        fcntl(&file, FcntlArg::F_GETFL).map_err(|e| UntrustedFileError::io(path, e.into()))?;
+    let blocking = OFlag::from_bits_truncate(flags) - OFlag::O_NONBLOCK;
+    fcntl(&file, FcntlArg::F_SETFL(blocking))
+        .map_err(|e| UntrustedFileError::io(path, e.into()))?;
+    Ok((file, meta.len()))
+}
+
+/// Opens `path` for reading: a regular file, not through a link; `None`
+/// when nothing is there. Returns the file and its size at the open.
+pub fn open_read(path: &Path) -> Result<Option<(File, u64)>, UntrustedFileError> {
+    refuse_before_open(path)?;
+    match OpenOptions::new()
+        .read(true)
+        .custom_flags(guarded())
+        .open(path)
+    {
+        Ok(file) => checked(path, file).map(Some),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(open_error(path, e)),
+    }
+}
+
+/// The whole of the regular file at `path` if it holds at most `cap`
+/// bytes; `None` when nothing is there. The size is checked before the
+/// read, and a file that grew past the cap meanwhile is refused too.
+pub fn read_capped(path: &Path, cap: u64) -> Result<Option<Vec<u8>>, UntrustedFileError> {
+    match open_read(path)? {
+        Some((file, size)) => read_opened(path, file, size, cap).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// The whole of `file` (opened by [`open_read`], which said its `size`)
+/// if it holds at most `cap` bytes: for a caller that decides the cap once
+/// it knows the size.
+pub fn read_opened(
+    path: &Path,
+    file: File,
+    size: u64,
+    cap: u64,
+) -> Result<Vec<u8>, UntrustedFileError> {
+    if size > cap {
+        return Err(UntrustedFileError::TooLarge {
+            path: path.to_owned(),
+            size,
+            cap,
+        });
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    file.take(cap.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| UntrustedFileError::io(path, e))?;
+    let read = bytes.len() as u64;
+    if read > cap {
+        return Err(UntrustedFileError::TooLarge {
+            path: path.to_owned(),
+            size: read,
+            cap,
+        });
+    }
+    Ok(bytes)
+}
+
+/// [`read_capped`] as UTF-8 text; text that is not UTF-8 is an I/O error
+/// of kind `InvalidData`, as `std::fs::read_to_string` reports it.
+pub fn read_capped_string(path: &Path, cap: u64) -> Result<Option<String>, UntrustedFileError> {
+    let Some(bytes) = read_capped(path, cap)? else {
+        return Ok(None);
+    };
+    String::from_utf8(bytes).map(Some).map_err(|_| {
+        UntrustedFileError::io(
+            path,
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                "stream did not contain valid UTF-8",
+            ),
+        )
+    })
+}
+
+/// A file opened for appending by [`open_append`].
+#[derive(Debug)]
+pub struct OpenedForAppend {
+    /// Open for reading and appending.
+    pub file: File,
+    /// Which file it is, to check later that the path still names it.
+    pub identity: FileIdentity,
+    /// True when this open created it.
+    pub created: bool,
+}
+
+/// Opens the regular file at `path` for reading and appending, creating
+/// it when nothing is there (`O_EXCL`, so a link planted meanwhile is not
+/// followed). A link at the name, or anything but a regular file, is
+/// refused.
+pub fn open_append(path: &Path) -> Result<OpenedForAppend, UntrustedFileError> {
+    // Two tries: a file that appears between the first open and the
+    // create is opened as an existing one.
+    for _ in 0..2 {
+        refuse_before_open(path)?;
+        let existing = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .custom_flags(guarded())
+            .open(path);
+        let (file, created) = match existing {
+            Ok(file) => (file, false),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                match OpenOptions::new()
+                    .read(true)
+                    .append(true)
+                    .create_new(true)
+                    .custom_flags(guarded())
+                    .open(path)
+                {
+                    Ok(file) => (file, true),
+                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                    Err(e) => return Err(open_error(path, e)),
+                }
+            }
+            Err(e) => return Err(open_error(path, e)),
+        };
+        let (file, _) = checked(path, file)?;
+        let identity = FileIdentity::of(&file).map_err(|e| UntrustedFileError::io(path, e))?;
+        return Ok(OpenedForAppend {
+            file,
+            identity,
+            created,
+        });
+    }
+    Err(UntrustedFileError::io(
+        path,
+        io::Error::other("the file keeps appearing and disappearing while it is opened"),
+    ))
+}
+
+/// Creates a new file at `path` for writing; fails when anything is there
+/// already, a link included (`O_EXCL`, which never follows one).
+pub fn create_new(path: &Path) -> Result<File, UntrustedFileError> {
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .custom_flags(OFlag::O_NOFOLLOW.bits())
+        .open(path)
+        .map_err(|e| UntrustedFileError::io(path, e))
+}
+
+/// Creates the temporary file `path`, whose name is this process's own
+/// (it carries its pid): whatever is there already (a file left by a dead
+/// process that had the same pid, or a link planted to be written through)
+/// is removed, never followed, and the file created `O_EXCL` once more.
+pub fn create_temp(path: &Path) -> Result<File, UntrustedFileError> {
+    match create_new(path) {
+        Err(UntrustedFileError::Io { source, .. })
+            if source.kind() == io::ErrorKind::AlreadyExists =>
+        {
+            // `unlink` removes a link itself, not what it points to.
+            std::fs::remove_file(path).map_err(|e| UntrustedFileError::io(path, e))?;
+            create_new(path)
+        }
+        other => other,
+    }
+}
+
+#[cfg(test)]
+#[path = "open_tests.rs"]
+mod tests;
