@@ -50,6 +50,10 @@ mod status_line;
 mod status_line_tokens;
 mod terminal_escapes;
 mod tool_disk;
+mod workspace_pinned;
+mod workspace_protected;
+mod workspace_refused;
+mod git_quarantine;
 
 mod supervisor_admission;
 mod supervisor_faults;
