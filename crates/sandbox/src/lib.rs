@@ -55,6 +55,7 @@ mod large_frees;
 mod launch;
 mod leaks;
 mod open_files;
+mod placeholders;
 mod plan;
 mod pre_exec;
 mod procfs;

@@ -1,5 +1,6 @@
 //! Cleaning up a child's whole tree once its leader has exited: kill the
-//! leftovers, read the cgroup's verdict, reap the leader, remove the cgroup.
+//! leftovers, read the cgroup's verdict, reap the leader, remove the
+//! placeholders its filesystem view made and the cgroup.
 //!
 //! The leader is reaped last, here and only here: its zombie keeps the
 //! process-group id reserved while the group is being killed. The work
@@ -20,6 +21,7 @@ use crate::cgroup::{CgroupVerdict, ChildCgroup};
 use crate::chores;
 use crate::kill::KillHandle;
 use crate::leaks::{self, TreeScope};
+use crate::placeholders::Placeholders;
 use crate::procfs;
 use crate::unix::{self, RawExit, Rusage};
 
@@ -49,6 +51,9 @@ pub(crate) struct Tree {
     pub(crate) scope: TreeScope,
     pub(crate) cgroup: Option<ChildCgroup>,
     pub(crate) killer: KillHandle,
+    /// What the filesystem view made on the host; removed once the tree
+    /// is dead, its mount namespace with it.
+    pub(crate) placeholders: Placeholders,
 }
 
 /// Room for one cleanup on the blocking pool; wait for it before taking
@@ -132,6 +137,7 @@ fn clean_up(tree: Tree, open_pipes: &[u64]) -> CleanupReport {
         mut scope,
         cgroup,
         killer,
+        placeholders,
     } = tree;
     // The leader's zombie keeps its stat until it is reaped below.
     scope.leader_start = procfs::stat(scope.leader).map_or(0, |s| s.start_ticks);
@@ -143,6 +149,7 @@ fn clean_up(tree: Tree, open_pipes: &[u64]) -> CleanupReport {
         .unwrap_or_default();
     let reaped = killer.reap_leader(|| unix::reap_with_rusage(scope.leader).ok());
     leaks::unregister(scope.leader);
+    placeholders.remove();
     if let Some(mut cgroup) = cgroup {
         // A cgroup that cannot be removed is left behind empty; it holds no
         // processes and costs nothing, so it is not worth failing the run.

@@ -45,6 +45,13 @@ pub struct SandboxSpec {
     pub args: Vec<OsString>,
     /// Working directory of the child; must exist.
     pub cwd: PathBuf,
+    /// `cwd` as the caller opened and checked it (a directory fd): the
+    /// child enters it by this descriptor (`fchdir`), never by resolving
+    /// `cwd` again, and the tool sandbox's view binds it as the writable
+    /// root at `cwd`. A component of `cwd` swapped for a symlink after the
+    /// caller's check then moves nothing. `None`: `cwd` is resolved at the
+    /// start. Closed in the parent once the child is started.
+    pub cwd_fd: Option<OwnedFd>,
     /// The child's entire environment; everything else is cleared. Build it
     /// with [`allowlisted_env`] and add what the child needs.
     pub env: Vec<(OsString, OsString)>,
@@ -78,6 +85,7 @@ impl SandboxSpec {
             program: program.into(),
             args: Vec::new(),
             cwd: cwd.into(),
+            cwd_fd: None,
             env: Vec::new(),
             protocol_fd: None,
             limits: ResourceLimits::default(),
