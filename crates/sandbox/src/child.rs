@@ -48,6 +48,7 @@ pub async fn spawn(spec: SandboxSpec) -> Result<SandboxedChild, SpawnError> {
         stderr,
         started,
         placeholders,
+        after_exit,
     } = launch::launch(spec).await?;
     let stdout_inode = stdout.as_ref().and_then(inode).unwrap_or(0);
     let stderr_inode = stderr.as_ref().and_then(inode).unwrap_or(0);
@@ -78,6 +79,7 @@ pub async fn spawn(spec: SandboxSpec) -> Result<SandboxedChild, SpawnError> {
             cgroup,
             killer: killer.clone(),
             placeholders,
+            after_exit,
         }),
         stdout: None,
         stderr: None,

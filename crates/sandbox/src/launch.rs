@@ -26,7 +26,7 @@ use crate::placeholders::Placeholders;
 use crate::plan::{self, Planned};
 use crate::pre_exec::ChildSetup;
 use crate::spawner::{self, SpawnerError};
-use crate::spec::{SandboxPolicy, SandboxSpec};
+use crate::spec::{AfterExit, SandboxPolicy, SandboxSpec};
 use crate::unix;
 use crate::vfork::VforkSpawn;
 
@@ -42,6 +42,8 @@ pub(crate) struct Launched {
     pub(crate) started: Instant,
     /// What the view made on the host, removed once the tree is gone.
     pub(crate) placeholders: Placeholders,
+    /// The caller's work for when the tree is gone.
+    pub(crate) after_exit: Option<AfterExit>,
 }
 
 /// Plans and starts `spec`'s leader on the spawner thread.
@@ -75,6 +77,9 @@ fn abandon(launched: Launched) {
     }
     let _ = unix::reap_with_rusage(launched.pid);
     launched.placeholders.remove();
+    if let Some(work) = launched.after_exit {
+        work.run();
+    }
 }
 
 /// The job: plan, check the policy, start the leader. Runs on the spawner
@@ -133,6 +138,7 @@ fn launch_here(mut spec: SandboxSpec) -> Result<Launched, SpawnError> {
         stderr,
         started,
         placeholders,
+        after_exit: spec.after_exit.take(),
     })
 }
 

@@ -89,7 +89,7 @@ pub use procfs::peak_rss_since_exec;
 pub use running::PIPE_DRAIN_WINDOW;
 pub use spec::{
     CaptureLimits, DEFAULT_ENV_ALLOWLIST, DEFAULT_KEEP_HEAD_BYTES, DEFAULT_KEEP_TAIL_BYTES,
-    ResourceLimits, SandboxPolicy, SandboxSpec, allowlisted_env,
+    AfterExit, ResourceLimits, SandboxPolicy, SandboxSpec, allowlisted_env,
 };
 pub use status::protection;
 pub use subagent_protocol::session::{NotApplied, SandboxStatus, Stream};

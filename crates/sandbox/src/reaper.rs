@@ -1,6 +1,7 @@
 //! Cleaning up a child's whole tree once its leader has exited: kill the
 //! leftovers, read the cgroup's verdict, reap the leader, remove the
-//! placeholders its filesystem view made and the cgroup.
+//! placeholders its filesystem view made and the cgroup, then run the
+//! caller's [`crate::AfterExit`].
 //!
 //! The leader is reaped last, here and only here: its zombie keeps the
 //! process-group id reserved while the group is being killed. The work
@@ -22,6 +23,7 @@ use crate::chores;
 use crate::kill::KillHandle;
 use crate::leaks::{self, TreeScope};
 use crate::placeholders::Placeholders;
+use crate::spec::AfterExit;
 use crate::procfs;
 use crate::unix::{self, RawExit, Rusage};
 
@@ -54,6 +56,8 @@ pub(crate) struct Tree {
     /// What the filesystem view made on the host; removed once the tree
     /// is dead, its mount namespace with it.
     pub(crate) placeholders: Placeholders,
+    /// The caller's work for then, run last.
+    pub(crate) after_exit: Option<AfterExit>,
 }
 
 /// Room for one cleanup on the blocking pool; wait for it before taking
@@ -138,6 +142,7 @@ fn clean_up(tree: Tree, open_pipes: &[u64]) -> CleanupReport {
         cgroup,
         killer,
         placeholders,
+        after_exit,
     } = tree;
     // The leader's zombie keeps its stat until it is reaped below.
     scope.leader_start = procfs::stat(scope.leader).map_or(0, |s| s.start_ticks);
@@ -154,6 +159,9 @@ fn clean_up(tree: Tree, open_pipes: &[u64]) -> CleanupReport {
         // A cgroup that cannot be removed is left behind empty; it holds no
         // processes and costs nothing, so it is not worth failing the run.
         let _ = cgroup.remove();
+    }
+    if let Some(work) = after_exit {
+        work.run();
     }
     CleanupReport {
         reaped,

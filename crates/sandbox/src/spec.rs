@@ -74,6 +74,31 @@ pub struct SandboxSpec {
     /// default), or opened only after a hang-up, for a supervisor that
     /// counts its descriptors per child.
     pub exit_notice: ExitNotice,
+    /// Run once the child's whole tree is dead and reaped, however it
+    /// ended (waited for, or dropped and cleaned up without its owner):
+    /// the place for checks of what the tree left behind.
+    pub after_exit: Option<AfterExit>,
+}
+
+/// Work for the cleanup of a child's tree ([`SandboxSpec::after_exit`]).
+/// It runs on a blocking thread; the child's `wait` returns after it.
+pub struct AfterExit(Box<dyn FnOnce() + Send>);
+
+impl AfterExit {
+    /// `work`, to run once the tree is gone.
+    pub fn new(work: impl FnOnce() + Send + 'static) -> Self {
+        Self(Box::new(work))
+    }
+
+    pub(crate) fn run(self) {
+        (self.0)();
+    }
+}
+
+impl std::fmt::Debug for AfterExit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AfterExit(..)")
+    }
 }
 
 impl SandboxSpec {
@@ -94,6 +119,7 @@ impl SandboxSpec {
             grace: Duration::from_millis(Limits::default().kill_grace_ms),
             isolation: None,
             exit_notice: ExitNotice::default(),
+            after_exit: None,
         }
     }
 }

@@ -36,7 +36,13 @@ fn run_tool(workspace: &Path, code: &str) -> (String, Vec<Value>) {
     ]);
     let out = model
         .run_command(workspace, sessions.path())
-        .args(["--tools", "python_execute", "--task", "Make a repo.", "--json"])
+        .args([
+            "--tools",
+            "python_execute",
+            "--task",
+            "Make a repo.",
+            "--json",
+        ])
         .args(["--timeout", "60"])
         .output()
         .unwrap();
@@ -149,7 +155,10 @@ fn a_nested_git_dir_and_a_changed_repository_config_are_quarantined() {
         "the host's git ran the tool's command: {output}"
     );
     for quarantined in ["src/.git", "vendor/lib/.git"] {
-        assert!(!ws.join(quarantined).exists(), "{quarantined} is still there");
+        assert!(
+            !ws.join(quarantined).exists(),
+            "{quarantined} is still there"
+        );
         assert!(output.contains(quarantined), "{quarantined}: {output}");
         let logs = quarantine_logs(&lines);
         assert!(

@@ -29,6 +29,7 @@ mod e2e_llama;
 mod endings;
 mod file_tools_e2e;
 mod frame_memory;
+mod git_quarantine;
 mod masking;
 mod memory_fallback;
 mod model_faults;
@@ -53,7 +54,6 @@ mod tool_disk;
 mod workspace_pinned;
 mod workspace_protected;
 mod workspace_refused;
-mod git_quarantine;
 
 mod supervisor_admission;
 mod supervisor_faults;

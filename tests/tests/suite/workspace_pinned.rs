@@ -30,7 +30,14 @@ impl McpServer {
     fn start(model: &ScriptedModel, workspace: &Path, sessions: &Path) -> Self {
         let _ = binary("subagent-worker");
         let mut child = Command::new(binary("subagent"))
-            .args(["serve", "--mcp", "--provider", "openai-chat", "--model", "scripted"])
+            .args([
+                "serve",
+                "--mcp",
+                "--provider",
+                "openai-chat",
+                "--model",
+                "scripted",
+            ])
             .arg("--base-url")
             .arg(model.base_url())
             .args(["--tools", "python_execute", "--timeout", "60"])
@@ -50,9 +57,11 @@ impl McpServer {
             stdout: BufReader::new(child.stdout.take().unwrap()),
             child,
         };
-        server.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        server.send(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "swap", "version": "0"}}}));
+            "clientInfo": {"name": "swap", "version": "0"}}}),
+        );
         assert!(server.answer(1)["result"]["serverInfo"].is_object());
         server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
         server
@@ -92,15 +101,18 @@ fn a_workspace_swapped_for_a_symlink_after_admission_is_not_followed() {
     let outside = dir.path().join("outside");
     std::fs::create_dir_all(ws.join("sub")).unwrap();
     std::fs::create_dir_all(&outside).unwrap();
-    let code = "import os\nopen('escaped.txt', 'w').write('written')\nprint('wrote in', os.getcwd())";
+    let code =
+        "import os\nopen('escaped.txt', 'w').write('written')\nprint('wrote in', os.getcwd())";
     let model = ScriptedModel::start_held(vec![
         tool_call_turn("call_write", "python_execute", &json!({ "code": code })),
         text_turn("done"),
     ]);
     let mut server = McpServer::start(&model, &ws, &dir.path().join("sessions"));
-    server.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+    server.send(
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
         "name": "subagent",
-        "arguments": {"task": "Write the file.", "workspace": "sub"}}}));
+        "arguments": {"task": "Write the file.", "workspace": "sub"}}}),
+    );
     // The run was admitted and its worker asked the model: swap now.
     assert!(
         model.wait_for_requests(1, Duration::from_secs(60)),

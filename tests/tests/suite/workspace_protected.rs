@@ -125,8 +125,14 @@ fn a_batch_results_file_in_the_workspace_is_read_only_to_its_tasks() {
     )
     .unwrap();
     let code = tries(&[
-        ("truncate", "open('results.jsonl', 'w').write('{\"id\":\"t1\"}\\n')"),
-        ("replace", "open('forged', 'w').write('x'); os.rename('forged', 'results.jsonl')"),
+        (
+            "truncate",
+            "open('results.jsonl', 'w').write('{\"id\":\"t1\"}\\n')",
+        ),
+        (
+            "replace",
+            "open('forged', 'w').write('x'); os.rename('forged', 'results.jsonl')",
+        ),
         ("remove", "os.remove('results.jsonl')"),
     ]);
     let model = ScriptedModel::start(vec![
@@ -196,7 +202,9 @@ impl Drop for Restore {
         let _ = std::fs::set_permissions(self.path, std::fs::Permissions::from_mode(self.mode));
         let times = std::fs::FileTimes::new()
             .set_accessed(std::time::UNIX_EPOCH + std::time::Duration::from_secs(self.atime as u64))
-            .set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(self.mtime as u64));
+            .set_modified(
+                std::time::UNIX_EPOCH + std::time::Duration::from_secs(self.mtime as u64),
+            );
         if let Ok(file) = std::fs::File::open(self.path) {
             let _ = file.set_times(times);
         }
@@ -214,7 +222,10 @@ fn the_hosts_device_nodes_keep_their_mode_and_times() {
         ("utime_urandom", "os.utime('/dev/urandom', (0, 0))"),
         ("chmod_null", "os.chmod('/dev/null', 0o600)"),
         ("write_null", "open('/dev/null', 'w').write('x' * 100)"),
-        ("read_urandom", "assert len(open('/dev/urandom', 'rb').read(16)) == 16"),
+        (
+            "read_urandom",
+            "assert len(open('/dev/urandom', 'rb').read(16)) == 16",
+        ),
     ]);
     let model = ScriptedModel::start(vec![
         tool_call_turn("call_attack", "python_execute", &json!({ "code": code })),
@@ -235,7 +246,11 @@ fn the_hosts_device_nodes_keep_their_mode_and_times() {
     ));
     let output = tool_output(&lines);
     for node in [&full, &urandom, &null] {
-        assert!(!node.changed(), "{} changed on the host: {output}", node.path);
+        assert!(
+            !node.changed(),
+            "{} changed on the host: {output}",
+            node.path
+        );
     }
     for name in ["chmod_full", "utime_urandom", "chmod_null"] {
         assert!(output.contains(&format!("{name} OSError")), "{output}");

@@ -72,7 +72,10 @@ fn assert_refused(out: &Output, holds: &str) -> String {
     assert_eq!(out.status.code(), Some(2), "stderr: {stderr}");
     let json: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("no JSON result ({e}); stderr: {stderr}"));
-    assert_eq!(json["details"]["error"]["code"], "INVALID_INPUT", "{json:#}");
+    assert_eq!(
+        json["details"]["error"]["code"], "INVALID_INPUT",
+        "{json:#}"
+    );
     let message = json["details"]["error"]["message"]
         .as_str()
         .unwrap()
@@ -216,7 +219,12 @@ fn every_way_in_refuses_a_home_workspace() {
         .arg(home.dir.path().join("results.jsonl"))
         .arg("--worker")
         .arg(FIXTURE)
-        .args(["--model", "fixture-model", "--base-url", "http://127.0.0.1:9/v1"])
+        .args([
+            "--model",
+            "fixture-model",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+        ])
         .arg("--sessions-dir")
         .arg(home.sessions())
         .arg("--workspace")
@@ -235,7 +243,12 @@ fn every_way_in_refuses_a_home_workspace() {
     in_home(&mut serve, &ws);
     serve
         .args(["serve", "--stdio", "--worker", FIXTURE])
-        .args(["--model", "fixture-model", "--base-url", "http://127.0.0.1:9/v1"])
+        .args([
+            "--model",
+            "fixture-model",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+        ])
         .arg("--sessions-dir")
         .arg(home.sessions())
         .arg("--workspace")
@@ -277,18 +290,23 @@ fn every_way_in_refuses_a_home_workspace() {
     // resume: a run recorded in a good workspace, continued in the home.
     let project = ws.join("project");
     std::fs::create_dir_all(&project).unwrap();
-    let first = fixture_run(&home, &project, &project, &[]);
+    let model = ScriptedModel::start(vec![text_turn("hello")]);
+    let mut first = model.run_command(&project, &home.sessions());
+    in_home(&mut first, &ws);
+    let first = first
+        .args(["--tools", "none", "--task", "Say hello.", "--json"])
+        .output()
+        .unwrap();
     let first: Value = serde_json::from_slice(&first.stdout).unwrap();
     let run_id = first["details"]["runId"].as_str().unwrap().to_owned();
-    let mut resume = fixture_cli(&home.sessions());
+    let mut resume = model.run_command(&ws, &home.sessions());
     in_home(&mut resume, &ws);
     let out = resume
-        .args(["--resume", &run_id, "--task", "fixture:success", "--json"])
-        .arg("--workspace")
-        .arg(&ws)
+        .args(["--resume", &run_id, "--task", "And more.", "--json"])
         .output()
         .unwrap();
     assert_refused(&out, ".config/subagent");
+    assert_eq!(model.requests().len(), 1, "the resumed run reached the model");
     home.config_intact();
     assert_nothing_runs_in(&ws);
 }
@@ -331,7 +349,10 @@ fn a_relative_workspace_runs_python_in_that_directory() {
         .find(|l| l["type"] == "tool_result")
         .unwrap_or_else(|| panic!("no tool result: {lines:#?}"));
     assert_eq!(tool_result["isError"], false, "{tool_result:#}");
-    assert_eq!(std::fs::read_to_string(ws.join("made.txt")).unwrap(), "here");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("made.txt")).unwrap(),
+        "here"
+    );
     // The session header records where it ran, as a full path.
     assert_eq!(
         lines[0]["cwd"].as_str().unwrap(),

@@ -15,7 +15,8 @@ mod load;
 mod locations;
 mod overrides;
 mod prepare;
-mod protect;
+mod host_files;
+mod path_trail;
 mod provenance;
 mod raise;
 mod resolve;
@@ -53,7 +54,7 @@ pub use prepare::{
     PrepareError, PrepareSettings, PrepareWarning, Prepared, agent_tools, env_value, prepare,
     workspace_catalog, workspace_project,
 };
-pub use protect::protected_config_dirs;
+pub use host_files::{Admitted, HostFile, HostFileKind, HostFiles};
 pub use provenance::{EnvLookup, Origin, ResolveError, Sourced};
 pub use raise::{Raise, RaiseSettings};
 pub use resolve::{
