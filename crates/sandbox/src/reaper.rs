@@ -23,8 +23,8 @@ use crate::chores;
 use crate::kill::KillHandle;
 use crate::leaks::{self, TreeScope};
 use crate::placeholders::Placeholders;
-use crate::spec::AfterExit;
 use crate::procfs;
+use crate::spec::AfterExit;
 use crate::unix::{self, RawExit, Rusage};
 
 /// Stack of a thread that cleans up an abandoned child, bytes: it only

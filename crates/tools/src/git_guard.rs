@@ -293,7 +293,11 @@ fn identity(dir: BorrowedFd<'_>, name: &OsStr) -> Option<Identity> {
 /// The `.git` entries of `after` that are new or changed since `before`,
 /// in path order. `skip_top`: the root's own `.git` is left out (it was
 /// bound read-only for the call, so no tool changed it).
-pub fn changes(before: &GitSnapshot, after: &GitSnapshot, skip_top: bool) -> Vec<(PathBuf, Change)> {
+pub fn changes(
+    before: &GitSnapshot,
+    after: &GitSnapshot,
+    skip_top: bool,
+) -> Vec<(PathBuf, Change)> {
     after
         .entries
         .iter()

@@ -29,7 +29,11 @@ fn new_and_changed_git_entries_are_found_and_others_are_not() {
     assert!(before.complete());
 
     gitdir(&root.join("src/.git"));
-    std::fs::write(root.join("vendor/lib/.git/config"), "[core]\n\tfsmonitor = x\n").unwrap();
+    std::fs::write(
+        root.join("vendor/lib/.git/config"),
+        "[core]\n\tfsmonitor = x\n",
+    )
+    .unwrap();
     std::fs::write(root.join("docs/.git/index"), "the host's own git at work").unwrap();
     std::fs::write(root.join(".git/hooks/pre-commit"), "#!/bin/sh\n").unwrap();
     std::os::unix::fs::symlink("src/.git", root.join("deep-link")).unwrap();

@@ -258,12 +258,14 @@ fn workspace_root(workspace: &Path, ctx: &ToolContext) -> Result<Arc<OwnedFd>, T
             pin.check(workspace).map_err(ToolError::Failed)?;
             Ok(Arc::clone(pin.fd()))
         }
-        None => crate::beneath::open_root(workspace).map(Arc::new).map_err(|e| {
-            ToolError::Failed(format!(
-                "the workspace {} is not usable ({e}); the operator must fix --workspace",
-                workspace.display()
-            ))
-        }),
+        None => crate::beneath::open_root(workspace)
+            .map(Arc::new)
+            .map_err(|e| {
+                ToolError::Failed(format!(
+                    "the workspace {} is not usable ({e}); the operator must fix --workspace",
+                    workspace.display()
+                ))
+            }),
     }
 }
 

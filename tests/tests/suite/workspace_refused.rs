@@ -306,7 +306,11 @@ fn every_way_in_refuses_a_home_workspace() {
         .output()
         .unwrap();
     assert_refused(&out, ".config/subagent");
-    assert_eq!(model.requests().len(), 1, "the resumed run reached the model");
+    assert_eq!(
+        model.requests().len(),
+        1,
+        "the resumed run reached the model"
+    );
     home.config_intact();
     assert_nothing_runs_in(&ws);
 }

@@ -56,7 +56,11 @@ fn the_home_dir_is_refused_and_a_project_in_it_is_not() {
 fn a_workspace_inside_the_config_state_or_cache_dir_is_refused() {
     let host = Host::new();
     let files = host.files(&[], &[]);
-    for inside in [".config/subagent/agents", ".local/state/subagent/x", ".cache/subagent"] {
+    for inside in [
+        ".config/subagent/agents",
+        ".local/state/subagent/x",
+        ".cache/subagent",
+    ] {
         let ws = host.root.join("home").join(inside);
         std::fs::create_dir_all(&ws).unwrap();
         let refused = files.check(&ws).unwrap_err();
@@ -95,7 +99,10 @@ fn a_location_reached_through_a_symlink_in_the_workspace_counts() {
     // XDG_CONFIG_HOME outside the workspace, through a link inside it.
     std::fs::create_dir_all(host.root.join("elsewhere")).unwrap();
     std::os::unix::fs::symlink(host.root.join("elsewhere"), ws.join("cfg")).unwrap();
-    let files = host.files(&[("XDG_CONFIG_HOME", ws.join("cfg").display().to_string())], &[]);
+    let files = host.files(
+        &[("XDG_CONFIG_HOME", ws.join("cfg").display().to_string())],
+        &[],
+    );
     let refused = files.check(&ws).unwrap_err();
     assert!(refused.contains("cfg"), "{refused}");
 }

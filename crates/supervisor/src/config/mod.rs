@@ -10,13 +10,13 @@
 
 mod endpoint;
 mod file;
+mod host_files;
 mod limits;
 mod load;
 mod locations;
 mod overrides;
-mod prepare;
-mod host_files;
 mod path_trail;
+mod prepare;
 mod provenance;
 mod raise;
 mod resolve;
@@ -43,6 +43,7 @@ pub use file::{
     BRAVE_DEFAULT_KEY_VAR, BRAVE_DEFAULT_URL, ConfigFile, ConfigFileError, KeyVariableProblem,
     MAX_CONCURRENT_CEILING, ProviderEntry, SearchEntry, check_key_variable, parse_config,
 };
+pub use host_files::{Admitted, HostFile, HostFileKind, HostFiles};
 pub use limits::{LimitKey, LimitSet, LimitUnit, LimitValue, RawLimit};
 pub use load::{ConfigLayer, LoadedConfig, load_config};
 pub use locations::{
@@ -54,7 +55,6 @@ pub use prepare::{
     PrepareError, PrepareSettings, PrepareWarning, Prepared, agent_tools, env_value, prepare,
     workspace_catalog, workspace_project,
 };
-pub use host_files::{Admitted, HostFile, HostFileKind, HostFiles};
 pub use provenance::{EnvLookup, Origin, ResolveError, Sourced};
 pub use raise::{Raise, RaiseSettings};
 pub use resolve::{

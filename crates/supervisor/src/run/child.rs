@@ -190,10 +190,7 @@ async fn prepare(
 > {
     let mut probe_spec = spec::task_spec(request, &agent, &new_run_id(), config.sandbox_policy);
     probe_spec.python = super::python::for_tools(&probe_spec.tools);
-    probe_spec.protected_paths = protected
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect();
+    probe_spec.protected_paths = protected.iter().map(|p| p.display().to_string()).collect();
     if let Err(message) = spec::check_spec_fits(&probe_spec) {
         return Err(Box::new(SubagentResult::refusal(
             ErrorCode::InvalidInput,
@@ -273,7 +270,8 @@ async fn start_worker(
         }
         None => None,
     };
-    let sandbox_spec = spec::sandbox_spec(ctx.config, ctx.request, OwnedFd::from(theirs), workspace);
+    let sandbox_spec =
+        spec::sandbox_spec(ctx.config, ctx.request, OwnedFd::from(theirs), workspace);
     let child = match subagent_sandbox::spawn(sandbox_spec).await {
         Ok(child) => child,
         Err(e) => {
