@@ -10,7 +10,7 @@
 //! out is set aside all the same.
 
 use std::os::fd::{AsFd, OwnedFd};
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::Arc;
 
 use crate::git_guard::{self, Change, GitSnapshot, MAX_DEPTH, MAX_ENTRIES};
@@ -107,7 +107,7 @@ impl BeforeCall {
     }
 }
 
-fn quarantined_line(entry: &PathBuf, change: Change, to: &PathBuf) -> String {
+fn quarantined_line(entry: &Path, change: Change, to: &Path) -> String {
     format!(
         "quarantined {} ({}) as {}: git on the host would run what its config and hooks name",
         entry.display(),

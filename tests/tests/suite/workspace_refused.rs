@@ -141,6 +141,9 @@ fn path_with(first: &str) -> String {
     format!("{first}:{}", std::env::var("PATH").unwrap_or_default())
 }
 
+/// A case: its name, the environment it sets, what the refusal names.
+type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, &'a str);
+
 #[test]
 fn state_cache_path_and_binary_dirs_are_refused_whatever_their_spelling() {
     let home = Home::new();
@@ -157,7 +160,7 @@ fn state_cache_path_and_binary_dirs_are_refused_whatever_their_spelling() {
     let shims = path_with(&format!("{ws_text}/.pyenv/shims"));
     let relative = path_with("bin");
     let config_link = root.join("config-link");
-    let cases: Vec<(&str, Vec<(&str, &str)>, &str)> = vec![
+    let cases: Vec<Case> = vec![
         ("state", vec![("SUBAGENT_HOME", &state)], "state dir"),
         ("cache", vec![("SUBAGENT_CACHE_DIR", &cache)], "cache dir"),
         // Not there yet: a tool could create it.

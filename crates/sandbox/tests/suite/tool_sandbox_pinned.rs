@@ -14,7 +14,7 @@ use super::tool_sandbox_support::{
 
 /// The directory at `path`, opened as a caller pins a workspace.
 fn open_dir(path: &Path) -> OwnedFd {
-    OwnedFd::from(std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
+    OwnedFd::from(std::fs::File::open(path).unwrap())
 }
 
 /// Python writing `pinned.txt` in its working directory.
