@@ -7,7 +7,8 @@
 //! land outside.
 //!
 //! `serve --mcp` is driven with raw JSON-RPC lines, as an MCP client sends
-//! them.
+//! them. Its calls also pass the admission that refuses a workspace holding
+//! the user's config dir.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -28,6 +29,16 @@ struct McpServer {
 
 impl McpServer {
     fn start(model: &ScriptedModel, workspace: &Path, sessions: &Path) -> Self {
+        Self::start_with(model, workspace, sessions, &[])
+    }
+
+    /// [`Self::start`] with `env` added to the server's environment.
+    fn start_with(
+        model: &ScriptedModel,
+        workspace: &Path,
+        sessions: &Path,
+        env: &[(&str, &Path)],
+    ) -> Self {
         let _ = binary("subagent-worker");
         let mut child = Command::new(binary("subagent"))
             .args([
@@ -46,6 +57,7 @@ impl McpServer {
             .arg("--sessions-dir")
             .arg(sessions)
             .env_remove("SUBAGENT_WORKER")
+            .envs(env.iter().copied())
             .current_dir(workspace)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -147,4 +159,36 @@ fn a_workspace_swapped_for_a_symlink_after_admission_is_not_followed() {
     assert!(!ws.join("sub.admitted/escaped.txt").exists());
     assert_nothing_runs_in(&ws);
     assert_nothing_runs_in(&outside);
+}
+
+#[test]
+fn an_mcp_call_in_a_home_workspace_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let config_home = home.join(".config");
+    std::fs::create_dir_all(config_home.join("subagent")).unwrap();
+    let model = ScriptedModel::start(vec![text_turn("done")]);
+    let mut server = McpServer::start_with(
+        &model,
+        &home,
+        &dir.path().join("sessions"),
+        &[
+            ("HOME", home.as_path()),
+            ("XDG_CONFIG_HOME", config_home.as_path()),
+        ],
+    );
+    server.send(
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "subagent", "arguments": {"task": "Say hi."}}}),
+    );
+    let answer = server.answer(2);
+    server.close();
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert_eq!(answer["result"]["isError"], true, "{answer:#}");
+    assert!(text.starts_with("INVALID_INPUT"), "{text}");
+    assert!(text.contains(".config/subagent"), "{text}");
+    assert!(model.requests().is_empty(), "the call reached the model");
+    assert_nothing_runs_in(&home);
 }
