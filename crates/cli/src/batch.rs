@@ -226,6 +226,8 @@ pub(super) fn run(args: BatchArgs) -> Result<i32> {
     let mut requests = planned.requests;
     let results_abs = std::path::absolute(results_path)
         .with_context(|| format!("cannot resolve {}", results_path.display()))?;
+    // Kept read-only for the tasks' tools when it lies in their workspace.
+    config.operator_files.push(results_abs.clone());
     for (id, request) in &mut requests {
         request.batch_task = Some(subagent_protocol::session::BatchTask {
             results: results_abs.display().to_string(),

@@ -56,10 +56,11 @@ pub struct TaskSpec {
     /// [`crate::ToWorker::Python`] (protocol 7).
     pub python: Option<PythonInterpreter>,
     /// Paths inside the workspace that tool processes get read-only
-    /// although the workspace is writable: configuration the supervisor
-    /// trusts that lies in it (the user's config dir when the workspace is
-    /// the home directory). `.subagent`, `.claude` and `.git` of the
-    /// workspace are protected without being named here (protocol 5).
+    /// although the workspace is writable: what the operator put there and
+    /// the supervisor reads back (a sessions dir, a batch's results file).
+    /// A workspace holding the user's own config, state or cache dir is
+    /// refused before a run starts. `.subagent`, `.claude` and `.git` of
+    /// the workspace are protected without being named here (protocol 5).
     pub protected_paths: Vec<String>,
     /// The recorded conversation this run continues, oldest first; empty
     /// for a fresh run. The worker sends it before `task`, and `task` is

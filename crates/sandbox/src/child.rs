@@ -47,6 +47,8 @@ pub async fn spawn(spec: SandboxSpec) -> Result<SandboxedChild, SpawnError> {
         stdout,
         stderr,
         started,
+        placeholders,
+        after_exit,
     } = launch::launch(spec).await?;
     let stdout_inode = stdout.as_ref().and_then(inode).unwrap_or(0);
     let stderr_inode = stderr.as_ref().and_then(inode).unwrap_or(0);
@@ -76,6 +78,8 @@ pub async fn spawn(spec: SandboxSpec) -> Result<SandboxedChild, SpawnError> {
             scope,
             cgroup,
             killer: killer.clone(),
+            placeholders,
+            after_exit,
         }),
         stdout: None,
         stderr: None,

@@ -12,7 +12,7 @@
 //! gone by the time the leader started kills and reaps it at once.
 
 use std::ffi::{CString, OsString};
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
@@ -22,10 +22,11 @@ use subagent_protocol::session::SandboxStatus;
 
 use crate::cgroup::ChildCgroup;
 use crate::error::SpawnError;
+use crate::placeholders::Placeholders;
 use crate::plan::{self, Planned};
 use crate::pre_exec::ChildSetup;
 use crate::spawner::{self, SpawnerError};
-use crate::spec::{SandboxPolicy, SandboxSpec};
+use crate::spec::{AfterExit, SandboxPolicy, SandboxSpec};
 use crate::unix;
 use crate::vfork::VforkSpawn;
 
@@ -39,6 +40,10 @@ pub(crate) struct Launched {
     pub(crate) stderr: Option<OwnedFd>,
     /// Just before the leader was started.
     pub(crate) started: Instant,
+    /// What the view made on the host, removed once the tree is gone.
+    pub(crate) placeholders: Placeholders,
+    /// The caller's work for when the tree is gone.
+    pub(crate) after_exit: Option<AfterExit>,
 }
 
 /// Plans and starts `spec`'s leader on the spawner thread.
@@ -71,6 +76,10 @@ fn abandon(launched: Launched) {
         unix::signal_group(pgid, libc::SIGKILL);
     }
     let _ = unix::reap_with_rusage(launched.pid);
+    launched.placeholders.remove();
+    if let Some(work) = launched.after_exit {
+        work.run();
+    }
 }
 
 /// The job: plan, check the policy, start the leader. Runs on the spawner
@@ -81,7 +90,12 @@ fn launch_here(mut spec: SandboxSpec) -> Result<Launched, SpawnError> {
         rlimits,
         cgroup,
         isolation,
-    } = plan::plan(&spec.cwd, &spec.limits, spec.isolation.as_ref())?;
+    } = plan::plan(
+        &spec.cwd,
+        spec.cwd_fd.as_ref().map(AsFd::as_fd),
+        &spec.limits,
+        spec.isolation.as_ref(),
+    )?;
     if spec.policy == SandboxPolicy::RequireAll && !status.not_applied.is_empty() {
         return Err(SpawnError::Unsandboxed {
             missing: status.not_applied,
@@ -95,8 +109,19 @@ fn launch_here(mut spec: SandboxSpec) -> Result<Launched, SpawnError> {
         .map(|p| CString::new(p.as_os_str().as_bytes()))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| setup_error("the cgroup paths", std::io::Error::other(e)))?;
-    let setup = ChildSetup::new(procs, rlimits, spec.protocol_fd.take(), isolation)
-        .map_err(|e| setup_error("the protocol fd", e))?;
+    let placeholders = isolation
+        .as_ref()
+        .and_then(|i| i.view.as_ref())
+        .map(|view| Placeholders::new(view.placeholders.clone(), &spec.cwd, spec.cwd_fd.as_ref()))
+        .unwrap_or_default();
+    let setup = ChildSetup::new(
+        procs,
+        rlimits,
+        spec.protocol_fd.take(),
+        spec.cwd_fd.take(),
+        isolation,
+    )
+    .map_err(|e| setup_error("the protocol fd", e))?;
     if cgroup.is_some() {
         crate::cgroup::keep_warm();
     }
@@ -112,6 +137,8 @@ fn launch_here(mut spec: SandboxSpec) -> Result<Launched, SpawnError> {
         stdout,
         stderr,
         started,
+        placeholders,
+        after_exit: spec.after_exit.take(),
     })
 }
 
@@ -123,23 +150,27 @@ fn start_leader(
     spec: &SandboxSpec,
     setup: ChildSetup,
 ) -> std::io::Result<(u32, Option<OwnedFd>, Option<OwnedFd>)> {
+    // A pinned working directory is entered by the setup, by descriptor.
+    let cwd = (!setup.enters_cwd()).then_some(spec.cwd.as_path());
     if spec.isolation.is_none() && spec.program.is_absolute() {
         let (child, stdout, stderr) = VforkSpawn::new(
             &spec.program,
             spec.args.iter().map(OsString::as_os_str),
             spec.env.iter().map(|(k, v)| (k.as_os_str(), v.as_os_str())),
-            &spec.cwd,
+            cwd,
             setup,
         )?;
         let pid = child.spawn()?;
         return Ok((pid, Some(stdout), Some(stderr)));
     }
     let mut command = Command::new(&spec.program);
+    if let Some(cwd) = cwd {
+        command.current_dir(cwd);
+    }
     command
         .args(&spec.args)
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .current_dir(&spec.cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -55,6 +55,7 @@ mod large_frees;
 mod launch;
 mod leaks;
 mod open_files;
+mod placeholders;
 mod plan;
 mod pre_exec;
 mod procfs;
@@ -87,8 +88,8 @@ pub use plan::resource_status;
 pub use procfs::peak_rss_since_exec;
 pub use running::PIPE_DRAIN_WINDOW;
 pub use spec::{
-    CaptureLimits, DEFAULT_ENV_ALLOWLIST, DEFAULT_KEEP_HEAD_BYTES, DEFAULT_KEEP_TAIL_BYTES,
-    ResourceLimits, SandboxPolicy, SandboxSpec, allowlisted_env,
+    AfterExit, CaptureLimits, DEFAULT_ENV_ALLOWLIST, DEFAULT_KEEP_HEAD_BYTES,
+    DEFAULT_KEEP_TAIL_BYTES, ResourceLimits, SandboxPolicy, SandboxSpec, allowlisted_env,
 };
 pub use status::protection;
 pub use subagent_protocol::session::{NotApplied, SandboxStatus, Stream};

@@ -7,6 +7,7 @@
 //! starts a process; a cgroup it creates is removed again when the returned
 //! handle is dropped.
 
+use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
 
 use subagent_protocol::session::SandboxStatus;
@@ -32,19 +33,21 @@ pub(crate) struct Planned {
     pub(crate) isolation: Option<IsolationSetup>,
 }
 
-/// Checks the working directory and plans every protection, in the order
-/// the status lists them.
+/// Checks the working directory (by `cwd_fd` when the caller opened it)
+/// and plans every protection, in the order the status lists them.
 pub(crate) fn plan(
     cwd: &Path,
+    cwd_fd: Option<BorrowedFd<'_>>,
     limits: &ResourceLimits,
     isolation: Option<&Isolation>,
 ) -> Result<Planned, SpawnError> {
-    check_cwd(cwd)?;
+    check_cwd(cwd, cwd_fd)?;
     let mut status = base_status();
     let mut rlimits = plan_rlimits(limits, &mut status);
     let cgroup = plan_cgroup(limits, &mut status);
     rlimits.extend(memory_fallback(limits, &mut status));
-    let isolation = isolation.map(|i| isolation::plan::plan(i, Some(cwd), &mut status));
+    let isolation =
+        isolation.map(|i| isolation::plan::plan(i, Some(cwd), cwd_fd.is_some(), &mut status));
     Ok(Planned {
         status,
         rlimits,
@@ -68,12 +71,18 @@ fn base_status() -> SandboxStatus {
     status
 }
 
-fn check_cwd(cwd: &Path) -> Result<(), SpawnError> {
+fn check_cwd(cwd: &Path, cwd_fd: Option<BorrowedFd<'_>>) -> Result<(), SpawnError> {
     let refuse = |reason: String| SpawnError::Cwd {
         cwd: PathBuf::from(cwd),
         reason,
     };
-    match std::fs::metadata(cwd) {
+    let metadata = match cwd_fd {
+        Some(fd) => fd
+            .try_clone_to_owned()
+            .and_then(|fd| std::fs::File::from(fd).metadata()),
+        None => std::fs::metadata(cwd),
+    };
+    match metadata {
         Ok(meta) if meta.is_dir() => Ok(()),
         Ok(_) => Err(refuse("it is not a directory".into())),
         Err(e) => Err(refuse(e.to_string())),

@@ -1,7 +1,8 @@
 //! What the forked child does to itself between `fork` and `exec`: die with
-//! the supervisor, join its cgroup, take the protocol fd as fd 3, mark every
-//! other fd close-on-exec, lower its rlimits, and enter the tool sandbox's
-//! layers when asked ([`crate::isolation`]).
+//! the supervisor, enter its working directory by descriptor when the
+//! caller pinned it, join its cgroup, take the protocol fd as fd 3, mark
+//! every other fd close-on-exec, lower its rlimits, and enter the tool
+//! sandbox's layers when asked ([`crate::isolation`]).
 //!
 //! This code runs in a forked copy of a multi-threaded process, so it must
 //! only make async-signal-safe calls: no allocation, no locks, no formatting.
@@ -34,6 +35,8 @@ pub(crate) struct ChildSetup {
     /// Becomes fd 3. Owned here so the parent's copy closes when the
     /// `Command` holding this setup is dropped after the spawn.
     protocol_fd: Option<OwnedFd>,
+    /// The working directory as the caller opened it: entered by `fchdir`.
+    cwd_fd: Option<OwnedFd>,
     /// The tool sandbox's layers, applied last.
     isolation: Option<IsolationSetup>,
 }
@@ -45,6 +48,7 @@ impl ChildSetup {
         cgroup_procs: Vec<CString>,
         rlimits: Vec<(RlimitResource, u64, u64)>,
         protocol_fd: Option<OwnedFd>,
+        cwd_fd: Option<OwnedFd>,
         isolation: Option<IsolationSetup>,
     ) -> io::Result<Self> {
         let protocol_fd = match protocol_fd {
@@ -59,8 +63,15 @@ impl ChildSetup {
             cgroup_procs,
             rlimits,
             protocol_fd,
+            cwd_fd,
             isolation,
         })
+    }
+
+    /// Whether the child enters its working directory by descriptor (the
+    /// spawn then sets none by path).
+    pub(crate) fn enters_cwd(&self) -> bool {
+        self.cwd_fd.is_some()
     }
 
     /// Runs in the child after fork, before exec.
@@ -88,6 +99,11 @@ impl ChildSetup {
             // The parent may have died before prctl took effect.
             if libc::getppid() != self.parent_pid {
                 libc::_exit(PARENT_GONE_EXIT_CODE);
+            }
+            if let Some(fd) = &self.cwd_fd
+                && libc::fchdir(fd.as_raw_fd()) != 0
+            {
+                return Err(io::Error::last_os_error());
             }
             for path in &self.cgroup_procs {
                 let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);

@@ -1,5 +1,7 @@
 //! Cleaning up a child's whole tree once its leader has exited: kill the
-//! leftovers, read the cgroup's verdict, reap the leader, remove the cgroup.
+//! leftovers, read the cgroup's verdict, reap the leader, remove the
+//! placeholders its filesystem view made and the cgroup, then run the
+//! caller's [`crate::AfterExit`].
 //!
 //! The leader is reaped last, here and only here: its zombie keeps the
 //! process-group id reserved while the group is being killed. The work
@@ -20,7 +22,9 @@ use crate::cgroup::{CgroupVerdict, ChildCgroup};
 use crate::chores;
 use crate::kill::KillHandle;
 use crate::leaks::{self, TreeScope};
+use crate::placeholders::Placeholders;
 use crate::procfs;
+use crate::spec::AfterExit;
 use crate::unix::{self, RawExit, Rusage};
 
 /// Stack of a thread that cleans up an abandoned child, bytes: it only
@@ -49,6 +53,11 @@ pub(crate) struct Tree {
     pub(crate) scope: TreeScope,
     pub(crate) cgroup: Option<ChildCgroup>,
     pub(crate) killer: KillHandle,
+    /// What the filesystem view made on the host; removed once the tree
+    /// is dead, its mount namespace with it.
+    pub(crate) placeholders: Placeholders,
+    /// The caller's work for then, run last.
+    pub(crate) after_exit: Option<AfterExit>,
 }
 
 /// Room for one cleanup on the blocking pool; wait for it before taking
@@ -132,6 +141,8 @@ fn clean_up(tree: Tree, open_pipes: &[u64]) -> CleanupReport {
         mut scope,
         cgroup,
         killer,
+        placeholders,
+        after_exit,
     } = tree;
     // The leader's zombie keeps its stat until it is reaped below.
     scope.leader_start = procfs::stat(scope.leader).map_or(0, |s| s.start_ticks);
@@ -143,10 +154,14 @@ fn clean_up(tree: Tree, open_pipes: &[u64]) -> CleanupReport {
         .unwrap_or_default();
     let reaped = killer.reap_leader(|| unix::reap_with_rusage(scope.leader).ok());
     leaks::unregister(scope.leader);
+    placeholders.remove();
     if let Some(mut cgroup) = cgroup {
         // A cgroup that cannot be removed is left behind empty; it holds no
         // processes and costs nothing, so it is not worth failing the run.
         let _ = cgroup.remove();
+    }
+    if let Some(work) = after_exit {
+        work.run();
     }
     CleanupReport {
         reaped,

@@ -45,6 +45,13 @@ pub struct SandboxSpec {
     pub args: Vec<OsString>,
     /// Working directory of the child; must exist.
     pub cwd: PathBuf,
+    /// `cwd` as the caller opened and checked it (a directory fd): the
+    /// child enters it by this descriptor (`fchdir`), never by resolving
+    /// `cwd` again, and the tool sandbox's view binds it as the writable
+    /// root at `cwd`. A component of `cwd` swapped for a symlink after the
+    /// caller's check then moves nothing. `None`: `cwd` is resolved at the
+    /// start. Closed in the parent once the child is started.
+    pub cwd_fd: Option<OwnedFd>,
     /// The child's entire environment; everything else is cleared. Build it
     /// with [`allowlisted_env`] and add what the child needs.
     pub env: Vec<(OsString, OsString)>,
@@ -67,6 +74,31 @@ pub struct SandboxSpec {
     /// default), or opened only after a hang-up, for a supervisor that
     /// counts its descriptors per child.
     pub exit_notice: ExitNotice,
+    /// Run once the child's whole tree is dead and reaped, however it
+    /// ended (waited for, or dropped and cleaned up without its owner):
+    /// the place for checks of what the tree left behind.
+    pub after_exit: Option<AfterExit>,
+}
+
+/// Work for the cleanup of a child's tree ([`SandboxSpec::after_exit`]).
+/// It runs on a blocking thread; the child's `wait` returns after it.
+pub struct AfterExit(Box<dyn FnOnce() + Send>);
+
+impl AfterExit {
+    /// `work`, to run once the tree is gone.
+    pub fn new(work: impl FnOnce() + Send + 'static) -> Self {
+        Self(Box::new(work))
+    }
+
+    pub(crate) fn run(self) {
+        (self.0)();
+    }
+}
+
+impl std::fmt::Debug for AfterExit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AfterExit(..)")
+    }
 }
 
 impl SandboxSpec {
@@ -78,6 +110,7 @@ impl SandboxSpec {
             program: program.into(),
             args: Vec::new(),
             cwd: cwd.into(),
+            cwd_fd: None,
             env: Vec::new(),
             protocol_fd: None,
             limits: ResourceLimits::default(),
@@ -86,6 +119,7 @@ impl SandboxSpec {
             grace: Duration::from_millis(Limits::default().kill_grace_ms),
             isolation: None,
             exit_notice: ExitNotice::default(),
+            after_exit: None,
         }
     }
 }

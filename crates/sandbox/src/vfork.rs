@@ -43,7 +43,8 @@ pub(crate) struct VforkSpawn {
     argv: Vec<*const libc::c_char>,
     _env: Vec<CString>,
     envp: Vec<*const libc::c_char>,
-    cwd: CString,
+    /// `None`: the setup enters a pinned working directory by descriptor.
+    cwd: Option<CString>,
     stdin: OwnedFd,
     stdout: OwnedFd,
     stderr: OwnedFd,
@@ -65,13 +66,13 @@ struct ChildArgs<'a> {
 
 impl VforkSpawn {
     /// Prepares `program` (an absolute path) with `args`, exactly `env`,
-    /// `cwd`, stdin from /dev/null and two fresh pipes for stdout and
-    /// stderr, and `setup` to run before exec.
+    /// `cwd` (`None`: `setup` enters it), stdin from /dev/null and two
+    /// fresh pipes for stdout and stderr, and `setup` to run before exec.
     pub(crate) fn new<'a>(
         program: &Path,
         args: impl IntoIterator<Item = &'a OsStr>,
         env: impl IntoIterator<Item = (&'a OsStr, &'a OsStr)>,
-        cwd: &Path,
+        cwd: Option<&Path>,
         setup: ChildSetup,
     ) -> io::Result<(Self, OwnedFd, OwnedFd)> {
         let c = |s: &OsStr| {
@@ -109,7 +110,7 @@ impl VforkSpawn {
                 argv,
                 _env: env_c,
                 envp,
-                cwd: c(cwd.as_os_str())?,
+                cwd: cwd.map(|cwd| c(cwd.as_os_str())).transpose()?,
                 stdin,
                 stdout,
                 stderr,
@@ -277,7 +278,9 @@ unsafe fn prepare_and_exec(spawn: &VforkSpawn) -> i32 {
                 return errno();
             }
         }
-        if libc::chdir(spawn.cwd.as_ptr()) != 0 {
+        if let Some(cwd) = &spawn.cwd
+            && libc::chdir(cwd.as_ptr()) != 0
+        {
             return errno();
         }
         if libc::setpgid(0, 0) != 0 {

@@ -16,17 +16,21 @@
 //! before its first open and ended with the call, leaves the rest of the
 //! worker (the spawner thread, DNS lookups, the reaper) as it was.
 //!
+//! The rule is made on the run's pinned workspace directory ([`crate::pin`])
+//! when there is one, not on its path: a path swapped for a symlink after
+//! the call's check leads the thread nowhere it may read.
+//!
 //! Without Landlock in the kernel the call runs without this wall, as the
 //! session header's `file_tools_landlock` entry says; under
 //! `--require-sandbox` it is refused instead. This module must not run a
 //! tool's work on a thread that was not confined, unless the policy allows
 //! it.
 
+use std::os::fd::OwnedFd;
 use std::path::Path;
 
 use landlock::{
-    ABI, Access, AccessFs, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr,
-    RulesetStatus,
+    ABI, Access, AccessFs, PathBeneath, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
 };
 use tokio::sync::oneshot;
 
@@ -48,12 +52,19 @@ where
     let flag = CancelFlag::default();
     let _raise = RaiseOnDrop(flag.clone());
     let workspace = ctx.workspace_dir.clone();
+    let pinned = match &ctx.workspace_pin {
+        Some(pin) => Some(
+            pin.duplicate()
+                .map_err(|e| ToolError::Failed(format!("cannot hold the workspace open: {e}")))?,
+        ),
+        None => None,
+    };
     let required = ctx.process.require_sandbox;
     let (reply, answer) = oneshot::channel();
     std::thread::Builder::new()
         .name("subagent-file-tool".into())
         .spawn(move || {
-            let result = match confine_to(&workspace) {
+            let result = match confine_to(&workspace, pinned) {
                 Ok(()) => work(&flag),
                 Err(reason) if required => Err(ToolError::Failed(format!(
                     "refusing to read the workspace unconfined (--require-sandbox): {reason}"
@@ -70,12 +81,21 @@ where
 }
 
 /// Confines the calling thread (and whatever it would start) to reading
-/// files and listing directories under `workspace`; `Err` says why it was
-/// not confined.
-pub(crate) fn confine_to(workspace: &Path) -> Result<(), String> {
+/// files and listing directories under `workspace` (under `pinned`, the
+/// run's workspace directory, when given); `Err` says why it was not
+/// confined.
+pub(crate) fn confine_to(workspace: &Path, pinned: Option<OwnedFd>) -> Result<(), String> {
     let read = AccessFs::ReadFile | AccessFs::ReadDir;
-    let root = PathFd::new(workspace)
-        .map_err(|e| format!("cannot open the workspace {}: {e}", workspace.display()))?;
+    let root: OwnedFd = match pinned {
+        Some(fd) => fd,
+        // As `landlock::PathFd` opens it: `O_PATH`.
+        None => rustix::fs::open(
+            workspace,
+            rustix::fs::OFlags::PATH | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .map_err(|e| format!("cannot open the workspace {}: {e}", workspace.display()))?,
+    };
     let status = Ruleset::default()
         .handle_access(AccessFs::from_all(HANDLED_ABI))
         .and_then(Ruleset::create)

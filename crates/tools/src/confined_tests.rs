@@ -68,3 +68,37 @@ async fn a_dropped_call_raises_the_cancel_flag_of_its_thread() {
         .recv_timeout(std::time::Duration::from_secs(10))
         .unwrap();
 }
+
+#[tokio::test]
+async fn a_pinned_workspace_swapped_for_a_symlink_confines_to_the_pinned_directory() {
+    let dir = tree(&[("ws/a.txt", "inside")]);
+    let outside = tree(&[("secret.txt", "outside")]);
+    let ws = dir.path().join("ws");
+    let pin = crate::pin::WorkspacePin::open(&ws).unwrap();
+    std::fs::rename(&ws, dir.path().join("ws.admitted")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), &ws).unwrap();
+    for pinned in [true, false] {
+        let ctx = ToolContext::new(&ws).with_workspace_pin(pinned.then(|| pin.clone()), "r");
+        let (secret, admitted) = (ws.join("secret.txt"), dir.path().join("ws.admitted/a.txt"));
+        let reach = run_confined(&ctx, move |_| {
+            Ok((
+                std::fs::read_to_string(&secret).map_err(|e| e.kind()),
+                std::fs::read_to_string(&admitted).map_err(|e| e.kind()),
+            ))
+        })
+        .await
+        .unwrap();
+        if pinned {
+            assert_eq!(
+                reach,
+                (
+                    Err(io::ErrorKind::PermissionDenied),
+                    Ok("inside".to_owned())
+                )
+            );
+        } else {
+            // Control: by path, the rule follows the swap.
+            assert_eq!(reach.0, Ok("outside".to_owned()));
+        }
+    }
+}

@@ -33,8 +33,11 @@ mod blocking;
 mod confined;
 pub mod disk;
 pub mod find;
+mod git_call;
+pub mod git_guard;
 mod ignore_rules;
 pub mod output_cap;
+pub mod pin;
 pub mod python;
 pub mod read;
 pub mod registry;
@@ -53,6 +56,7 @@ mod test_tree;
 
 pub use find::BashFind;
 pub use output_cap::{Capped, cap_output, omission_marker};
+pub use pin::WorkspacePin;
 pub use python::PythonExecute;
 pub use read::BashRead;
 pub use registry::{RegisterError, ToolRegistry, UnknownTools};
@@ -64,7 +68,8 @@ pub use ripgrep::BashRipgrep;
 pub use run::{ToolCallOutput, run_tool};
 pub use subagent_sandbox::{Interpreter, python_interpreter};
 pub use tool::{
-    OutputCaps, ProcessPolicy, PythonLater, Tool, ToolContext, ToolError, ToolFuture, ToolOutput,
+    Notices, OutputCaps, ProcessPolicy, PythonLater, Tool, ToolContext, ToolError, ToolFuture,
+    ToolOutput,
 };
 pub use web::{
     AddressPolicy, PageFormat, PageRenderer, RENDER_PAGE_PROGRAM, ScrapeWebpage, SearchWeb,

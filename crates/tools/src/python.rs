@@ -17,20 +17,29 @@
 //! each call measures the workspace first, caps every file it writes
 //! (RLIMIT_FSIZE) at what is left, and is stopped by [`disk::watch`] when
 //! the growth passes the cap all the same (many files, or many calls).
+//!
+//! The process works in the run's workspace directory as it was admitted
+//! (entered and bound by its descriptor, [`crate::pin`]), and after its
+//! tree is gone every `.git` it made or changed is set aside
+//! ([`crate::git_call`]), whichever way the call ended.
 
 use std::ffi::OsString;
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde::Deserialize;
 use subagent_protocol::tool_names::PYTHON_EXECUTE;
 use subagent_sandbox::{
-    CaptureLimits, ChildExit, Isolation, KillReason, NotApplied, ResourceLimits, SandboxPolicy,
-    SandboxSpec, Stream, Termination,
+    AfterExit, CaptureLimits, ChildExit, Isolation, KillReason, NotApplied, ResourceLimits,
+    SandboxPolicy, SandboxSpec, Stream, Termination, protection,
 };
 
 use crate::arguments::parse_arguments;
 use crate::disk::{self, Breach, CallStart};
+use crate::git_call::{self, GitReport};
 use crate::tool::{Tool, ToolContext, ToolError, ToolFuture, ToolOutput};
 
 /// Longest code accepted, bytes: it travels as one `-c` argument, and the
@@ -154,6 +163,8 @@ async fn run(code: &str, timeout: Duration, ctx: &ToolContext) -> Result<ToolOut
             ctx.workspace_dir.display()
         ))
     })?;
+    let root = workspace_root(&workspace, ctx)?;
+    let git = git_call::before_call(Arc::clone(&root)).await?;
     let disk = ctx.disk.start_call(&workspace).await.map_err(|e| {
         ToolError::Failed(format!(
             "the workspace {} could not be measured for --tool-disk ({e}); the operator must fix \
@@ -174,9 +185,38 @@ async fn run(code: &str, timeout: Duration, ctx: &ToolContext) -> Result<ToolOut
         ctx,
     );
     spec.limits.file_size_bytes = Some(FILE_SIZE_BYTES.min(disk.remaining()));
+    spec.cwd_fd = Some(
+        root.try_clone()
+            .map_err(|e| ToolError::Failed(format!("cannot hold the workspace open: {e}")))?,
+    );
+    // Set once the spawn says so; until then the root's .git is checked
+    // too (a spawn that failed half-way bound nothing read-only).
+    let top_protected = Arc::new(AtomicBool::new(false));
+    let (checked, git_report) = tokio::sync::oneshot::channel::<GitReport>();
+    let tag = if ctx.run_id.is_empty() {
+        "tool".to_owned()
+    } else {
+        ctx.run_id.clone()
+    };
+    let (notices, protected) = (ctx.notices.clone(), Arc::clone(&top_protected));
+    spec.after_exit = Some(AfterExit::new(move || {
+        let report = git.after_call(&tag, protected.load(Ordering::SeqCst));
+        // Said in the record even when nobody waits for the call any more.
+        if checked.send(report.clone()).is_err() {
+            notices.extend(report.notices);
+        }
+    }));
     let child = subagent_sandbox::spawn(spec)
         .await
         .map_err(|e| ToolError::Failed(format!("the tool process could not be started: {e}")))?;
+    top_protected.store(
+        child
+            .status()
+            .applied
+            .iter()
+            .any(|p| p == protection::WORKSPACE_CONFIG_READ_ONLY),
+        Ordering::SeqCst,
+    );
     let not_applied = child.status().not_applied.clone();
     let killer = child.killer();
     let wait = child.wait();
@@ -197,10 +237,35 @@ async fn run(code: &str, timeout: Duration, ctx: &ToolContext) -> Result<ToolOut
     drop(private_tmp);
     let mut report = report(&exit, timeout, ctx, &not_applied);
     report.push_str(&disk_note(breach, &disk));
+    // The check ran before the wait returned; it is sent by then.
+    if let Ok(git) = git_report.await {
+        report.push_str(&git.text);
+        ctx.notices.extend(git.notices);
+    }
     if exit.termination == (Termination::Exited { code: 0 }) {
         Ok(ToolOutput::text(report))
     } else {
         Err(ToolError::Failed(report))
+    }
+}
+
+/// The workspace's directory to run in: the run's pinned one, once its
+/// path is checked to still lead there; else (a context without a run)
+/// the directory `workspace` names now.
+fn workspace_root(workspace: &Path, ctx: &ToolContext) -> Result<Arc<OwnedFd>, ToolError> {
+    match &ctx.workspace_pin {
+        Some(pin) => {
+            pin.check(workspace).map_err(ToolError::Failed)?;
+            Ok(Arc::clone(pin.fd()))
+        }
+        None => crate::beneath::open_root(workspace)
+            .map(Arc::new)
+            .map_err(|e| {
+                ToolError::Failed(format!(
+                    "the workspace {} is not usable ({e}); the operator must fix --workspace",
+                    workspace.display()
+                ))
+            }),
     }
 }
 

@@ -49,6 +49,13 @@ pub async fn run_tool(tool: &dyn Tool, arguments_json: &str, ctx: &ToolContext) 
             );
         }
     };
+    // The file tools and the disk measurement go by the workspace's path:
+    // once it leads elsewhere, no tool runs.
+    if let Some(pin) = &ctx.workspace_pin
+        && let Err(why) = pin.check(&ctx.workspace_dir)
+    {
+        return ToolCallOutput::error(ctx, format!("tool `{name}` not run: {why}"));
+    }
     let deadline = tool.deadline(ctx);
     let result = match tokio::time::timeout(deadline, tool.call(arguments, ctx)).await {
         Ok(result) => result,

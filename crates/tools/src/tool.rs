@@ -8,12 +8,14 @@
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use subagent_protocol::{Limits, PythonInterpreter, WebSettings};
 use subagent_sandbox::Interpreter;
 
 use crate::disk::WorkspaceGrowth;
+use crate::pin::WorkspacePin;
 use crate::web::WebContext;
 
 /// The future a [`Tool::call`] returns.
@@ -83,6 +85,33 @@ pub struct ToolContext {
     /// Paths inside the workspace that process tools get read-only (the
     /// supervisor's `TaskSpec::protected_paths`).
     pub protected: Vec<PathBuf>,
+    /// The workspace directory the run was started in; `None` in a context
+    /// made without a run (tests, embedders), which goes by the path.
+    pub workspace_pin: Option<WorkspacePin>,
+    /// The run's id, in the names of what a call's check sets aside.
+    pub run_id: String,
+    /// What calls want said in the run's record besides their output
+    /// (a quarantined `.git`); the caller takes them after each call.
+    pub notices: Notices,
+}
+
+/// Lines for the run's record, shared by the clones of one context.
+#[derive(Debug, Clone, Default)]
+pub struct Notices(Arc<Mutex<Vec<String>>>);
+
+impl Notices {
+    /// Adds `lines`.
+    pub fn extend(&self, lines: impl IntoIterator<Item = String>) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .extend(lines);
+    }
+
+    /// Takes every line added so far.
+    pub fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    }
 }
 
 impl ToolContext {
@@ -121,7 +150,18 @@ impl ToolContext {
             python: None,
             python_later: None,
             protected: Vec::new(),
+            workspace_pin: None,
+            run_id: String::new(),
+            notices: Notices::default(),
         }
+    }
+
+    /// This context with the run's workspace held by `pin`, for the run
+    /// `run_id`.
+    pub fn with_workspace_pin(mut self, pin: Option<WorkspacePin>, run_id: &str) -> Self {
+        self.workspace_pin = pin;
+        self.run_id = run_id.to_owned();
+        self
     }
 
     /// This context with the web tools set up as `web` says (without it:

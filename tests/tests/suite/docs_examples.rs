@@ -141,7 +141,11 @@ const KILL_GRACE: Duration = Duration::from_secs(10);
 /// the docs' (a 135M model), so outputs are not compared then, only exits.
 const MODEL_CHOICE_VAR: &str = "SUBAGENT_DOCS_MODEL";
 
-/// Files the examples take as already there, in each doc's scratch dir.
+/// Where in a scratch dir the examples run, beside (not above) its home and
+/// XDG dirs: a workspace holding the user's config dir is refused.
+const WORK_DIR: &str = "work";
+
+/// Files the examples take as already there, in each doc's work dir.
 const SCRATCH_FILES: [(&str, &str); 3] = [
     // `--workspace ./project`
     ("project/src/main.rs", "fn main() {}\n"),
@@ -251,7 +255,7 @@ fn expected_exits(example: &Example) -> (&'static [i32], &'static str) {
 fn scratch_dir(base_url: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for (path, text) in SCRATCH_FILES {
-        let path = dir.path().join(path);
+        let path = dir.path().join(WORK_DIR).join(path);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
     }
@@ -300,7 +304,7 @@ fn run_in(dir: &Path, command: &str, stdin: &str) -> Ran {
     let mut child = Command::new("bash")
         .arg("-c")
         .arg(format!("set -o pipefail\n{command}"))
-        .current_dir(dir)
+        .current_dir(dir.join(WORK_DIR))
         .env_clear()
         .env("PATH", path)
         .env("HOME", dir.join("home"))

@@ -31,6 +31,7 @@ mod e2e_llama;
 mod endings;
 mod file_tools_e2e;
 mod frame_memory;
+mod git_quarantine;
 mod masking;
 mod memory_fallback;
 mod model_faults;
@@ -57,6 +58,9 @@ mod status_line;
 mod status_line_tokens;
 mod terminal_escapes;
 mod tool_disk;
+mod workspace_pinned;
+mod workspace_protected;
+mod workspace_refused;
 
 mod supervisor_admission;
 mod supervisor_faults;

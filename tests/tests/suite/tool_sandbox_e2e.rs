@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::scripted_model::{ScriptedModel, text_turn, tool_call_turn};
 use super::support::binary;
-use super::tools_e2e::{Workspace, checked, of_type, run_cli, run_cli_with_env};
+use super::tools_e2e::{Workspace, checked, of_type, run_cli};
 
 /// Runs one `python_execute` call of `code` through `subagent run` in
 /// `workspace`; returns the tool's output and the session lines.
@@ -291,63 +291,4 @@ fn the_workspaces_configuration_and_git_hooks_stay_read_only() {
     }
     assert!(output.contains("rename_git OSError"), "{output}");
     assert!(Path::new(&workspace.path().join(".git/hooks")).is_dir());
-}
-
-#[test]
-fn the_users_own_config_stays_read_only_when_the_workspace_holds_it() {
-    // The workspace is the user's home: the user's config dir, its agent
-    // files and the trust record lie inside it. Without protection one
-    // tool call could rewrite what every later run obeys.
-    let home = Workspace::new();
-    let config_home = home.path().join(".config");
-    std::fs::create_dir_all(config_home.join("subagent/agents")).unwrap();
-    binary("subagent");
-    let sessions = tempfile::tempdir().unwrap();
-    let written = [
-        ".config/subagent/config.toml",
-        ".config/subagent/agents/explorer.md",
-        ".config/subagent/trusted.json",
-    ];
-    let attempts: Vec<(&str, String)> = written
-        .iter()
-        .map(|p| (*p, format!("open({p:?}, 'w').write('planted')")))
-        .chain([(
-            "elsewhere",
-            "open('notes.txt', 'w').write('kept')".to_owned(),
-        )])
-        .collect();
-    let model = ScriptedModel::start(vec![
-        tool_call_turn(
-            "call_attack",
-            "python_execute",
-            &json!({ "code": tries(&attempts) }),
-        ),
-        text_turn("done"),
-    ]);
-    let home_dir = home.path().to_str().unwrap();
-    let out = run_cli_with_env(
-        &model,
-        &home,
-        sessions.path(),
-        &["--tools", "python_execute", "--task", "Try it."],
-        &[
-            ("HOME", home_dir),
-            ("XDG_CONFIG_HOME", config_home.to_str().unwrap()),
-        ],
-    );
-    let (_, lines) = checked(&out, 0);
-    let output = of_type(&lines, "tool_result")[0]["output"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    for path in written {
-        assert!(output.contains(&format!("{path} OSError")), "{output}");
-        assert!(!home.path().join(path).exists(), "{path} was written");
-    }
-    // The rest of the workspace stays writable.
-    assert!(output.contains("elsewhere ok"), "{output}");
-    assert_eq!(
-        std::fs::read_to_string(home.path().join("notes.txt")).unwrap(),
-        "kept"
-    );
 }

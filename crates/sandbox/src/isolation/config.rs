@@ -60,9 +60,10 @@ pub const SYSTEM_READ_WRITE_FILES: &[&str] = &["/dev/null", "/dev/full"];
 pub const PRIVATE_TMP_BYTES: u64 = 256 * 1024 * 1024;
 
 /// Entries of a writable root that the filesystem view binds read-only over
-/// themselves when they exist: configuration the supervisor trusts
-/// (`.subagent/`, `.claude/` agent files) and git's hooks and config, which
-/// run code on the user's next `git commit`.
+/// themselves, or takes the name of with an empty read-only placeholder
+/// when absent: configuration the supervisor trusts (`.subagent/`,
+/// `.claude/` agent files) and git's hooks and config, which run code on
+/// the user's next `git status` or `git commit`.
 pub const PROTECTED_WORKSPACE_ENTRIES: &[&str] = &[".subagent", ".claude", ".git"];
 
 /// The layers of the tool sandbox. Each can be switched off on its own, so
@@ -126,11 +127,12 @@ pub struct Isolation {
     /// Size cap of the view's private `/tmp`, bytes.
     pub tmp_bytes: u64,
     /// Absolute paths that stay read-only although they lie inside one of
-    /// `read_write`, besides [`PROTECTED_WORKSPACE_ENTRIES`]: configuration
-    /// the supervisor trusts that happens to sit in the workspace (the
-    /// user's own config dir, when the workspace is the home directory).
-    /// Bound read-only over themselves by the filesystem view when they
-    /// exist; a path outside every writable root needs no protection.
+    /// `read_write`, besides [`PROTECTED_WORKSPACE_ENTRIES`]: what the host
+    /// reads back that sits in the workspace (a sessions dir or results
+    /// file the operator put there). Bound read-only over themselves by the
+    /// filesystem view when they exist, with the directories above them
+    /// held in place; a path outside every writable root needs no
+    /// protection.
     pub protected: Vec<PathBuf>,
 }
 

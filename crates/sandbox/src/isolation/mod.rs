@@ -6,6 +6,8 @@
 //! - [`namespaces`], [`view`], [`landlock`], [`seccomp`], [`capabilities`]:
 //!   one layer each, split into a pre-fork plan (which may allocate) and an
 //!   in-child step (which must not; [`view_build`] for the view).
+//! - [`view_protect`]: what the view keeps read-only (or takes the name
+//!   of) inside a writable root.
 //! - [`step`]: the numbered in-child steps of the namespaces and the view.
 //! - [`enter`]: the in-child sequence that applies them in the one order
 //!   that works (namespaces, filesystem view with a fresh /proc, Landlock,
@@ -25,6 +27,7 @@ pub(crate) mod step;
 pub(crate) mod support;
 pub(crate) mod view;
 pub(crate) mod view_build;
+pub(crate) mod view_protect;
 
 pub use config::{
     Isolation, Layers, PRIVATE_TMP_BYTES, PROTECTED_WORKSPACE_ENTRIES, SYSTEM_READ_ONLY_PATHS,

@@ -23,15 +23,17 @@ const SWITCHED_OFF: &str = "switched off by the caller";
 /// without starting anything: for reports such as a session header.
 pub fn isolation_status(isolation: &Isolation) -> SandboxStatus {
     let mut status = SandboxStatus::default();
-    plan(isolation, None, &mut status);
+    plan(isolation, None, false, &mut status);
     status
 }
 
 /// The setup for `isolation` of a child working in `cwd` (`None`: a
-/// forecast), with `status` extended to say what it covers.
+/// forecast; `cwd_pinned`: entered by a descriptor, see [`ViewPlan::new`]),
+/// with `status` extended to say what it covers.
 pub(crate) fn plan(
     isolation: &Isolation,
     cwd: Option<&Path>,
+    cwd_pinned: bool,
     status: &mut SandboxStatus,
 ) -> IsolationSetup {
     let support = isolation_support();
@@ -84,7 +86,7 @@ pub(crate) fn plan(
             );
             None
         }
-        Some(()) => match ViewPlan::new(isolation, cwd) {
+        Some(()) => match ViewPlan::new(isolation, cwd, cwd_pinned) {
             Ok(view) => {
                 applied.extend(view_layers);
                 Some(view)

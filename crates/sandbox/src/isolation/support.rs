@@ -58,15 +58,17 @@ pub fn isolation_support() -> &'static IsolationSupport {
 }
 
 /// The namespaces, then a small view (`/usr` read-only, the private
-/// `/tmp`, `/dev`, `/proc`) in the same child.
+/// `/tmp`, `/dev/null` read-only, `/proc`) in the same child.
 fn probe_namespaces() -> (Result<(), String>, Result<(), String>) {
     let view = ViewPlan::new(
         &Isolation {
             read_only: vec![PathBuf::from("/usr")],
-            read_write: Vec::new(),
+            // A device, bound read-only as every tool's are.
+            read_write: vec![PathBuf::from("/dev/null")],
             ..Isolation::strict(Vec::new())
         },
         None,
+        false,
     );
     let view = match view {
         Ok(view) => view,

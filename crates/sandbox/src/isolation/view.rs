@@ -3,14 +3,21 @@
 //!
 //! The tool's root is a tmpfs holding nothing but read-only binds of the
 //! system paths it needs, its writable roots (the workspace) bound
-//! read-write at their own absolute paths with the configuration entries in
-//! them ([`PROTECTED_WORKSPACE_ENTRIES`]) bound read-only over themselves, a
-//! private size-capped `/tmp`, a minimal `/dev` and a fresh `/proc`. What
+//! read-write at their own absolute paths with what the host trusts in
+//! them kept out of reach ([`super::view_protect`]), a private size-capped
+//! `/tmp`, a minimal `/dev` whose nodes are bound read-only (writing to a
+//! device works on a read-only mount; chmod and utime of the host's node
+//! do not) and a fresh `/proc`. What
 //! is not bound does not exist: no `/run`, `/var`, `/home`, host `/tmp`,
 //! `/sys` or host sockets, so chmod, utime, xattr, stat, inotify and
 //! `connect` on them find nothing (bubblewrap's `--ro-bind`/`--tmpfs`/
 //! `--dev`/`--proc`, and systemd's `ProtectSystem=strict`, `PrivateTmp`,
 //! `PrivateDevices`).
+//!
+//! A working directory the caller opened and checked (a pinned workspace)
+//! is bound from the child's own working directory, which the child
+//! entered by that descriptor, not by its path: a component of the path
+//! swapped for a symlink after the check does not move the bind.
 //!
 //! This module only decides: [`ViewPlan::new`] looks at the host (lstat,
 //! canonical paths) and turns the [`Isolation`] into a list of [`Op`]s with
@@ -26,7 +33,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
-use super::config::{Isolation, PROTECTED_WORKSPACE_ENTRIES};
+use super::config::Isolation;
+use super::view_protect::root_protections;
 
 /// Where the old root is reachable while the new one is built (bubblewrap's
 /// name): sources are read under it.
@@ -57,8 +65,24 @@ pub(crate) enum BindMode {
     ReadOnly,
     /// `nosuid,nodev` plus the source mount's locked flags.
     ReadWrite,
-    /// As the source mount is (a device needs a mount without `nodev`).
+    /// `ro,nosuid` plus the source mount's locked flags, without `nodev`
+    /// (a device node on a `nodev` mount does not open). Reading and
+    /// writing the device work; changing the host's node (chmod, chown,
+    /// utime) gets `EROFS`.
     Device,
+}
+
+/// Where a bind's source is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BindFrom {
+    /// The host, under [`OLD_ROOT`].
+    Host,
+    /// The new root, under [`NEW_ROOT`]: a bind of something already in
+    /// the view over itself.
+    View,
+    /// The child's working directory, entered by a descriptor the caller
+    /// checked (`.`): the pinned workspace.
+    Cwd,
 }
 
 /// One step of building the view. Paths are full paths in the child:
@@ -88,6 +112,13 @@ pub(crate) enum Op {
         target: CString,
         options: CString,
     },
+    /// An empty read-only tmpfs on a directory made for it (on the host,
+    /// since it lies in a writable root): the name stays taken while the
+    /// tool runs. Skipped when the directory cannot be made (the tool could
+    /// not make it either).
+    Placeholder {
+        path: CString,
+    },
     Proc {
         target: CString,
     },
@@ -99,19 +130,26 @@ pub(crate) struct ViewPlan {
     pub(crate) ops: Vec<Op>,
     /// The working directory, chdir'd to again inside the view.
     pub(crate) cwd: CString,
+    /// Host paths of the placeholders the child makes; whoever waits for
+    /// the child removes them (when still empty) once it is gone.
+    pub(crate) placeholders: Vec<PathBuf>,
 }
 
 /// One mount of the view, in host terms, before it becomes [`Op`]s.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Mount {
     Bind {
-        /// Host path (or view path, when `in_view`).
+        /// Host path, view path or nothing (the working directory), as
+        /// `from` says.
         source: PathBuf,
         target: PathBuf,
         mode: BindMode,
         is_dir: bool,
-        /// The source is read in the new root (a bind over itself).
-        in_view: bool,
+        from: BindFrom,
+    },
+    /// See [`Op::Placeholder`].
+    Placeholder {
+        target: PathBuf,
     },
     Symlink {
         target: PathBuf,
@@ -137,6 +175,7 @@ impl Mount {
             Mount::Bind { target, .. }
             | Mount::Tmpfs { target, .. }
             | Mount::PrivateDir { target }
+            | Mount::Placeholder { target }
             | Mount::Proc { target } => target,
             Mount::Symlink { link, .. } => link,
         }
@@ -145,9 +184,16 @@ impl Mount {
 
 impl ViewPlan {
     /// The view for `isolation`, looking at the host now; `cwd` must lie
-    /// inside it (`None`: a forecast, for a status report).
-    pub(crate) fn new(isolation: &Isolation, cwd: Option<&Path>) -> io::Result<Self> {
-        let mounts = plan_mounts(isolation, &lstat);
+    /// inside it (`None`: a forecast, for a status report). With
+    /// `cwd_pinned`, the child enters `cwd` by a descriptor before the view
+    /// is built, and the writable root at `cwd` is bound from there.
+    pub(crate) fn new(
+        isolation: &Isolation,
+        cwd: Option<&Path>,
+        cwd_pinned: bool,
+    ) -> io::Result<Self> {
+        let pinned = cwd.filter(|_| cwd_pinned);
+        let mounts = plan_mounts(isolation, &lstat, pinned);
         let cwd = cwd.unwrap_or(Path::new("/"));
         if cwd != Path::new("/") && !mounts.iter().any(|m| reaches(m, cwd)) {
             return Err(io::Error::new(
@@ -159,9 +205,17 @@ impl ViewPlan {
                 ),
             ));
         }
+        let placeholders = mounts
+            .iter()
+            .filter_map(|m| match m {
+                Mount::Placeholder { target } => Some(target.clone()),
+                _ => None,
+            })
+            .collect();
         Ok(Self {
             ops: plan_ops(&mounts)?,
             cwd: c_path(cwd)?,
+            placeholders,
         })
     }
 }
@@ -179,8 +233,13 @@ fn reaches(mount: &Mount, path: &Path) -> bool {
 }
 
 /// The mounts of the view, sorted so that every target comes after the
-/// mounts of its ancestors. `kind` says what a host path is.
-pub(crate) fn plan_mounts(isolation: &Isolation, kind: &dyn Fn(&Path) -> Kind) -> Vec<Mount> {
+/// mounts of its ancestors. `kind` says what a host path is; `pinned` is
+/// the working directory the child enters by a descriptor, if any.
+pub(crate) fn plan_mounts(
+    isolation: &Isolation,
+    kind: &dyn Fn(&Path) -> Kind,
+    pinned: Option<&Path>,
+) -> Vec<Mount> {
     let private_tmp = isolation.private_tmp.as_deref();
     let read_write: Vec<&Path> = isolation
         .read_write
@@ -215,10 +274,21 @@ pub(crate) fn plan_mounts(isolation: &Isolation, kind: &dyn Fn(&Path) -> Kind) -
                 target: path.to_path_buf(),
                 mode,
                 is_dir,
-                in_view: false,
+                from: BindFrom::Host,
             };
-            match kind(path) {
-                Kind::Missing => {}
+            // The pinned working directory is a directory whatever its path
+            // leads to now: the child binds what it entered.
+            let is_pinned = mode == BindMode::ReadWrite && pinned == Some(*path);
+            let path_kind = if is_pinned { Kind::Dir } else { kind(path) };
+            match path_kind.clone() {
+                _ if is_pinned => mounts.push(Mount::Bind {
+                    source: PathBuf::new(),
+                    target: path.to_path_buf(),
+                    mode,
+                    is_dir: true,
+                    from: BindFrom::Cwd,
+                }),
+                Kind::Missing | Kind::Symlink { resolved: None, .. } => {}
                 Kind::Dir => mounts.push(bind(path, true, mode)),
                 Kind::File => mounts.push(bind(path, false, mode)),
                 Kind::Device => mounts.push(bind(path, false, BindMode::Device)),
@@ -242,31 +312,9 @@ pub(crate) fn plan_mounts(isolation: &Isolation, kind: &dyn Fn(&Path) -> Kind) -
                         }
                     }
                 }
-                Kind::Symlink { resolved: None, .. } => {}
             }
-            if mode == BindMode::ReadWrite && kind(path) == Kind::Dir {
-                let entries = PROTECTED_WORKSPACE_ENTRIES.iter().map(|e| path.join(e));
-                let named = isolation
-                    .protected
-                    .iter()
-                    .filter(|p| p.starts_with(path) && p.as_path() != *path)
-                    .cloned();
-                for inner in entries.chain(named) {
-                    // A symlinked entry is not followed: its target is
-                    // whatever it is in the view.
-                    let is_dir = match kind(&inner) {
-                        Kind::Dir => true,
-                        Kind::File => false,
-                        _ => continue,
-                    };
-                    mounts.push(Mount::Bind {
-                        source: inner.clone(),
-                        target: inner,
-                        mode: BindMode::ReadOnly,
-                        is_dir,
-                        in_view: true,
-                    });
-                }
+            if mode == BindMode::ReadWrite && path_kind == Kind::Dir {
+                mounts.extend(root_protections(path, &isolation.protected, kind));
             }
         }
     }
@@ -334,7 +382,7 @@ pub(crate) fn plan_ops(mounts: &[Mount]) -> io::Result<Vec<Op>> {
                 target,
                 mode,
                 is_dir,
-                in_view,
+                from,
             } => {
                 if *is_dir {
                     dir(&mut ops, target, 0o755)?;
@@ -343,10 +391,10 @@ pub(crate) fn plan_ops(mounts: &[Mount]) -> io::Result<Vec<Op>> {
                         path: new_root(target)?,
                     });
                 }
-                let source = if *in_view {
-                    new_root(source)?
-                } else {
-                    under(OLD_ROOT, source)?
+                let source = match from {
+                    BindFrom::Host => under(OLD_ROOT, source)?,
+                    BindFrom::View => new_root(source)?,
+                    BindFrom::Cwd => c".".to_owned(),
                 };
                 ops.push(Op::Bind {
                     source,
@@ -370,6 +418,9 @@ pub(crate) fn plan_ops(mounts: &[Mount]) -> io::Result<Vec<Op>> {
                 });
             }
             Mount::PrivateDir { target } => dir(&mut ops, target, 0o700)?,
+            Mount::Placeholder { target } => ops.push(Op::Placeholder {
+                path: new_root(target)?,
+            }),
             Mount::Proc { target } => {
                 dir(&mut ops, target, 0o555)?;
                 ops.push(Op::Proc {

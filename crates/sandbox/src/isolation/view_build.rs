@@ -4,7 +4,9 @@
 //! 1. A small staging tmpfs on `/tmp` (of the new mount namespace) holds `newroot` (the future root,
 //!    a tmpfs of its own) and `oldroot`; `pivot_root` makes the staging
 //!    tmpfs the root and puts the host's root on `/oldroot`, so every source
-//!    is read under `/oldroot` and no bind target can hide a source.
+//!    is read under `/oldroot` and no bind target can hide a source. The
+//!    working directory stays where the child was put (a pinned workspace
+//!    is entered by its descriptor): a bind from `.` takes it from there.
 //! 2. The plan's steps fill `/newroot`. In a user namespace a bind keeps
 //!    its source mount's flags and the kernel locks them: making it
 //!    read-only takes a second `MS_REMOUNT|MS_BIND` mount, which must
@@ -62,7 +64,9 @@ impl ViewPlan {
             make_dir(c"/tmp/oldroot", 0o755)?;
             mount_tmpfs(Step::ViewStaging, c"/tmp/newroot", SMALL_TMPFS)?;
             pivot_root(c"/tmp", c"/tmp/oldroot")?;
-            check(Step::ViewChdir, libc::chdir(c"/".as_ptr()))?;
+            // No chdir here: every path of the ops is absolute, and a bind
+            // from `.` (the pinned workspace) needs the working directory
+            // the child entered by descriptor.
             for op in &self.ops {
                 apply(op)?;
             }
@@ -126,6 +130,7 @@ unsafe fn apply(op: &Op) -> Result<(), StepError> {
                 mode,
             } => bind(source, target, *mode),
             Op::Tmpfs { target, options } => mount_tmpfs(Step::ViewTmpfs, target, options),
+            Op::Placeholder { path } => placeholder(path),
             Op::Proc { target } => check(
                 Step::ViewProc,
                 libc::mount(
@@ -140,8 +145,8 @@ unsafe fn apply(op: &Op) -> Result<(), StepError> {
     }
 }
 
-/// Binds `source` on `target`, then (but for a device) remounts it
-/// `nosuid,nodev`, read-only for [`BindMode::ReadOnly`].
+/// Binds `source` on `target`, then remounts it `nosuid` and read-only
+/// (but for [`BindMode::ReadWrite`]), `nodev` (but for a device).
 ///
 /// # Safety
 /// As [`ViewPlan::build`].
@@ -159,7 +164,7 @@ unsafe fn bind(source: &CStr, target: &CStr, mode: BindMode) -> Result<(), StepE
             ),
         )?;
         let extra = match mode {
-            BindMode::Device => return Ok(()),
+            BindMode::Device => libc::MS_RDONLY | libc::MS_NOSUID,
             BindMode::ReadOnly => libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV,
             BindMode::ReadWrite => libc::MS_NOSUID | libc::MS_NODEV,
         };
@@ -217,6 +222,37 @@ unsafe fn mount_tmpfs(step: Step, target: &CStr, options: &CStr) -> Result<(), S
             options.as_ptr().cast(),
         )
     })
+}
+
+/// What a placeholder holds: nothing, and nothing can be added.
+const PLACEHOLDER_TMPFS: &CStr = c"size=4k,mode=0555";
+
+/// A directory at `path` (made when missing) with an empty read-only tmpfs
+/// on it. A directory that cannot be made (the writable root is not
+/// writable to this process, so the tool cannot make one either) is left
+/// out.
+///
+/// # Safety
+/// As [`ViewPlan::build`].
+unsafe fn placeholder(path: &CStr) -> Result<(), StepError> {
+    // SAFETY: as in `build`.
+    unsafe {
+        match check(Step::ViewDir, libc::mkdir(path.as_ptr(), 0o755)) {
+            Ok(()) => {}
+            Err(e) if e.errno == libc::EEXIST => {}
+            Err(_) => return Ok(()),
+        }
+        check(
+            Step::ViewTmpfs,
+            libc::mount(
+                c"tmpfs".as_ptr(),
+                path.as_ptr(),
+                c"tmpfs".as_ptr(),
+                libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                PLACEHOLDER_TMPFS.as_ptr().cast(),
+            ),
+        )
+    }
 }
 
 /// mkdir; an existing directory is fine.

@@ -39,7 +39,11 @@ fn bind(source: &str, target: &str, mode: BindMode, is_dir: bool, in_view: bool)
         target: PathBuf::from(target),
         mode,
         is_dir,
-        in_view,
+        from: if in_view {
+            BindFrom::View
+        } else {
+            BindFrom::Host
+        },
     }
 }
 
@@ -65,6 +69,7 @@ fn a_view_holds_only_what_is_listed_plus_tmp_dev_links_and_proc() {
             None,
         ),
         &kind,
+        None,
     );
     assert_eq!(
         targets(&mounts),
@@ -77,6 +82,10 @@ fn a_view_holds_only_what_is_listed_plus_tmp_dev_links_and_proc() {
             "/etc/passwd",
             "/proc",
             "/srv/ws",
+            // Placeholders: the workspace had none of them.
+            "/srv/ws/.claude",
+            "/srv/ws/.git",
+            "/srv/ws/.subagent",
             "/tmp",
             "/usr",
         ]
@@ -111,6 +120,7 @@ fn a_path_inside_another_of_its_list_is_not_bound_twice() {
     let mounts = plan_mounts(
         &isolation(&["/usr/lib/python3", "/usr", "/usr"], &[], None),
         &kind,
+        None,
     );
     let usr_binds = mounts
         .iter()
@@ -134,6 +144,7 @@ fn a_symlink_into_the_view_stays_a_symlink_and_one_out_of_it_is_bound_resolved()
     let mounts = plan_mounts(
         &isolation(&["/usr", "/bin", "/etc/resolv.conf"], &[], None),
         &kind,
+        None,
     );
     assert!(mounts.contains(&Mount::Symlink {
         target: PathBuf::from("usr/bin"),
@@ -157,7 +168,7 @@ fn configuration_in_a_writable_root_is_bound_read_only_over_itself() {
         ("/ws/.claude", Kind::File),
         ("/ws/.subagent", link("/elsewhere", "/elsewhere")),
     ]);
-    let mounts = plan_mounts(&isolation(&[], &["/ws"], None), &kind);
+    let mounts = plan_mounts(&isolation(&[], &["/ws"], None), &kind, None);
     assert!(mounts.contains(&bind(
         "/ws/.git",
         "/ws/.git",
@@ -193,7 +204,7 @@ fn a_protected_path_inside_a_writable_root_is_bound_read_only_and_one_outside_is
         PathBuf::from("/etc/subagent"),
         PathBuf::from("/home/u"),
     ];
-    let mounts = plan_mounts(&asked, &kind);
+    let mounts = plan_mounts(&asked, &kind, None);
     assert!(mounts.contains(&bind(
         "/home/u/.config/subagent",
         "/home/u/.config/subagent",
@@ -223,6 +234,7 @@ fn the_private_tmp_is_a_directory_of_the_tmp_tmpfs_not_the_host_directory() {
             Some("/tmp/subagent-tool-1"),
         ),
         &kind,
+        None,
     );
     assert!(mounts.contains(&Mount::PrivateDir {
         target: PathBuf::from("/tmp/subagent-tool-1")
@@ -236,7 +248,7 @@ fn the_private_tmp_is_a_directory_of_the_tmp_tmpfs_not_the_host_directory() {
         |m| matches!(m, Mount::Bind { source, .. } if source.starts_with("/tmp/subagent-tool-1"))
     ));
     // Outside /tmp it gets a capped tmpfs of its own.
-    let mounts = plan_mounts(&isolation(&[], &[], Some("/var/tmp/t")), &kind);
+    let mounts = plan_mounts(&isolation(&[], &[], Some("/var/tmp/t")), &kind, None);
     assert!(mounts.contains(&Mount::Tmpfs {
         target: PathBuf::from("/var/tmp/t"),
         bytes: PRIVATE_TMP_BYTES,
@@ -281,12 +293,95 @@ fn ops_make_each_ancestor_once_then_the_mount_point_then_the_mount() {
 #[test]
 fn a_working_directory_outside_the_view_is_refused_with_what_to_do() {
     let outside = tempfile::tempdir().unwrap();
-    let error = ViewPlan::new(&isolation(&["/usr"], &[], None), Some(outside.path()))
-        .unwrap_err()
-        .to_string();
+    let error = ViewPlan::new(
+        &isolation(&["/usr"], &[], None),
+        Some(outside.path()),
+        false,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(
         error.contains("not inside the tool's filesystem view"),
         "{error}"
     );
     assert!(error.contains("writable roots"), "{error}");
+}
+
+#[test]
+fn absent_configuration_entries_get_read_only_placeholders() {
+    let kind = host(&[("/ws", Kind::Dir), ("/ws/.claude", Kind::Dir)]);
+    let mounts = plan_mounts(&isolation(&[], &["/ws"], None), &kind, None);
+    for name in ["/ws/.git", "/ws/.subagent"] {
+        assert!(
+            mounts.contains(&Mount::Placeholder {
+                target: PathBuf::from(name)
+            }),
+            "{name}: {mounts:?}"
+        );
+    }
+    // An existing one is bound over itself, as before.
+    assert!(mounts.contains(&bind(
+        "/ws/.claude",
+        "/ws/.claude",
+        BindMode::ReadOnly,
+        true,
+        true
+    )));
+    let ops = plan_ops(&mounts).unwrap();
+    assert!(ops.contains(&Op::Placeholder {
+        path: c"/newroot/ws/.git".to_owned()
+    }));
+}
+
+#[test]
+fn a_protected_file_deep_in_a_root_holds_every_directory_above_it() {
+    let kind = host(&[
+        ("/ws", Kind::Dir),
+        ("/ws/out", Kind::Dir),
+        ("/ws/out/runs", Kind::Dir),
+        ("/ws/out/runs/results.jsonl", Kind::File),
+    ]);
+    let mut asked = isolation(&[], &["/ws"], None);
+    asked.protected = vec![PathBuf::from("/ws/out/runs/results.jsonl")];
+    let mounts = plan_mounts(&asked, &kind, None);
+    assert!(mounts.contains(&bind(
+        "/ws/out/runs/results.jsonl",
+        "/ws/out/runs/results.jsonl",
+        BindMode::ReadOnly,
+        false,
+        true
+    )));
+    // Mount points cannot be renamed: the file's directories stay put,
+    // writable.
+    for dir in ["/ws/out", "/ws/out/runs"] {
+        assert!(
+            mounts.contains(&bind(dir, dir, BindMode::ReadWrite, true, true)),
+            "{dir}: {mounts:?}"
+        );
+    }
+    let order = targets(&mounts);
+    let at = |t: &str| order.iter().position(|x| x == t).unwrap();
+    assert!(at("/ws") < at("/ws/out") && at("/ws/out/runs") < at("/ws/out/runs/results.jsonl"));
+}
+
+#[test]
+fn a_pinned_working_directory_is_bound_from_itself_whatever_its_path_leads_to() {
+    // The path was swapped for a symlink after the caller checked it.
+    let kind = host(&[("/ws", link("/elsewhere", "/elsewhere"))]);
+    let pinned = Path::new("/ws");
+    let mounts = plan_mounts(&isolation(&[], &["/ws"], None), &kind, Some(pinned));
+    assert!(mounts.contains(&Mount::Bind {
+        source: PathBuf::new(),
+        target: PathBuf::from("/ws"),
+        mode: BindMode::ReadWrite,
+        is_dir: true,
+        from: BindFrom::Cwd,
+    }));
+    assert!(!targets(&mounts).contains(&"/elsewhere".to_owned()));
+    let ops = plan_ops(&mounts).unwrap();
+    assert!(ops.contains(&Op::Bind {
+        source: c".".to_owned(),
+        target: c"/newroot/ws".to_owned(),
+        mode: BindMode::ReadWrite,
+    }));
 }

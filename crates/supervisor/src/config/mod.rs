@@ -10,13 +10,14 @@
 
 mod endpoint;
 mod file;
+mod host_files;
 mod limits;
 mod load;
 mod locations;
 mod overrides;
+mod path_trail;
 mod prepare;
 mod project_files;
-mod protect;
 mod provenance;
 mod raise;
 mod read_caps;
@@ -44,6 +45,7 @@ pub use file::{
     BRAVE_DEFAULT_KEY_VAR, BRAVE_DEFAULT_URL, ConfigFile, ConfigFileError, KeyVariableProblem,
     MAX_CONCURRENT_CEILING, ProviderEntry, SearchEntry, check_key_variable, parse_config,
 };
+pub use host_files::{Admitted, HostFile, HostFileKind, HostFiles};
 pub use limits::{LimitKey, LimitSet, LimitUnit, LimitValue, RawLimit};
 pub use load::{ConfigLayer, LoadedConfig, load_config};
 pub use locations::{
@@ -56,7 +58,6 @@ pub use prepare::{
     workspace_catalog, workspace_project,
 };
 pub use project_files::{SkippedFile, md_files_in};
-pub use protect::protected_config_dirs;
 pub use provenance::{EnvLookup, Origin, ResolveError, Sourced};
 pub use raise::{Raise, RaiseSettings};
 pub use read_caps::{AGENT_FILE_CAP, CONFIG_FILE_CAP, PROJECT_FILES_CAP, TRUST_RECORD_CAP};

@@ -1,8 +1,9 @@
 //! Admission: whether a run may start, decided before any process or file
 //! exists. The only place that checks the request's input, its agent and
-//! tool subset, the depth limit, the spawn gate, the concurrency slots, the
-//! supervisor's spawn cap, the tree's spawn cap, and a nested spawn's
-//! budget.
+//! tool subset, its workspace ([`super::workspace`]: decided here, once,
+//! and refused when it holds what the supervisor reads back), the depth
+//! limit, the spawn gate, the concurrency slots, the supervisor's spawn
+//! cap, the tree's spawn cap, and a nested spawn's budget.
 //!
 //! A root run over the `max_concurrent` limit queues: [`Admission::admit`]
 //! waits for a slot (first come, first served: tokio's semaphore is fair)
@@ -36,7 +37,9 @@ use super::config::SupervisorConfig;
 use super::request::RunRequest;
 use super::reservation::{Asked, BudgetShare, ReservationId};
 use super::tool_subset::{SubsetOrigin, check_tool_subset};
+use super::workspace::{self, AdmittedWorkspace};
 use crate::agents::{AgentCatalog, AgentDefinition};
+use crate::config::HostFiles;
 
 /// The embedding program's answer to "may this child start?".
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -109,6 +112,7 @@ pub(super) enum QueueStep {
 #[derive(Debug)]
 pub(super) struct Admitted {
     pub agent: AgentDefinition,
+    pub workspace: AdmittedWorkspace,
     pub permit: OwnedSemaphorePermit,
     pub tree: Arc<SpawnTree>,
 }
@@ -188,7 +192,7 @@ impl Admission {
         cancel: &CancellationToken,
         on_queue: impl FnMut(QueueStep),
     ) -> Result<Admitted, NotAdmitted> {
-        let agent = self.check_request(config, request).inspect_err(|refusal| {
+        let (agent, workspace) = self.check_request(config, request).inspect_err(|refusal| {
             tracing::info!(
                 agent = %request.agent,
                 code = ?Some(refusal.code),
@@ -241,6 +245,7 @@ impl Admission {
         };
         Ok(Admitted {
             agent,
+            workspace,
             permit,
             tree,
         })
@@ -302,12 +307,13 @@ impl Admission {
         ))
     }
 
-    /// Everything that can be checked from the request alone.
+    /// Everything that can be checked from the request alone: its agent,
+    /// and its workspace as it will be held to.
     fn check_request(
         &self,
         config: &SupervisorConfig,
         request: &RunRequest,
-    ) -> Result<AgentDefinition, Refusal> {
+    ) -> Result<(AgentDefinition, AdmittedWorkspace), Refusal> {
         if request.agent.trim().is_empty() {
             return Err(Refusal::new(
                 ErrorCode::InvalidInput,
@@ -355,6 +361,13 @@ impl Admission {
                 format!("invalid output schema: {e}"),
             ));
         }
+        let host = HostFiles::from_env(
+            std::slice::from_ref(&config.worker.program),
+            &config.sessions_dir,
+            &config.operator_files,
+        );
+        let workspace = workspace::admit(&request.workspace_dir, &host)
+            .map_err(|why| Refusal::new(ErrorCode::InvalidInput, why))?;
         if let Some(gate) = &self.gate
             && let GateDecision::Deny(reason) = gate.check(request)
         {
@@ -363,7 +376,7 @@ impl Admission {
                 format!("spawn refused: {reason}"),
             ));
         }
-        Ok(agent.clone())
+        Ok((agent.clone(), workspace))
     }
 }
 

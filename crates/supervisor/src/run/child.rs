@@ -33,6 +33,7 @@ use super::request::{RunRequest, new_run_id};
 use super::spec;
 use super::stop::StopCause;
 use super::watch::{Watched, watch_worker};
+use super::workspace::AdmittedWorkspace;
 use crate::agents::AgentDefinition;
 use crate::sanitize::Sanitizer;
 use crate::session::{SessionPaths, SessionWriter, SessionWriterError};
@@ -53,6 +54,8 @@ pub(super) struct ToRun {
     /// life, so everything inline here is paid by every live run.
     pub request: Box<RunRequest>,
     pub agent: AgentDefinition,
+    /// The workspace as admitted; `None` for a run that never starts.
+    pub workspace: Option<AdmittedWorkspace>,
     /// The id it asks for first: the one its progress events named while
     /// it queued.
     pub run_id: String,
@@ -71,6 +74,7 @@ pub(super) async fn run_child(
     let ToRun {
         request,
         agent,
+        workspace,
         run_id,
         begin,
     } = run;
@@ -87,7 +91,19 @@ pub(super) async fn run_child(
     // the session file's creation) is gone from this future before the
     // worker's long wait; the block's future is boxed for the same reason.
     let (spec, mut ctx) = {
-        let prepared = Box::pin(prepare(config, &request, agent, run_id, started_wall)).await;
+        let protected = workspace
+            .as_ref()
+            .map(|w| w.protected.clone())
+            .unwrap_or_default();
+        let prepared = Box::pin(prepare(
+            config,
+            &request,
+            agent,
+            run_id,
+            started_wall,
+            protected,
+        ))
+        .await;
         let (spec, run_id, paths, created) = match prepared {
             Ok(prepared) => prepared,
             Err(refusal) => return *refusal,
@@ -105,6 +121,7 @@ pub(super) async fn run_child(
             runner,
             tree,
             request: &request,
+            workspace,
             run_id,
             started,
             sanitizer,
@@ -161,6 +178,7 @@ async fn prepare(
     agent: AgentDefinition,
     run_id: String,
     started_wall: SystemTime,
+    protected: Vec<std::path::PathBuf>,
 ) -> Result<
     (
         TaskSpec,
@@ -172,6 +190,7 @@ async fn prepare(
 > {
     let mut probe_spec = spec::task_spec(request, &agent, &new_run_id(), config.sandbox_policy);
     probe_spec.python = super::python::for_tools(&probe_spec.tools);
+    probe_spec.protected_paths = protected.iter().map(|p| p.display().to_string()).collect();
     if let Err(message) = spec::check_spec_fits(&probe_spec) {
         return Err(Box::new(SubagentResult::refusal(
             ErrorCode::InvalidInput,
@@ -236,7 +255,23 @@ async fn start_worker(
             ))));
         }
     };
-    let sandbox_spec = spec::sandbox_spec(ctx.config, ctx.request, OwnedFd::from(theirs));
+    // Opened again now, and refused if it is no longer the admitted
+    // directory: the worker starts in it by this descriptor.
+    let workspace = match ctx.workspace.as_ref().map(AdmittedWorkspace::open) {
+        Some(Ok(fd)) => Some(fd),
+        Some(Err(why)) => {
+            tracing::warn!(run_id = %ctx.run_id, "worker not started: {why}");
+            let header = session_header(ctx, spec);
+            ctx.journal.write(SessionEntry::Session(header)).await;
+            ctx.journal
+                .lifecycle_line(LifecycleEvent::Start, None)
+                .await;
+            return Err(Box::new(ChildRun::setup_failed(why)));
+        }
+        None => None,
+    };
+    let sandbox_spec =
+        spec::sandbox_spec(ctx.config, ctx.request, OwnedFd::from(theirs), workspace);
     let child = match subagent_sandbox::spawn(sandbox_spec).await {
         Ok(child) => child,
         Err(e) => {

@@ -53,6 +53,10 @@ pub struct SupervisorConfig {
     pub worker: WorkerCommand,
     /// Where session files go.
     pub sessions_dir: PathBuf,
+    /// Files besides the sessions dir that the supervisor writes and
+    /// reads back, named by the operator (a batch's results file): when
+    /// one lies in a run's workspace, tool processes get it read-only.
+    pub operator_files: Vec<PathBuf>,
     /// Children running at once (default 16).
     pub max_concurrent: usize,
     /// Children one parallel call may ask for (default 4).
@@ -85,6 +89,7 @@ impl SupervisorConfig {
         Self {
             worker,
             sessions_dir,
+            operator_files: Vec::new(),
             max_concurrent: DEFAULT_MAX_CONCURRENT,
             max_per_call: DEFAULT_MAX_PER_CALL,
             max_spawns: None,

@@ -15,6 +15,7 @@ use super::journal::RunJournal;
 use super::nested::NestedRunner;
 use super::progress::ProgressEvent;
 use super::request::RunRequest;
+use super::workspace::AdmittedWorkspace;
 use crate::sanitize::Sanitizer;
 
 /// Everything about the run that the steps below share.
@@ -25,6 +26,8 @@ pub(super) struct RunContext<'a> {
     /// The spawn tree of this run's root.
     pub(super) tree: Arc<SpawnTree>,
     pub(super) request: &'a RunRequest,
+    /// The workspace as admitted (`None`: a run that never starts).
+    pub(super) workspace: Option<AdmittedWorkspace>,
     pub(super) run_id: String,
     pub(super) started: Instant,
     pub(super) sanitizer: Sanitizer,

@@ -44,6 +44,7 @@ mod tally;
 pub(crate) mod test_events;
 mod tool_subset;
 mod watch;
+mod workspace;
 
 pub use admission::{GateDecision, SpawnGate};
 pub use ceiling_error::{CeilingError, Owner};

@@ -19,20 +19,28 @@ use super::request::RunRequest;
 use crate::agents::AgentDefinition;
 
 /// How the worker process is started and capped: the configured worker
-/// command in the request's workspace, its protocol socket as fd 3, the
-/// request's limits.
+/// command in the request's workspace (entered by `workspace`, the
+/// admitted directory's descriptor, when given), its protocol socket as fd
+/// 3, the request's limits.
 pub(super) fn sandbox_spec(
     config: &SupervisorConfig,
     request: &RunRequest,
     protocol_fd: OwnedFd,
+    workspace: Option<OwnedFd>,
 ) -> SandboxSpec {
     let limits = &request.limits;
     let mut env = subagent_sandbox::allowlisted_env(subagent_sandbox::DEFAULT_ENV_ALLOWLIST);
     env.push(("SUBAGENT_PROTOCOL_FD".into(), "3".into()));
+    if workspace.is_some() {
+        // The worker's working directory is the admitted workspace: its
+        // tools hold on to it rather than to the path.
+        env.push(("SUBAGENT_WORKSPACE_IS_CWD".into(), "1".into()));
+    }
     SandboxSpec {
         program: config.worker.program.clone(),
         args: config.worker.args.clone(),
         cwd: request.workspace_dir.clone(),
+        cwd_fd: workspace,
         env,
         protocol_fd: Some(protocol_fd),
         limits: subagent_sandbox::ResourceLimits::from_limits(limits),
@@ -52,6 +60,7 @@ pub(super) fn sandbox_spec(
         // closes with it: no pidfd needs holding while it runs, one fd of
         // each live worker's in the supervisor.
         exit_notice: subagent_sandbox::ExitNotice::AfterHangUp,
+        after_exit: None,
     }
 }
 
@@ -126,10 +135,8 @@ pub(super) fn task_spec(
         max_depth: request.max_depth,
         web: request.web.clone(),
         python: None,
-        protected_paths: crate::config::protected_config_dirs(&request.workspace_dir)
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect(),
+        // The operator's files in the workspace, filled in from admission.
+        protected_paths: Vec::new(),
         history: request
             .resume
             .as_ref()

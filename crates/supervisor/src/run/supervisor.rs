@@ -100,7 +100,7 @@ impl Supervisor {
     /// slot, reported as [`ProgressEvent::Queued`]), then the child.
     async fn run_in_tree(
         &self,
-        request: Box<RunRequest>,
+        mut request: Box<RunRequest>,
         cancel: CancellationToken,
         tree: Option<Arc<SpawnTree>>,
     ) -> SubagentResult {
@@ -112,23 +112,31 @@ impl Supervisor {
                     .admit(&self.config, &request, tree, &cancel, on_queue),
             )
             .await;
-        let (agent, permit, tree, begin) = match admitted {
+        let (agent, workspace, permit, tree, begin) = match admitted {
             Ok(Admitted {
                 agent,
+                workspace,
                 permit,
                 tree,
-            }) => (agent, Some(permit), tree, Begin::Spawn),
+            }) => (agent, Some(workspace), Some(permit), tree, Begin::Spawn),
             Err(NotAdmitted::Refused(refusal)) => return refusal.into_result(),
             Err(NotAdmitted::CancelledInQueue { agent, limit }) => (
                 *agent,
+                None,
                 None,
                 SpawnTree::new(self.config.max_tree_spawns),
                 Begin::CancelledInQueue { limit },
             ),
         };
+        // The run goes by the admitted directory from here on: its
+        // canonical path (a relative or symlinked one is resolved once).
+        if let Some(workspace) = &workspace {
+            request.workspace_dir.clone_from(&workspace.path);
+        }
         let run = ToRun {
             request,
             agent,
+            workspace,
             run_id,
             begin,
         };

@@ -16,6 +16,7 @@ mod run;
 mod structured;
 mod subagent_tool;
 mod tool_calls;
+mod workspace;
 
 pub use budget::{BudgetExhausted, BudgetTracker};
 pub use events::EventSink;
@@ -23,3 +24,4 @@ pub use run::{TaskEnv, run_task, run_task_with_subagents};
 pub use structured::MAX_INVALID_REPORT_BACK_CALLS;
 pub use subagent_tool::SUBAGENT_TOOL_NAME;
 pub use tool_calls::MAX_TOOL_CALLS_PER_TURN;
+pub use workspace::WORKSPACE_IS_CWD_ENV;

@@ -6,7 +6,7 @@
 //! model request and every tool call against the token, so a cancel ends the
 //! run within one scheduler tick of its arrival.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use subagent_protocol::message::{LogLevel, OutcomeError};
 use subagent_protocol::usage::ModelPrice;
@@ -167,7 +167,11 @@ impl<'s> AgentLoop<'s> {
             )
             .with_web(&spec.web)
             .with_python(spec.python.as_ref(), env.python_later)
-            .with_protected(&spec.protected_paths),
+            .with_protected(&spec.protected_paths)
+            .with_workspace_pin(
+                super::workspace::workspace_pin(Path::new(&spec.workspace_dir)),
+                &spec.run_id,
+            ),
             contract,
             budget: BudgetTracker::new(spec.budget),
             usage: Usage::default(),
@@ -376,6 +380,9 @@ impl<'s> AgentLoop<'s> {
                     None => return Step::End(self.cancelled_outcome()),
                 },
             };
+            for notice in self.tool_ctx.notices.take() {
+                self.events.log(LogLevel::Warn, notice);
+            }
             self.events.emit(WorkerEvent::ToolResult {
                 call_id: call.id.clone(),
                 name: call.name.clone(),
