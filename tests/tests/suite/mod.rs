@@ -29,6 +29,7 @@ mod e2e_llama;
 mod endings;
 mod file_tools_e2e;
 mod frame_memory;
+mod interpreter_question;
 mod masking;
 mod memory_fallback;
 mod model_faults;
