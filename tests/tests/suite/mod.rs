@@ -61,3 +61,4 @@ mod supervisor_watch;
 mod tool_sandbox_e2e;
 mod tools_e2e;
 mod web_tools_e2e;
+mod worker_privileges;
