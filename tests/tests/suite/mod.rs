@@ -13,6 +13,7 @@ mod batch_cmd;
 mod batch_faults;
 mod batch_lines;
 mod call_cmd;
+mod call_keys;
 mod call_seed_parent;
 mod ceilings;
 mod ceilings_call_batch;

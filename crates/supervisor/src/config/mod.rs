@@ -57,8 +57,8 @@ pub use protect::protected_config_dirs;
 pub use provenance::{EnvLookup, Origin, ResolveError, Sourced};
 pub use raise::{Raise, RaiseSettings};
 pub use resolve::{
-    DEFAULT_AGENT, DEFAULT_MAX_DEPTH, KindDefaults, ResolvedRun, RunOverrides, kind_defaults,
-    resolve_run,
+    ConfiguredProvider, DEFAULT_AGENT, DEFAULT_MAX_DEPTH, KindDefaults, ResolvedRun, RunOverrides,
+    kind_defaults, resolve_run,
 };
 pub use show::describe_config;
 #[cfg(test)]
