@@ -19,7 +19,7 @@ use subagent_protocol::ErrorCode;
 use subagent_protocol::result::{ContentItem, SubagentResult};
 use subagent_supervisor::Supervisor;
 use subagent_supervisor::call::{CallInput, DONE_MARKER, SseRelay};
-use subagent_supervisor::config::LimitSet;
+use subagent_supervisor::config::{LimitSet, prepare};
 use subagent_supervisor::exit_codes;
 use subagent_supervisor::run::{Asked, ContentSink, Owner, ProgressSink};
 use tokio_util::sync::CancellationToken;
@@ -69,17 +69,35 @@ pub(super) fn run(args: CallArgs) -> i32 {
 fn call(args: CallArgs) -> Result<i32> {
     let stdin = std::io::read_to_string(std::io::stdin()).context("cannot read stdin")?;
     let input = CallInput::parse(&stdin)?;
-    let prepared = args
-        .flags
-        .prepare(&input.overrides(args.flags.overrides()))?;
+    let flags = args.flags.overrides();
     let refused = |e: &dyn std::fmt::Display| anyhow::anyhow!("{}: {e}", ErrorCode::InvalidInput);
+    let keys_checked = |prepared: &Prepared| {
+        input
+            .check_operator_keys(
+                &flags,
+                prepared.configured_provider.as_ref(),
+                prepared.request.provider.kind,
+                &prepared.call_key_variables,
+            )
+            .map_err(|e| refused(&e))
+    };
+    if input
+        .api_key_name
+        .as_ref()
+        .is_some_and(|v| !v.trim().is_empty())
+    {
+        // Judged before the named variable is looked up: a name that is
+        // refused must not learn whether it is set.
+        let mut without_key = input.overrides(flags.clone());
+        without_key.api_key_env.clone_from(&flags.api_key_env);
+        without_key.api_key_env_origin = None;
+        keys_checked(&prepare(&args.flags.settings(), &without_key, &|_| {})?)?;
+    }
+    let prepared = args.flags.prepare(&input.overrides(flags.clone()))?;
     input
-        .check_pinned(
-            &args.flags.overrides(),
-            &prepared.raise,
-            prepared.request.provider.kind,
-        )
+        .check_pinned(&flags, &prepared.raise, prepared.request.provider.kind)
         .map_err(|e| refused(&e))?;
+    keys_checked(&prepared)?;
     // The flags' run (with the provider the payload may choose) is the
     // ceiling of the payload's tool_subset, think and max_tokens.
     let ceilings = prepared.ceilings(Owner::Call);

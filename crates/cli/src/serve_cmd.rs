@@ -80,6 +80,12 @@ fn serve_stdio(flags: RunFlags, args: StdioArgs) -> Result<i32> {
     };
     let server = StdioServer::new(flags.serve_defaults(), options, Arc::new(console::err))?;
     let runtime = super::runtime::supervisor_runtime()?;
-    runtime.block_on(server.run())?;
+    let served = runtime.block_on(server.run());
+    // The read of stdin runs on a blocking thread and cannot be cancelled:
+    // dropping the runtime would wait for it, i.e. for the client to close
+    // stdin, and a signal would not end the server. Every job has ended
+    // by now; do not wait for that read.
+    runtime.shutdown_background();
+    served?;
     Ok(exit_codes::OK)
 }

@@ -77,9 +77,9 @@ pub use exit_watch::{ExitHint, ExitNotice};
 pub use finish::finish_chores;
 pub use interpreter::{Interpreter, python_interpreter, python_interpreter_if_known};
 pub use isolation::{
-    Isolation, IsolationSupport, Layers, PRIVATE_TMP_BYTES, PROTECTED_WORKSPACE_ENTRIES,
-    SYSTEM_READ_ONLY_PATHS, SYSTEM_READ_WRITE_FILES, isolation_status, isolation_support,
-    prewarm_isolation_support,
+    Isolation, IsolationSupport, Layers, OwnCapabilities, PRIVATE_TMP_BYTES,
+    PROTECTED_WORKSPACE_ENTRIES, SYSTEM_READ_ONLY_PATHS, SYSTEM_READ_WRITE_FILES,
+    drop_own_capabilities, isolation_status, isolation_support, prewarm_isolation_support,
 };
 pub use kill::{KillHandle, KillReason};
 pub use large_frees::{LARGE_BLOCK_BYTES, return_large_frees_to_the_system};

@@ -22,6 +22,11 @@ fn main() -> ExitCode {
         // Not fatal: the run is still sandboxed; the supervisor records stderr.
         eprintln!("subagent-worker: warning: cannot mark the process non-dumpable: {e}");
     }
+    // Before the runtime starts a thread: capability sets are per thread.
+    if let Err(e) = subagent_worker::harden::drop_privileges() {
+        // Not fatal: its tool processes drop every capability themselves.
+        eprintln!("subagent-worker: warning: {e}");
+    }
     let fd = match protocol_io::protocol_fd_from_env() {
         Ok(fd) => fd,
         Err(e) => return fail(exit_code::NO_PROTOCOL_SOCKET, &e),

@@ -223,6 +223,37 @@ fn hog(io: &mut Io) {
 /// byte of its first frame: it makes [`HELD_FILE_PREFIX`]`<pid>` in its cwd
 /// and waits for [`RELEASE_FILE`] there, so that a test can have every
 /// worker's frame in flight at once.
+/// `progress-flood-PAIRS-KIB`: PAIRS tool calls and their results, each
+/// naming a tool of KIB KiB, with no model behind them: progress enough
+/// to fill a server whose client does not read.
+fn progress_flood(io: &mut Io, task: &str) {
+    let mut numbers = task.rsplit('-').map(|n| n.parse::<usize>().unwrap());
+    let kib = numbers.next().unwrap();
+    let pairs = numbers.next().unwrap();
+    let name = "t".repeat(kib * 1024);
+    io.event(WorkerEvent::TurnStart { turn: 1 });
+    for n in 0..pairs {
+        let call_id = format!("call_{n}");
+        io.event(WorkerEvent::ToolCall {
+            turn: 1,
+            call_id: call_id.clone(),
+            name: name.clone(),
+            arguments_json: "{}".into(),
+        });
+        io.event(WorkerEvent::ToolResult {
+            call_id,
+            name: name.clone(),
+            output: "ok".into(),
+            is_error: false,
+        });
+    }
+    io.done(
+        &format!("sent {pairs} tool calls"),
+        StopReason::Completed,
+        None,
+    );
+}
+
 fn big_frames(io: &mut Io, task: &str, held: bool) {
     let count: usize = task.rsplit('-').next().unwrap().parse().unwrap();
     // The message with an empty text ends in the text's varint length 0;
@@ -358,6 +389,7 @@ fn main() {
                 task if task.starts_with("big-frames-") => big_frames(&mut io, task, false),
                 task if task.starts_with("held-frames-") => big_frames(&mut io, task, true),
                 task if task.starts_with("gated-frames-") => gated_frames(&mut io, task),
+                task if task.starts_with("progress-flood-") => progress_flood(&mut io, task),
                 _ => succeed(&mut io, &spec),
             }
         }

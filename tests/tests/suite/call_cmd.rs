@@ -31,7 +31,7 @@ fn request(model: &ScriptedModel, prompt: &str, tools: &[&str]) -> Value {
         "model": "scripted",
         "provider": "openai-chat",
         "url": model.base_url(),
-        "api_key_name": "SUBAGENT_CALL_TEST_KEY",
+        "api_key_name": "OPENAI_API_KEY",
         "prompt": prompt,
         "system_prompt": "You answer from the workspace.",
         "tool_subset": tools,
@@ -61,7 +61,7 @@ fn spawn_call(stdin: &str, sse: bool, workspace: &Path, sessions: &Path) -> Chil
         .arg("--sessions-dir")
         .arg(sessions)
         .args(["--timeout", "60"])
-        .env("SUBAGENT_CALL_TEST_KEY", TEST_API_KEY)
+        .env("OPENAI_API_KEY", TEST_API_KEY)
         .env_remove("SUBAGENT_WORKER");
     spawn_with_stdin(&mut cmd, stdin.as_bytes())
 }
@@ -347,7 +347,7 @@ fn exit_zero_writes_the_plain_error_and_exits_0() {
             .arg(workspace.path())
             .arg("--sessions-dir")
             .arg(sessions.path())
-            .env("SUBAGENT_CALL_TEST_KEY", TEST_API_KEY)
+            .env("OPENAI_API_KEY", TEST_API_KEY)
             .env_remove("SUBAGENT_WORKER"),
         stdin.as_bytes(),
     )

@@ -21,13 +21,19 @@ const PARENT: &str = concat!(
     "/tests/suite/seed_call_subagent.py"
 );
 
-/// The variable the parent's `api_key_name` names.
-const KEY_VAR: &str = "SUBAGENT_SEED_PARENT_TEST_KEY";
+/// The variable the parent's `api_key_name` names: its provider kind's own.
+const KEY_VAR: &str = "OPENAI_API_KEY";
+
+/// A variable the operator allows a payload to name (`[call]
+/// allowed_api_key_env`) and leaves unset.
+const UNSET_KEY_VAR: &str = "SUBAGENT_SEED_PARENT_UNSET_KEY";
 
 /// A parent with its workspace, sessions dir and runner command.
 struct Parent {
     workspace: tempfile::TempDir,
     sessions: tempfile::TempDir,
+    /// The operator's user config dir.
+    config: tempfile::TempDir,
     /// Flags after the operator's `subagent call --sse --exit-zero ...`.
     extra: Vec<String>,
 }
@@ -39,9 +45,17 @@ impl Parent {
         binary("subagent");
         let workspace = tempfile::tempdir().unwrap();
         std::fs::write(workspace.path().join("notes.txt"), "needle on line one\n").unwrap();
+        let config = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(config.path().join("subagent")).unwrap();
+        std::fs::write(
+            config.path().join("subagent/config.toml"),
+            format!("[call]\nallowed_api_key_env = [\"{UNSET_KEY_VAR}\"]\n"),
+        )
+        .unwrap();
         Self {
             workspace,
             sessions: tempfile::tempdir().unwrap(),
+            config,
             extra: extra.iter().map(|s| (*s).to_owned()).collect(),
         }
     }
@@ -85,6 +99,8 @@ impl Parent {
             .arg(PARENT)
             .arg(case.to_string())
             .env(KEY_VAR, TEST_API_KEY)
+            .env_remove(UNSET_KEY_VAR)
+            .env("XDG_CONFIG_HOME", self.config.path())
             .env_remove("SUBAGENT_WORKER")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -220,8 +236,8 @@ fn the_seed_parent_gets_the_real_reason_of_each_failure() {
     // The key variable the parent names is not set: refused before a run.
     let model = ScriptedModel::start(vec![text_turn("never sent")]);
     let url = format!("{}/chat/completions", model.base_url());
-    let report = parent.call(&url, "SUBAGENT_SEED_PARENT_UNSET_KEY", "Hello?", &[]);
-    assert_real_reason(&report, &[], "", "SUBAGENT_SEED_PARENT_UNSET_KEY");
+    let report = parent.call(&url, UNSET_KEY_VAR, "Hello?", &[]);
+    assert_real_reason(&report, &[], "", &format!("{UNSET_KEY_VAR} is not set"));
     assert!(
         model.requests().is_empty(),
         "a refused call asked the model"

@@ -258,7 +258,7 @@ fn call_blames_an_unset_key_variable_on_the_stdin_field_that_named_it() {
         "model": "m",
         "provider": "openai-chat",
         "url": "http://127.0.0.1:9/v1",
-        "api_key_name": "SUBAGENT_TEST_UNSET_KEY_VAR",
+        "api_key_name": "OPENAI_API_KEY",
         "prompt": "fixture:success",
     });
     let mut command = Command::new(binary("subagent"));
@@ -267,7 +267,7 @@ fn call_blames_an_unset_key_variable_on_the_stdin_field_that_named_it() {
         .arg(workspace.path())
         .arg("--sessions-dir")
         .arg(sessions.path())
-        .env_remove("SUBAGENT_TEST_UNSET_KEY_VAR");
+        .env_remove("OPENAI_API_KEY");
     let out = spawn_with_stdin(&mut command, input.to_string().as_bytes())
         .wait_with_output()
         .unwrap();
@@ -275,7 +275,7 @@ fn call_blames_an_unset_key_variable_on_the_stdin_field_that_named_it() {
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("named by the request's field api_key_name: SUBAGENT_TEST_UNSET_KEY_VAR"),
+        err.contains("named by the request's field api_key_name: OPENAI_API_KEY"),
         "{err}"
     );
     assert!(!err.contains("--api-key-env"), "{err}");

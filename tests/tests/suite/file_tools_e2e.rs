@@ -4,8 +4,9 @@
 //! Landlock). And the supervisor asks the interpreter only when a model
 //! calls `python_execute`, never on a run's path (issue 23).
 
-use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -16,9 +17,16 @@ use super::scripted_model::{ScriptedModel, text_turn, tool_call_turn};
 use super::support::*;
 use super::tools_e2e::{checked, of_type};
 
-/// The interpreter `python3` on this test's PATH really is, asked from `/`.
+/// The interpreter the test's shims run: `python3` of the system paths,
+/// which the confined interpreter question can see (a shim in a test's
+/// tmp dir is asked with that dir and the system paths only), as it names
+/// itself.
 fn real_python() -> String {
-    let out = Command::new("python3")
+    let system = ["/usr/bin/python3", "/bin/python3", "/usr/local/bin/python3"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .expect("a python3 in /usr/bin, /bin or /usr/local/bin");
+    let out = Command::new(system)
         .args(["-I", "-c", "import sys; print(sys.executable)"])
         .current_dir("/")
         .output()
@@ -151,14 +159,43 @@ fn recorded_python(lines: &[serde_json::Value]) -> Option<String> {
     })
 }
 
-/// A `python3` launcher that says it was asked (`asked` appears) before
-/// it runs the real one.
-fn recording_shim(dir: &Path, real: &str) {
+/// A `python3` launcher that waits, when asked, until the test writes a
+/// line into the FIFO `gate` beside it, then runs the real one. The
+/// question is confined (it can write nowhere the test could look), so
+/// the FIFO tells: it has a reader only while the launcher is asked.
+fn gated_shim(dir: &Path, real: &str) -> PathBuf {
+    let gate = dir.join("gate");
+    let c_gate = std::ffi::CString::new(gate.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo reads a NUL-terminated path that lives for the call.
+    assert_eq!(unsafe { libc::mkfifo(c_gate.as_ptr(), 0o600) }, 0);
     let script = format!(
-        "#!/bin/sh\n: > '{}'\nexec {real} \"$@\"\n",
-        dir.join("asked").display()
+        "#!/bin/sh\nread line < '{}'\nexec {real} \"$@\"\n",
+        gate.display()
     );
     install_shim(dir, &script);
+    gate
+}
+
+/// Whether the launcher is being asked now: the gate has a reader.
+fn gate_has_reader(gate: &Path) -> bool {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(gate)
+        .is_ok()
+}
+
+/// Lets the asked launcher go on; false when nobody asked it within
+/// `timeout` (the blocking open stays behind on its thread then).
+fn open_gate(gate: &Path, timeout: Duration) -> bool {
+    let gate = gate.to_owned();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        // Blocks until the launcher opens its end.
+        let opened = std::fs::OpenOptions::new().write(true).open(&gate);
+        let _ = tx.send(opened.and_then(|mut f| f.write_all(b"go\n")).is_ok());
+    });
+    rx.recv_timeout(timeout).unwrap_or(false)
 }
 
 #[test]
@@ -167,7 +204,7 @@ fn python3_is_asked_only_once_the_model_calls_python_execute() {
     let sessions = tempfile::tempdir().unwrap();
     let shims = tempfile::tempdir().unwrap();
     let real = real_python();
-    recording_shim(shims.path(), &real);
+    let gate = gated_shim(shims.path(), &real);
     let path = path_with(shims.path());
     let model = ScriptedModel::start_held(vec![which_python_turn(), text_turn("done")]);
     let child = model
@@ -183,8 +220,9 @@ fn python3_is_asked_only_once_the_model_calls_python_execute() {
     // start or while the first turn runs (before the fix the supervisor
     // asked at its start and the run waited for the answer).
     let model_asked = model.wait_for_requests(1, Duration::from_secs(30));
-    let python_asked_before_the_call = shims.path().join("asked").exists();
+    let python_asked_before_the_call = gate_has_reader(&gate);
     model.release();
+    let python_asked = open_gate(&gate, Duration::from_secs(60));
     model.release();
     let out = child.wait_with_output().unwrap();
     assert_nothing_runs_in(workspace.path());
@@ -194,10 +232,7 @@ fn python3_is_asked_only_once_the_model_calls_python_execute() {
         !python_asked_before_the_call,
         "python3 was asked before the model called python_execute"
     );
-    assert!(
-        shims.path().join("asked").exists(),
-        "python3 was never asked"
-    );
+    assert!(python_asked, "python3 was never asked");
     let (_, lines) = checked(&out, 0);
     assert_eq!(lines[0].get("python"), None, "header: {:#}", lines[0]);
     assert_eq!(recorded_python(&lines).as_deref(), Some(real.as_str()));

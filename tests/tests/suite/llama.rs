@@ -65,12 +65,7 @@ impl LlamaServer {
     /// Started as the last argument of `wrapper` (an emulator, say; empty:
     /// directly) with `extra` arguments, its output to `output`, waited for
     /// up to `startup`.
-    pub fn start_under(
-        wrapper: &[&str],
-        extra: &[&str],
-        output: Stdio,
-        startup: Duration,
-    ) -> Self {
+    pub fn start_under(wrapper: &[&str], extra: &[&str], output: Stdio, startup: Duration) -> Self {
         // Absolute: it runs from its own directory (below).
         let server = std::fs::canonicalize(required_path("SUBAGENT_LLAMA_SERVER")).unwrap();
         let model = required_path("SUBAGENT_LLAMA_MODEL");

@@ -100,7 +100,7 @@ impl Server {
     }
 
     /// The next line on stdout that satisfies `wanted`; others are skipped.
-    fn read_until(&mut self, what: &str, wanted: impl Fn(&Value) -> bool) -> Value {
+    fn read_until(&mut self, what: &str, mut wanted: impl FnMut(&Value) -> bool) -> Value {
         loop {
             let mut line = String::new();
             let n = self.stdout.read_line(&mut line).unwrap();
@@ -343,5 +343,111 @@ fn serve_mcp_skips_bad_and_huge_lines_and_holds_back_an_unread_flood() {
     );
     server.request(&json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}));
     assert!(server.answer(4)["result"]["tools"].is_array());
+    server.close(dir.path());
+}
+
+/// How many children's session files under `sessions` (not the server's
+/// own) have ended: their last line is a lifecycle ending.
+fn runs_ended(sessions: &Path) -> usize {
+    use std::io::{Seek, SeekFrom};
+    super::support::jsonl_files(sessions)
+        .into_iter()
+        .filter(|f| !f.starts_with(sessions.join("serve")))
+        .filter(|file| {
+            let Ok(mut f) = std::fs::File::open(file) else {
+                return false;
+            };
+            let len = f.metadata().map_or(0, |m| m.len());
+            let _ = f.seek(SeekFrom::Start(len.saturating_sub(4096)));
+            let mut tail = String::new();
+            let _ = f.read_to_string(&mut tail);
+            tail.lines()
+                .last()
+                .is_some_and(|l| l.contains("\"subagent:complete\""))
+        })
+        .count()
+}
+
+/// Issue 32: a client that asked for progress and never reads kept every
+/// progress event of its call queued in the server (315 MiB). Here a
+/// parallel call of four children each sends 48,000 tool events naming a
+/// 1 KiB tool (47 MiB each, under a worker's 64 MiB of protocol; 188 MiB
+/// of progress) while the client reads nothing: the server's peak stays
+/// under the bound, and once the client reads, a notification says how
+/// many messages were dropped and the answer comes. (Without a progress
+/// token the same call grows the server by about 15 MiB.)
+#[test]
+fn serve_mcp_drops_the_oldest_progress_of_a_client_that_does_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start("--mcp", dir.path());
+    server.request(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "unread", "version": "0"}}}),
+    );
+    assert!(server.answer(1)["result"]["serverInfo"].is_object());
+    server.request(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let (rss_before, _) = server.memory();
+    server.request(
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "subagent", "arguments": {
+            "tasks": vec!["fixture:progress-flood-24000-1"; 4], "mode": "parallel"},
+        "_meta": {"progressToken": "unread"}}}),
+    );
+    // Nothing is read until the run has sent all its events.
+    let sessions = dir.path().join("sessions");
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let (_, peak) = server.memory();
+        assert!(
+            peak < rss_before + RSS_GROWTH_BOUND,
+            "the server grew by {} MiB with its progress unread",
+            (peak - rss_before) >> 20
+        );
+        if runs_ended(&sessions) == 4 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the runs did not end within {WAIT:?}; log:\n{}",
+            server.log()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (_, peak) = server.memory();
+    eprintln!(
+        "serve_hostile: 188 MiB of unread progress: peak RSS {} MiB over {} MiB before",
+        peak.saturating_sub(rss_before) >> 20,
+        rss_before >> 20
+    );
+    // Now read: the notifications that were kept, one of them saying how
+    // many were dropped, then the answer.
+    let mut dropped_said = None;
+    let mut notifications = 0;
+    let answer = server.read_until("the call's answer", |m| {
+        if m["method"] == "notifications/progress" {
+            notifications += 1;
+            let message = m["params"]["message"].as_str().unwrap_or_default();
+            if message.contains("earlier progress messages dropped") && dropped_said.is_none() {
+                dropped_said = Some(message.chars().take(120).collect::<String>());
+            }
+        }
+        m["id"] == 2
+    });
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    assert!(
+        dropped_said.is_some(),
+        "no notification said progress was dropped ({notifications} read)"
+    );
+    // The 256 kept, what the pipe took before the server blocked (64 KiB
+    // of ~1 KiB messages), the one in flight.
+    assert!(notifications <= 400, "{notifications} notifications kept");
+    assert!(
+        server
+            .log()
+            .contains("progress messages of a call were dropped"),
+        "{}",
+        server.log()
+    );
     server.close(dir.path());
 }

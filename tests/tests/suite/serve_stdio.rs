@@ -344,6 +344,34 @@ fn serve_stdio_sigterm_cancels_background_jobs_records_them_and_exits() {
     assert_nothing_runs_in(&setup.workspace());
 }
 
+/// A client that keeps stdin open does not keep the server alive past a
+/// SIGTERM or SIGINT (issue 32: it ignored them until stdin closed): the
+/// server cancels both jobs, answers the foreground spawn, announces the
+/// background ending, and exits 0 with no worker left.
+#[test]
+fn serve_stdio_sigterm_or_sigint_with_stdin_open_cancels_every_job_and_exits() {
+    for signal in ["SIGTERM", "SIGINT"] {
+        let setup = Setup::new();
+        let report = setup.scenario_with("terminated_stdin_open", json!({ "signal": signal }));
+        assert_eq!(
+            report["exited_with_stdin_open"], true,
+            "{signal}: the server did not exit while stdin stayed open"
+        );
+        assert_eq!(report["exit"], 0, "{signal}");
+        assert_eq!(
+            report["answer"]["result"]["state"], "aborted",
+            "{signal}: {}",
+            report["answer"]
+        );
+        assert_eq!(
+            report["aborted"],
+            json!([report["background"]]),
+            "{signal}: {report}"
+        );
+        assert_nothing_runs_in(&setup.workspace());
+    }
+}
+
 /// [`Setup::scenario`] under a user config of `max_concurrent = 1`.
 fn one_slot_scenario(setup: &Setup, name: &str) -> Value {
     let config = setup.dir.path().join("config");

@@ -268,6 +268,32 @@ def terminated(cfg):
     return {"exit": code, "job": job, "line": aborted["params"]}
 
 
+def terminated_stdin_open(cfg):
+    """SIGTERM (or SIGINT) while the client keeps stdin open: the server
+    exits by itself, with its jobs (one foreground, one background)
+    cancelled; stdin is closed only after the exit, or after the wait
+    gave up."""
+    s = Server(cfg)
+    background = sleeper_in_its_first_turn(s)
+    rid = s.send("spawn", {"task": "fixture:sleep"})
+    s.until(lambda m: m.get("method") == "progress"
+            and m["params"]["jobId"] != background
+            and m["params"]["details"]["streaming"]["turnCount"] >= 1,
+            "the foreground job's first turn")
+    s.proc.send_signal(getattr(signal, cfg.get("signal", "SIGTERM")))
+    try:
+        code = s.proc.wait(timeout=TIMEOUT)
+        exited = True
+    except subprocess.TimeoutExpired:
+        exited = False
+    code = s.close()
+    answer = next((m for m in s.seen if m.get("id") == rid), None)
+    aborted = [m["params"]["jobId"] for m in s.seen
+               if m.get("method") == "subagent:aborted"]
+    return {"exited_with_stdin_open": exited, "exit": code, "answer": answer,
+            "aborted": aborted, "background": background}
+
+
 def real(cfg):
     s = Server(cfg)
     answer = s.call("spawn", {"task": "Say hello in one word."})

@@ -29,6 +29,7 @@ pub(crate) mod view;
 pub(crate) mod view_build;
 pub(crate) mod view_protect;
 
+pub use capabilities::{OwnCapabilities, drop_own as drop_own_capabilities};
 pub use config::{
     Isolation, Layers, PRIVATE_TMP_BYTES, PROTECTED_WORKSPACE_ENTRIES, SYSTEM_READ_ONLY_PATHS,
     SYSTEM_READ_WRITE_FILES,

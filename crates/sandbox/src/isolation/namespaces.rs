@@ -67,6 +67,9 @@ impl NamespacePlan {
         // prctl, mount and _exit are async-signal-safe syscalls; every
         // pointer points into data prepared before the fork.
         unsafe {
+            // A root worker keeps CAP_SETFCAP permitted only; mapping uid 0
+            // into the new namespace needs it effective at the unshare.
+            super::capabilities::raise_setfcap();
             check(Step::Unshare, libc::unshare(self.flags))?;
             // A non-dumpable process (the worker marks itself so: it holds
             // the API key) has its /proc/self files owned by root, which an

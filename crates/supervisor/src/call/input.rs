@@ -10,14 +10,19 @@
 //! the flags pin cannot be changed by the payload ([`CallInput::check_pinned`]),
 //! and `tool_subset`, `think` and `max_tokens` are held under the flags'
 //! by [`crate::run::Ceilings`]. What the flags leave open the payload
-//! chooses, as the call_subagent contract says.
+//! chooses, as the call_subagent contract says, but never where the
+//! operator's keys go ([`CallInput::check_operator_keys`]): a provider of
+//! the operator's config keeps its URL and key variable, and `api_key_name`
+//! names only the provider kind's own variable or one the operator allows.
 
 use serde::Deserialize;
 use serde_json::Value;
 
 use subagent_protocol::ProviderKind;
 
-use crate::config::{Origin, Raise, RaiseSettings, RunOverrides, api_base_url};
+use crate::config::{
+    ConfiguredProvider, Origin, Raise, RaiseSettings, RunOverrides, api_base_url, kind_defaults,
+};
 use crate::run::RunRequest;
 
 /// Why the stdin JSON cannot be run.
@@ -50,6 +55,39 @@ pub enum CallError {
         pinned: String,
         /// The name that lets it be raised.
         raise: &'static str,
+    },
+    /// A field would change where a provider of the operator's config
+    /// sends its key.
+    #[error(
+        "`{field}` is `{asked}`, but the provider `{provider}` comes from the operator's config \
+         and a request cannot change its {what}, which would carry the operator's key elsewhere: \
+         leave `{field}` out, or name a provider kind (`provider`: openai-chat, \
+         openai-responses, anthropic, vertexai-anthropic) with its own `url`"
+    )]
+    OperatorProvider {
+        /// The payload's field (`url` or `api_key_name`).
+        field: &'static str,
+        /// Its value (a URL or a variable's name, never a key).
+        asked: String,
+        /// The configured provider's name.
+        provider: String,
+        /// What the field would change, for the message.
+        what: &'static str,
+    },
+    /// `api_key_name` names a variable the operator did not allow.
+    #[error(
+        "`api_key_name` is `{asked}`, which is not the key variable of provider kind {kind} \
+         ({own}) nor one the operator allows: leave it out or name {own}; the operator allows \
+         another with `subagent call --api-key-env {asked}` or `[call] allowed_api_key_env = \
+         [\"{asked}\"]` in the user config"
+    )]
+    KeyVariable {
+        /// The variable the payload named.
+        asked: String,
+        /// The run's provider kind.
+        kind: ProviderKind,
+        /// The kind's own variable.
+        own: &'static str,
     },
 }
 
@@ -169,6 +207,66 @@ impl CallInput {
                     raise: raise_name.name(),
                 });
             }
+        }
+        Ok(())
+    }
+
+    /// Refuses a request that would send one of the operator's keys where
+    /// the operator did not say: with a provider of the operator's config
+    /// (`configured`, whether `--provider`, the payload, the agent or
+    /// `default_provider` named it), a `url` or `api_key_name` other than
+    /// its own (or the flags'); otherwise an `api_key_name` other than the
+    /// kind's own variable, `--api-key-env`, or one of `allowed` (the user
+    /// config's `[call] allowed_api_key_env`). `--allow-raise provider`
+    /// lifts neither: the payload may then choose a provider kind and its
+    /// URL, not redirect the operator's.
+    pub fn check_operator_keys(
+        &self,
+        flags: &RunOverrides,
+        configured: Option<&ConfiguredProvider>,
+        kind: ProviderKind,
+        allowed: &[String],
+    ) -> Result<(), CallError> {
+        let own_variable = kind_defaults(kind).api_key_var;
+        if let Some(provider) = configured {
+            if let Some(url) = given(&self.url) {
+                let own = flags.base_url.as_ref().or(provider.base_url.as_ref());
+                if own.is_none_or(|own| api_base_url(kind, own) != api_base_url(kind, &url)) {
+                    return Err(CallError::OperatorProvider {
+                        field: "url",
+                        asked: url,
+                        provider: provider.name.clone(),
+                        what: "URL",
+                    });
+                }
+            }
+            if let Some(var) = given(&self.api_key_name) {
+                let own = flags
+                    .api_key_env
+                    .as_deref()
+                    .or(provider.api_key_env.as_deref())
+                    .unwrap_or(own_variable);
+                if var != own {
+                    return Err(CallError::OperatorProvider {
+                        field: "api_key_name",
+                        asked: var,
+                        provider: provider.name.clone(),
+                        what: "key variable",
+                    });
+                }
+            }
+            return Ok(());
+        }
+        if let Some(var) = given(&self.api_key_name)
+            && var != own_variable
+            && flags.api_key_env.as_deref() != Some(var.as_str())
+            && !allowed.contains(&var)
+        {
+            return Err(CallError::KeyVariable {
+                asked: var,
+                kind,
+                own: own_variable,
+            });
         }
         Ok(())
     }

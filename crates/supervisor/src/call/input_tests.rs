@@ -178,3 +178,115 @@ fn a_full_endpoint_url_repeats_the_pinned_base_url_of_its_server() {
             .is_err()
     );
 }
+
+fn input(json: &str) -> CallInput {
+    CallInput::parse(json).unwrap()
+}
+
+fn prod() -> ConfiguredProvider {
+    ConfiguredProvider {
+        name: "prod".into(),
+        base_url: Some("https://prod.example/v1".into()),
+        api_key_env: Some("PROD_KEY".into()),
+    }
+}
+
+#[test]
+fn a_configured_provider_keeps_its_url_and_key_variable() {
+    let chat = ProviderKind::OpenaiChat;
+    let flags = RunOverrides::default();
+    let check = |json: &str| input(json).check_operator_keys(&flags, Some(&prod()), chat, &[]);
+    let error = check(r#"{"prompt": "p", "url": "http://elsewhere.example/v1"}"#).unwrap_err();
+    assert!(
+        matches!(&error, CallError::OperatorProvider { field: "url", provider, .. } if provider == "prod"),
+        "{error}"
+    );
+    let error = check(r#"{"prompt": "p", "api_key_name": "OPENAI_API_KEY"}"#).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            CallError::OperatorProvider {
+                field: "api_key_name",
+                ..
+            }
+        ),
+        "{error}"
+    );
+    // Its own, the endpoint form of its URL included.
+    check(
+        r#"{"prompt": "p", "url": "https://prod.example/v1/chat/completions", "api_key_name": "PROD_KEY"}"#,
+    )
+    .unwrap();
+    check(r#"{"prompt": "p"}"#).unwrap();
+    // What the operator's flags pin instead.
+    let pinned = RunOverrides {
+        base_url: Some("http://mirror.example/v1".into()),
+        ..RunOverrides::default()
+    };
+    input(r#"{"prompt": "p", "url": "http://mirror.example/v1"}"#)
+        .check_operator_keys(&pinned, Some(&prod()), chat, &[])
+        .unwrap();
+    // An entry without a URL of its own: no payload URL at all.
+    let bare = ConfiguredProvider {
+        base_url: None,
+        ..prod()
+    };
+    assert!(
+        input(r#"{"prompt": "p", "url": "https://prod.example/v1"}"#)
+            .check_operator_keys(&flags, Some(&bare), chat, &[])
+            .is_err()
+    );
+}
+
+#[test]
+fn api_key_name_is_the_kinds_variable_or_one_the_operator_allows() {
+    let flags = RunOverrides::default();
+    let named = input(r#"{"prompt": "p", "api_key_name": "AWS_SECRET_ACCESS_KEY"}"#);
+    let error = named
+        .check_operator_keys(&flags, None, ProviderKind::OpenaiChat, &[])
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("OPENAI_API_KEY")
+            && error.to_string().contains("allowed_api_key_env"),
+        "{error}"
+    );
+    named
+        .check_operator_keys(
+            &flags,
+            None,
+            ProviderKind::OpenaiChat,
+            &["AWS_SECRET_ACCESS_KEY".to_owned()],
+        )
+        .unwrap();
+    let flagged = RunOverrides {
+        api_key_env: Some("AWS_SECRET_ACCESS_KEY".into()),
+        ..RunOverrides::default()
+    };
+    named
+        .check_operator_keys(&flagged, None, ProviderKind::OpenaiChat, &[])
+        .unwrap();
+    // Each kind's own; another kind's is not.
+    for (kind, own, other) in [
+        (
+            ProviderKind::OpenaiResponses,
+            "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY",
+        ),
+        (
+            ProviderKind::Anthropic,
+            "ANTHROPIC_API_KEY",
+            "OPENAI_API_KEY",
+        ),
+        (VERTEX, "GOOGLE_OAUTH_ACCESS_TOKEN", "OPENAI_API_KEY"),
+    ] {
+        let json = |var: &str| format!(r#"{{"prompt": "p", "api_key_name": "{var}"}}"#);
+        input(&json(own))
+            .check_operator_keys(&flags, None, kind, &[])
+            .unwrap();
+        assert!(
+            input(&json(other))
+                .check_operator_keys(&flags, None, kind, &[])
+                .is_err()
+        );
+    }
+}

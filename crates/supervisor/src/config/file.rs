@@ -32,6 +32,9 @@
 //! [serve]                           # user config only: what callers may raise
 //! allow_raise = ["timeout"]         # limit names, tools, network, model, ...
 //! allowed_models = ["gpt-4o-mini"]  # models a caller may pick besides the server's
+//!
+//! [call]                            # user config only: what `subagent call` payloads may name
+//! allowed_api_key_env = ["LOCAL_API_KEY"]  # key variables besides the kind's own
 //! ```
 //!
 //! Unknown keys are errors (a typo would otherwise be silently ignored),
@@ -135,6 +138,10 @@ pub struct ConfigFile {
     pub web_allow_private_networks: Option<bool>,
     /// `[serve]`: what callers may raise; read from the user's file only.
     pub serve: RaiseSettings,
+    /// `[call] allowed_api_key_env`: key variables a `subagent call`
+    /// payload's `api_key_name` may name besides its provider kind's own;
+    /// read from the user's file only.
+    pub call_key_variables: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -151,6 +158,14 @@ struct RawConfig {
     search: Option<RawSearch>,
     web: Option<RawWeb>,
     serve: Option<RawServe>,
+    call: Option<RawCall>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCall {
+    #[serde(default)]
+    allowed_api_key_env: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -343,6 +358,21 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigFileErr
                 .with_models(serve.allowed_models)
         }
     };
+    let call_key_variables = match raw.call {
+        None => Vec::new(),
+        Some(call) => {
+            let line = line_of(text, "[call]");
+            for var in &call.allowed_api_key_env {
+                check_key_variable(var).map_err(|problem| {
+                    invalid(
+                        line,
+                        problem.message("call.allowed_api_key_env", "LOCAL_API_KEY"),
+                    )
+                })?;
+            }
+            call.allowed_api_key_env
+        }
+    };
     Ok(ConfigFile {
         default_provider: raw.default_provider,
         default_agent: raw.default_agent,
@@ -353,6 +383,7 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigFileErr
         search,
         web_allow_private_networks: raw.web.and_then(|w| w.allow_private_networks),
         serve,
+        call_key_variables,
     })
 }
 

@@ -62,8 +62,8 @@ pub use provenance::{EnvLookup, Origin, ResolveError, Sourced};
 pub use raise::{Raise, RaiseSettings};
 pub use read_caps::{AGENT_FILE_CAP, CONFIG_FILE_CAP, PROJECT_FILES_CAP, TRUST_RECORD_CAP};
 pub use resolve::{
-    DEFAULT_AGENT, DEFAULT_MAX_DEPTH, KindDefaults, ResolvedRun, RunOverrides, kind_defaults,
-    resolve_run,
+    ConfiguredProvider, DEFAULT_AGENT, DEFAULT_MAX_DEPTH, KindDefaults, ResolvedRun, RunOverrides,
+    kind_defaults, resolve_run,
 };
 pub use show::describe_config;
 #[cfg(test)]

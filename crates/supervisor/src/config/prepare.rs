@@ -17,9 +17,9 @@ use subagent_protocol::{OutputMode, ProviderSpec};
 use subagent_sandbox::SandboxPolicy;
 
 use super::{
-    CONFIG_FILE_CAP, ConfigFileError, ProjectConfig, Raise, RaiseSettings, ResolveError,
-    RunOverrides, TrustError, default_trust_file_path, default_user_config_path, load_config,
-    read_project, resolve_run,
+    CONFIG_FILE_CAP, ConfigFileError, ConfiguredProvider, ProjectConfig, Raise, RaiseSettings,
+    ResolveError, RunOverrides, TrustError, default_trust_file_path, default_user_config_path,
+    load_config, read_project, resolve_run,
 };
 use crate::agents::{
     AgentCatalog, AgentDefinition, AgentOutputSchema, DiscoverError, WarningDetail,
@@ -73,6 +73,10 @@ pub struct Prepared {
     pub config: SupervisorConfig,
     /// What callers may raise: the user config's `[serve]` and `allow_raise`.
     pub raise: RaiseSettings,
+    /// The `[providers.NAME]` entry the run's provider is, when it is one.
+    pub configured_provider: Option<ConfiguredProvider>,
+    /// The user config's `[call] allowed_api_key_env`.
+    pub call_key_variables: Vec<String>,
 }
 
 /// Something about the workspace a caller should hear that does not stop a run.
@@ -241,15 +245,17 @@ pub fn prepare(
     }
     // Only the operator's own file may let callers go above the
     // ceilings, never a project's (which a run may have written).
-    let raise = files
+    let (raise, call_key_variables) = files
         .user
-        .map(|layer| layer.file.serve)
-        .unwrap_or_default()
-        .with(settings.allow_raise.iter().copied());
+        .map(|layer| (layer.file.serve, layer.file.call_key_variables))
+        .unwrap_or_default();
+    let raise = raise.with(settings.allow_raise.iter().copied());
     Ok(Prepared {
         request,
         config,
         raise,
+        configured_provider: resolved.configured_provider,
+        call_key_variables,
     })
 }
 

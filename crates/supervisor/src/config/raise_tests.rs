@@ -45,3 +45,24 @@ fn the_serve_table_is_read_and_a_bad_name_names_its_line() {
         "{err}"
     );
 }
+
+#[test]
+fn the_call_table_lists_key_variables_and_refuses_a_key() {
+    let file = parse_config(
+        Path::new("config.toml"),
+        "[call]\nallowed_api_key_env = [\"LOCAL_API_KEY\", \"VERTEX_TOKEN\"]\n",
+    )
+    .unwrap();
+    assert_eq!(file.call_key_variables, ["LOCAL_API_KEY", "VERTEX_TOKEN"]);
+    let err = parse_config(
+        Path::new("config.toml"),
+        "[call]\nallowed_api_key_env = [\"sk-abcdefghijklmnopqrstuvwxyz0123456789\"]\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("call.allowed_api_key_env looks like a key"),
+        "{err}"
+    );
+    assert!(!err.contains("sk-abcdefghij"), "{err}");
+}

@@ -73,6 +73,20 @@ pub struct ResolvedRun {
     pub web: WebSettings,
     /// Each setting with its origin, for `config show` and diagnostics.
     pub sources: Vec<Sourced>,
+    /// The `[providers.NAME]` entry the provider is, when it is one.
+    pub configured_provider: Option<ConfiguredProvider>,
+}
+
+/// A provider of a config file (`[providers.NAME]`), as the run chose it:
+/// the operator's, with its URL and key variable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfiguredProvider {
+    /// Its name.
+    pub name: String,
+    /// Its `base_url`, as the file writes it.
+    pub base_url: Option<String>,
+    /// Its `api_key_env`.
+    pub api_key_env: Option<String>,
 }
 
 /// Public endpoint and variables of a provider kind: what the kind's own
@@ -123,7 +137,9 @@ fn vertex_location_url(env: EnvLookup<'_>) -> Option<String> {
 /// The provider chosen for a run, before the model and key.
 struct ChosenProvider {
     kind: ProviderKind,
+    /// The entry, with its name, when the provider is a configured one.
     entry: Option<(ProviderEntry, Origin)>,
+    name: Option<String>,
     sourced: Option<Sourced>,
 }
 
@@ -283,6 +299,13 @@ pub fn resolve_run(
             .find_map(|layer| layer.file.max_concurrent),
         web,
         sources,
+        configured_provider: chosen.name.clone().zip(chosen.entry.as_ref()).map(
+            |(name, (entry, _))| ConfiguredProvider {
+                name,
+                base_url: entry.base_url.clone(),
+                api_key_env: entry.api_key_env.clone(),
+            },
+        ),
     })
 }
 
@@ -353,6 +376,7 @@ fn choose_provider(
         return Ok(ChosenProvider {
             kind: ProviderKind::OpenaiChat,
             entry: None,
+            name: None,
             sourced: Some(sourced("provider", "openai-chat", Origin::Default)),
         });
     };
@@ -371,12 +395,14 @@ fn choose_provider(
                 origin,
             )),
             entry: Some((entry, entry_origin)),
+            name: Some(name),
         });
     }
     match name.parse::<ProviderKind>() {
         Ok(kind) => Ok(ChosenProvider {
             kind,
             entry: None,
+            name: None,
             sourced: Some(sourced("provider", kind.as_str(), origin)),
         }),
         Err(_) => {

@@ -143,15 +143,17 @@ pub fn describe_config(config: &LoadedConfig, env: EnvLookup<'_>) -> Vec<Sourced
     out
 }
 
-/// `[serve]`: what callers may raise above the ceilings, from the user
-/// config only; a project's `[serve]` is shown as ignored.
+/// `[serve]`: what callers may raise above the ceilings, and `[call]`:
+/// the key variables a `call` payload may name, from the user config only;
+/// a project's `[serve]` or `[call]` is shown as ignored.
 fn raise_settings(config: &LoadedConfig) -> Vec<Sourced> {
-    let (serve, origin) = match &config.user {
+    let (serve, call_keys, origin) = match &config.user {
         Some(layer) => (
             layer.file.serve.clone(),
+            layer.file.call_key_variables.clone(),
             Origin::UserConfig(layer.path.clone()),
         ),
-        None => (Default::default(), Origin::Default),
+        None => (Default::default(), Vec::new(), Origin::Default),
     };
     let names: Vec<&str> = serve.allow_raise.iter().map(|r| r.name()).collect();
     let mut out = vec![
@@ -171,9 +173,27 @@ fn raise_settings(config: &LoadedConfig) -> Vec<Sourced> {
             } else {
                 serve.allowed_models.join(", ")
             },
+            origin.clone(),
+        ),
+        sourced(
+            "call.allowed_api_key_env",
+            &if call_keys.is_empty() {
+                "only the provider kind's own variable and --api-key-env's".to_owned()
+            } else {
+                call_keys.join(", ")
+            },
             origin,
         ),
     ];
+    if let Some(project) = &config.project
+        && !project.file.call_key_variables.is_empty()
+    {
+        out.push(sourced(
+            "call",
+            "ignored: only the user config may let call payloads name key variables",
+            Origin::ProjectConfig(project.path.clone()),
+        ));
+    }
     if let Some(project) = &config.project
         && project.file.serve != Default::default()
     {

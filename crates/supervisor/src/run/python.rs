@@ -5,9 +5,10 @@
 //! launcher such as pyenv's shim picks the interpreter from the working
 //! directory's `.python-version`: asked there, a file a tool process wrote
 //! would choose the interpreter of every later run. So the supervisor asks
-//! (from `/`, see `subagent_sandbox::interpreter`) once, keeps the answer
-//! for its whole life, and hands it to each worker. This module must not
-//! ask from anywhere a tool can write.
+//! (from `/`, confined as a tool process is, see
+//! `subagent_sandbox::interpreter`) once, keeps the answer for its whole
+//! life, and hands it to each worker. This module must not ask from
+//! anywhere a tool can write, nor outside the tool sandbox.
 //!
 //! It asks only when a model first calls `python_execute`, never on a
 //! run's path: a child started before the answer is in gets

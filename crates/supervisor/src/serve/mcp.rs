@@ -26,6 +26,7 @@
 //! the response.
 
 mod progress;
+mod progress_queue;
 mod tools;
 mod transport;
 
@@ -204,15 +205,21 @@ impl McpServer {
             };
         }
         let cancel = self.state.shutdown.child_token();
-        let (tx, rx) = mpsc::unbounded_channel();
-        let forwarder = context
-            .meta
-            .get_progress_token()
-            .map(|token| tokio::spawn(forward_progress(context.peer.clone(), token, rx)));
-        let mut run = pin!(progress::scoped(
-            tx,
-            self.state.jobs.supervisor().execute(plan, cancel.clone())
-        ));
+        let execute = self.state.jobs.supervisor().execute(plan, cancel.clone());
+        // Without a progress token nobody wants the progress: the run is
+        // not scoped, and the sink drops its events.
+        let (run, forwarder) = match context.meta.get_progress_token() {
+            Some(token) => {
+                let (tx, rx) = progress_queue::progress_queue();
+                let forwarder = tokio::spawn(forward_progress(context.peer.clone(), token, rx));
+                (
+                    futures_util::future::Either::Left(progress::scoped(tx, execute)),
+                    Some(forwarder),
+                )
+            }
+            None => (futures_util::future::Either::Right(execute), None),
+        };
+        let mut run = pin!(run);
         let result = tokio::select! {
             result = &mut run => result,
             () = context.ct.cancelled() => {
@@ -255,24 +262,43 @@ impl McpServer {
     }
 }
 
-/// Sends each progress event of a call as `notifications/progress` with
-/// the caller's token, `progress` counting events so it always grows.
+/// Sends each progress message of a call as `notifications/progress` with
+/// the caller's token, `progress` numbering the call's events (dropped ones
+/// included, so it always grows). Messages dropped while the client did
+/// not read are said in the next message sent and in the server's log.
 async fn forward_progress(
     peer: Peer<RoleServer>,
     token: ProgressToken,
-    mut rx: mpsc::UnboundedReceiver<crate::run::ProgressEvent>,
+    rx: progress_queue::ProgressReceiver,
 ) {
-    let mut count = 0u32;
-    while let Some(event) = rx.recv().await {
-        count = count.saturating_add(1);
-        let note = ProgressNotificationParam::new(token.clone(), f64::from(count))
-            .with_message(progress::message(&event));
+    while let Some(delivered) = rx.next().await {
+        let message = match delivered.dropped_before {
+            0 => delivered.message,
+            n => format!(
+                "({n} earlier progress messages dropped: the client did not read them) {}",
+                delivered.message
+            ),
+        };
+        #[expect(
+            clippy::cast_precision_loss,
+            reason = "a sequence number; exact below 2^53 events"
+        )]
+        let note = ProgressNotificationParam::new(token.clone(), delivered.sequence as f64)
+            .with_message(message);
         if let Err(e) = peer.notify_progress(note).await {
             // The client is gone; the run is cancelled by the connection's end.
             tracing::debug!(error = %e, "progress notification not sent");
-            while rx.recv().await.is_some() {}
-            return;
+            while rx.next().await.is_some() {}
+            break;
         }
+    }
+    let dropped = rx.dropped();
+    if dropped > 0 {
+        tracing::warn!(
+            dropped,
+            kept = progress_queue::QUEUED_MESSAGES,
+            "progress messages of a call were dropped: its client did not read them"
+        );
     }
 }
 

@@ -6,35 +6,34 @@
 //! The supervisor calls the sink inline from the task that drives the run
 //! (parallel children and nested subagents included), so a task-local
 //! sender tells calls apart without the run layer knowing about MCP. The
-//! sink only sends on an unbounded channel: it never blocks (the sink's
-//! contract). It sees names and counts only, never task text or output.
+//! sink only pushes the event's message onto the call's bounded queue
+//! ([`super::progress_queue`]): it never blocks (the sink's contract), and
+//! a client that does not read loses the oldest messages, not memory. It
+//! sees names and counts only, never task text or output.
 //! A run over the server's concurrency limit says `queued` until it has a
 //! slot, then `running`.
 
 use std::future::Future;
 
+use super::progress_queue::ProgressSender;
 use crate::run::{ProgressEvent, ProgressSink};
-use tokio::sync::mpsc;
 
 tokio::task_local! {
     /// Where the running call's progress goes.
-    static CALL_PROGRESS: mpsc::UnboundedSender<ProgressEvent>;
+    static CALL_PROGRESS: ProgressSender;
 }
 
 /// The sink for the server's supervisor: every event goes to the call
 /// whose task emitted it; events outside a call are dropped.
 pub(crate) fn routing_sink() -> ProgressSink {
     ProgressSink::new(|event: &ProgressEvent| {
-        let _ = CALL_PROGRESS.try_with(|tx| tx.send(event.clone()));
+        let _ = CALL_PROGRESS.try_with(|tx| tx.push(&message(event)));
     })
 }
 
 /// Runs `run` with its progress sent to `tx`; `tx` is dropped when `run`
 /// ends, which ends the receiver's stream.
-pub(crate) async fn scoped<F: Future>(
-    tx: mpsc::UnboundedSender<ProgressEvent>,
-    run: F,
-) -> F::Output {
+pub(crate) async fn scoped<F: Future>(tx: ProgressSender, run: F) -> F::Output {
     CALL_PROGRESS.scope(tx, run).await
 }
 

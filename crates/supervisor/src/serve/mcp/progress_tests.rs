@@ -40,7 +40,7 @@ fn messages_name_turns_tools_and_tokens() {
 #[tokio::test]
 async fn events_reach_the_call_whose_task_emits_them_and_no_other() {
     let sink = routing_sink();
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, rx) = super::super::progress_queue::progress_queue();
     let event = ProgressEvent::Turn {
         run_id: "r1".to_owned(),
         turn: 1,
@@ -48,9 +48,9 @@ async fn events_reach_the_call_whose_task_emits_them_and_no_other() {
     // Outside any call: dropped, not a panic.
     sink.emit(&event);
     scoped(tx, async { sink.emit(&event) }).await;
-    assert_eq!(rx.recv().await, Some(event));
+    assert_eq!(rx.next().await.map(|d| d.message), Some(message(&event)));
     // The sender went with the scope, so the stream ends.
-    assert_eq!(rx.recv().await, None);
+    assert_eq!(rx.next().await, None);
 }
 
 #[test]

@@ -4,37 +4,29 @@
 //! `python3` is looked up on `PATH` and asked where it really lives: on many
 //! machines `python3` is a launcher (pyenv's shims, a venv's symlink) whose
 //! real files sit outside the system paths the tool sandbox allows. The
-//! answer is cached; the question runs trusted, fixed code, never the
-//! model's.
+//! answer is cached.
 //!
-//! The question is asked with `/` as the working directory, never a
-//! workspace: a launcher picks the version from the working directory's
-//! files (pyenv reads `.python-version` there and in every parent), and a
-//! workspace's files are written by tool processes. The supervisor asks
-//! once, when a model first calls `python_execute`, and hands the answer
-//! to its workers (in the task, `TaskSpec::python`, or after it,
+//! The question runs under the tool sandbox ([`question`]), reading only
+//! the system paths and the launcher's installation root ([`reach`]), and
+//! its answer may name only what it could read: a launcher in a directory
+//! a tool process can write (the home directory as a workspace holds
+//! `~/.pyenv/shims`) runs confined at worst. It is asked with the view's
+//! `/` as the working directory, never a workspace: a launcher picks the
+//! version from the working directory's files (pyenv reads
+//! `.python-version` there and in every parent). The supervisor asks once,
+//! when a model first calls `python_execute`, and hands the answer to its
+//! workers (in the task, `TaskSpec::python`, or after it,
 //! `ToWorker::Python`), so a file a tool writes can never choose the
 //! interpreter of a later run. Here because both the supervisor and the
 //! tool that spawns the interpreter need it, and the sandbox is the crate
 //! both depend on.
 
+mod question;
+mod reach;
+
 use std::path::PathBuf;
-use std::process::Stdio;
-use std::time::Duration;
 
 use tokio::sync::OnceCell;
-
-/// Longest the interpreter may take to say where it lives: a cold start
-/// of a launcher like pyenv takes well under a second.
-const PROBE_TIMEOUT: Duration = Duration::from_secs(15);
-
-/// The working directory of the probe: no workspace, and nothing a tool
-/// process can write.
-const NEUTRAL_DIR: &str = "/";
-
-/// What the probe asks the interpreter.
-const PROBE_CODE: &str = "import sys, json; print(json.dumps([sys.executable, sys.prefix, \
-     sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]))";
 
 /// A Python interpreter and the directories it reads at start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,36 +59,10 @@ pub fn python_interpreter_if_known() -> Option<Result<&'static Interpreter, &'st
 }
 
 async fn probe() -> Result<Interpreter, String> {
-    let mut command = tokio::process::Command::new("python3");
-    command
-        .args(["-I", "-c", PROBE_CODE])
-        .current_dir(NEUTRAL_DIR)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    let output = match tokio::time::timeout(PROBE_TIMEOUT, command.output()).await {
-        Ok(Ok(output)) => output,
-        Ok(Err(e)) => {
-            return Err(format!(
-                "python3 cannot be started ({e}); install Python 3 and put python3 on the worker's PATH"
-            ));
-        }
-        Err(_) => {
-            return Err(format!(
-                "python3 did not answer within {} s when asked where it lives",
-                PROBE_TIMEOUT.as_secs()
-            ));
-        }
-    };
-    if !output.status.success() {
-        return Err(format!(
-            "python3 failed when asked where it lives ({}): {}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr).trim()
-        ));
-    }
-    parse_probe(&String::from_utf8_lossy(&output.stdout))
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let launcher = reach::find(std::env::var_os("PATH").as_deref(), home.as_deref())?;
+    let answer = question::ask(&launcher).await?;
+    launcher.check(parse_probe(&answer)?)
 }
 
 /// Reads the probe's JSON line: `[executable, prefix, ...]`.
@@ -123,5 +89,5 @@ pub fn parse_probe(text: &str) -> Result<Interpreter, String> {
 }
 
 #[cfg(test)]
-#[path = "interpreter_tests.rs"]
+#[path = "mod_tests.rs"]
 mod tests;
