@@ -6,6 +6,8 @@
 //! - [`namespaces`], [`view`], [`landlock`], [`seccomp`], [`capabilities`]:
 //!   one layer each, split into a pre-fork plan (which may allocate) and an
 //!   in-child step (which must not; [`view_build`] for the view).
+//! - [`view_mount`]: the view's vocabulary (kinds of host paths, binds,
+//!   mounts), below both [`view`] and [`view_protect`].
 //! - [`view_protect`]: what the view keeps read-only (or takes the name
 //!   of) inside a writable root.
 //! - [`step`]: the numbered in-child steps of the namespaces and the view.
@@ -27,6 +29,7 @@ pub(crate) mod step;
 pub(crate) mod support;
 pub(crate) mod view;
 pub(crate) mod view_build;
+pub(crate) mod view_mount;
 pub(crate) mod view_protect;
 
 pub use capabilities::{OwnCapabilities, drop_own as drop_own_capabilities};

@@ -24,7 +24,8 @@ use std::ffi::CStr;
 use std::ptr;
 
 use super::step::{Step, StepError, check, check_or_exists, last};
-use super::view::{BindMode, Op, ViewPlan};
+use super::view::{Op, ViewPlan};
+use super::view_mount::BindMode;
 
 /// The staging tmpfs and the new root's tmpfs hold only directories, empty
 /// files and symlinks: a small cap is plenty.
