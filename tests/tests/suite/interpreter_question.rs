@@ -3,9 +3,14 @@
 //! rewrote the shim, and the next run's question (the supervisor asks
 //! `python3` where it lives when a model first calls `python_execute`) ran
 //! the rewritten shim on the host, unsandboxed, as the supervisor's user.
-//! Here the same attack goes through the real CLI: run 1's tool rewrites
-//! the shim, run 2 asks it; the shim writes outside the workspace and into
-//! its own directory when it runs, and neither write may land.
+//! Such a workspace is now refused at admission (`workspace_refused.rs`);
+//! this is the wall behind that one: a shim rewritten all the same (by a
+//! run from before that refusal, another program, a shared home) runs
+//! confined when the question asks it. The test plants the rewritten shim
+//! itself after checking that a home workspace is refused, then a real
+//! `subagent run` in another workspace asks it; the shim writes outside
+//! the workspace and into its own directory when it runs, and neither
+//! write may land.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -30,9 +35,9 @@ fn system_python() -> Option<(PathBuf, PathBuf)> {
         })
 }
 
-/// `subagent run` of `turns` with `home` as HOME and workspace, and its
-/// shims first on PATH.
-fn run_in_home(home: &Path, sessions: &Path, code: &str) -> Output {
+/// `subagent run` of a `python_execute` of `code` in `workspace`, with
+/// `home` as HOME and its shims first on PATH.
+fn run_in(workspace: &Path, home: &Path, sessions: &Path, code: &str) -> Output {
     binary("subagent");
     let model = ScriptedModel::start(vec![
         tool_call_turn("call_py", "python_execute", &json!({ "code": code })),
@@ -44,7 +49,7 @@ fn run_in_home(home: &Path, sessions: &Path, code: &str) -> Output {
         std::env::var("PATH").unwrap_or_default()
     );
     model
-        .run_command(home, sessions)
+        .run_command(workspace, sessions)
         .args(["--timeout", "60", "--json", "--task", "Go."])
         .args(["--tools", "python_execute"])
         .env("HOME", home)
@@ -73,6 +78,8 @@ fn a_shim_a_tool_rewrote_in_the_home_workspace_runs_confined_when_asked() {
     let home = top.path().join("home");
     let outside = top.path().join("outside");
     let sessions = top.path().join("sessions");
+    let work = top.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
     let shims = home.join(".pyenv/shims");
     std::fs::create_dir_all(&shims).unwrap();
     std::fs::create_dir_all(&outside).unwrap();
@@ -84,10 +91,19 @@ fn a_shim_a_tool_rewrote_in_the_home_workspace_runs_confined_when_asked() {
     .unwrap();
     std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
 
-    // Run 1: the tool (the workspace is the home directory) rewrites the
-    // shim. Run as the question, the new one writes on the host outside
-    // the workspace and beside itself, then runs the interpreter by its
-    // other name, so run 2 shows which shim answered.
+    // The attack as it was: a home workspace whose shim a tool could
+    // rewrite is refused before any tool runs.
+    let refused = run_in(&home, &home, &sessions, "print('ran')");
+    assert_eq!(
+        refused.status.code(),
+        Some(2),
+        "a home workspace holding a PATH dir was not refused: {}",
+        String::from_utf8_lossy(&refused.stdout)
+    );
+
+    // The shim rewritten all the same. Run as the question, it writes on
+    // the host outside the workspace and beside itself, then runs the
+    // interpreter by its other name, so the run shows which shim answered.
     let planted_outside = outside.join("written-by-the-shim");
     let planted_beside = shims.join("written-by-the-shim");
     let rewritten = format!(
@@ -96,21 +112,18 @@ fn a_shim_a_tool_rewrote_in_the_home_workspace_runs_confined_when_asked() {
         planted_beside.display(),
         real.display()
     );
-    let code = format!(
-        "import os\nopen({shim:?}, 'w').write({rewritten:?})\nos.chmod({shim:?}, 0o755)\nprint('rewritten')",
-        shim = shim.display().to_string(),
-    );
-    let first = tool_output(&run_in_home(&home, &sessions, &code));
-    assert!(first.contains("rewritten"), "run 1: {first}");
-    assert_eq!(std::fs::read_to_string(&shim).unwrap(), rewritten);
+    std::fs::write(&shim, &rewritten).unwrap();
+    std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
 
-    // Run 2, a new supervisor: its question runs the rewritten shim.
-    let second = tool_output(&run_in_home(
+    // A new supervisor: its question runs the rewritten shim.
+    let second = tool_output(&run_in(
+        &work,
         &home,
         &sessions,
         "import sys; print(sys.executable)",
     ));
     assert_nothing_runs_in(&home);
+    assert_nothing_runs_in(&work);
     assert_no_survivors(&shims.display().to_string());
     assert!(
         second.contains(&real.display().to_string()),
@@ -123,7 +136,7 @@ fn a_shim_a_tool_rewrote_in_the_home_workspace_runs_confined_when_asked() {
     );
     assert!(
         !planted_beside.exists(),
-        "the rewritten shim wrote into the workspace: {:?}",
+        "the rewritten shim wrote beside itself: {:?}",
         std::fs::read_to_string(&planted_beside)
     );
 }

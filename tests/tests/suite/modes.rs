@@ -238,13 +238,18 @@ fn modes_parallel_and_chain_against_the_real_model() {
     let dir = tempfile::tempdir().unwrap();
     let real = |mode: &str, tasks: &[&str]| {
         let mut c = Command::new(binary("subagent"));
+        // The sessions dir apart from the workspace: a workspace inside
+        // the sessions dir is refused (a tool could rewrite the files).
+        let sessions = dir.path().join("sessions");
+        let workspace = dir.path().join("work");
+        std::fs::create_dir_all(&workspace).unwrap();
         c.arg("run")
             .arg("--worker")
             .arg(binary("subagent-worker"))
             .arg("--sessions-dir")
-            .arg(dir.path())
+            .arg(&sessions)
             .arg("--workspace")
-            .arg(dir.path())
+            .arg(&workspace)
             .args(["--model", "smollm2", "--base-url", &server.base_url()])
             .args([
                 "--temperature",
