@@ -1,6 +1,7 @@
-//! Opening a file read back (for reading, for appending) and creating a
-//! temporary file, each refusing a link and anything but a regular file;
-//! and a file's identity, to tell whether its path still names it.
+//! Opening a file read back (for reading, for appending, for appending to
+//! the very file read before) and creating a temporary file, each refusing
+//! a link and anything but a regular file; and a file's identity, to tell
+//! whether its path still names it.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read};
@@ -20,7 +21,7 @@ fn guarded() -> i32 {
 }
 
 /// Which file a path named: its device and inode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct FileIdentity {
     dev: u64,
     ino: u64,
@@ -29,11 +30,14 @@ pub struct FileIdentity {
 impl FileIdentity {
     /// The identity of an open file.
     pub fn of(file: &File) -> io::Result<Self> {
-        let meta = file.metadata()?;
-        Ok(Self {
+        Ok(Self::from_metadata(&file.metadata()?))
+    }
+
+    fn from_metadata(meta: &std::fs::Metadata) -> Self {
+        Self {
             dev: meta.dev(),
             ino: meta.ino(),
-        })
+        }
     }
 
     /// What `path` names now, without following a link at its end (a link
@@ -41,10 +45,7 @@ impl FileIdentity {
     /// `None` when nothing does.
     pub fn at(path: &Path) -> io::Result<Option<Self>> {
         match std::fs::symlink_metadata(path) {
-            Ok(meta) => Ok(Some(Self {
-                dev: meta.dev(),
-                ino: meta.ino(),
-            })),
+            Ok(meta) => Ok(Some(Self::from_metadata(&meta))),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
         }
@@ -71,7 +72,7 @@ fn kind_of(file_type: std::fs::FileType) -> &'static str {
     } else if file_type.is_symlink() {
         "a symbolic link"
     } else {
-        "not a regular file"
+        "a special file"
     }
 }
 
@@ -133,19 +134,44 @@ fn checked(path: &Path, file: File) -> Result<(File, u64), UntrustedFileError> {
     Ok((file, meta.len()))
 }
 
+/// A regular file opened for reading by [`open_read`].
+#[derive(Debug)]
+pub struct OpenedForRead {
+    /// Open for reading, blocking.
+    pub file: File,
+    /// Its size when it was opened.
+    pub size: u64,
+    /// Which file it is, to check later that the path still names it.
+    pub identity: FileIdentity,
+}
+
 /// Opens `path` for reading: a regular file, not through a link; `None`
-/// when nothing is there. Returns the file and its size at the open.
-pub fn open_read(path: &Path) -> Result<Option<(File, u64)>, UntrustedFileError> {
+/// when nothing is there.
+pub fn open_read(path: &Path) -> Result<Option<OpenedForRead>, UntrustedFileError> {
+    match open_read_existing(path) {
+        Err(UntrustedFileError::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => {
+            Ok(None)
+        }
+        other => other.map(Some),
+    }
+}
+
+/// [`open_read`] for a file that must be there: nothing at `path` is an
+/// [`UntrustedFileError::Io`] of kind `NotFound`.
+pub fn open_read_existing(path: &Path) -> Result<OpenedForRead, UntrustedFileError> {
     refuse_before_open(path)?;
-    match OpenOptions::new()
+    let file = OpenOptions::new()
         .read(true)
         .custom_flags(guarded())
         .open(path)
-    {
-        Ok(file) => checked(path, file).map(Some),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(open_error(path, e)),
-    }
+        .map_err(|e| open_error(path, e))?;
+    let (file, size) = checked(path, file)?;
+    let identity = FileIdentity::of(&file).map_err(|e| UntrustedFileError::io(path, e))?;
+    Ok(OpenedForRead {
+        file,
+        size,
+        identity,
+    })
 }
 
 /// The whole of the regular file at `path` if it holds at most `cap`
@@ -153,20 +179,20 @@ pub fn open_read(path: &Path) -> Result<Option<(File, u64)>, UntrustedFileError>
 /// read, and a file that grew past the cap meanwhile is refused too.
 pub fn read_capped(path: &Path, cap: u64) -> Result<Option<Vec<u8>>, UntrustedFileError> {
     match open_read(path)? {
-        Some((file, size)) => read_opened(path, file, size, cap).map(Some),
+        Some(opened) => read_opened(path, opened, cap).map(Some),
         None => Ok(None),
     }
 }
 
-/// The whole of `file` (opened by [`open_read`], which said its `size`)
-/// if it holds at most `cap` bytes: for a caller that decides the cap once
-/// it knows the size.
+/// The whole of `opened` (the file at `path`) if it holds at most `cap`
+/// bytes: for a caller that decides the cap once it knows the size, or
+/// keeps the file's identity.
 pub fn read_opened(
     path: &Path,
-    file: File,
-    size: u64,
+    opened: OpenedForRead,
     cap: u64,
 ) -> Result<Vec<u8>, UntrustedFileError> {
+    let OpenedForRead { file, size, .. } = opened;
     if size > cap {
         return Err(UntrustedFileError::TooLarge {
             path: path.to_owned(),
@@ -225,41 +251,87 @@ pub fn open_append(path: &Path) -> Result<OpenedForAppend, UntrustedFileError> {
     // Two tries: a file that appears between the first open and the
     // create is opened as an existing one.
     for _ in 0..2 {
-        refuse_before_open(path)?;
-        let existing = OpenOptions::new()
+        match open_append_existing(path) {
+            Err(UntrustedFileError::Io { source, .. })
+                if source.kind() == io::ErrorKind::NotFound => {}
+            other => return other,
+        }
+        let created = OpenOptions::new()
             .read(true)
             .append(true)
+            .create_new(true)
             .custom_flags(guarded())
             .open(path);
-        let (file, created) = match existing {
-            Ok(file) => (file, false),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                match OpenOptions::new()
-                    .read(true)
-                    .append(true)
-                    .create_new(true)
-                    .custom_flags(guarded())
-                    .open(path)
-                {
-                    Ok(file) => (file, true),
-                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                    Err(e) => return Err(open_error(path, e)),
-                }
-            }
+        match created {
+            Ok(file) => return opened_for_append(path, file, true),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(open_error(path, e)),
-        };
-        let (file, _) = checked(path, file)?;
-        let identity = FileIdentity::of(&file).map_err(|e| UntrustedFileError::io(path, e))?;
-        return Ok(OpenedForAppend {
-            file,
-            identity,
-            created,
-        });
+        }
     }
     Err(UntrustedFileError::io(
         path,
         io::Error::other("the file keeps appearing and disappearing while it is opened"),
     ))
+}
+
+/// [`open_append`] of a file that must be there: never creates it, and
+/// nothing at `path` is an [`UntrustedFileError::Io`] of kind `NotFound`.
+pub fn open_append_existing(path: &Path) -> Result<OpenedForAppend, UntrustedFileError> {
+    refuse_before_open(path)?;
+    let file = OpenOptions::new()
+        .read(true)
+        .append(true)
+        .custom_flags(guarded())
+        .open(path)
+        .map_err(|e| open_error(path, e))?;
+    opened_for_append(path, file, false)
+}
+
+/// `file` (just opened at `path`) checked to be a regular file, with its
+/// identity.
+fn opened_for_append(
+    path: &Path,
+    file: File,
+    created: bool,
+) -> Result<OpenedForAppend, UntrustedFileError> {
+    let (file, _) = checked(path, file)?;
+    let identity = FileIdentity::of(&file).map_err(|e| UntrustedFileError::io(path, e))?;
+    Ok(OpenedForAppend {
+        file,
+        identity,
+        created,
+    })
+}
+
+/// Opens `path` for reading and appending when it still names `expected`
+/// (a file read or created before): a link at the name is refused, and
+/// anything but a regular file, or another file, is refused with nothing
+/// written to it. Writers that open a file again for every line pay one
+/// `open` and one `fstat`.
+pub fn open_append_same(path: &Path, expected: FileIdentity) -> Result<File, UntrustedFileError> {
+    let file = OpenOptions::new()
+        .read(true)
+        .append(true)
+        .custom_flags(guarded())
+        .open(path)
+        .map_err(|e| open_error(path, e))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| UntrustedFileError::io(path, e))?;
+    // The type too, not the identity alone: a FIFO made where the file was
+    // removed can be given the removed file's inode number.
+    if !meta.file_type().is_file() {
+        return Err(UntrustedFileError::NotRegular {
+            path: path.to_owned(),
+            kind: kind_of(meta.file_type()),
+        });
+    }
+    if FileIdentity::from_metadata(&meta) != expected {
+        return Err(UntrustedFileError::Replaced {
+            path: path.to_owned(),
+        });
+    }
+    Ok(file)
 }
 
 /// Creates a new file at `path` for writing; fails when anything is there
