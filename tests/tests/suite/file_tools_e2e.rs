@@ -15,7 +15,6 @@ use serde_json::json;
 
 use super::scripted_model::{ScriptedModel, text_turn, tool_call_turn};
 use super::support::*;
-use super::tools_e2e::{checked, of_type};
 
 /// The interpreter the test's shims run: `python3` of the system paths,
 /// which the confined interpreter question can see (a shim in a test's

@@ -50,13 +50,10 @@ fn fifo(path: &Path) {
 /// `subagent run` of the fixture in `workspace`, HOME at `home` (so the
 /// user's config dir is `home/.config/subagent`), watched.
 fn run_fixture(home: &Path, workspace: &Path, sessions: &Path) -> Watched {
-    let mut command = Command::new(binary("subagent"));
+    let mut command = fixture_cli(sessions);
     command
-        .args(["run", "--worker", FIXTURE, "--sessions-dir"])
-        .arg(sessions)
         .arg("--workspace")
         .arg(workspace)
-        .args(["--model", "m", "--base-url", "http://127.0.0.1:9/v1"])
         .args(["--task", "fixture:success", "--json"])
         .env("HOME", home)
         .env_remove("XDG_CONFIG_HOME");

@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use serde_json::{Value, json};
+use serde_json::json;
 use subagent_protocol::RunMode;
 use subagent_supervisor::jobs::job_start_line;
 
@@ -112,22 +112,9 @@ fn fixture_run(sessions: &Path, workspace: &Path) -> (String, String) {
         .env_remove("XDG_CONFIG_HOME")
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let file = result["details"]["results"][0]["sessionFile"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let id = check_session_file(Path::new(&file))[0]["runId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    (id, file)
+    let (result, lines) = checked(&out, 0);
+    let id = lines[0]["runId"].as_str().unwrap().to_owned();
+    (id, session_file_of(&result).display().to_string())
 }
 
 #[test]
