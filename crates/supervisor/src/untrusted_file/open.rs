@@ -3,7 +3,7 @@
 //! a link and anything but a regular file; and a file's identity, to tell
 //! whether its path still names it.
 
-use std::fs::{File, OpenOptions};
+use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, Read};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
@@ -33,7 +33,7 @@ impl FileIdentity {
         Ok(Self::from_metadata(&file.metadata()?))
     }
 
-    fn from_metadata(meta: &std::fs::Metadata) -> Self {
+    fn from_metadata(meta: &Metadata) -> Self {
         Self {
             dev: meta.dev(),
             ino: meta.ino(),
@@ -76,20 +76,33 @@ fn kind_of(file_type: std::fs::FileType) -> &'static str {
     }
 }
 
+/// The refusal of what `meta` describes at `path` when it is not a regular
+/// file: a link, or a FIFO, device, socket or directory.
+fn refusal(path: &Path, meta: &Metadata) -> Option<UntrustedFileError> {
+    let file_type = meta.file_type();
+    if file_type.is_symlink() {
+        Some(UntrustedFileError::Link {
+            path: path.to_owned(),
+        })
+    } else if !file_type.is_file() {
+        Some(UntrustedFileError::NotRegular {
+            path: path.to_owned(),
+            kind: kind_of(file_type),
+        })
+    } else {
+        None
+    }
+}
+
 /// Refuses what `path` names before it is opened when that is plainly not
 /// a regular file: opening a device can act on it. The check after the
-/// open ([`checked`]) is the one that counts; this one only spares the open.
+/// open ([`fstat_regular`]) is the one that counts; this one only spares
+/// the open.
 fn refuse_before_open(path: &Path) -> Result<(), UntrustedFileError> {
     match std::fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_symlink() => Err(UntrustedFileError::Link {
-            path: path.to_owned(),
-        }),
-        Ok(meta) if !meta.file_type().is_file() => Err(UntrustedFileError::NotRegular {
-            path: path.to_owned(),
-            kind: kind_of(meta.file_type()),
-        }),
+        Ok(meta) => refusal(path, &meta).map_or(Ok(()), Err),
         // Missing or unreadable: the open says which.
-        _ => Ok(()),
+        Err(_) => Ok(()),
     }
 }
 
@@ -99,33 +112,27 @@ fn open_error(path: &Path, source: io::Error) -> UntrustedFileError {
     let errno = source.raw_os_error().map(Errno::from_raw);
     if matches!(errno, Some(Errno::ELOOP | Errno::ENXIO))
         && let Ok(meta) = std::fs::symlink_metadata(path)
+        && let Some(refused) = refusal(path, &meta)
     {
-        return if meta.file_type().is_symlink() {
-            UntrustedFileError::Link {
-                path: path.to_owned(),
-            }
-        } else {
-            UntrustedFileError::NotRegular {
-                path: path.to_owned(),
-                kind: kind_of(meta.file_type()),
-            }
-        };
+        return refused;
     }
     UntrustedFileError::io(path, source)
+}
+
+/// What `fstat` says of `file` (just opened at `path`), once it says a
+/// regular file: the check of the file itself, which no swap of the path
+/// can race.
+fn fstat_regular(path: &Path, file: &File) -> Result<Metadata, UntrustedFileError> {
+    let meta = file
+        .metadata()
+        .map_err(|e| UntrustedFileError::io(path, e))?;
+    refusal(path, &meta).map_or(Ok(meta), Err)
 }
 
 /// `file` once `fstat` says it is a regular file, with its size, and
 /// blocking again (`O_NONBLOCK` was only for the open).
 fn checked(path: &Path, file: File) -> Result<(File, u64), UntrustedFileError> {
-    let meta = file
-        .metadata()
-        .map_err(|e| UntrustedFileError::io(path, e))?;
-    if !meta.file_type().is_file() {
-        return Err(UntrustedFileError::NotRegular {
-            path: path.to_owned(),
-            kind: kind_of(meta.file_type()),
-        });
-    }
+    let meta = fstat_regular(path, &file)?;
     let flags =
         fcntl(&file, FcntlArg::F_GETFL).map_err(|e| UntrustedFileError::io(path, e.into()))?;
     let blocking = OFlag::from_bits_truncate(flags) - OFlag::O_NONBLOCK;
@@ -315,17 +322,9 @@ pub fn open_append_same(path: &Path, expected: FileIdentity) -> Result<File, Unt
         .custom_flags(guarded())
         .open(path)
         .map_err(|e| open_error(path, e))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| UntrustedFileError::io(path, e))?;
     // The type too, not the identity alone: a FIFO made where the file was
     // removed can be given the removed file's inode number.
-    if !meta.file_type().is_file() {
-        return Err(UntrustedFileError::NotRegular {
-            path: path.to_owned(),
-            kind: kind_of(meta.file_type()),
-        });
-    }
+    let meta = fstat_regular(path, &file)?;
     if FileIdentity::from_metadata(&meta) != expected {
         return Err(UntrustedFileError::Replaced {
             path: path.to_owned(),
