@@ -14,8 +14,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
-use subagent_supervisor::session::chain::reseal;
-use subagent_supervisor::session::key::load_or_create;
 
 use super::scripted_model::{ScriptedModel, text_turn, tool_call_turn};
 use super::support::*;
@@ -73,8 +71,7 @@ impl Dirs {
 
     /// `text` chained under this test's key, as only subagent can.
     pub(super) fn sign(&self, text: &str) -> String {
-        let key = load_or_create(&self.config.join("subagent")).unwrap();
-        reseal(&key, text).unwrap()
+        sign_with_key_in(&self.config.join("subagent"), text)
     }
 }
 
@@ -245,7 +242,7 @@ fn a_fifo_dev_zero_and_a_huge_file_named_as_session_files_neither_hang_nor_fill(
     let day = dirs.sessions.join("2026/11/27");
     std::fs::create_dir_all(&day).unwrap();
     let fifo = day.join("f1f0f1f0-general.jsonl");
-    nix_mkfifo(&fifo);
+    make_fifo(&fifo);
     std::os::unix::fs::symlink("/dev/zero", day.join("2e402e40-general.jsonl")).unwrap();
     // Sparse: 2 GiB that take no disk.
     std::fs::File::create(day.join("b1b1b1b1-general.jsonl"))
@@ -315,11 +312,6 @@ fn a_fifo_dev_zero_and_a_huge_file_named_as_session_files_neither_hang_nor_fill(
             );
         }
     }
-}
-
-fn nix_mkfifo(path: &Path) {
-    let status = Command::new("mkfifo").arg(path).status().unwrap();
-    assert!(status.success());
 }
 
 #[test]

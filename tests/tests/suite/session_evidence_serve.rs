@@ -57,13 +57,7 @@ fn serve_recovery_appends_to_no_file_it_did_not_write() {
     .unwrap();
     // ...a link to the script, and a FIFO no one writes.
     std::os::unix::fs::symlink(&script, serve.join("serve-999993.jsonl")).unwrap();
-    assert!(
-        Command::new("mkfifo")
-            .arg(serve.join("serve-999994.jsonl"))
-            .status()
-            .unwrap()
-            .success()
-    );
+    make_fifo(&serve.join("serve-999994.jsonl"));
     let before = [&agent, &script, &forged].map(|f| std::fs::read_to_string(f).unwrap());
 
     // stdin at its end: the server starts, recovers, and stops.
@@ -134,13 +128,7 @@ fn mcp_resume_reaches_only_runs_of_the_servers_workspace_by_id() {
     let twin = Path::new(&own_file).with_file_name(format!("{own}-twin.jsonl"));
     std::fs::copy(&own_file, &twin).unwrap();
     let day = Path::new(&own_file).parent().unwrap();
-    assert!(
-        Command::new("mkfifo")
-            .arg(day.join("f1f0f1f0-general.jsonl"))
-            .status()
-            .unwrap()
-            .success()
-    );
+    make_fifo(&day.join("f1f0f1f0-general.jsonl"));
     std::os::unix::fs::symlink("/dev/zero", day.join("2e402e40-general.jsonl")).unwrap();
 
     let (foreign_id, foreign_file) = &foreign[0];

@@ -313,6 +313,15 @@ fn uuid_like() -> String {
     format!("{t:x}-{}", N.fetch_add(1, Ordering::SeqCst))
 }
 
+/// A FIFO (mode 0600) made at `path`: a file no one writes, which a
+/// blocking open or read of waits on for ever.
+pub fn make_fifo(path: &Path) {
+    let name = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo reads a NUL-terminated path that lives for the call.
+    let made = unsafe { libc::mkfifo(name.as_ptr(), 0o600) };
+    assert_eq!(made, 0, "mkfifo {}", path.display());
+}
+
 /// `command` started with its three pipes, `input` written to its stdin
 /// and the stdin closed (`subagent call` reads its payload to the end).
 pub fn spawn_with_stdin(command: &mut std::process::Command, input: &[u8]) -> std::process::Child {
@@ -434,6 +443,12 @@ pub fn sign_as_this_user(text: &str) -> String {
         std::env::var_os("HOME"),
     )
     .expect("a user config dir (XDG_CONFIG_HOME or HOME)");
-    let key = subagent_supervisor::session::key::load_or_create(&dir).unwrap();
+    sign_with_key_in(&dir, text)
+}
+
+/// `text` chained under the session key kept in `config_dir` (a user's
+/// `subagent` config dir), made there first if there is none.
+pub fn sign_with_key_in(config_dir: &Path, text: &str) -> String {
+    let key = subagent_supervisor::session::key::load_or_create(config_dir).unwrap();
     subagent_supervisor::session::chain::reseal(&key, text).unwrap()
 }

@@ -13,7 +13,7 @@ use serde_json::json;
 
 use super::python_call::{python_call, python_tries};
 use super::scripted_model::{ScriptedModel, text_turn, tool_call_turn};
-use super::support::{binary, checked, of_type, sandbox_layers};
+use super::support::{binary, checked, make_fifo, of_type, sandbox_layers};
 use super::tools_e2e::{Workspace, run_cli};
 
 #[test]
@@ -157,14 +157,7 @@ fn ignore_files_that_lead_out_block_or_never_end_are_skipped_and_said_so() {
     std::os::unix::fs::symlink(outside.path().join("rules"), ws.join(".gitignore")).unwrap();
     std::fs::create_dir(ws.join("sub")).unwrap();
     std::fs::write(ws.join("sub/also.txt"), "needle\n").unwrap();
-    let fifo = std::ffi::CString::new(
-        ws.join("sub/.gitignore")
-            .into_os_string()
-            .into_encoded_bytes(),
-    )
-    .unwrap();
-    // SAFETY: mkfifo with a NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    make_fifo(&ws.join("sub/.gitignore"));
     std::fs::create_dir(ws.join("deep")).unwrap();
     std::fs::write(ws.join("deep/third.txt"), "needle\n").unwrap();
     std::os::unix::fs::symlink("/dev/zero", ws.join("deep/.ignore")).unwrap();
