@@ -7,7 +7,7 @@
 //!   one layer each, split into a pre-fork plan (which may allocate) and an
 //!   in-child step (which must not; [`view_build`] for the view).
 //! - [`view_protect`]: what the view keeps read-only (or takes the name
-//!   of) inside a writable root.
+//!   of) inside a writable root; [`view_mount`]: the mounts both speak of.
 //! - [`step`]: the numbered in-child steps of the namespaces and the view.
 //! - [`enter`]: the in-child sequence that applies them in the one order
 //!   that works (namespaces, filesystem view with a fresh /proc, Landlock,
@@ -27,6 +27,7 @@ pub(crate) mod step;
 pub(crate) mod support;
 pub(crate) mod view;
 pub(crate) mod view_build;
+pub(crate) mod view_mount;
 pub(crate) mod view_protect;
 
 pub use capabilities::{OwnCapabilities, drop_own as drop_own_capabilities};

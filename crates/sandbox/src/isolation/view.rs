@@ -34,6 +34,7 @@ use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
 use super::config::Isolation;
+pub(crate) use super::view_mount::{BindFrom, BindMode, Kind, Mount};
 use super::view_protect::root_protections;
 
 /// Where the old root is reachable while the new one is built (bubblewrap's
@@ -41,49 +42,6 @@ use super::view_protect::root_protections;
 pub(crate) const OLD_ROOT: &str = "/oldroot";
 /// Where the new root is built; targets are written under it.
 pub(crate) const NEW_ROOT: &str = "/newroot";
-
-/// What a host path is, as far as the plan cares.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Kind {
-    Missing,
-    Dir,
-    File,
-    /// A character or block device (bound with its own mount's flags: a
-    /// device on a `nodev` mount does not open).
-    Device,
-    /// A symlink, with what it says and where it leads (`None`: nowhere).
-    Symlink {
-        target: PathBuf,
-        resolved: Option<PathBuf>,
-    },
-}
-
-/// How a bind is made.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum BindMode {
-    /// `ro,nosuid,nodev` plus the source mount's locked flags.
-    ReadOnly,
-    /// `nosuid,nodev` plus the source mount's locked flags.
-    ReadWrite,
-    /// `ro,nosuid` plus the source mount's locked flags, without `nodev`
-    /// (a device node on a `nodev` mount does not open). Reading and
-    /// writing the device work; changing the host's node (chmod, chown,
-    /// utime) gets `EROFS`.
-    Device,
-}
-
-/// Where a bind's source is read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum BindFrom {
-    /// The host, under [`OLD_ROOT`].
-    Host,
-    /// The new root, under [`NEW_ROOT`]: a bind of something already in
-    /// the view over itself.
-    View,
-    /// The child's working directory, entered by a descriptor the caller
-    /// checked (`.`): the pinned workspace.
-    Cwd,
-}
 
 /// One step of building the view. Paths are full paths in the child:
 /// targets under [`NEW_ROOT`], sources under [`OLD_ROOT`] (or [`NEW_ROOT`]
@@ -133,53 +91,6 @@ pub(crate) struct ViewPlan {
     /// Host paths of the placeholders the child makes; whoever waits for
     /// the child removes them (when still empty) once it is gone.
     pub(crate) placeholders: Vec<PathBuf>,
-}
-
-/// One mount of the view, in host terms, before it becomes [`Op`]s.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Mount {
-    Bind {
-        /// Host path, view path or nothing (the working directory), as
-        /// `from` says.
-        source: PathBuf,
-        target: PathBuf,
-        mode: BindMode,
-        is_dir: bool,
-        from: BindFrom,
-    },
-    /// See [`Op::Placeholder`].
-    Placeholder {
-        target: PathBuf,
-    },
-    Symlink {
-        target: PathBuf,
-        link: PathBuf,
-    },
-    Tmpfs {
-        target: PathBuf,
-        bytes: u64,
-        mode: u32,
-    },
-    /// A directory of a tmpfs mounted before it (the private tmp dir).
-    PrivateDir {
-        target: PathBuf,
-    },
-    Proc {
-        target: PathBuf,
-    },
-}
-
-impl Mount {
-    fn target(&self) -> &Path {
-        match self {
-            Mount::Bind { target, .. }
-            | Mount::Tmpfs { target, .. }
-            | Mount::PrivateDir { target }
-            | Mount::Placeholder { target }
-            | Mount::Proc { target } => target,
-            Mount::Symlink { link, .. } => link,
-        }
-    }
 }
 
 impl ViewPlan {

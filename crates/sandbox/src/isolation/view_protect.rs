@@ -20,7 +20,7 @@
 use std::path::{Path, PathBuf};
 
 use super::config::PROTECTED_WORKSPACE_ENTRIES;
-use super::view::{BindFrom, BindMode, Kind, Mount};
+use super::view_mount::{BindFrom, BindMode, Kind, Mount};
 
 /// The mounts that protect what lies in the writable root `root` (a
 /// directory): the configuration entries and the paths of `protected`

@@ -1,6 +1,9 @@
 //! Why a file read back was refused: each message names the file, says
 //! what it is instead of a regular file of a fitting size (or the file
 //! expected), and what to do.
+//!
+//! It only words the refusal; what a caller does with it (skip the file,
+//! refuse the run) is the caller's.
 
 use std::io;
 use std::path::{Path, PathBuf};
