@@ -13,11 +13,14 @@ use nix::fcntl::{FcntlArg, OFlag, fcntl};
 
 use super::error::UntrustedFileError;
 
-/// Flags of every open of a file read back: a link at the name fails the
-/// open (`ELOOP`) instead of being followed, and a FIFO opens at once
-/// instead of waiting for a writer.
-fn guarded() -> i32 {
-    (OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK).bits()
+/// Opens `path` with `options` and the flags of every open of a file read
+/// back: a link at the name fails the open (`ELOOP`) instead of being
+/// followed, and a FIFO opens at once instead of waiting for a writer.
+fn open_guarded(path: &Path, options: &mut OpenOptions) -> Result<File, UntrustedFileError> {
+    options
+        .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK).bits())
+        .open(path)
+        .map_err(|e| open_error(path, e))
 }
 
 /// Which file a path named: its device and inode.
@@ -129,16 +132,16 @@ fn fstat_regular(path: &Path, file: &File) -> Result<Metadata, UntrustedFileErro
     refusal(path, &meta).map_or(Ok(meta), Err)
 }
 
-/// `file` once `fstat` says it is a regular file, with its size, and
-/// blocking again (`O_NONBLOCK` was only for the open).
-fn checked(path: &Path, file: File) -> Result<(File, u64), UntrustedFileError> {
+/// `file` once `fstat` says it is a regular file, with its size and
+/// identity, and blocking again (`O_NONBLOCK` was only for the open).
+fn checked(path: &Path, file: File) -> Result<(File, u64, FileIdentity), UntrustedFileError> {
     let meta = fstat_regular(path, &file)?;
     let flags =
         fcntl(&file, FcntlArg::F_GETFL).map_err(|e| UntrustedFileError::io(path, e.into()))?;
     let blocking = OFlag::from_bits_truncate(flags) - OFlag::O_NONBLOCK;
     fcntl(&file, FcntlArg::F_SETFL(blocking))
         .map_err(|e| UntrustedFileError::io(path, e.into()))?;
-    Ok((file, meta.len()))
+    Ok((file, meta.len(), FileIdentity::from_metadata(&meta)))
 }
 
 /// A regular file opened for reading by [`open_read`].
@@ -167,13 +170,8 @@ pub fn open_read(path: &Path) -> Result<Option<OpenedForRead>, UntrustedFileErro
 /// [`UntrustedFileError::Io`] of kind `NotFound`.
 pub fn open_read_existing(path: &Path) -> Result<OpenedForRead, UntrustedFileError> {
     refuse_before_open(path)?;
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(guarded())
-        .open(path)
-        .map_err(|e| open_error(path, e))?;
-    let (file, size) = checked(path, file)?;
-    let identity = FileIdentity::of(&file).map_err(|e| UntrustedFileError::io(path, e))?;
+    let file = open_guarded(path, OpenOptions::new().read(true))?;
+    let (file, size, identity) = checked(path, file)?;
     Ok(OpenedForRead {
         file,
         size,
@@ -263,16 +261,18 @@ pub fn open_append(path: &Path) -> Result<OpenedForAppend, UntrustedFileError> {
                 if source.kind() == io::ErrorKind::NotFound => {}
             other => return other,
         }
-        let created = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create_new(true)
-            .custom_flags(guarded())
-            .open(path);
+        let created = open_guarded(
+            path,
+            OpenOptions::new().read(true).append(true).create_new(true),
+        );
         match created {
             Ok(file) => return opened_for_append(path, file, true),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(open_error(path, e)),
+            Err(UntrustedFileError::Io { source, .. })
+                if source.kind() == io::ErrorKind::AlreadyExists =>
+            {
+                continue;
+            }
+            Err(e) => return Err(e),
         }
     }
     Err(UntrustedFileError::io(
@@ -285,12 +285,7 @@ pub fn open_append(path: &Path) -> Result<OpenedForAppend, UntrustedFileError> {
 /// nothing at `path` is an [`UntrustedFileError::Io`] of kind `NotFound`.
 pub fn open_append_existing(path: &Path) -> Result<OpenedForAppend, UntrustedFileError> {
     refuse_before_open(path)?;
-    let file = OpenOptions::new()
-        .read(true)
-        .append(true)
-        .custom_flags(guarded())
-        .open(path)
-        .map_err(|e| open_error(path, e))?;
+    let file = open_guarded(path, OpenOptions::new().read(true).append(true))?;
     opened_for_append(path, file, false)
 }
 
@@ -301,8 +296,7 @@ fn opened_for_append(
     file: File,
     created: bool,
 ) -> Result<OpenedForAppend, UntrustedFileError> {
-    let (file, _) = checked(path, file)?;
-    let identity = FileIdentity::of(&file).map_err(|e| UntrustedFileError::io(path, e))?;
+    let (file, _, identity) = checked(path, file)?;
     Ok(OpenedForAppend {
         file,
         identity,
@@ -316,12 +310,7 @@ fn opened_for_append(
 /// written to it. Writers that open a file again for every line pay one
 /// `open` and one `fstat`.
 pub fn open_append_same(path: &Path, expected: FileIdentity) -> Result<File, UntrustedFileError> {
-    let file = OpenOptions::new()
-        .read(true)
-        .append(true)
-        .custom_flags(guarded())
-        .open(path)
-        .map_err(|e| open_error(path, e))?;
+    let file = open_guarded(path, OpenOptions::new().read(true).append(true))?;
     // The type too, not the identity alone: a FIFO made where the file was
     // removed can be given the removed file's inode number.
     let meta = fstat_regular(path, &file)?;
