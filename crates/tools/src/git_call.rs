@@ -8,6 +8,9 @@
 //! work, so it also runs for a call that was cancelled or timed out, whose
 //! future was dropped: a `.git` made by a tool that then made its run time
 //! out is set aside all the same.
+//!
+//! It only times the check and words its report: what counts as changed,
+//! and the renaming, are [`crate::git_guard`]'s.
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;

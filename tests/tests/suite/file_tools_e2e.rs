@@ -15,7 +15,6 @@ use serde_json::json;
 
 use super::scripted_model::{ScriptedModel, text_turn, tool_call_turn};
 use super::support::*;
-use super::tools_e2e::{checked, of_type};
 
 /// The interpreter the test's shims run: `python3` of the system paths,
 /// which the confined interpreter question can see (a shim in a test's
@@ -165,9 +164,7 @@ fn recorded_python(lines: &[serde_json::Value]) -> Option<String> {
 /// the FIFO tells: it has a reader only while the launcher is asked.
 fn gated_shim(dir: &Path, real: &str) -> PathBuf {
     let gate = dir.join("gate");
-    let c_gate = std::ffi::CString::new(gate.as_os_str().as_encoded_bytes()).unwrap();
-    // SAFETY: mkfifo reads a NUL-terminated path that lives for the call.
-    assert_eq!(unsafe { libc::mkfifo(c_gate.as_ptr(), 0o600) }, 0);
+    make_fifo(&gate);
     let script = format!(
         "#!/bin/sh\nread line < '{}'\nexec {real} \"$@\"\n",
         gate.display()

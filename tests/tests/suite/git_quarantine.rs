@@ -9,10 +9,9 @@
 use std::path::Path;
 use std::process::Command;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::scripted_model::{ScriptedModel, text_turn, tool_call_turn};
-use super::support::*;
+use super::python_call::python_call;
 
 /// Python making a git directory at `gitdir` whose fsmonitor touches
 /// `marker`.
@@ -24,48 +23,6 @@ fn make_gitdir(gitdir: &str, marker: &Path) -> String {
          open({gitdir:?} + '/config', 'w').write('[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = \"touch {marker}; false\"\\n')\n",
         marker = marker.display()
     )
-}
-
-/// Runs one `python_execute` call of `code` in `workspace`; the tool output
-/// and the session lines.
-fn run_tool(workspace: &Path, code: &str) -> (String, Vec<Value>) {
-    let sessions = tempfile::tempdir().unwrap();
-    let model = ScriptedModel::start(vec![
-        tool_call_turn("call_git", "python_execute", &json!({ "code": code })),
-        text_turn("done"),
-    ]);
-    let out = model
-        .run_command(workspace, sessions.path())
-        .args([
-            "--tools",
-            "python_execute",
-            "--task",
-            "Make a repo.",
-            "--json",
-        ])
-        .args(["--timeout", "60"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let lines = check_session_file(Path::new(
-        result["details"]["results"][0]["sessionFile"]
-            .as_str()
-            .unwrap(),
-    ));
-    let output = lines
-        .iter()
-        .find(|l| l["type"] == "tool_result")
-        .and_then(|l| l["output"].as_str())
-        .unwrap_or_else(|| panic!("no tool result: {lines:#?}"))
-        .to_owned();
-    assert_nothing_runs_in(workspace);
-    (output, lines)
 }
 
 /// The host's `git status` in `dir`, as root (this test's user).
@@ -100,7 +57,7 @@ fn a_git_dir_made_at_the_top_through_a_symlink_never_reaches_the_hosts_git() {
         "import os\n{}os.symlink('.gitdata/.git', '.git')\n",
         make_gitdir(".gitdata/.git", &marker)
     );
-    let (output, lines) = run_tool(&ws, &code);
+    let (output, lines) = python_call(&ws, &code);
     for place in [ws.clone(), ws.join(".gitdata")] {
         host_git_status(&place);
     }
@@ -146,7 +103,7 @@ fn a_nested_git_dir_and_a_changed_repository_config_are_quarantined() {
         make_gitdir("src/.git", &marker),
         marker.display()
     );
-    let (output, lines) = run_tool(&ws, &code);
+    let (output, lines) = python_call(&ws, &code);
     for place in [ws.clone(), ws.join("src"), ws.join("vendor/lib")] {
         host_git_status(&place);
     }

@@ -20,7 +20,6 @@ use serde_json::json;
 
 use super::scripted_model::{ScriptedModel, text_turn, tool_call_turn};
 use super::support::*;
-use super::tools_e2e::{checked, of_type};
 
 /// A python3 of the system paths, which a confined question can see, and
 /// the file it links to (`/usr/bin/python3 -> python3.11`); `None` when

@@ -39,24 +39,13 @@ fn sparse(path: &Path) {
         .unwrap();
 }
 
-fn fifo(path: &Path) {
-    use std::os::unix::ffi::OsStrExt;
-    let name = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
-    // SAFETY: a NUL-terminated path that outlives the call.
-    let made = unsafe { libc::mkfifo(name.as_ptr(), 0o600) };
-    assert_eq!(made, 0, "mkfifo {}", path.display());
-}
-
 /// `subagent run` of the fixture in `workspace`, HOME at `home` (so the
 /// user's config dir is `home/.config/subagent`), watched.
 fn run_fixture(home: &Path, workspace: &Path, sessions: &Path) -> Watched {
-    let mut command = Command::new(binary("subagent"));
+    let mut command = fixture_cli(sessions);
     command
-        .args(["run", "--worker", FIXTURE, "--sessions-dir"])
-        .arg(sessions)
         .arg("--workspace")
         .arg(workspace)
-        .args(["--model", "m", "--base-url", "http://127.0.0.1:9/v1"])
         .args(["--task", "fixture:success", "--json"])
         .env("HOME", home)
         .env_remove("XDG_CONFIG_HOME");
@@ -111,7 +100,7 @@ fn sparse_agent_files_planted_where_agents_are_looked_for_are_skipped_unread() {
     let claude = project.repo().join(".claude/agents");
     std::fs::create_dir_all(&claude).unwrap();
     let pipe = claude.join("fifo.md");
-    fifo(&pipe);
+    make_fifo(&pipe);
 
     let sessions = project.root.path().join("sessions");
     let watched = run_fixture(&home, &project.repo(), &sessions);
@@ -182,7 +171,7 @@ enum Plant {
 impl Plant {
     fn make(self, path: &Path, well_formed: &str) {
         match self {
-            Plant::Fifo => fifo(path),
+            Plant::Fifo => make_fifo(path),
             Plant::LinkToDevZero => symlink("/dev/zero", path).unwrap(),
             Plant::LinkToFile => {
                 let elsewhere = path.with_extension("elsewhere");

@@ -14,8 +14,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
-use subagent_supervisor::session::chain::reseal;
-use subagent_supervisor::session::key::load_or_create;
 
 use super::scripted_model::{ScriptedModel, text_turn, tool_call_turn};
 use super::support::*;
@@ -73,30 +71,15 @@ impl Dirs {
 
     /// `text` chained under this test's key, as only subagent can.
     pub(super) fn sign(&self, text: &str) -> String {
-        let key = load_or_create(&self.config.join("subagent")).unwrap();
-        reseal(&key, text).unwrap()
+        sign_with_key_in(&self.config.join("subagent"), text)
     }
 }
 
 /// The run's session file and run id from a `--json` run that exited 0.
 fn recorded(out: &Output) -> (PathBuf, String) {
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let file = PathBuf::from(
-        result["details"]["results"][0]["sessionFile"]
-            .as_str()
-            .unwrap(),
-    );
-    let id = check_session_file(&file)[0]["runId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    (file, id)
+    let (result, lines) = checked(out, 0);
+    let id = lines[0]["runId"].as_str().unwrap().to_owned();
+    (session_file_of(&result), id)
 }
 
 /// Rewrites line `index` of `file` as a tool would: parsed, changed by
@@ -129,10 +112,6 @@ fn forge_header(header: &mut Value, cwd: &Path) {
     header["limits"]["toolTimeoutMaxMs"] = json!(10_000_000_000u64);
     header["maxTurns"] = json!(100_000);
     header.as_object_mut().unwrap().remove("maxCost");
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 fn entries(dir: &Path) -> Vec<String> {
@@ -172,23 +151,13 @@ fn run_resume_does_not_obey_a_header_a_tool_rewrote() {
     // Rewritten by a tool: the chain breaks at the header, nothing runs.
     rewrite_line(&file, 0, |h| forge_header(h, &dirs.outside));
     let out = resume();
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("line 1 carries no chain value"),
-        "{}",
-        stderr(&out)
-    );
+    assert_exit_saying(&out, 2, "line 1 carries no chain value");
 
     // Even a forged file that verifies cannot move the run out.
     let forged = std::fs::read_to_string(&file).unwrap();
     std::fs::write(&file, dirs.sign(&forged)).unwrap();
     let out = resume();
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("outside this run's workspace"),
-        "{}",
-        stderr(&out)
-    );
+    assert_exit_saying(&out, 2, "outside this run's workspace");
     assert_eq!(model.requests().len(), 0, "no model was asked");
     assert!(entries(&dirs.outside).is_empty());
 
@@ -255,22 +224,13 @@ fn sessions_replay_runs_no_forged_code_in_a_forged_directory() {
     };
 
     let out = replay();
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("carries no chain value") && stderr(&out).contains("not replayed"),
-        "{}",
-        stderr(&out)
-    );
+    assert_exit_saying(&out, 2, "carries no chain value");
+    assert!(stderr(&out).contains("not replayed"), "{}", stderr(&out));
     // Signed, it still does not choose the directory.
     let forged = std::fs::read_to_string(&file).unwrap();
     std::fs::write(&file, dirs.sign(&forged)).unwrap();
     let out = replay();
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("outside this replay's workspace"),
-        "{}",
-        stderr(&out)
-    );
+    assert_exit_saying(&out, 2, "outside this replay's workspace");
     assert!(entries(&dirs.outside).is_empty());
     assert!(!dirs.ws.join("forged.txt").exists());
     assert_nothing_runs_in(&dirs.ws);
@@ -282,7 +242,7 @@ fn a_fifo_dev_zero_and_a_huge_file_named_as_session_files_neither_hang_nor_fill(
     let day = dirs.sessions.join("2026/11/27");
     std::fs::create_dir_all(&day).unwrap();
     let fifo = day.join("f1f0f1f0-general.jsonl");
-    nix_mkfifo(&fifo);
+    make_fifo(&fifo);
     std::os::unix::fs::symlink("/dev/zero", day.join("2e402e40-general.jsonl")).unwrap();
     // Sparse: 2 GiB that take no disk.
     std::fs::File::create(day.join("b1b1b1b1-general.jsonl"))
@@ -322,24 +282,18 @@ fn a_fifo_dev_zero_and_a_huge_file_named_as_session_files_neither_hang_nor_fill(
         ("f1f0f1f0", "is a FIFO, not a regular file"),
         (fifo_path.as_str(), "is a FIFO, not a regular file"),
         ("2e402e40", "is a symbolic link"),
-        ("b1b1b1b1", "is larger than the 33554432 bytes"),
+        ("b1b1b1b1", "bytes, over the 32M such a file may be"),
     ] {
-        let out = resume(target);
-        assert_eq!(out.status.code(), Some(2), "{target}: {}", stderr(&out));
-        assert!(
-            stderr(&out).contains(expected),
-            "{target}: {}",
-            stderr(&out)
-        );
+        assert_exit_saying(&resume(target), 2, expected);
     }
     let out = within_20s(&["sessions", "ls", "--sessions-dir", &sessions]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_exit(&out, 0);
     let warned = stderr(&out);
     assert_eq!(warned.matches("warning: skipped").count(), 3, "{warned}");
     for (target, expected) in [
         ("f1f0f1f0", "FIFO"),
         ("2e402e40", "symbolic link"),
-        ("b1b1b1b1", "larger than"),
+        ("b1b1b1b1", "over the 32M"),
     ] {
         for command in [&["show"][..], &["tail"], &["verify"], &["export", "--html"]] {
             let out = within_20s(
@@ -358,11 +312,6 @@ fn a_fifo_dev_zero_and_a_huge_file_named_as_session_files_neither_hang_nor_fill(
             );
         }
     }
-}
-
-fn nix_mkfifo(path: &Path) {
-    let status = Command::new("mkfifo").arg(path).status().unwrap();
-    assert!(status.success());
 }
 
 #[test]
@@ -385,7 +334,7 @@ fn sessions_verify_passes_a_file_as_written_and_names_the_first_bad_line() {
             .unwrap()
     };
     let out = verify();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_exit(&out, 0);
     let lines = std::fs::read_to_string(&file).unwrap().lines().count();
     assert!(
         String::from_utf8_lossy(&out.stdout)
@@ -399,12 +348,7 @@ fn sessions_verify_passes_a_file_as_written_and_names_the_first_bad_line() {
         .env("XDG_CONFIG_HOME", dirs.outside.join("other-user"))
         .output()
         .unwrap();
-    assert_eq!(other.status.code(), Some(UNVERIFIED), "{}", stderr(&other));
-    assert!(
-        stderr(&other).contains("line 1 does not match"),
-        "{}",
-        stderr(&other)
-    );
+    assert_exit_saying(&other, UNVERIFIED, "line 1 does not match");
 
     let text = std::fs::read_to_string(&file).unwrap();
     let edited = text.replacen("\"pattern\":\"*\"", "\"pattern\":\"**\"", 1);
@@ -416,11 +360,10 @@ fn sessions_verify_passes_a_file_as_written_and_names_the_first_bad_line() {
         + 1;
     std::fs::write(&file, &edited).unwrap();
     let out = verify();
-    assert_eq!(out.status.code(), Some(UNVERIFIED), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains(&format!("line {call_line} does not match its chain value")),
-        "{}",
-        stderr(&out)
+    assert_exit_saying(
+        &out,
+        UNVERIFIED,
+        &format!("line {call_line} does not match its chain value"),
     );
     std::fs::write(
         &file,
@@ -428,11 +371,10 @@ fn sessions_verify_passes_a_file_as_written_and_names_the_first_bad_line() {
     )
     .unwrap();
     let out = verify();
-    assert_eq!(out.status.code(), Some(UNVERIFIED));
-    assert!(
-        stderr(&out).contains(&format!("line {} carries no chain value", lines + 1)),
-        "{}",
-        stderr(&out)
+    assert_exit_saying(
+        &out,
+        UNVERIFIED,
+        &format!("line {} carries no chain value", lines + 1),
     );
 }
 
@@ -488,7 +430,7 @@ fn a_batch_task_never_continues_a_conversation_planted_under_its_id() {
         .args(["--base-url", &model.base_url()])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_exit(&out, 0);
     assert!(!stderr(&out).contains("continues"), "{}", stderr(&out));
     // Not even a candidate: the planted file is not named at all.
     assert!(!stderr(&out).contains("99999999"), "{}", stderr(&out));

@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use serde_json::{Value, json};
+use serde_json::json;
 use subagent_protocol::RunMode;
 use subagent_supervisor::jobs::job_start_line;
 
@@ -57,13 +57,7 @@ fn serve_recovery_appends_to_no_file_it_did_not_write() {
     .unwrap();
     // ...a link to the script, and a FIFO no one writes.
     std::os::unix::fs::symlink(&script, serve.join("serve-999993.jsonl")).unwrap();
-    assert!(
-        Command::new("mkfifo")
-            .arg(serve.join("serve-999994.jsonl"))
-            .status()
-            .unwrap()
-            .success()
-    );
+    make_fifo(&serve.join("serve-999994.jsonl"));
     let before = [&agent, &script, &forged].map(|f| std::fs::read_to_string(f).unwrap());
 
     // stdin at its end: the server starts, recovers, and stops.
@@ -112,22 +106,9 @@ fn fixture_run(sessions: &Path, workspace: &Path) -> (String, String) {
         .env_remove("XDG_CONFIG_HOME")
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let file = result["details"]["results"][0]["sessionFile"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let id = check_session_file(Path::new(&file))[0]["runId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    (id, file)
+    let (result, lines) = checked(&out, 0);
+    let id = lines[0]["runId"].as_str().unwrap().to_owned();
+    (id, session_file_of(&result).display().to_string())
 }
 
 #[test]
@@ -147,13 +128,7 @@ fn mcp_resume_reaches_only_runs_of_the_servers_workspace_by_id() {
     let twin = Path::new(&own_file).with_file_name(format!("{own}-twin.jsonl"));
     std::fs::copy(&own_file, &twin).unwrap();
     let day = Path::new(&own_file).parent().unwrap();
-    assert!(
-        Command::new("mkfifo")
-            .arg(day.join("f1f0f1f0-general.jsonl"))
-            .status()
-            .unwrap()
-            .success()
-    );
+    make_fifo(&day.join("f1f0f1f0-general.jsonl"));
     std::os::unix::fs::symlink("/dev/zero", day.join("2e402e40-general.jsonl")).unwrap();
 
     let (foreign_id, foreign_file) = &foreign[0];

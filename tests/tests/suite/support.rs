@@ -1,6 +1,8 @@
 //! Shared helpers: run the fixture worker through the real supervisor,
 //! validate session files against the shared schema, and prove that no
-//! process of the tree survived.
+//! process of the tree survived (those live in [`super::processes`] and
+//! are re-exported here, with [`super::run_output`]'s readers of a
+//! finished run, so a test's `use super::support::*` has them all).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -9,6 +11,15 @@ use serde_json::Value;
 use subagent_protocol::{ApiKey, ProviderKind, ProviderSpec};
 use subagent_supervisor::{RunRequest, Supervisor, SupervisorConfig, WorkerCommand};
 use tokio_util::sync::CancellationToken;
+
+pub use super::processes::{
+    assert_no_survivors, assert_nothing_runs_in, assert_reaped, processes_in, running_in,
+    survivors, unreaped_leader,
+};
+pub use super::run_output::{
+    assert_exit, assert_exit_saying, checked, of_type, sandbox_layers, session_file_of, stderr,
+    tool_output, tool_result,
+};
 
 pub const FIXTURE: &str = env!("CARGO_BIN_EXE_fixture-worker");
 
@@ -292,54 +303,6 @@ pub fn jsonl_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// No process whose command line carries `marker` is alive (live processes
-/// show their command line; a zombie does not, so the worker leader itself is
-/// checked by pid in [`assert_reaped`]).
-pub fn assert_no_survivors(marker: &str) {
-    let alive = survivors(marker);
-    assert!(
-        alive.is_empty(),
-        "processes of the tree survived: {alive:#?}"
-    );
-}
-
-/// The live processes whose command line carries `marker`, as "pid: cmdline".
-pub fn survivors(marker: &str) -> Vec<String> {
-    let mut alive = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .filter(|s| s.bytes().all(|b| b.is_ascii_digit()))
-        else {
-            continue;
-        };
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        if String::from_utf8_lossy(&cmdline).contains(marker) {
-            alive.push(format!(
-                "{pid}: {}",
-                String::from_utf8_lossy(&cmdline).replace('\0', " ")
-            ));
-        }
-    }
-    alive
-}
-
-/// The worker leader (pid from the session's lifecycle line) is gone: not
-/// running, and not a zombie either, i.e. it was reaped.
-pub fn assert_reaped(lines: &[Value]) {
-    if let Some(pid) = unreaped_leader(lines) {
-        panic!("worker {pid} is still in the process table (running or unreaped)");
-    }
-}
-
-/// The worker leader's pid (from the session's lifecycle lines) while it is
-/// still in the process table.
-pub fn unreaped_leader(lines: &[Value]) -> Option<u64> {
-    let pid = lines.iter().rev().find_map(|l| l["pid"].as_u64())?;
-    Path::new(&format!("/proc/{pid}")).exists().then_some(pid)
-}
-
 fn uuid_like() -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
@@ -348,6 +311,15 @@ fn uuid_like() -> String {
         .unwrap()
         .as_nanos();
     format!("{t:x}-{}", N.fetch_add(1, Ordering::SeqCst))
+}
+
+/// A FIFO (mode 0600) made at `path`: a file no one writes, which a
+/// blocking open or read of waits on for ever.
+pub fn make_fifo(path: &Path) {
+    let name = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo reads a NUL-terminated path that lives for the call.
+    let made = unsafe { libc::mkfifo(name.as_ptr(), 0o600) };
+    assert_eq!(made, 0, "mkfifo {}", path.display());
 }
 
 /// `command` started with its three pipes, `input` written to its stdin
@@ -380,8 +352,14 @@ pub fn cgroups_or_skip(test: &str) -> bool {
 /// session files under `sessions`, model `fixture-model` and an unused
 /// loopback base URL; stdin closed. Callers add the task and other flags.
 pub fn fixture_cli(sessions: &Path) -> std::process::Command {
+    fixture_command(&["run"], sessions)
+}
+
+/// `subagent COMMAND` (`run`, `batch`, `serve --stdio`...) with the fixture
+/// worker, as [`fixture_cli`] sets it up.
+pub fn fixture_command(command: &[&str], sessions: &Path) -> std::process::Command {
     let mut c = std::process::Command::new(binary("subagent"));
-    c.arg("run")
+    c.args(command)
         .arg("--worker")
         .arg(FIXTURE)
         .arg("--sessions-dir")
@@ -413,43 +391,6 @@ pub fn assert_children_reaped(result: &Value) {
 /// The result object validates against `schemas/result.schema.json`.
 pub fn assert_valid_result(json: &Value) {
     assert_validates(&schema("result.schema.json"), json, "result");
-}
-
-/// No process has its working directory in `dir`: a run's worker and its
-/// tool processes all do while they live (the worker carries no marker of
-/// its own on its command line), so this proves none outlived the run.
-pub fn assert_nothing_runs_in(dir: &Path) {
-    let alive = processes_in(dir);
-    assert!(
-        alive.is_empty(),
-        "processes of the run survived: {alive:#?}"
-    );
-}
-
-/// The processes whose working directory is in `dir`, as `pid: cmdline`.
-pub fn processes_in(dir: &Path) -> Vec<String> {
-    let dir = dir.canonicalize().unwrap();
-    let mut alive = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let is_pid = entry
-            .file_name()
-            .to_str()
-            .is_some_and(|s| s.bytes().all(|b| b.is_ascii_digit()));
-        if !is_pid {
-            continue;
-        }
-        if let Ok(cwd) = std::fs::read_link(entry.path().join("cwd"))
-            && cwd.starts_with(&dir)
-        {
-            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-            alive.push(format!(
-                "{:?}: {}",
-                entry.file_name(),
-                String::from_utf8_lossy(&cmdline).replace('\0', " ")
-            ));
-        }
-    }
-    alive
 }
 
 /// `subagent trust DIR` with `home` as HOME (no XDG_CONFIG_HOME): the
@@ -502,6 +443,12 @@ pub fn sign_as_this_user(text: &str) -> String {
         std::env::var_os("HOME"),
     )
     .expect("a user config dir (XDG_CONFIG_HOME or HOME)");
-    let key = subagent_supervisor::session::key::load_or_create(&dir).unwrap();
+    sign_with_key_in(&dir, text)
+}
+
+/// `text` chained under the session key kept in `config_dir` (a user's
+/// `subagent` config dir), made there first if there is none.
+pub fn sign_with_key_in(config_dir: &Path, text: &str) -> String {
+    let key = subagent_supervisor::session::key::load_or_create(config_dir).unwrap();
     subagent_supervisor::session::chain::reseal(&key, text).unwrap()
 }

@@ -9,48 +9,12 @@
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
+use super::python_call::{python_call, python_tries};
 use super::scripted_model::{ScriptedModel, text_turn, tool_call_turn};
-use super::support::binary;
-use super::tools_e2e::{Workspace, checked, of_type, run_cli};
-
-/// Runs one `python_execute` call of `code` through `subagent run` in
-/// `workspace`; returns the tool's output and the session lines.
-fn attack(workspace: &Workspace, code: &str) -> (String, Vec<Value>) {
-    // Built (when stale) before the model's server starts its lifetime.
-    binary("subagent");
-    let sessions = tempfile::tempdir().unwrap();
-    let model = ScriptedModel::start(vec![
-        tool_call_turn("call_attack", "python_execute", &json!({ "code": code })),
-        text_turn("done"),
-    ]);
-    let out = run_cli(
-        &model,
-        workspace,
-        sessions.path(),
-        &["--tools", "python_execute", "--task", "Try it."],
-    );
-    let (_, lines) = checked(&out, 0);
-    let output = of_type(&lines, "tool_result")
-        .first()
-        .and_then(|l| l["output"].as_str())
-        .unwrap_or_else(|| panic!("no tool result in {lines:#?}"))
-        .to_owned();
-    (output, lines)
-}
-
-/// Python that runs each `(name, statement)` and prints `name ok` or
-/// `name <exception>`.
-fn tries(attempts: &[(&str, String)]) -> String {
-    let mut code = String::from("import os, socket, ctypes, shutil\n");
-    for (name, statement) in attempts {
-        code.push_str(&format!(
-            "try:\n    {statement}\n    print({name:?}, 'ok')\nexcept Exception as e:\n    print({name:?}, type(e).__name__)\n"
-        ));
-    }
-    code
-}
+use super::support::{binary, checked, make_fifo, of_type, sandbox_layers};
+use super::tools_e2e::{Workspace, run_cli};
 
 #[test]
 fn metadata_of_a_host_file_outside_the_workspace_is_out_of_reach() {
@@ -61,9 +25,9 @@ fn metadata_of_a_host_file_outside_the_workspace_is_out_of_reach() {
     std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o644)).unwrap();
     let before = std::fs::metadata(&secret).unwrap();
     let path = format!("{:?}", secret.display().to_string());
-    let (output, lines) = attack(
-        &workspace,
-        &tries(&[
+    let (output, lines) = python_call(
+        workspace.path(),
+        &python_tries(&[
             ("chmod", format!("os.chmod({path}, 0o666)")),
             ("setuid", format!("os.chmod({path}, 0o4755)")),
             ("utime", format!("os.utime({path}, (0, 0))")),
@@ -84,12 +48,7 @@ fn metadata_of_a_host_file_outside_the_workspace_is_out_of_reach() {
     assert_eq!(after.mode(), before.mode());
     assert_eq!(after.mtime(), before.mtime());
     // The header says which layers the tool processes got.
-    let applied: Vec<&str> = lines[0]["toolSandbox"]["applied"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no toolSandbox in {:#}", lines[0]))
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
+    let applied = sandbox_layers(&lines[0]);
     for layer in [
         "ipc_namespace",
         "uts_namespace",
@@ -108,8 +67,8 @@ fn metadata_of_a_host_file_outside_the_workspace_is_out_of_reach() {
 #[test]
 fn a_setuid_copy_of_id_cannot_be_made_in_the_workspace() {
     let workspace = Workspace::new();
-    let (output, _) = attack(
-        &workspace,
+    let (output, _) = python_call(
+        workspace.path(),
         "import os, shutil\nshutil.copy('/usr/bin/id', 'id')\nos.chmod('id', 0o4755)",
     );
     assert!(output.contains("PermissionError"), "{output}");
@@ -126,8 +85,8 @@ fn a_host_unix_socket_outside_the_workspace_is_unreachable() {
     let socket = outside.path().join("engine.sock");
     let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
     listener.set_nonblocking(true).unwrap();
-    let (output, _) = attack(
-        &workspace,
+    let (output, _) = python_call(
+        workspace.path(),
         &format!(
             "import socket\ns = socket.socket(socket.AF_UNIX)\ns.connect({:?})\nprint('connected')",
             socket.display().to_string()
@@ -148,8 +107,8 @@ fn host_sysv_shared_memory_is_not_visible() {
     // SAFETY: plain SysV calls on a segment of our own, removed below.
     let id = unsafe { libc::shmget(key, 4096, libc::IPC_CREAT | libc::IPC_EXCL | 0o600) };
     assert!(id >= 0, "shmget: {}", std::io::Error::last_os_error());
-    let (output, _) = attack(
-        &workspace,
+    let (output, _) = python_call(
+        workspace.path(),
         &format!(
             "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nprint('shmget', libc.shmget({key}, 0, 0), ctypes.get_errno())"
         ),
@@ -169,8 +128,8 @@ fn a_host_sysv_message_queue_is_not_visible() {
     // SAFETY: plain SysV calls on a queue of our own, removed below.
     let id = unsafe { libc::msgget(key, libc::IPC_CREAT | libc::IPC_EXCL | 0o600) };
     assert!(id >= 0, "msgget: {}", std::io::Error::last_os_error());
-    let (output, _) = attack(
-        &workspace,
+    let (output, _) = python_call(
+        workspace.path(),
         &format!(
             "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nprint('msgget', libc.msgget({key}, 0), ctypes.get_errno())"
         ),
@@ -198,14 +157,7 @@ fn ignore_files_that_lead_out_block_or_never_end_are_skipped_and_said_so() {
     std::os::unix::fs::symlink(outside.path().join("rules"), ws.join(".gitignore")).unwrap();
     std::fs::create_dir(ws.join("sub")).unwrap();
     std::fs::write(ws.join("sub/also.txt"), "needle\n").unwrap();
-    let fifo = std::ffi::CString::new(
-        ws.join("sub/.gitignore")
-            .into_os_string()
-            .into_encoded_bytes(),
-    )
-    .unwrap();
-    // SAFETY: mkfifo with a NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    make_fifo(&ws.join("sub/.gitignore"));
     std::fs::create_dir(ws.join("deep")).unwrap();
     std::fs::write(ws.join("deep/third.txt"), "needle\n").unwrap();
     std::os::unix::fs::symlink("/dev/zero", ws.join("deep/.ignore")).unwrap();
@@ -241,19 +193,19 @@ fn ignore_files_that_lead_out_block_or_never_end_are_skipped_and_said_so() {
 #[test]
 fn nested_namespaces_and_other_socket_families_are_refused() {
     let workspace = Workspace::new();
-    let (output, _) = attack(
-        &workspace,
-        &tries(&[
+    let (output, _) = python_call(
+        workspace.path(),
+        &python_tries(&[
             (
                 "unshare",
-                "assert ctypes.CDLL(None).unshare(0x10000000 | 0x40000000) == 0".into(),
+                "assert ctypes.CDLL(None).unshare(0x10000000 | 0x40000000) == 0",
             ),
-            ("vsock", "socket.socket(40, socket.SOCK_STREAM)".into()),
-            ("netlink", "socket.socket(16, socket.SOCK_RAW)".into()),
-            ("packet", "socket.socket(17, socket.SOCK_RAW)".into()),
-            ("alg", "socket.socket(38, socket.SOCK_SEQPACKET)".into()),
-            ("memfd_exec", "os.memfd_create('x', 0x10)".into()),
-            ("etc_ssl_private", "os.listdir('/etc/ssl/private')".into()),
+            ("vsock", "socket.socket(40, socket.SOCK_STREAM)"),
+            ("netlink", "socket.socket(16, socket.SOCK_RAW)"),
+            ("packet", "socket.socket(17, socket.SOCK_RAW)"),
+            ("alg", "socket.socket(38, socket.SOCK_SEQPACKET)"),
+            ("memfd_exec", "os.memfd_create('x', 0x10)"),
+            ("etc_ssl_private", "os.listdir('/etc/ssl/private')"),
         ]),
     );
     assert!(output.contains("unshare AssertionError"), "{output}");
@@ -284,7 +236,7 @@ fn the_workspaces_configuration_and_git_hooks_stay_read_only() {
         .map(|p| (*p, format!("open({p:?}, 'w').write('planted')")))
         .chain([("rename_git", "os.rename('.git', 'moved')".to_owned())])
         .collect();
-    let (output, _) = attack(&workspace, &tries(&attempts));
+    let (output, _) = python_call(workspace.path(), &python_tries(&attempts));
     for path in written {
         assert!(output.contains(&format!("{path} OSError")), "{output}");
         assert!(!workspace.path().join(path).exists(), "{path} was written");

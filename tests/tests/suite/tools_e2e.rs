@@ -89,26 +89,6 @@ pub(super) fn run_cli_with_env(
     out
 }
 
-/// Exit status, result validation, session-file validation and reaping;
-/// returns the result and the session lines.
-pub(super) fn checked(out: &Output, expected_exit: i32) -> (Value, Vec<Value>) {
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(expected_exit), "stderr: {stderr}");
-    let json: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("stdout is no JSON result ({e}); stderr: {stderr}"));
-    assert_valid_result(&json);
-    let file = json["details"]["results"][0]["sessionFile"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no session file in {json:#}"));
-    let lines = check_session_file(Path::new(file));
-    assert_reaped(&lines);
-    (json, lines)
-}
-
-pub(super) fn of_type<'a>(lines: &'a [Value], ty: &str) -> Vec<&'a Value> {
-    lines.iter().filter(|l| l["type"] == ty).collect()
-}
-
 fn sorted(names: &[&str]) -> Vec<String> {
     let mut v: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
     v.sort();
@@ -456,13 +436,7 @@ fn a_secret_in_the_supervisors_environment_is_nowhere_a_tool_can_look() {
         .unwrap();
     assert!(result.contains("NOT FOUND (1 pids)"), "{result}");
     // The header says which layers the tool processes got.
-    let header = &lines[0];
-    let applied: Vec<&str> = header["toolSandbox"]["applied"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no toolSandbox in the header: {header:#}"))
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
+    let applied = sandbox_layers(&lines[0]);
     for layer in [
         "pid_namespace",
         "fresh_proc",

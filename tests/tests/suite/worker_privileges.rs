@@ -11,25 +11,17 @@
 use std::path::Path;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::scripted_model::{ScriptedModel, text_turn, tool_call_turn};
 use super::support::*;
-use super::tools_e2e::{checked, of_type};
 
-/// The pid of the `subagent-worker` whose working directory is `dir`.
+/// The pid of the `subagent-worker` whose working directory is in `dir`.
 fn worker_in(dir: &Path) -> Option<u32> {
-    let dir = dir.canonicalize().unwrap();
-    std::fs::read_dir("/proc")
-        .ok()?
-        .flatten()
-        .find_map(|entry| {
-            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-            let cwd = std::fs::read_link(entry.path().join("cwd")).ok()?;
-            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
-            let program = cmdline.split(|b| *b == 0).next()?;
-            (cwd == dir && program.ends_with(b"subagent-worker")).then_some(pid)
-        })
+    running_in(dir)
+        .into_iter()
+        .find(|p| p.program().ends_with(b"subagent-worker"))
+        .map(|p| p.pid)
 }
 
 /// `field` of `/proc/<pid>/status`.
@@ -156,10 +148,7 @@ fn check_worker(who: As) {
     );
 
     let (_, lines) = checked(&out, 0);
-    let output = of_type(&lines, "tool_result")[0]["output"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let output = tool_output(&lines);
     assert!(
         output.contains(&format!("CapEff:\t{zero}")),
         "{who:?}: {output}"
@@ -193,12 +182,7 @@ fn check_worker(who: As) {
         assert!(output.contains(refused), "{who:?}: {refused}: {output}");
     }
     // The tool sandbox was built without the worker's capabilities.
-    let applied: Vec<&str> = lines[0]["toolSandbox"]["applied"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no toolSandbox in {:#}", lines[0]))
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
+    let applied = sandbox_layers(&lines[0]);
     for layer in [
         "user_namespace",
         "pid_namespace",

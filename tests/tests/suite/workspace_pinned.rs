@@ -147,10 +147,7 @@ fn a_workspace_swapped_for_a_symlink_after_admission_is_not_followed() {
         .find(|f| !f.to_string_lossy().contains("/serve/"))
         .unwrap_or_else(|| panic!("no run session in {sessions:?}"));
     let lines = check_session_file(run);
-    let result = lines
-        .iter()
-        .find(|l| l["type"] == "tool_result")
-        .unwrap_or_else(|| panic!("no tool result: {lines:#?}"));
+    let result = tool_result(&lines);
     let output = result["output"].as_str().unwrap();
     assert!(
         result["isError"] == true && output.contains("replaced"),

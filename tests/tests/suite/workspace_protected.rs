@@ -8,50 +8,20 @@
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
+use super::python_call::{python_call, python_tries};
 use super::scripted_model::{ScriptedModel, text_turn, tool_call_turn};
 use super::support::*;
-
-/// Python that runs each `(name, statement)` and prints `name ok` or
-/// `name <exception>`.
-fn tries(attempts: &[(&str, &str)]) -> String {
-    let mut code = String::from("import os, glob\n");
-    for (name, statement) in attempts {
-        code.push_str(&format!(
-            "try:\n    {statement}\n    print({name:?}, 'ok')\nexcept Exception as e:\n    print({name:?}, type(e).__name__, e)\n"
-        ));
-    }
-    code
-}
-
-/// The one tool result's output in a run's session lines.
-fn tool_output(lines: &[Value]) -> String {
-    lines
-        .iter()
-        .find(|l| l["type"] == "tool_result")
-        .and_then(|l| l["output"].as_str())
-        .unwrap_or_else(|| panic!("no tool result: {lines:#?}"))
-        .to_owned()
-}
-
-fn assert_exit(out: &Output, code: i32) {
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 #[test]
 fn a_sessions_dir_in_the_workspace_and_the_absent_config_entries_stay_out_of_reach() {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("ws");
     std::fs::create_dir_all(&ws).unwrap();
-    let code = tries(&[
+    let code = python_tries(&[
         ("forge", "open('s/forged.jsonl', 'w').write('{}')"),
         (
             "append",
@@ -77,12 +47,8 @@ fn a_sessions_dir_in_the_workspace_and_the_absent_config_entries_stay_out_of_rea
         .unwrap();
     assert_exit(&out, 0);
     let result: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let file = result["details"]["results"][0]["sessionFile"]
-        .as_str()
-        .unwrap()
-        .to_owned();
     // Relative, as `--sessions-dir ./s` is: from the workspace.
-    let lines = check_session_file(&ws.join(&file));
+    let lines = check_session_file(&ws.join(session_file_of(&result)));
     let output = tool_output(&lines);
     for name in [
         "forge",
@@ -124,7 +90,7 @@ fn a_batch_results_file_in_the_workspace_is_read_only_to_its_tasks() {
         "{\"id\":\"t1\",\"task\":\"Try it.\"}\n",
     )
     .unwrap();
-    let code = tries(&[
+    let code = python_tries(&[
         (
             "truncate",
             "open('results.jsonl', 'w').write('{\"id\":\"t1\"}\\n')",
@@ -217,7 +183,7 @@ fn the_hosts_device_nodes_keep_their_mode_and_times() {
     let urandom = Restore::of("/dev/urandom");
     let null = Restore::of("/dev/null");
     let dir = tempfile::tempdir().unwrap();
-    let code = tries(&[
+    let code = python_tries(&[
         ("chmod_full", "os.chmod('/dev/full', 0o600)"),
         ("utime_urandom", "os.utime('/dev/urandom', (0, 0))"),
         ("chmod_null", "os.chmod('/dev/null', 0o600)"),
@@ -227,24 +193,7 @@ fn the_hosts_device_nodes_keep_their_mode_and_times() {
             "assert len(open('/dev/urandom', 'rb').read(16)) == 16",
         ),
     ]);
-    let model = ScriptedModel::start(vec![
-        tool_call_turn("call_attack", "python_execute", &json!({ "code": code })),
-        text_turn("done"),
-    ]);
-    let out = model
-        .run_command(dir.path(), &dir.path().join("sessions"))
-        .args(["--tools", "python_execute", "--task", "Try it.", "--json"])
-        .args(["--timeout", "60"])
-        .output()
-        .unwrap();
-    assert_exit(&out, 0);
-    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let lines = check_session_file(Path::new(
-        result["details"]["results"][0]["sessionFile"]
-            .as_str()
-            .unwrap(),
-    ));
-    let output = tool_output(&lines);
+    let (output, _) = python_call(dir.path(), &code);
     for node in [&full, &urandom, &null] {
         assert!(
             !node.changed(),
@@ -259,5 +208,4 @@ fn the_hosts_device_nodes_keep_their_mode_and_times() {
     // Using the devices still works.
     assert!(output.contains("write_null ok"), "{output}");
     assert!(output.contains("read_urandom ok"), "{output}");
-    assert_nothing_runs_in(dir.path());
 }

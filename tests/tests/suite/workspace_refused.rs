@@ -12,7 +12,7 @@
 //! to.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
@@ -197,12 +197,7 @@ fn state_cache_path_and_binary_dirs_are_refused_whatever_their_spelling() {
     let project = home.home().join("project");
     std::fs::create_dir_all(&project).unwrap();
     let out = fixture_run(&home, &project, root, &[]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     home.config_intact();
 }
 
@@ -213,26 +208,14 @@ fn every_way_in_refuses_a_home_workspace() {
     // batch: every task refused, none run.
     let tasks = home.dir.path().join("tasks.jsonl");
     std::fs::write(&tasks, "{\"id\":\"t1\",\"task\":\"fixture:success\"}\n").unwrap();
-    let mut batch = Command::new(binary("subagent"));
+    let mut batch = fixture_command(&["batch"], &home.sessions());
     in_home(&mut batch, &ws);
     let out = batch
-        .arg("batch")
         .arg(&tasks)
         .arg("--results")
         .arg(home.dir.path().join("results.jsonl"))
-        .arg("--worker")
-        .arg(FIXTURE)
-        .args([
-            "--model",
-            "fixture-model",
-            "--base-url",
-            "http://127.0.0.1:9/v1",
-        ])
-        .arg("--sessions-dir")
-        .arg(home.sessions())
         .arg("--workspace")
         .arg(&ws)
-        .stdin(Stdio::null())
         .output()
         .unwrap();
     let results = std::fs::read_to_string(home.dir.path().join("results.jsonl")).unwrap();
@@ -242,20 +225,9 @@ fn every_way_in_refuses_a_home_workspace() {
     assert_ne!(out.status.code(), Some(0));
 
     // serve --stdio: the spawn's error response.
-    let mut serve = Command::new(binary("subagent"));
+    let mut serve = fixture_command(&["serve", "--stdio"], &home.sessions());
     in_home(&mut serve, &ws);
-    serve
-        .args(["serve", "--stdio", "--worker", FIXTURE])
-        .args([
-            "--model",
-            "fixture-model",
-            "--base-url",
-            "http://127.0.0.1:9/v1",
-        ])
-        .arg("--sessions-dir")
-        .arg(home.sessions())
-        .arg("--workspace")
-        .arg(&ws);
+    serve.arg("--workspace").arg(&ws);
     let request = json!({"id": 1, "method": "spawn", "params": {"task": "fixture:success"}});
     let out = spawn_with_stdin(&mut serve, format!("{request}\n").as_bytes())
         .wait_with_output()
@@ -339,23 +311,9 @@ fn a_relative_workspace_runs_python_in_that_directory() {
         .args(["--timeout", "60"])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let lines = check_session_file(Path::new(
-        result["details"]["results"][0]["sessionFile"]
-            .as_str()
-            .unwrap(),
-    ));
-    let tool_result = lines
-        .iter()
-        .find(|l| l["type"] == "tool_result")
-        .unwrap_or_else(|| panic!("no tool result: {lines:#?}"));
-    assert_eq!(tool_result["isError"], false, "{tool_result:#}");
+    let (_, lines) = checked(&out, 0);
+    let result = tool_result(&lines);
+    assert_eq!(result["isError"], false, "{result:#}");
     assert_eq!(
         std::fs::read_to_string(ws.join("made.txt")).unwrap(),
         "here"

@@ -1,6 +1,7 @@
 //! `subagent sessions verify`: whether a session file is as subagent wrote
 //! it (its chain holds under this user's key), or the first line that is
-//! not. The check is `subagent_supervisor::session::verified`'s.
+//! not. The check is `subagent_supervisor::session::verified`'s; this
+//! command only reports it, and never changes or re-signs a file.
 
 use std::path::Path;
 

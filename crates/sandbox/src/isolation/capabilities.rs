@@ -28,6 +28,55 @@ struct CapData {
     inheritable: u32,
 }
 
+impl CapData {
+    const EMPTY: Self = Self {
+        effective: 0,
+        permitted: 0,
+        inheritable: 0,
+    };
+}
+
+/// The header that names this thread, in the version of two words a set.
+fn own_header() -> CapHeader {
+    CapHeader {
+        version: CAPABILITY_VERSION_3,
+        pid: 0,
+    }
+}
+
+/// This thread's capability sets (both words of each), by `capget`.
+/// Async-signal-safe: one syscall on locals, no allocation.
+fn capget_own() -> io::Result<[CapData; 2]> {
+    let header = own_header();
+    let mut data = [CapData::EMPTY; 2];
+    // SAFETY: capget reads the header and writes two CapData, which `data`
+    // holds; both live for the call.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_capget,
+            &header as *const CapHeader,
+            data.as_mut_ptr(),
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(data)
+}
+
+/// Sets this thread's capability sets to `data`, by `capset`.
+/// Async-signal-safe, as [`capget_own`].
+fn capset_own(data: &[CapData; 2]) -> io::Result<()> {
+    let header = own_header();
+    // SAFETY: capset reads the header and two CapData; both live for the
+    // call.
+    let rc = unsafe { libc::syscall(libc::SYS_capset, &header as *const CapHeader, data.as_ptr()) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// Empties the bounding, ambient, inheritable, permitted and effective sets.
 /// The bounding set needs CAP_SETPCAP, which a fresh user namespace's
 /// first process has.
@@ -112,32 +161,14 @@ pub fn drop_own() -> io::Result<OwnCapabilities> {
 /// # Safety
 /// Async-signal-safe; for the forked child, before it unshares.
 pub(crate) unsafe fn raise_setfcap() {
-    let header = CapHeader {
-        version: CAPABILITY_VERSION_3,
-        pid: 0,
+    let Ok(mut data) = capget_own() else {
+        return;
     };
-    let mut data = [CapData {
-        effective: 0,
-        permitted: 0,
-        inheritable: 0,
-    }; 2];
-    // SAFETY: capget and capset with pointers to locals that live for the
-    // call are async-signal-safe.
-    unsafe {
-        if libc::syscall(
-            libc::SYS_capget,
-            &header as *const CapHeader,
-            data.as_mut_ptr(),
-        ) != 0
-        {
-            return;
-        }
-        if data[0].permitted & bit(CAP_SETFCAP) == 0 || data[0].effective & bit(CAP_SETFCAP) != 0 {
-            return;
-        }
-        data[0].effective |= bit(CAP_SETFCAP);
-        libc::syscall(libc::SYS_capset, &header as *const CapHeader, data.as_ptr());
+    if data[0].permitted & bit(CAP_SETFCAP) == 0 || data[0].effective & bit(CAP_SETFCAP) != 0 {
+        return;
     }
+    data[0].effective |= bit(CAP_SETFCAP);
+    let _ = capset_own(&data);
 }
 
 fn bit(cap: u32) -> u32 {
@@ -147,26 +178,7 @@ fn bit(cap: u32) -> u32 {
 /// The low words of this thread's effective and permitted sets (every
 /// capability below 32, which holds the two this module asks about).
 fn own_sets() -> io::Result<(u32, u32)> {
-    let header = CapHeader {
-        version: CAPABILITY_VERSION_3,
-        pid: 0,
-    };
-    let mut data = [CapData {
-        effective: 0,
-        permitted: 0,
-        inheritable: 0,
-    }; 2];
-    // SAFETY: capget writes two CapData, which `data` holds.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_capget,
-            &header as *const CapHeader,
-            data.as_mut_ptr(),
-        )
-    };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let data = capget_own()?;
     Ok((data[0].effective, data[0].permitted))
 }
 
@@ -205,25 +217,12 @@ unsafe fn clear_sets(keep_permitted: u32) -> io::Result<()> {
                 return Err(error);
             }
         }
-        let header = CapHeader {
-            version: CAPABILITY_VERSION_3,
-            pid: 0,
-        };
-        let data = [
-            CapData {
-                effective: 0,
-                permitted: keep_permitted,
-                inheritable: 0,
-            },
-            CapData {
-                effective: 0,
-                permitted: 0,
-                inheritable: 0,
-            },
-        ];
-        if libc::syscall(libc::SYS_capset, &header as *const CapHeader, data.as_ptr()) != 0 {
-            return Err(io::Error::last_os_error());
-        }
     }
-    Ok(())
+    capset_own(&[
+        CapData {
+            permitted: keep_permitted,
+            ..CapData::EMPTY
+        },
+        CapData::EMPTY,
+    ])
 }

@@ -6,10 +6,8 @@
 //! - [`namespaces`], [`view`], [`landlock`], [`seccomp`], [`capabilities`]:
 //!   one layer each, split into a pre-fork plan (which may allocate) and an
 //!   in-child step (which must not; [`view_build`] for the view).
-//! - [`view_mount`]: the view's vocabulary (kinds of host paths, binds,
-//!   mounts), below both [`view`] and [`view_protect`].
 //! - [`view_protect`]: what the view keeps read-only (or takes the name
-//!   of) inside a writable root.
+//!   of) inside a writable root; [`view_mount`]: the mounts both speak of.
 //! - [`step`]: the numbered in-child steps of the namespaces and the view.
 //! - [`enter`]: the in-child sequence that applies them in the one order
 //!   that works (namespaces, filesystem view with a fresh /proc, Landlock,

@@ -34,7 +34,7 @@ use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
 use super::config::Isolation;
-use super::view_mount::{BindFrom, BindMode, Kind, Mount};
+pub(crate) use super::view_mount::{BindFrom, BindMode, Kind, Mount};
 use super::view_protect::root_protections;
 
 /// Where the old root is reachable while the new one is built (bubblewrap's

@@ -24,8 +24,7 @@ use std::ffi::CStr;
 use std::ptr;
 
 use super::step::{Step, StepError, check, check_or_exists, last};
-use super::view::{Op, ViewPlan};
-use super::view_mount::BindMode;
+use super::view::{BindMode, Op, ViewPlan};
 
 /// The staging tmpfs and the new root's tmpfs hold only directories, empty
 /// files and symlinks: a small cap is plenty.

@@ -1,10 +1,9 @@
-//! The vocabulary of a tool process's filesystem view: what a host path is
-//! ([`Kind`]), how a bind is made and where its source is read
-//! ([`BindMode`], [`BindFrom`]), and one mount in host terms ([`Mount`]).
+//! The vocabulary of a tool's filesystem view in host terms: what a host
+//! path is ([`Kind`]), and the mounts the view is made of ([`Mount`]),
+//! shared by the plan ([`super::view`]) and what it keeps out of reach in
+//! a writable root ([`super::view_protect`]).
 //!
-//! Only types: the planning is [`super::view`]'s, what the view keeps out
-//! of a tool's reach is [`super::view_protect`]'s; both speak these terms,
-//! so they live below both.
+//! Types only: deciding which mounts a view gets is the plan's.
 
 use std::path::{Path, PathBuf};
 
@@ -41,18 +40,17 @@ pub(crate) enum BindMode {
 /// Where a bind's source is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum BindFrom {
-    /// The host, under the old root (`/oldroot`).
+    /// The host (read under the old root).
     Host,
-    /// The new root (`/newroot`): a bind of something already in
-    /// the view over itself.
+    /// The new root: a bind of something already in the view over itself.
     View,
     /// The child's working directory, entered by a descriptor the caller
     /// checked (`.`): the pinned workspace.
     Cwd,
 }
 
-/// One mount of the view, in host terms, before it becomes
-/// [`super::view::Op`]s.
+/// One mount of the view, in host terms, before the plan turns it into
+/// the steps the child runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Mount {
     Bind {
@@ -64,8 +62,8 @@ pub(crate) enum Mount {
         is_dir: bool,
         from: BindFrom,
     },
-    /// An empty read-only tmpfs on a directory made for it (see
-    /// `Op::Placeholder` in [`super::view`]).
+    /// An empty read-only tmpfs on a directory made for it (see the
+    /// plan's `Op::Placeholder`).
     Placeholder {
         target: PathBuf,
     },

@@ -134,7 +134,7 @@ fn collect_scan(path: &Path, reader: impl Read) -> Result<Scan, ResultsError> {
 /// FIFO or anything but a regular file is refused, never followed.
 pub fn read_scan(path: &Path) -> Result<Scan, ResultsError> {
     match open_read(path)? {
-        Some((file, _)) => collect_scan(path, file),
+        Some(opened) => collect_scan(path, opened.file),
         None => Ok(Scan::default()),
     }
 }

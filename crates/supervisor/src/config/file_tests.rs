@@ -3,7 +3,8 @@ use std::path::Path;
 use pretty_assertions::assert_eq;
 use subagent_protocol::ProviderKind;
 
-use super::file::{ConfigFileError, KeyVariableProblem, check_key_variable, parse_config};
+use super::file::{ConfigFileError, parse_config};
+use super::key_variable::{KeyVariableProblem, check_key_variable};
 use super::limits::{LimitKey, LimitValue};
 
 fn parse(text: &str) -> Result<super::file::ConfigFile, ConfigFileError> {

@@ -11,6 +11,7 @@
 mod endpoint;
 mod file;
 mod host_files;
+mod key_variable;
 mod limits;
 mod load;
 mod locations;
@@ -42,10 +43,11 @@ mod resolve_tests;
 
 pub use endpoint::api_base_url;
 pub use file::{
-    BRAVE_DEFAULT_KEY_VAR, BRAVE_DEFAULT_URL, ConfigFile, ConfigFileError, KeyVariableProblem,
-    MAX_CONCURRENT_CEILING, ProviderEntry, SearchEntry, check_key_variable, parse_config,
+    BRAVE_DEFAULT_KEY_VAR, BRAVE_DEFAULT_URL, ConfigFile, ConfigFileError, MAX_CONCURRENT_CEILING,
+    ProviderEntry, SearchEntry, parse_config,
 };
 pub use host_files::{Admitted, HostFile, HostFileKind, HostFiles};
+pub use key_variable::{KeyVariableProblem, check_key_variable};
 pub use limits::{LimitKey, LimitSet, LimitUnit, LimitValue, RawLimit};
 pub use load::{ConfigLayer, LoadedConfig, load_config};
 pub use locations::{

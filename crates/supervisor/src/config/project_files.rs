@@ -72,13 +72,14 @@ impl ReadFiles {
         };
         let total = self.total;
         let opened = (|| -> Result<Option<Vec<u8>>, Skip> {
-            let Some((file, size)) = open_read(&path)? else {
+            let Some(opened) = open_read(&path)? else {
                 return Ok(None);
             };
+            let size = opened.size;
             if size <= cap && total + size > PROJECT_FILES_CAP {
                 return Err(Skip::OverTotal(size));
             }
-            Ok(Some(read_opened(&path, file, size, cap)?))
+            Ok(Some(read_opened(&path, opened, cap)?))
         })();
         let bytes = match opened {
             Ok(Some(bytes)) => bytes,

@@ -9,7 +9,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use super::file::KeyVariableProblem;
+use super::key_variable::KeyVariableProblem;
 use super::load::LoadedConfig;
 use crate::agents::AgentSource;
 

@@ -17,7 +17,8 @@
 use subagent_protocol::usage::ModelPrice;
 use subagent_protocol::{ApiKey, Budget, Limits, ProviderKind, ProviderSpec, WebSettings};
 
-use super::file::{ProviderEntry, check_key_variable};
+use super::file::ProviderEntry;
+use super::key_variable::check_key_variable;
 use super::limits::{LimitKey, LimitSet, LimitValue};
 use super::load::LoadedConfig;
 use super::provenance::{EnvLookup, Origin, ResolveError, Sourced, layer_origin, sourced};

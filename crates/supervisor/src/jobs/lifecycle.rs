@@ -29,8 +29,8 @@ use crate::run::{ending_of, summarize};
 use crate::session::append_to_same_blocking;
 use crate::session::ending::{ending_error, ending_stop_reason};
 use crate::session::read::{ReadItem, parse_session, parse_timestamp};
-use crate::session::untrusted::UntrustedError;
 use crate::session::verified::{VerifiedFile, VerifyError, read_verified};
+use crate::untrusted_file::UntrustedFileError;
 
 /// How the summary of an `interrupted` ending begins. The line itself is a
 /// `subagent:aborted` with status `aborted` (the session-line schema has no
@@ -226,7 +226,7 @@ pub fn mark_interrupted(
 fn written_by_us(path: &Path) -> Option<VerifiedFile> {
     match read_verified(path) {
         Ok(file) => Some(file),
-        Err(VerifyError::Untrusted(UntrustedError::Io { source, .. }))
+        Err(VerifyError::Untrusted(UntrustedFileError::Io { source, .. }))
             if source.kind() == std::io::ErrorKind::NotFound =>
         {
             None

@@ -203,10 +203,8 @@ fn recovery_appends_to_no_file_subagent_did_not_write_or_that_lies_elsewhere() {
 
     // A server file subagent did not write gets nothing either.
     let forged = sessions.join("forged.jsonl");
-    std::fs::write(&forged, line(start("dddd0004", None))).unwrap();
+    let forged_text = line(start("dddd0004", None));
+    std::fs::write(&forged, &forged_text).unwrap();
     assert!(mark_interrupted(&forged, &sessions).unwrap().is_empty());
-    assert_eq!(
-        std::fs::read_to_string(&forged).unwrap(),
-        line(start("dddd0004", None))
-    );
+    assert_eq!(std::fs::read_to_string(&forged).unwrap(), forged_text);
 }

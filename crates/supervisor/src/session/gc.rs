@@ -11,6 +11,7 @@ use std::time::{Duration, SystemTime};
 use subagent_protocol::session::SessionEntry;
 
 use super::read::{ReadError, ReadItem, list_session_files, parse_line, parse_timestamp};
+use crate::untrusted_file::open_read_existing;
 
 /// A session file chosen for removal, with its full-output sibling.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,7 +67,7 @@ fn header_timestamp(path: &Path) -> Result<Option<String>, ReadError> {
         path: path.to_owned(),
         source,
     };
-    let file = super::untrusted::open_read(path)?.file;
+    let file = open_read_existing(path)?.file;
     let mut first = String::new();
     std::io::BufRead::read_line(
         &mut std::io::BufReader::new(std::io::Read::take(file, HEADER_LINE_CAP)),

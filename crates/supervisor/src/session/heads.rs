@@ -3,7 +3,7 @@
 //! it (`sessions show`) and a batch re-run finds its tasks' runs.
 //!
 //! Reads only each file's first line, capped, from a file opened as
-//! untrusted input ([`super::untrusted`]); a file that cannot be read, does
+//! untrusted input ([`crate::untrusted_file`]); a file that cannot be read, does
 //! not start with a header, or whose header's chain value does not hold
 //! under this user's key ([`super::verified::verified_first_line`]: a file
 //! planted in the sessions dir, or written before files were chained) is
@@ -12,6 +12,8 @@
 use std::path::{Path, PathBuf};
 
 use subagent_protocol::session::{SessionEntry, SessionHeader, SessionLine};
+
+use crate::untrusted_file::open_read;
 
 /// The runs that continued run `run_id` (whose header names it in
 /// `resumedFrom`), as `(run id, file)`, oldest file first: the link back
@@ -49,10 +51,7 @@ const MAX_HEADER_LINE: u64 = 1024 * 1024;
 /// The header line of `file` and its timestamp, when its chain holds.
 pub fn first_header(file: &Path) -> Option<(String, SessionHeader)> {
     use std::io::{BufRead, Read};
-    let reader = super::untrusted::open_read(file)
-        .ok()?
-        .file
-        .take(MAX_HEADER_LINE);
+    let reader = open_read(file).ok()??.file.take(MAX_HEADER_LINE);
     let mut line = Vec::new();
     std::io::BufReader::new(reader)
         .read_until(b'\n', &mut line)

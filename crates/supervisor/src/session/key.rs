@@ -19,8 +19,8 @@ use std::sync::OnceLock;
 
 use rand::TryRngCore;
 
-use super::untrusted::{UntrustedError, read_capped};
 use crate::config::user_config_dir;
+use crate::untrusted_file::read_capped;
 
 /// The key file's name in the user's config dir.
 pub const KEY_FILE: &str = "session.key";
@@ -130,10 +130,8 @@ impl KeyRead {
 
 fn read_key(path: &Path) -> Result<SessionKey, KeyRead> {
     let bytes = match read_capped(path, KEY_FILE_BYTES) {
-        Ok((bytes, _)) => bytes,
-        Err(UntrustedError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-            return Err(KeyRead::Missing);
-        }
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return Err(KeyRead::Missing),
         Err(e) => return Err(KeyRead::Bad(e.to_string())),
     };
     let meta = std::fs::symlink_metadata(path).map_err(|e| KeyRead::Bad(e.to_string()))?;

@@ -5,8 +5,9 @@
 //! [`ending`], [`format`], [`table`], [`html`], [`replay`], [`history`] (a
 //! file read back into the conversation a resumed run continues) and
 //! [`heads`] (every file's header, for the links between runs); files read
-//! back are opened by [`untrusted`] and believed only as far as their
-//! [`chain`] (keyed by [`key`]) holds.
+//! back are opened as untrusted input ([`crate::untrusted_file`], at most
+//! [`SESSION_FILE_CAP`] bytes) and believed only as far as their [`chain`]
+//! (keyed by [`key`]) holds.
 
 pub mod chain;
 pub mod display;
@@ -25,11 +26,19 @@ pub mod read;
 pub mod replay;
 pub mod table;
 pub mod tail;
-pub mod untrusted;
 pub mod verified;
 pub mod writer;
 
 pub use paths::{SessionPaths, default_sessions_dir};
+
+/// Largest session file read back, bytes (32 MiB). A resumed conversation
+/// goes to the worker in one frame of at most 16 MiB
+/// (`subagent_protocol::frame::DEFAULT_MAX_PAYLOAD`), and the rest of a
+/// file (usage, logs, output excerpts capped at 50 KiB each) is a fraction
+/// of that: a real run's file is a few MiB. Twice the frame leaves room
+/// for long runs while a planted file cannot make a reader hold more than
+/// this (`sessions ls` reads one file at a time).
+pub const SESSION_FILE_CAP: u64 = 32 * 1024 * 1024;
 pub use writer::{
     SessionWriter, SessionWriterError, append_to_parent, append_to_parent_blocking,
     append_to_same_blocking,

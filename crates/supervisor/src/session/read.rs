@@ -6,7 +6,7 @@
 //! a crash (a torn last line) or written by a newer writer (line types this
 //! version does not know, which are skipped per the format rule in
 //! `subagent_protocol::session`), or planted by someone else: every file is
-//! opened as untrusted input ([`super::untrusted`]: no link followed,
+//! opened as untrusted input ([`crate::untrusted_file`]: no link followed,
 //! regular files only, at most [`SESSION_FILE_CAP`] bytes). Out: typed
 //! lines and [`SessionSummary`]s, for showing; whoever acts on a file reads
 //! it through [`super::verified`]. Nothing here writes to or deletes a
@@ -22,7 +22,8 @@ use subagent_protocol::session::{
     SessionLine,
 };
 
-use super::untrusted::{SESSION_FILE_CAP, UntrustedError, read_capped};
+use super::SESSION_FILE_CAP;
+use crate::untrusted_file::{UntrustedFileError, open_read_existing, read_opened};
 
 /// The `type` names of [`SessionEntry`]; a line whose type is not here is
 /// from a newer writer and is skipped, while a known type that does not
@@ -61,7 +62,7 @@ pub enum ReadError {
     /// A file is not one a session file may be (a link, a FIFO, a
     /// device, too large).
     #[error(transparent)]
-    Untrusted(#[from] UntrustedError),
+    Untrusted(#[from] UntrustedFileError),
     /// The file followed was replaced by another since.
     #[error("{} was replaced by another file while it was followed", path.display())]
     Replaced {
@@ -167,7 +168,7 @@ pub fn parse_session(text: &str) -> Vec<ReadItem> {
 
 /// Reads (as untrusted input) and parses the file at `path`.
 pub fn read_session(path: &Path) -> Result<Vec<ReadItem>, ReadError> {
-    let (bytes, _) = read_capped(path, SESSION_FILE_CAP)?;
+    let bytes = read_opened(path, open_read_existing(path)?, SESSION_FILE_CAP)?;
     Ok(parse_session(&String::from_utf8_lossy(&bytes)))
 }
 

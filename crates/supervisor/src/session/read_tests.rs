@@ -286,7 +286,7 @@ fn listing_skips_a_fifo_a_device_link_and_an_oversized_file_and_says_why() {
     std::os::unix::fs::symlink("/dev/zero", day.join("zero.jsonl")).unwrap();
     std::fs::File::create(day.join("big.jsonl"))
         .unwrap()
-        .set_len(super::super::untrusted::SESSION_FILE_CAP + 1)
+        .set_len(crate::session::SESSION_FILE_CAP + 1)
         .unwrap();
     // Neither the FIFO (no writer) nor /dev/zero holds up the listing.
     let (found, skipped) = list_sessions(dir.path()).unwrap();
@@ -294,7 +294,10 @@ fn listing_skips_a_fifo_a_device_link_and_an_oversized_file_and_says_why() {
     let mut why: Vec<String> = skipped.iter().map(ToString::to_string).collect();
     why.sort();
     assert_eq!(why.len(), 3, "{why:#?}");
-    assert!(why[0].contains("big.jsonl is larger than"), "{why:#?}");
+    assert!(
+        why[0].contains("big.jsonl is 33554433 bytes, over the 32M"),
+        "{why:#?}"
+    );
     assert!(why[1].contains("fifo.jsonl is a FIFO"), "{why:#?}");
     assert!(why[2].contains("zero.jsonl is a symbolic link"), "{why:#?}");
 }

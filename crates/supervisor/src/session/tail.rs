@@ -2,15 +2,16 @@
 //! completed since the last look, a partial last line held back until its
 //! newline arrives.
 //!
-//! The file is opened as untrusted input at every look ([`super::untrusted`])
+//! The file is opened as untrusted input at every look ([`crate::untrusted_file`])
 //! and must stay the file first opened; it is read up to
 //! [`SESSION_FILE_CAP`] and no further. Never writes.
 
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
+use super::SESSION_FILE_CAP;
 use super::read::{ReadError, ReadItem, parse_line};
-use super::untrusted::{Identity, SESSION_FILE_CAP, UntrustedError, open_read};
+use crate::untrusted_file::{FileIdentity, UntrustedFileError, open_read_existing};
 
 /// Follows a session file as it grows: each [`SessionTail::poll`] returns
 /// the lines completed since the last one. A partial last line is held back
@@ -21,7 +22,7 @@ pub struct SessionTail {
     path: PathBuf,
     /// The file first opened: a file swapped in under the path is not
     /// followed.
-    identity: Option<Identity>,
+    identity: Option<FileIdentity>,
     offset: u64,
     pending: Vec<u8>,
     line_no: usize,
@@ -42,28 +43,29 @@ impl SessionTail {
     /// The complete lines appended since the last poll. The file is opened
     /// as untrusted input each time and read up to [`SESSION_FILE_CAP`].
     pub fn poll(&mut self) -> Result<Vec<ReadItem>, ReadError> {
-        let opened = open_read(&self.path)?;
+        let opened = open_read_existing(&self.path)?;
         if *self.identity.get_or_insert(opened.identity) != opened.identity {
             return Err(ReadError::Replaced {
                 path: self.path.clone(),
             });
         }
-        if opened.len < self.offset {
+        if opened.size < self.offset {
             // Truncated under us: start over rather than read garbage.
             self.offset = 0;
             self.pending.clear();
             self.line_no = 0;
         }
-        if opened.len > SESSION_FILE_CAP {
-            return Err(UntrustedError::TooLarge {
+        if opened.size > SESSION_FILE_CAP {
+            return Err(UntrustedFileError::TooLarge {
                 path: self.path.clone(),
+                size: opened.size,
                 cap: SESSION_FILE_CAP,
             }
             .into());
         }
         // What was there at the open, not what arrives while reading: the
         // cap above holds for every byte taken.
-        let want = opened.len.saturating_sub(self.offset);
+        let want = opened.size.saturating_sub(self.offset);
         let mut fresh = vec![0; usize::try_from(want).unwrap_or(0)];
         let got = read_at_most(&opened.file, &mut fresh, self.offset).map_err(|source| {
             ReadError::Io {

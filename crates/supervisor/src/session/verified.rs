@@ -1,6 +1,6 @@
 //! A session file read for something that acts on it (resume, replay,
 //! batch continuation, serve recovery, `sessions verify`): opened as
-//! untrusted input ([`super::untrusted`]) and believed only when its chain
+//! untrusted input ([`crate::untrusted_file`]) and believed only when its chain
 //! ([`super::chain`]) holds under this user's key.
 //!
 //! Display commands (`ls`, `show`, `tail`, `export`) read files without
@@ -8,9 +8,10 @@
 
 use std::path::{Path, PathBuf};
 
+use super::SESSION_FILE_CAP;
 use super::chain::{ChainBreak, Verified, verify};
 use super::key::{KeyError, session_key};
-use super::untrusted::{Identity, SESSION_FILE_CAP, UntrustedError, read_capped};
+use crate::untrusted_file::{FileIdentity, UntrustedFileError, open_read_existing, read_opened};
 
 /// A session file whose chain holds.
 #[derive(Debug)]
@@ -18,7 +19,7 @@ pub struct VerifiedFile {
     /// Its bytes as read.
     pub bytes: Vec<u8>,
     /// Which file was read.
-    pub identity: Identity,
+    pub identity: FileIdentity,
     /// What the chain said.
     pub verified: Verified,
 }
@@ -35,7 +36,7 @@ impl VerifiedFile {
 pub enum VerifyError {
     /// It could not be read as a session file may be.
     #[error(transparent)]
-    Untrusted(#[from] UntrustedError),
+    Untrusted(#[from] UntrustedFileError),
     /// The key is not at hand, so nothing can be checked.
     #[error(transparent)]
     Key(#[from] KeyError),
@@ -61,7 +62,9 @@ pub enum VerifyError {
 /// Reads `path` (at most [`SESSION_FILE_CAP`] bytes) and checks its chain.
 pub fn read_verified(path: &Path) -> Result<VerifiedFile, VerifyError> {
     let key = session_key()?;
-    let (bytes, identity) = read_capped(path, SESSION_FILE_CAP)?;
+    let opened = open_read_existing(path)?;
+    let identity = opened.identity;
+    let bytes = read_opened(path, opened, SESSION_FILE_CAP)?;
     let verified = verify(key, &bytes).map_err(|at| VerifyError::Broken {
         path: path.to_owned(),
         at,

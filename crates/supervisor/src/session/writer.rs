@@ -53,7 +53,9 @@ use chained::FileChain;
 use pool::{Event, OpenFile, Pool};
 
 use super::key::KeyError;
-use super::untrusted::{Identity, UntrustedError, open_append};
+use crate::untrusted_file::{
+    FileIdentity, UntrustedFileError, open_append_existing, open_append_same,
+};
 
 /// Lines queued for one file before its `append` waits. Bounded so a
 /// flooding worker slows down instead of growing memory; per file, so it
@@ -102,7 +104,7 @@ pub enum SessionWriterError {
     /// A file to append to is not one a line may go to (a link, a FIFO, a
     /// device, too large).
     #[error(transparent)]
-    Untrusted(#[from] UntrustedError),
+    Untrusted(#[from] UntrustedFileError),
 }
 
 /// Handle to the writer of one session file. Dropping it closes the file's
@@ -324,7 +326,7 @@ pub fn append_to_parent_blocking(
     parent: &Path,
     line: &SessionLine,
 ) -> Result<(), SessionWriterError> {
-    let mut opened = open_append(parent)?;
+    let mut opened = open_append_existing(parent)?;
     FileChain::existing(opened.identity).append(&mut opened.file, parent, line)
 }
 
@@ -333,11 +335,11 @@ pub fn append_to_parent_blocking(
 /// file it verified.
 pub fn append_to_same_blocking(
     path: &Path,
-    expected: Identity,
+    expected: FileIdentity,
     line: &SessionLine,
 ) -> Result<(), SessionWriterError> {
-    let mut opened = super::untrusted::open_append_same(path, expected)?;
-    FileChain::existing(opened.identity).append(&mut opened.file, path, line)
+    let mut file = open_append_same(path, expected)?;
+    FileChain::existing(expected).append(&mut file, path, line)
 }
 
 mod chained;

@@ -1,5 +1,9 @@
 //! Why a file read back was refused: each message names the file, says
-//! what it is instead of a regular file of a fitting size, and what to do.
+//! what it is instead of a regular file of a fitting size (or the file
+//! expected), and what to do.
+//!
+//! It only words the refusal; what a caller does with it (skip the file,
+//! refuse the run) is the caller's.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -22,7 +26,9 @@ pub enum UntrustedFileError {
     },
     /// The name is a FIFO, a socket, a device or a directory.
     #[error(
-        "{} is {kind}, not a regular file; remove it or put the file there",
+        "{} is {kind}, not a regular file: only regular files are read back (a FIFO would \
+         block the reader, a device such as /dev/zero never ends); remove it or put the file \
+         there",
         path.display()
     )]
     NotRegular {
@@ -61,6 +67,17 @@ pub enum UntrustedFileError {
         /// The most one line may be.
         cap: u64,
     },
+    /// An append found another file at the path than the one read or
+    /// created before.
+    #[error(
+        "{} is no longer the file that was opened before (it was replaced since): nothing is \
+         written to it",
+        path.display()
+    )]
+    Replaced {
+        /// The path.
+        path: PathBuf,
+    },
     /// Opening, reading or writing it failed.
     #[error("{}: {source}", path.display())]
     Io {
@@ -79,6 +96,7 @@ impl UntrustedFileError {
             | Self::NotRegular { path, .. }
             | Self::TooLarge { path, .. }
             | Self::LineTooLong { path, .. }
+            | Self::Replaced { path }
             | Self::Io { path, .. } => path,
         }
     }

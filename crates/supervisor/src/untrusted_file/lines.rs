@@ -6,6 +6,9 @@
 //! A line is the bytes before a newline. Bytes after the last newline
 //! (a write cut short) are a torn tail: only their length is reported,
 //! since the reader's callers drop them.
+//!
+//! It reads from a reader it is given and never opens a file (that is
+//! [`super::open`]'s), nor parses a line.
 
 use std::io::{self, BufRead, BufReader, Read};
 

@@ -1,6 +1,7 @@
 //! Opening a file the supervisor did not write itself, or wrote but another
-//! process may have touched since: results files, merge outputs, the trust
-//! record, config and agent files, and temporary files beside them.
+//! process may have touched since: session files and their key, results
+//! files, merge outputs, the trust record, config and agent files, and
+//! temporary files beside them.
 //!
 //! Such a file may sit where a tool, or anything else that can write the
 //! directory, swapped it for a symbolic link (to a file outside, to
@@ -15,7 +16,9 @@
 //!   reports (and a read that finds more than the cap fails), files that
 //!   are large by nature line by line ([`CappedLines`]);
 //! - is appended to only while its path still names the file that was
-//!   opened ([`FileIdentity`], device and inode), which the caller checks;
+//!   opened ([`FileIdentity`], device and inode): checked by the caller, or
+//!   by the open itself when it is given the file it expects
+//!   ([`open_append_same`]);
 //! - and a temporary file is created `O_EXCL | O_NOFOLLOW`
 //!   ([`create_temp`]), so a name planted beforehand is never written
 //!   through.
@@ -23,7 +26,8 @@
 //! Every call blocks on the disk: async code calls it from
 //! `spawn_blocking`. It never follows a link in the last component of a
 //! path and never reads more than the cap it is given; it decides nothing
-//! about what the bytes mean.
+//! about what the bytes mean (whether a session file is to be believed is
+//! [`crate::session::chain`]'s), and the caps are its callers'.
 
 mod error;
 mod lines;
@@ -32,6 +36,7 @@ mod open;
 pub use error::UntrustedFileError;
 pub use lines::{CappedLine, CappedLines};
 pub use open::{
-    FileIdentity, OpenedForAppend, create_new, create_temp, open_append, open_read, read_capped,
+    FileIdentity, OpenedForAppend, OpenedForRead, create_new, create_temp, open_append,
+    open_append_existing, open_append_same, open_read, open_read_existing, read_capped,
     read_capped_string, read_opened,
 };

@@ -1,8 +1,9 @@
-//! Opening a file read back (for reading, for appending) and creating a
-//! temporary file, each refusing a link and anything but a regular file;
-//! and a file's identity, to tell whether its path still names it.
+//! Opening a file read back (for reading, for appending, for appending to
+//! the very file read before) and creating a temporary file, each refusing
+//! a link and anything but a regular file; and a file's identity, to tell
+//! whether its path still names it.
 
-use std::fs::{File, OpenOptions};
+use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, Read};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
@@ -12,15 +13,18 @@ use nix::fcntl::{FcntlArg, OFlag, fcntl};
 
 use super::error::UntrustedFileError;
 
-/// Flags of every open of a file read back: a link at the name fails the
-/// open (`ELOOP`) instead of being followed, and a FIFO opens at once
-/// instead of waiting for a writer.
-fn guarded() -> i32 {
-    (OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK).bits()
+/// Opens `path` with `options` and the flags of every open of a file read
+/// back: a link at the name fails the open (`ELOOP`) instead of being
+/// followed, and a FIFO opens at once instead of waiting for a writer.
+fn open_guarded(path: &Path, options: &mut OpenOptions) -> Result<File, UntrustedFileError> {
+    options
+        .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK).bits())
+        .open(path)
+        .map_err(|e| open_error(path, e))
 }
 
 /// Which file a path named: its device and inode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct FileIdentity {
     dev: u64,
     ino: u64,
@@ -29,11 +33,14 @@ pub struct FileIdentity {
 impl FileIdentity {
     /// The identity of an open file.
     pub fn of(file: &File) -> io::Result<Self> {
-        let meta = file.metadata()?;
-        Ok(Self {
+        Ok(Self::from_metadata(&file.metadata()?))
+    }
+
+    fn from_metadata(meta: &Metadata) -> Self {
+        Self {
             dev: meta.dev(),
             ino: meta.ino(),
-        })
+        }
     }
 
     /// What `path` names now, without following a link at its end (a link
@@ -41,10 +48,7 @@ impl FileIdentity {
     /// `None` when nothing does.
     pub fn at(path: &Path) -> io::Result<Option<Self>> {
         match std::fs::symlink_metadata(path) {
-            Ok(meta) => Ok(Some(Self {
-                dev: meta.dev(),
-                ino: meta.ino(),
-            })),
+            Ok(meta) => Ok(Some(Self::from_metadata(&meta))),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
         }
@@ -71,24 +75,37 @@ fn kind_of(file_type: std::fs::FileType) -> &'static str {
     } else if file_type.is_symlink() {
         "a symbolic link"
     } else {
-        "not a regular file"
+        "a special file"
+    }
+}
+
+/// The refusal of what `meta` describes at `path` when it is not a regular
+/// file: a link, or a FIFO, device, socket or directory.
+fn refusal(path: &Path, meta: &Metadata) -> Option<UntrustedFileError> {
+    let file_type = meta.file_type();
+    if file_type.is_symlink() {
+        Some(UntrustedFileError::Link {
+            path: path.to_owned(),
+        })
+    } else if !file_type.is_file() {
+        Some(UntrustedFileError::NotRegular {
+            path: path.to_owned(),
+            kind: kind_of(file_type),
+        })
+    } else {
+        None
     }
 }
 
 /// Refuses what `path` names before it is opened when that is plainly not
 /// a regular file: opening a device can act on it. The check after the
-/// open ([`checked`]) is the one that counts; this one only spares the open.
+/// open ([`fstat_regular`]) is the one that counts; this one only spares
+/// the open.
 fn refuse_before_open(path: &Path) -> Result<(), UntrustedFileError> {
     match std::fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_symlink() => Err(UntrustedFileError::Link {
-            path: path.to_owned(),
-        }),
-        Ok(meta) if !meta.file_type().is_file() => Err(UntrustedFileError::NotRegular {
-            path: path.to_owned(),
-            kind: kind_of(meta.file_type()),
-        }),
+        Ok(meta) => refusal(path, &meta).map_or(Ok(()), Err),
         // Missing or unreadable: the open says which.
-        _ => Ok(()),
+        Err(_) => Ok(()),
     }
 }
 
@@ -98,54 +115,68 @@ fn open_error(path: &Path, source: io::Error) -> UntrustedFileError {
     let errno = source.raw_os_error().map(Errno::from_raw);
     if matches!(errno, Some(Errno::ELOOP | Errno::ENXIO))
         && let Ok(meta) = std::fs::symlink_metadata(path)
+        && let Some(refused) = refusal(path, &meta)
     {
-        return if meta.file_type().is_symlink() {
-            UntrustedFileError::Link {
-                path: path.to_owned(),
-            }
-        } else {
-            UntrustedFileError::NotRegular {
-                path: path.to_owned(),
-                kind: kind_of(meta.file_type()),
-            }
-        };
+        return refused;
     }
     UntrustedFileError::io(path, source)
 }
 
-/// `file` once `fstat` says it is a regular file, with its size, and
-/// blocking again (`O_NONBLOCK` was only for the open).
-fn checked(path: &Path, file: File) -> Result<(File, u64), UntrustedFileError> {
+/// What `fstat` says of `file` (just opened at `path`), once it says a
+/// regular file: the check of the file itself, which no swap of the path
+/// can race.
+fn fstat_regular(path: &Path, file: &File) -> Result<Metadata, UntrustedFileError> {
     let meta = file
         .metadata()
         .map_err(|e| UntrustedFileError::io(path, e))?;
-    if !meta.file_type().is_file() {
-        return Err(UntrustedFileError::NotRegular {
-            path: path.to_owned(),
-            kind: kind_of(meta.file_type()),
-        });
-    }
+    refusal(path, &meta).map_or(Ok(meta), Err)
+}
+
+/// `file` once `fstat` says it is a regular file, with its size and
+/// identity, and blocking again (`O_NONBLOCK` was only for the open).
+fn checked(path: &Path, file: File) -> Result<(File, u64, FileIdentity), UntrustedFileError> {
+    let meta = fstat_regular(path, &file)?;
     let flags =
         fcntl(&file, FcntlArg::F_GETFL).map_err(|e| UntrustedFileError::io(path, e.into()))?;
     let blocking = OFlag::from_bits_truncate(flags) - OFlag::O_NONBLOCK;
     fcntl(&file, FcntlArg::F_SETFL(blocking))
         .map_err(|e| UntrustedFileError::io(path, e.into()))?;
-    Ok((file, meta.len()))
+    Ok((file, meta.len(), FileIdentity::from_metadata(&meta)))
+}
+
+/// A regular file opened for reading by [`open_read`].
+#[derive(Debug)]
+pub struct OpenedForRead {
+    /// Open for reading, blocking.
+    pub file: File,
+    /// Its size when it was opened.
+    pub size: u64,
+    /// Which file it is, to check later that the path still names it.
+    pub identity: FileIdentity,
 }
 
 /// Opens `path` for reading: a regular file, not through a link; `None`
-/// when nothing is there. Returns the file and its size at the open.
-pub fn open_read(path: &Path) -> Result<Option<(File, u64)>, UntrustedFileError> {
-    refuse_before_open(path)?;
-    match OpenOptions::new()
-        .read(true)
-        .custom_flags(guarded())
-        .open(path)
-    {
-        Ok(file) => checked(path, file).map(Some),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(open_error(path, e)),
+/// when nothing is there.
+pub fn open_read(path: &Path) -> Result<Option<OpenedForRead>, UntrustedFileError> {
+    match open_read_existing(path) {
+        Err(UntrustedFileError::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => {
+            Ok(None)
+        }
+        other => other.map(Some),
     }
+}
+
+/// [`open_read`] for a file that must be there: nothing at `path` is an
+/// [`UntrustedFileError::Io`] of kind `NotFound`.
+pub fn open_read_existing(path: &Path) -> Result<OpenedForRead, UntrustedFileError> {
+    refuse_before_open(path)?;
+    let file = open_guarded(path, OpenOptions::new().read(true))?;
+    let (file, size, identity) = checked(path, file)?;
+    Ok(OpenedForRead {
+        file,
+        size,
+        identity,
+    })
 }
 
 /// The whole of the regular file at `path` if it holds at most `cap`
@@ -153,20 +184,20 @@ pub fn open_read(path: &Path) -> Result<Option<(File, u64)>, UntrustedFileError>
 /// read, and a file that grew past the cap meanwhile is refused too.
 pub fn read_capped(path: &Path, cap: u64) -> Result<Option<Vec<u8>>, UntrustedFileError> {
     match open_read(path)? {
-        Some((file, size)) => read_opened(path, file, size, cap).map(Some),
+        Some(opened) => read_opened(path, opened, cap).map(Some),
         None => Ok(None),
     }
 }
 
-/// The whole of `file` (opened by [`open_read`], which said its `size`)
-/// if it holds at most `cap` bytes: for a caller that decides the cap once
-/// it knows the size.
+/// The whole of `opened` (the file at `path`) if it holds at most `cap`
+/// bytes: for a caller that decides the cap once it knows the size, or
+/// keeps the file's identity.
 pub fn read_opened(
     path: &Path,
-    file: File,
-    size: u64,
+    opened: OpenedForRead,
     cap: u64,
 ) -> Result<Vec<u8>, UntrustedFileError> {
+    let OpenedForRead { file, size, .. } = opened;
     if size > cap {
         return Err(UntrustedFileError::TooLarge {
             path: path.to_owned(),
@@ -225,41 +256,70 @@ pub fn open_append(path: &Path) -> Result<OpenedForAppend, UntrustedFileError> {
     // Two tries: a file that appears between the first open and the
     // create is opened as an existing one.
     for _ in 0..2 {
-        refuse_before_open(path)?;
-        let existing = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .custom_flags(guarded())
-            .open(path);
-        let (file, created) = match existing {
-            Ok(file) => (file, false),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                match OpenOptions::new()
-                    .read(true)
-                    .append(true)
-                    .create_new(true)
-                    .custom_flags(guarded())
-                    .open(path)
-                {
-                    Ok(file) => (file, true),
-                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                    Err(e) => return Err(open_error(path, e)),
-                }
+        match open_append_existing(path) {
+            Err(UntrustedFileError::Io { source, .. })
+                if source.kind() == io::ErrorKind::NotFound => {}
+            other => return other,
+        }
+        let created = open_guarded(
+            path,
+            OpenOptions::new().read(true).append(true).create_new(true),
+        );
+        match created {
+            Ok(file) => return opened_for_append(path, file, true),
+            Err(UntrustedFileError::Io { source, .. })
+                if source.kind() == io::ErrorKind::AlreadyExists =>
+            {
+                continue;
             }
-            Err(e) => return Err(open_error(path, e)),
-        };
-        let (file, _) = checked(path, file)?;
-        let identity = FileIdentity::of(&file).map_err(|e| UntrustedFileError::io(path, e))?;
-        return Ok(OpenedForAppend {
-            file,
-            identity,
-            created,
-        });
+            Err(e) => return Err(e),
+        }
     }
     Err(UntrustedFileError::io(
         path,
         io::Error::other("the file keeps appearing and disappearing while it is opened"),
     ))
+}
+
+/// [`open_append`] of a file that must be there: never creates it, and
+/// nothing at `path` is an [`UntrustedFileError::Io`] of kind `NotFound`.
+pub fn open_append_existing(path: &Path) -> Result<OpenedForAppend, UntrustedFileError> {
+    refuse_before_open(path)?;
+    let file = open_guarded(path, OpenOptions::new().read(true).append(true))?;
+    opened_for_append(path, file, false)
+}
+
+/// `file` (just opened at `path`) checked to be a regular file, with its
+/// identity.
+fn opened_for_append(
+    path: &Path,
+    file: File,
+    created: bool,
+) -> Result<OpenedForAppend, UntrustedFileError> {
+    let (file, _, identity) = checked(path, file)?;
+    Ok(OpenedForAppend {
+        file,
+        identity,
+        created,
+    })
+}
+
+/// Opens `path` for reading and appending when it still names `expected`
+/// (a file read or created before): a link at the name is refused, and
+/// anything but a regular file, or another file, is refused with nothing
+/// written to it. Writers that open a file again for every line pay one
+/// `open` and one `fstat`.
+pub fn open_append_same(path: &Path, expected: FileIdentity) -> Result<File, UntrustedFileError> {
+    let file = open_guarded(path, OpenOptions::new().read(true).append(true))?;
+    // The type too, not the identity alone: a FIFO made where the file was
+    // removed can be given the removed file's inode number.
+    let meta = fstat_regular(path, &file)?;
+    if FileIdentity::from_metadata(&meta) != expected {
+        return Err(UntrustedFileError::Replaced {
+            path: path.to_owned(),
+        });
+    }
+    Ok(file)
 }
 
 /// Creates a new file at `path` for writing; fails when anything is there

@@ -12,17 +12,55 @@ fn fifo(path: &Path) {
 }
 
 #[test]
-fn a_missing_file_reads_as_none() {
+fn a_missing_file_reads_as_none_unless_it_must_be_there() {
     let dir = dir();
-    assert!(read_capped(&dir.path().join("none"), 10).unwrap().is_none());
+    let missing = dir.path().join("none");
+    assert!(read_capped(&missing, 10).unwrap().is_none());
+    assert!(open_read(&missing).unwrap().is_none());
+    for err in [
+        open_read_existing(&missing).unwrap_err(),
+        open_append_existing(&missing).unwrap_err(),
+    ] {
+        assert!(
+            matches!(&err, UntrustedFileError::Io { source, .. } if source.kind() == io::ErrorKind::NotFound),
+            "{err}"
+        );
+    }
+    assert!(!missing.exists(), "open_append_existing never creates");
 }
 
 #[test]
-fn a_file_within_the_cap_is_read_whole() {
+fn a_file_within_the_cap_is_read_whole_with_its_identity() {
     let dir = dir();
     let path = dir.path().join("f");
     std::fs::write(&path, b"0123456789").unwrap();
     assert_eq!(read_capped(&path, 10).unwrap().unwrap(), b"0123456789");
+    let opened = open_read_existing(&path).unwrap();
+    assert_eq!(
+        opened.identity,
+        FileIdentity::of(&File::open(&path).unwrap()).unwrap()
+    );
+    assert_eq!(read_opened(&path, opened, 10).unwrap(), b"0123456789");
+}
+
+#[test]
+fn a_file_one_byte_over_the_cap_is_refused_whole() {
+    let dir = dir();
+    let path = dir.path().join("run.jsonl");
+    File::create(&path).unwrap().set_len(4097).unwrap();
+    let err = read_capped(&path, 4096).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            UntrustedFileError::TooLarge {
+                size: 4097,
+                cap: 4096,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(read_capped(&path, 4097).unwrap().unwrap().len(), 4097);
 }
 
 #[test]
@@ -56,6 +94,7 @@ fn a_link_is_refused_even_to_a_regular_file() {
         read_capped(&dangling, 100).unwrap_err(),
         UntrustedFileError::Link { .. }
     ));
+    assert_eq!(std::fs::read(&target).unwrap(), b"secret");
 }
 
 #[test]
@@ -68,9 +107,49 @@ fn a_fifo_is_refused_without_waiting_for_a_writer() {
         matches!(err, UntrustedFileError::NotRegular { kind: "a FIFO", .. }),
         "{err}"
     );
-    let err = open_append(&path).unwrap_err();
+    // The FIFO's own identity: as if it had been given the inode number of
+    // the file expected, removed before it was made.
+    let reused = FileIdentity::at(&path).unwrap().unwrap();
+    for err in [
+        open_append(&path).unwrap_err(),
+        open_append_existing(&path).unwrap_err(),
+        open_append_same(&path, reused).unwrap_err(),
+    ] {
+        assert!(
+            matches!(err, UntrustedFileError::NotRegular { kind: "a FIFO", .. }),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn dev_zero_named_itself_is_refused_before_a_byte_is_read() {
+    let err = read_capped(Path::new("/dev/zero"), 1024).unwrap_err();
     assert!(
-        matches!(err, UntrustedFileError::NotRegular { kind: "a FIFO", .. }),
+        matches!(
+            err,
+            UntrustedFileError::NotRegular {
+                kind: "a character device",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("not a regular file"), "{err}");
+}
+
+#[test]
+fn a_directory_says_what_it_is() {
+    let dir = dir();
+    let err = read_capped(dir.path(), 1024).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            UntrustedFileError::NotRegular {
+                kind: "a directory",
+                ..
+            }
+        ),
         "{err}"
     );
 }
@@ -84,10 +163,12 @@ fn a_link_to_dev_zero_is_refused() {
         read_capped(&link, 100).unwrap_err(),
         UntrustedFileError::Link { .. }
     ));
-    assert!(matches!(
+    for err in [
         open_append(&link).unwrap_err(),
-        UntrustedFileError::Link { .. }
-    ));
+        open_append_existing(&link).unwrap_err(),
+    ] {
+        assert!(matches!(err, UntrustedFileError::Link { .. }), "{err}");
+    }
 }
 
 #[test]
@@ -109,10 +190,17 @@ fn open_append_refuses_a_link_and_leaves_its_target_alone() {
     std::fs::write(&outside, b"precious\n").unwrap();
     let link = dir.path().join("results.jsonl");
     symlink(&outside, &link).unwrap();
-    assert!(matches!(
+    for err in [
         open_append(&link).unwrap_err(),
-        UntrustedFileError::Link { .. }
-    ));
+        open_append_existing(&link).unwrap_err(),
+        open_append_same(
+            &link,
+            FileIdentity::of(&File::open(&outside).unwrap()).unwrap(),
+        )
+        .unwrap_err(),
+    ] {
+        assert!(matches!(err, UntrustedFileError::Link { .. }), "{err}");
+    }
     let dangling = dir.path().join("dangling.jsonl");
     symlink(dir.path().join("made-through-the-link"), &dangling).unwrap();
     assert!(open_append(&dangling).is_err());
@@ -129,8 +217,22 @@ fn a_file_renamed_over_the_path_changes_its_identity() {
     std::fs::write(&forged, b"{}\n").unwrap();
     std::fs::rename(&forged, &path).unwrap();
     assert!(!opened.identity.still_named_by(&path).unwrap());
+    let err = open_append_same(&path, opened.identity).unwrap_err();
+    assert!(matches!(err, UntrustedFileError::Replaced { .. }), "{err}");
+    assert_eq!(std::fs::read(&path).unwrap(), b"{}\n");
     std::fs::remove_file(&path).unwrap();
     assert!(!opened.identity.still_named_by(&path).unwrap());
+}
+
+#[test]
+fn open_append_same_appends_to_the_file_expected() {
+    let dir = dir();
+    let path = dir.path().join("run.jsonl");
+    std::fs::write(&path, b"first\n").unwrap();
+    let identity = open_read_existing(&path).unwrap().identity;
+    let mut file = open_append_same(&path, identity).unwrap();
+    file.write_all(b"second\n").unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), b"first\nsecond\n");
 }
 
 #[test]
@@ -158,8 +260,8 @@ fn a_read_file_is_blocking_again() {
     let dir = dir();
     let path = dir.path().join("f");
     std::fs::write(&path, b"x").unwrap();
-    let (file, size) = open_read(&path).unwrap().unwrap();
-    assert_eq!(size, 1);
-    let flags = OFlag::from_bits_truncate(fcntl(&file, FcntlArg::F_GETFL).unwrap());
+    let opened = open_read(&path).unwrap().unwrap();
+    assert_eq!(opened.size, 1);
+    let flags = OFlag::from_bits_truncate(fcntl(&opened.file, FcntlArg::F_GETFL).unwrap());
     assert!(!flags.contains(OFlag::O_NONBLOCK));
 }

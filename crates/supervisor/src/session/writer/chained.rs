@@ -23,12 +23,13 @@ use std::sync::{Arc, LazyLock, Mutex, PoisonError, Weak};
 use subagent_protocol::session::SessionLine;
 
 use super::SessionWriterError;
+use crate::session::SESSION_FILE_CAP;
 use crate::session::chain::{ChainValue, GENESIS, MEMBER_LEN, seal, split};
 use crate::session::key::session_key;
-use crate::session::untrusted::{Identity, SESSION_FILE_CAP};
+use crate::untrusted_file::FileIdentity;
 
 /// The chains of the files some appender of this process holds now.
-static LIVE: LazyLock<Mutex<HashMap<Identity, Weak<FileChain>>>> =
+static LIVE: LazyLock<Mutex<HashMap<FileIdentity, Weak<FileChain>>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 
 /// Bytes read at a time when looking back for a file's last line.
@@ -37,7 +38,7 @@ const TAIL_CHUNK: u64 = 64 * 1024;
 /// The chain of one file: the value its next line chains onto, once known.
 #[derive(Debug)]
 pub(crate) struct FileChain {
-    identity: Identity,
+    identity: FileIdentity,
     /// `None` until read from the file, and again after a failed write
     /// (which may have left part of a line).
     last: Mutex<Option<ChainValue>>,
@@ -45,18 +46,18 @@ pub(crate) struct FileChain {
 
 impl FileChain {
     /// The chain of a file just created, empty.
-    pub(crate) fn created(identity: Identity) -> Arc<Self> {
+    pub(crate) fn created(identity: FileIdentity) -> Arc<Self> {
         Self::register(identity, Some(GENESIS))
     }
 
     /// The chain of an existing file: the one an appender of this process
     /// holds, else one read from the file at the first append.
-    pub(crate) fn existing(identity: Identity) -> Arc<Self> {
+    pub(crate) fn existing(identity: FileIdentity) -> Arc<Self> {
         Self::register(identity, None)
     }
 
     /// A new chain for `identity`, or with `last` unknown the live one.
-    fn register(identity: Identity, last: Option<ChainValue>) -> Arc<Self> {
+    fn register(identity: FileIdentity, last: Option<ChainValue>) -> Arc<Self> {
         let mut live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
         if last.is_none()
             && let Some(chain) = live.get(&identity).and_then(Weak::upgrade)

@@ -7,7 +7,7 @@ use subagent_protocol::session::{LogLine, LogSource, SessionEntry};
 use super::*;
 use crate::session::chain::verify;
 use crate::session::key::session_key;
-use crate::session::untrusted::open_append;
+use crate::untrusted_file::open_append_existing;
 
 fn log(message: &str) -> SessionLine {
     SessionLine::now(SessionEntry::Log(LogLine {
@@ -18,7 +18,7 @@ fn log(message: &str) -> SessionLine {
 }
 
 fn append_once(path: &Path, message: &str) {
-    let mut opened = open_append(path).unwrap();
+    let mut opened = open_append_existing(path).unwrap();
     FileChain::existing(opened.identity)
         .append(&mut opened.file, path, &log(message))
         .unwrap();
@@ -83,7 +83,7 @@ fn a_chain_no_one_holds_is_forgotten() {
     let path = dir.path().join("run.jsonl");
     std::fs::write(&path, "").unwrap();
     append_once(&path, "x");
-    let identity = open_append(&path).unwrap().identity;
+    let identity = open_append_existing(&path).unwrap().identity;
     let live = LIVE.lock().unwrap();
     assert!(live.get(&identity).is_none_or(|w| w.upgrade().is_none()));
 }

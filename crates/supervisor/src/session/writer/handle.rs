@@ -16,19 +16,17 @@
 //! device and inode must match, else the file's writing fails as a write
 //! error would (its run reports it), and nothing is written elsewhere.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use nix::fcntl::OFlag;
 use subagent_protocol::session::SessionLine;
 
 use super::SessionWriterError;
 use super::chained::FileChain;
-use crate::session::untrusted::Identity;
+use crate::untrusted_file::{FileIdentity, UntrustedFileError, open_append_same};
 
 /// Session files the process keeps open between lines at most. A few
 /// hundred keeps every run of an ordinary batch (`-j` up to 256) on a held
@@ -62,7 +60,7 @@ impl Drop for Held {
 /// One session file as its writer holds it between lines.
 #[derive(Debug)]
 pub(super) struct FileHandle {
-    identity: Identity,
+    identity: FileIdentity,
     /// The file's chain, shared with anyone else in this process who
     /// appends to it.
     chain: Arc<FileChain>,
@@ -72,7 +70,7 @@ pub(super) struct FileHandle {
 impl FileHandle {
     /// The file just created at its path.
     pub(super) fn new(file: File) -> io::Result<Self> {
-        let identity = Identity::of(&file)?;
+        let identity = FileIdentity::of(&file)?;
         Ok(Self {
             identity,
             chain: FileChain::created(identity),
@@ -124,17 +122,14 @@ impl FileHandle {
     }
 
     fn reopen(&self, path: &Path) -> io::Result<File> {
-        let file = OpenOptions::new()
-            .append(true)
-            .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK).bits())
-            .open(path)?;
-        if Identity::of(&file)? != self.identity {
-            return Err(io::Error::other(
+        match open_append_same(path, self.identity) {
+            Ok(file) => Ok(file),
+            Err(UntrustedFileError::Replaced { .. }) => Err(io::Error::other(
                 "the session file was replaced since it was created (the path names another \
                  file now); its writing stops here, and nothing is written to the new file",
-            ));
+            )),
+            Err(e) => Err(e.into()),
         }
-        Ok(file)
     }
 }
 
