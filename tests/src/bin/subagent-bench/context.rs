@@ -73,10 +73,15 @@ fn machine() -> String {
 }
 
 /// No user or project config, no log settings, no terminal: `command` runs
-/// in `dir` as a subagent command would for a script.
+/// in `dir/workspace` as a subagent command would for a script. The config
+/// dir (`dir/no-config`) stays outside that workspace: subagent refuses a
+/// workspace that holds a file it reads back (issue 32).
 pub fn isolate(command: &mut std::process::Command, dir: &std::path::Path) {
+    let workspace = dir.join("workspace");
+    // A failure shows up as the command's own "cannot enter" error.
+    let _ = std::fs::create_dir_all(&workspace);
     command
-        .current_dir(dir)
+        .current_dir(workspace)
         .env("XDG_CONFIG_HOME", dir.join("no-config"))
         .env_remove("RUST_LOG")
         .stdin(std::process::Stdio::null())
