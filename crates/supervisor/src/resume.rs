@@ -104,9 +104,11 @@ pub enum ResumeError {
         /// Why.
         reason: String,
     },
-    /// The file cannot be read back into a conversation.
+    /// The file cannot be read back into a conversation. Not a `source`:
+    /// the message already holds the cause, and a chain printer would
+    /// print it twice.
     #[error("cannot resume: {0}")]
-    History(#[from] HistoryError),
+    History(HistoryError),
     /// A finished run needs a follow-up to continue.
     #[error(
         "run {run_id} ended {status}: give a follow-up task to continue it; only an interrupted \
@@ -145,6 +147,12 @@ pub enum ResumeError {
         /// Why not.
         why: &'static str,
     },
+}
+
+impl From<HistoryError> for ResumeError {
+    fn from(error: HistoryError) -> Self {
+        Self::History(error)
+    }
 }
 
 /// What the caller of a resume decided itself, and what the current

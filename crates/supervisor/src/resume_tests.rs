@@ -359,3 +359,23 @@ fn a_recorded_workspace_outside_the_invocations_is_refused() {
         ResumeError::WorkspaceGone { .. }
     ));
 }
+
+#[test]
+fn a_history_error_is_printed_once_in_a_chain() {
+    let error = ResumeError::from(HistoryError::NoHeader {
+        path: "/x/run.jsonl".into(),
+    });
+    let mut chain = error.to_string();
+    let mut cause = std::error::Error::source(&error);
+    while let Some(next) = cause {
+        chain.push_str(&format!(": {next}"));
+        cause = next.source();
+    }
+    assert_eq!(
+        chain
+            .matches("does not start with a session header")
+            .count(),
+        1,
+        "{chain}"
+    );
+}
