@@ -26,6 +26,7 @@ mod ceilings_nested;
 mod cli;
 mod cli_flags;
 mod config_cmd;
+mod cow;
 mod docs_examples;
 mod docs_flags;
 mod docs_help;

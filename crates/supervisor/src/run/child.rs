@@ -27,6 +27,7 @@ use super::assemble::{self, ChildRun};
 use super::config::SupervisorConfig;
 use super::context::RunContext;
 use super::journal::{RunJournal, mark_session_lost};
+use super::layered::{self, LiveLayer};
 use super::nested::NestedRunner;
 use super::progress::ProgressEvent;
 use super::request::{RunRequest, new_run_id};
@@ -126,6 +127,7 @@ pub(super) async fn run_child(
             started,
             sanitizer,
             journal,
+            layer: None,
         };
         match created {
             Ok(writer) => ctx.journal.opened(writer),
@@ -154,6 +156,9 @@ pub(super) async fn run_child(
     // Boxed, as the other steps around the worker's life: only the watch
     // of a live worker is in this future's size (see `spawn_and_watch`).
     let mut result = Box::pin(assemble::assemble_blocking(ctx.assembly(), run)).await;
+    if let Some(layer) = ctx.layer.take() {
+        Box::pin(settle_layer(&ctx, layer, &mut result)).await;
+    }
     if let Some(resume) = &request.resume {
         for single in &mut result.details.results {
             single.continued_from = Some(resume.turns);
@@ -270,10 +275,40 @@ async fn start_worker(
         }
         None => None,
     };
-    let sandbox_spec =
+    let layered = layered::wants_layer(ctx.request, spec);
+    // The workspace as the run starts, kept to compare and apply against.
+    let layer_base = match (&workspace, layered) {
+        (Some(fd), true) => match fd.try_clone() {
+            Ok(fd) => Some(fd),
+            Err(e) => {
+                return Err(Box::new(ChildRun::setup_failed(format!(
+                    "cannot hold the workspace for the run's layer: {e}"
+                ))));
+            }
+        },
+        _ => None,
+    };
+    let mut sandbox_spec =
         spec::sandbox_spec(ctx.config, ctx.request, OwnedFd::from(theirs), workspace);
-    let child = match subagent_sandbox::spawn(sandbox_spec).await {
+    if layer_base.is_some() {
+        sandbox_spec.layer = Some(layered::new_layer(ctx.request));
+    }
+    let layer_started = SystemTime::now();
+    let mut child = match subagent_sandbox::spawn(sandbox_spec).await {
         Ok(child) => child,
+        Err(e @ subagent_sandbox::SpawnError::Layer { .. }) => {
+            tracing::warn!(run_id = %ctx.run_id, error = %e, "worker not started");
+            ctx.journal
+                .write(SessionEntry::Session(session_header(ctx, spec)))
+                .await;
+            ctx.journal
+                .lifecycle_line(LifecycleEvent::Start, None)
+                .await;
+            return Err(Box::new(ChildRun {
+                setup_error: Some((ErrorCode::SubagentSandboxUnavailable, layered::refusal(&e))),
+                ..ChildRun::default()
+            }));
+        }
         Err(e) => {
             tracing::warn!(run_id = %ctx.run_id, error = %e, "worker not started");
             let header = SessionHeader {
@@ -288,6 +323,18 @@ async fn start_worker(
         }
     };
     ctx.journal.set_pid(child.pid());
+    if let Some(base) = layer_base {
+        match child.take_layer() {
+            Some(layer) => ctx.layer = Some(LiveLayer::new(layer, base, layer_started)),
+            None => {
+                // The sandbox hands a layer back or refuses the spawn; a
+                // child without one must not run as if it had it.
+                return Err(Box::new(ChildRun::setup_failed(
+                    "the worker started without its workspace layer".to_owned(),
+                )));
+            }
+        }
+    }
     tracing::debug!(
         run_id = %ctx.run_id,
         pid = child.pid(),
@@ -476,6 +523,31 @@ fn create_session_file(
             Err(e) if e.already_exists() && attempt < RUN_ID_ATTEMPTS => attempt += 1,
             created => return (run_id, paths, created),
         }
+    }
+}
+
+/// Settles the run's layer: its changes collected, applied or kept by
+/// the run's outcome, named in the result and the session file.
+async fn settle_layer(ctx: &RunContext<'_>, layer: LiveLayer, result: &mut SubagentResult) {
+    let protected = ctx
+        .workspace
+        .as_ref()
+        .map(|w| w.protected.clone())
+        .unwrap_or_default();
+    let changes = layer
+        .settle(
+            ctx.request,
+            &ctx.run_id,
+            ctx.config.sessions_dir.clone(),
+            &protected,
+            result,
+        )
+        .await;
+    ctx.journal
+        .write(SessionEntry::Changes(changes.clone()))
+        .await;
+    if let Some(single) = result.details.results.first_mut() {
+        single.changes = Some(changes);
     }
 }
 

@@ -98,6 +98,8 @@ pub(super) fn grandchild_request(
         web: p.web.clone(),
         resume: None,
         batch_task: None,
+        isolation: p.isolation,
+        apply: p.apply,
     }
 }
 

@@ -80,6 +80,11 @@ pub struct RunRequest {
     pub resume: Option<ResumeFrom>,
     /// The batch task this run is, for its session header.
     pub batch_task: Option<BatchTask>,
+    /// How its tools see the workspace: through a copy-on-write layer of
+    /// the run's own (the default) or in place.
+    pub isolation: crate::layer::WorkspaceIsolation,
+    /// When a layered run's changes are applied to the workspace.
+    pub apply: crate::layer::ApplyMode,
 }
 
 /// A recorded conversation a run continues (built by [`crate::resume`]
@@ -127,6 +132,8 @@ impl RunRequest {
             web: WebSettings::default(),
             resume: None,
             batch_task: None,
+            isolation: crate::layer::WorkspaceIsolation::default(),
+            apply: crate::layer::ApplyMode::default(),
         }
     }
 }

@@ -1,0 +1,168 @@
+//! Copy-on-write workspaces (`--isolation overlay`, the default for a run
+//! whose tools can write) through the real CLI, the scripted model and
+//! real python3: a completed run's writes land file by file, a run that
+//! does not complete leaves the workspace byte for byte, a file changed
+//! in the workspace meanwhile is a conflict and keeps its newer content,
+//! and what the host trusts (`.git`, setuid files, symlinks out) is
+//! refused.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::{Value, json};
+
+use super::scripted_model::{ScriptedModel, text_turn, tool_call_turn};
+use super::support::*;
+
+/// Every file under `dir` with its bytes and mode (a snapshot to compare).
+pub(super) fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (Vec<u8>, u32)> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).unwrap().flatten() {
+            let path = entry.path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            let rel = path.strip_prefix(dir).unwrap().to_owned();
+            if meta.is_dir() {
+                stack.push(path);
+                out.insert(rel, (Vec::new(), meta.mode()));
+            } else if meta.file_type().is_symlink() {
+                let target = std::fs::read_link(&path).unwrap();
+                out.insert(
+                    rel,
+                    (target.into_os_string().into_encoded_bytes(), meta.mode()),
+                );
+            } else {
+                out.insert(rel, (std::fs::read(&path).unwrap(), meta.mode()));
+            }
+        }
+    }
+    out
+}
+
+/// Runs `code` in python_execute, then the model says "done"; `flags` are
+/// added to the run.
+pub(super) fn run_code(workspace: &Path, sessions: &Path, code: &str, flags: &[&str]) -> Output {
+    let model = ScriptedModel::start(vec![
+        tool_call_turn("call_1", "python_execute", &json!({"code": code})),
+        text_turn("done"),
+    ]);
+    model
+        .run_command(workspace, sessions)
+        .args([
+            "--task",
+            "Change the files.",
+            "--tools",
+            "python_execute",
+            "--json",
+        ])
+        .args(flags)
+        .output()
+        .unwrap()
+}
+
+/// The result object of `out`, checked against the schema, its children
+/// reaped.
+pub(super) fn result_of(out: &Output) -> Value {
+    let result: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}; stderr:\n{}", String::from_utf8_lossy(&out.stderr)));
+    assert_valid_result(&result);
+    assert_children_reaped(&result);
+    result
+}
+
+/// The `changes` line of the run's session file.
+pub(super) fn changes_line(result: &Value) -> Value {
+    let file = result["details"]["results"][0]["sessionFile"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    check_session_file(Path::new(&file))
+        .into_iter()
+        .find(|l| l["type"] == "changes")
+        .expect("a changes line")
+}
+
+fn paths(list: &Value) -> Vec<String> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            v.as_str()
+                .map_or_else(|| v["path"].as_str().unwrap().to_owned(), str::to_owned)
+        })
+        .collect()
+}
+
+#[test]
+fn a_completed_runs_writes_edits_and_deletions_land() {
+    let workspace = tempfile::tempdir().unwrap();
+    let sessions = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    std::fs::write(ws.join("edit.txt"), "old\n").unwrap();
+    std::fs::write(ws.join("gone.txt"), "bye\n").unwrap();
+    std::fs::create_dir(ws.join("src")).unwrap();
+    let code = r#"
+import os
+with open("edit.txt", "a") as f: f.write("new\n")
+os.makedirs("src/deep", exist_ok=True)
+open("src/deep/made.txt", "w").write("made\n")
+os.remove("gone.txt")
+print(open("edit.txt").read())
+"#;
+    let out = run_code(ws, sessions.path(), code, &[]);
+    let result = result_of(&out);
+    assert!(result["details"]["error"].is_null(), "{result}");
+    let changes = &result["details"]["results"][0]["changes"];
+    assert_eq!(
+        paths(&changes["applied"]),
+        ["edit.txt", "gone.txt", "src/deep", "src/deep/made.txt"],
+        "{changes}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("edit.txt")).unwrap(),
+        "old\nnew\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("src/deep/made.txt")).unwrap(),
+        "made\n"
+    );
+    assert!(!ws.join("gone.txt").exists());
+    // The tool saw its own write (the merged view).
+    let line = changes_line(&result);
+    assert_eq!(line["applied"], changes["applied"], "{line}");
+    assert_nothing_runs_in(ws);
+}
+
+#[test]
+fn a_run_that_times_out_after_writing_leaves_the_workspace_byte_for_byte() {
+    let workspace = tempfile::tempdir().unwrap();
+    let sessions = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    std::fs::write(ws.join("edit.txt"), "old\n").unwrap();
+    std::fs::write(ws.join("gone.txt"), "bye\n").unwrap();
+    let before = snapshot(ws);
+    let code = r#"
+import os, time
+open("edit.txt", "w").write("half\n")
+open("new.txt", "w").write("new\n")
+os.remove("gone.txt")
+time.sleep(60)
+"#;
+    let out = run_code(ws, sessions.path(), code, &["--timeout", "3s"]);
+    let result = result_of(&out);
+    assert!(result["details"]["error"].is_object(), "{result}");
+    let changes = &result["details"]["results"][0]["changes"];
+    assert!(paths(&changes["applied"]).is_empty(), "{changes}");
+    assert!(
+        changes["notApplied"]
+            .as_str()
+            .unwrap()
+            .contains("did not complete"),
+        "{changes}"
+    );
+    assert_eq!(snapshot(ws), before);
+    assert_nothing_runs_in(ws);
+}
