@@ -166,3 +166,120 @@ time.sleep(60)
     assert_eq!(snapshot(ws), before);
     assert_nothing_runs_in(ws);
 }
+
+#[test]
+fn a_file_changed_in_the_workspace_meanwhile_is_a_conflict_and_keeps_its_newer_content() {
+    let workspace = tempfile::tempdir().unwrap();
+    let sessions = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    std::fs::write(ws.join("shared.txt"), "v1\n").unwrap();
+    let code = r#"
+open("shared.txt", "w").write("the run's\n")
+open("mine.txt", "w").write("mine\n")
+"#;
+    let model = ScriptedModel::start_held(vec![
+        tool_call_turn("call_1", "python_execute", &json!({"code": code})),
+        text_turn("done"),
+    ]);
+    let child = model
+        .run_command(ws, sessions.path())
+        .args([
+            "--task",
+            "Change the files.",
+            "--tools",
+            "python_execute",
+            "--json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    model.release();
+    // The second request comes once the tool call has run: the run's
+    // write is in its layer, and the workspace's file changes now.
+    assert!(model.wait_for_requests(2, std::time::Duration::from_secs(60)));
+    std::fs::write(ws.join("shared.txt"), "someone else's\n").unwrap();
+    model.release();
+    let out = child.wait_with_output().unwrap();
+    let result = result_of(&out);
+    let changes = &result["details"]["results"][0]["changes"];
+    assert_eq!(paths(&changes["conflicts"]), ["shared.txt"], "{changes}");
+    assert_eq!(paths(&changes["applied"]), ["mine.txt"], "{changes}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("shared.txt")).unwrap(),
+        "someone else's\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("mine.txt")).unwrap(),
+        "mine\n"
+    );
+    assert_nothing_runs_in(ws);
+}
+
+#[test]
+fn git_hooks_setuid_files_and_symlinks_out_are_refused() {
+    let workspace = tempfile::tempdir().unwrap();
+    let sessions = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    let code = r##"
+import os
+for path, make in [
+    (".git/hooks/x", lambda: (os.makedirs(".git/hooks", exist_ok=True), open(".git/hooks/x", "w").write("#!/bin/sh\necho owned\n"), os.chmod(".git/hooks/x", 0o755))),
+    ("suid", lambda: (open("suid", "w").write("#!/bin/sh\n"), os.chmod("suid", 0o4755))),
+    ("out", lambda: os.symlink("/etc/passwd", "out")),
+    ("up", lambda: os.symlink("../x", "up")),
+    ("fine.txt", lambda: open("fine.txt", "w").write("fine\n")),
+]:
+    try:
+        make()
+        print(f"{path}: made")
+    except OSError as e:
+        print(f"{path}: {e}")
+"##;
+    let out = run_code(ws, sessions.path(), code, &[]);
+    let result = result_of(&out);
+    let changes = &result["details"]["results"][0]["changes"];
+    let made = tool_output(&result);
+    let refused = paths(&changes["refused"]);
+    // The tool sandbox keeps `.git` read-only and strips setuid chmods
+    // already; what got through to the layer must be refused there.
+    for path in [".git/hooks/x", "suid", "out", "up"] {
+        if made.contains(&format!("{path}: made")) {
+            assert!(
+                refused.contains(&path.to_owned()),
+                "{path} not refused: {changes}"
+            );
+        }
+    }
+    assert!(
+        made.contains("out: made") && made.contains("up: made"),
+        "{made}"
+    );
+    assert!(
+        paths(&changes["applied"]).contains(&"fine.txt".to_owned()),
+        "{changes}"
+    );
+    assert!(!ws.join(".git").exists());
+    if let Ok(meta) = std::fs::metadata(ws.join("suid")) {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(meta.permissions().mode() & 0o6000, 0, "{made}");
+    }
+    assert!(std::fs::symlink_metadata(ws.join("out")).is_err());
+    assert!(std::fs::symlink_metadata(ws.join("up")).is_err());
+    assert_nothing_runs_in(ws);
+}
+
+/// The python_execute output of the run's session file.
+fn tool_output(result: &Value) -> String {
+    let file = result["details"]["results"][0]["sessionFile"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    check_session_file(Path::new(&file))
+        .into_iter()
+        .find(|l| l["type"] == "tool_result")
+        .expect("a tool result line")["output"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}

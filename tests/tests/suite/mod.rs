@@ -27,6 +27,7 @@ mod cli;
 mod cli_flags;
 mod config_cmd;
 mod cow;
+mod cow_attacks;
 mod docs_examples;
 mod docs_flags;
 mod docs_help;

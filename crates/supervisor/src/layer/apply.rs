@@ -1,7 +1,7 @@
 //! Applying a run's changes to a directory (the workspace, or an enclosing
 //! run's view), file by file, each checked against the version the run
 //! started from: a path whose change time is at or after `since` (the
-//! run's start, less a margin for coarse clocks) was changed by someone
+//! run's start, read from the clock change times are stamped from) was changed by someone
 //! else meanwhile, and is a conflict: the workspace's version is kept.
 //!
 //! A file is written to a temporary name beside it and renamed over the

@@ -21,5 +21,5 @@ pub(crate) mod policy;
 pub(crate) mod settle;
 
 pub use kept::{KeptLayer, KeptLayerError, layers_dir};
-pub(crate) use settle::Settlement;
 pub use settle::{ApplyMode, WorkspaceIsolation};
+pub(crate) use settle::{Settlement, change_clock_now};

@@ -99,10 +99,17 @@ impl fmt::Display for ApplyMode {
     }
 }
 
-/// Time subtracted from a run's start before comparing change times: a
-/// filesystem stamps them from a coarse clock (one tick, 1 to 10 ms, behind
-/// the fine one), and a write right after the start must not look older.
-pub(crate) const CLOCK_MARGIN: Duration = Duration::from_millis(20);
+/// The clock a filesystem stamps change times from (the kernel's coarse
+/// clock, one tick behind the fine one): a run's start read from it is
+/// at or before the change time of every write after the start, so no
+/// change made meanwhile is missed; a write less than one tick before the
+/// start may count as one (a conflict kept, never a file overwritten).
+pub(crate) fn change_clock_now() -> SystemTime {
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::RealtimeCoarse);
+    let secs = u64::try_from(now.tv_sec).unwrap_or(0);
+    let nanos = u32::try_from(now.tv_nsec).unwrap_or(0);
+    std::time::UNIX_EPOCH + Duration::new(secs, nanos.min(999_999_999))
+}
 
 /// One settlement at a time in this process.
 static SETTLING: Mutex<()> = Mutex::new(());
@@ -119,7 +126,7 @@ pub(crate) struct Settlement<'a> {
     pub(crate) sessions_dir: &'a Path,
     /// The operator's protected paths, relative to the workspace.
     pub(crate) protected: Vec<PathBuf>,
-    /// When the layer was made.
+    /// When the layer was made, by [`change_clock_now`].
     pub(crate) started: SystemTime,
     pub(crate) apply: ApplyMode,
     /// The run completed (its changes may be applied).
@@ -171,7 +178,7 @@ impl Settlement<'_> {
         let live = Live {
             upper: upper.as_fd(),
         };
-        let since = self.started - CLOCK_MARGIN;
+        let since = self.started;
         if !self.completed {
             return Changes {
                 files,
@@ -235,7 +242,7 @@ impl Settlement<'_> {
             self.sessions_dir,
             self.run_id,
             self.workspace,
-            since + CLOCK_MARGIN,
+            since,
             &self.protected,
             changes,
             applied,

@@ -293,7 +293,7 @@ async fn start_worker(
     if layer_base.is_some() {
         sandbox_spec.layer = Some(layered::new_layer(ctx.request));
     }
-    let layer_started = SystemTime::now();
+    let layer_started = crate::layer::change_clock_now();
     let mut child = match subagent_sandbox::spawn(sandbox_spec).await {
         Ok(child) => child,
         Err(e @ subagent_sandbox::SpawnError::Layer { .. }) => {
