@@ -154,6 +154,7 @@ time.sleep(60)
     let out = run_code(ws, sessions.path(), code, &["--timeout", "3s"]);
     let result = result_of(&out);
     assert!(result["details"]["error"].is_object(), "{result}");
+    assert_eq!(snapshot(ws), before);
     let changes = &result["details"]["results"][0]["changes"];
     assert!(paths(&changes["applied"]).is_empty(), "{changes}");
     assert!(
@@ -163,7 +164,6 @@ time.sleep(60)
             .contains("did not complete"),
         "{changes}"
     );
-    assert_eq!(snapshot(ws), before);
     assert_nothing_runs_in(ws);
 }
 
