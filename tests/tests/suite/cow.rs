@@ -283,3 +283,90 @@ fn tool_output(result: &Value) -> String {
         .unwrap()
         .to_owned()
 }
+
+/// Starts a run whose tool call writes in the workspace and whose next
+/// model reply is held; returns once the tool call has run (the model was
+/// asked again), with the run still going.
+fn started_after_writing(model: &ScriptedModel, ws: &Path, sessions: &Path) -> std::process::Child {
+    let child = model
+        .run_command(ws, sessions)
+        .args([
+            "--task",
+            "Change the files.",
+            "--tools",
+            "python_execute",
+            "--json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    model.release();
+    assert!(model.wait_for_requests(2, std::time::Duration::from_secs(60)));
+    child
+}
+
+fn writing_model() -> ScriptedModel {
+    let code = r#"
+import os
+open("edit.txt", "w").write("half\n")
+open("new.txt", "w").write("new\n")
+os.remove("gone.txt")
+"#;
+    ScriptedModel::start_held(vec![
+        tool_call_turn("call_1", "python_execute", &json!({"code": code})),
+        text_turn("done"),
+    ])
+}
+
+fn workspace_with_files() -> tempfile::TempDir {
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::write(workspace.path().join("edit.txt"), "old\n").unwrap();
+    std::fs::write(workspace.path().join("gone.txt"), "bye\n").unwrap();
+    workspace
+}
+
+#[test]
+fn a_run_cancelled_after_writing_leaves_the_workspace_byte_for_byte() {
+    let workspace = workspace_with_files();
+    let sessions = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    let before = snapshot(ws);
+    let model = writing_model();
+    let child = started_after_writing(&model, ws, sessions.path());
+    // SAFETY: a plain kill(2) of a process this test started.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let result = result_of(&out);
+    assert_eq!(
+        result["details"]["error"]["code"], "SUBAGENT_CANCELLED",
+        "{result}"
+    );
+    assert_eq!(snapshot(ws), before);
+    let changes = &result["details"]["results"][0]["changes"];
+    assert!(paths(&changes["applied"]).is_empty(), "{changes}");
+    assert_nothing_runs_in(ws);
+}
+
+#[test]
+fn a_run_whose_supervisor_is_killed_after_writing_leaves_the_workspace_byte_for_byte() {
+    let workspace = workspace_with_files();
+    let sessions = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    let before = snapshot(ws);
+    let model = writing_model();
+    let mut child = started_after_writing(&model, ws, sessions.path());
+    child.kill().unwrap(); // SIGKILL: no code of the supervisor runs
+    child.wait().unwrap();
+    // The worker dies of its parent-death signal, its layer with it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !processes_in(ws).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{:?}",
+            processes_in(ws)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(snapshot(ws), before);
+}

@@ -245,3 +245,86 @@ print(f"written={written}")
     let refused = changes["refused"].to_string();
     assert!(refused.contains("deeper than 128 directories"), "{changes}");
 }
+
+/// An overlay on top of `lower`, mounted at `at`; unmounted on drop.
+struct Overlay {
+    at: PathBuf,
+}
+
+impl Overlay {
+    fn new(lower: &Path, scratch: &Path, at: &Path) -> Option<Self> {
+        let (upper, work) = (scratch.join("upper"), scratch.join("work"));
+        for dir in [&upper, &work, &at.to_path_buf()] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        let options = format!(
+            "lowerdir={},upperdir={},workdir={}",
+            lower.display(),
+            upper.display(),
+            work.display()
+        );
+        let out = Command::new("mount")
+            .args(["-t", "overlay", "overlay", "-o", &options])
+            .arg(at)
+            .output()
+            .unwrap();
+        if !out.status.success() {
+            eprintln!(
+                "skipped: mount -t overlay: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            return None;
+        }
+        Some(Self { at: at.to_owned() })
+    }
+}
+
+impl Drop for Overlay {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.at).status();
+    }
+}
+
+#[test]
+fn a_workspace_the_kernel_cannot_overlay_refuses_a_run_that_can_write_and_says_what_to_do() {
+    // SAFETY: geteuid cannot fail and touches no memory.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: stacking overlays needs root");
+        return;
+    }
+    // Two overlays already: the kernel stacks no third.
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("base");
+    std::fs::create_dir(&base).unwrap();
+    std::fs::write(base.join("a.txt"), "a\n").unwrap();
+    let Some(first) = Overlay::new(&base, &dir.path().join("s1"), &dir.path().join("o1")) else {
+        return;
+    };
+    let Some(second) = Overlay::new(&first.at, &dir.path().join("s2"), &dir.path().join("o2"))
+    else {
+        return;
+    };
+    let ws = second.at.clone();
+    let sessions = tempfile::tempdir().unwrap();
+    let out = run_code(&ws, sessions.path(), "open('b.txt', 'w').write('b')", &[]);
+    let result = result_of(&out);
+    let error = &result["details"]["error"];
+    assert_eq!(error["code"], "SUBAGENT_SANDBOX_UNAVAILABLE", "{result}");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("overlay"), "{message}");
+    assert!(message.contains("--isolation none"), "{message}");
+    assert!(!ws.join("b.txt").exists());
+    // In place, as asked, it runs.
+    let out = run_code(
+        &ws,
+        sessions.path(),
+        "open('b.txt', 'w').write('b')",
+        &["--isolation", "none"],
+    );
+    let result = result_of(&out);
+    assert!(result["details"]["error"].is_null(), "{result}");
+    assert_eq!(std::fs::read_to_string(ws.join("b.txt")).unwrap(), "b");
+    assert_nothing_runs_in(&ws);
+    drop(second);
+    drop(first);
+}

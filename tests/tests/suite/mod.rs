@@ -28,6 +28,8 @@ mod cli_flags;
 mod config_cmd;
 mod cow;
 mod cow_attacks;
+mod cow_kept;
+mod cow_views;
 mod docs_examples;
 mod docs_flags;
 mod docs_help;

@@ -3,7 +3,7 @@
 //! workspace: read out of the layer ([`collect`]), judged ([`policy`]),
 //! applied file by file against the version the run started from
 //! ([`apply`]), kept for later ([`kept`]) and shown as a unified diff
-//! ([`diff`]).
+//! ([`diff`]); a parent's view handed to its nested runs ([`parent_view`]).
 //!
 //! Every file here is read and written by descriptor beneath a directory
 //! the caller opened (`openat2` with `RESOLVE_BENEATH` and no symlinks):
@@ -17,9 +17,11 @@ pub(crate) mod change;
 pub(crate) mod collect;
 pub(crate) mod diff;
 pub(crate) mod kept;
+pub(crate) mod parent_view;
 pub(crate) mod policy;
 pub(crate) mod settle;
 
 pub use kept::{KeptLayer, KeptLayerError, layers_dir};
+pub use parent_view::ParentView;
 pub use settle::{ApplyMode, WorkspaceIsolation};
 pub(crate) use settle::{Settlement, change_clock_now};

@@ -275,24 +275,14 @@ async fn start_worker(
         }
         None => None,
     };
-    let layered = layered::wants_layer(ctx.request, spec);
-    // The workspace as the run starts, kept to compare and apply against.
-    let layer_base = match (&workspace, layered) {
-        (Some(fd), true) => match fd.try_clone() {
-            Ok(fd) => Some(fd),
-            Err(e) => {
-                return Err(Box::new(ChildRun::setup_failed(format!(
-                    "cannot hold the workspace for the run's layer: {e}"
-                ))));
-            }
-        },
-        _ => None,
+    let (layer, layer_target, nested) = match layered::plan(ctx.request, spec, workspace.as_ref()) {
+        Ok(Some(planned)) => (Some(planned.layer), planned.target, planned.nested),
+        Ok(None) => (None, None, false),
+        Err(why) => return Err(Box::new(ChildRun::setup_failed(why))),
     };
     let mut sandbox_spec =
         spec::sandbox_spec(ctx.config, ctx.request, OwnedFd::from(theirs), workspace);
-    if layer_base.is_some() {
-        sandbox_spec.layer = Some(layered::new_layer(ctx.request));
-    }
+    sandbox_spec.layer = layer;
     let layer_started = crate::layer::change_clock_now();
     let mut child = match subagent_sandbox::spawn(sandbox_spec).await {
         Ok(child) => child,
@@ -323,9 +313,11 @@ async fn start_worker(
         }
     };
     ctx.journal.set_pid(child.pid());
-    if let Some(base) = layer_base {
+    if let Some(target) = layer_target {
         match child.take_layer() {
-            Some(layer) => ctx.layer = Some(LiveLayer::new(layer, base, layer_started)),
+            Some(layer) => {
+                ctx.layer = Some(LiveLayer::new(layer, target, layer_started, nested));
+            }
             None => {
                 // The sandbox hands a layer back or refuses the spawn; a
                 // child without one must not run as if it had it.

@@ -16,9 +16,9 @@ use std::time::SystemTime;
 use subagent_protocol::changes::Changes;
 use subagent_protocol::result::SubagentResult;
 use subagent_protocol::{TaskSpec, tool_names};
-use subagent_sandbox::{RunLayer, SpawnError, WorkspaceLayer};
+use subagent_sandbox::{LayerJoin, RunLayer, SpawnError, WorkspaceLayer};
 
-use crate::layer::{Settlement, WorkspaceIsolation};
+use crate::layer::{ParentView, Settlement, WorkspaceIsolation};
 
 use super::request::RunRequest;
 
@@ -36,17 +36,66 @@ const BYTES_PER_INODE: u64 = 4096;
 #[derive(Debug)]
 pub(super) struct LiveLayer {
     layer: RunLayer,
-    /// The workspace as the run started, by descriptor: where the changes
-    /// are compared and applied.
-    workspace: OwnedFd,
+    /// Where the changes are compared and applied, by descriptor: the
+    /// workspace as the run started, or its parent's merged view.
+    target: OwnedFd,
     /// Just before the worker started.
     started: SystemTime,
+    /// On a parent's view: its changes become the parent's, never kept.
+    nested: bool,
+    /// This run's view, for its own nested runs.
+    view: Option<ParentView>,
 }
 
-/// Whether `request`'s tools see the workspace through a layer: overlay
-/// isolation and a tool that can write (`python_execute`). A run that
-/// cannot write needs none and is never refused for want of one.
-pub(super) fn wants_layer(request: &RunRequest, spec: &TaskSpec) -> bool {
+/// What the sandbox is asked for, and where the layer's changes go.
+pub(super) struct Planned {
+    pub(super) layer: WorkspaceLayer,
+    /// `None` for a run that enters its parent's view without a layer of
+    /// its own (it cannot write): nothing to settle.
+    pub(super) target: Option<OwnedFd>,
+    pub(super) nested: bool,
+}
+
+/// The layer of `request`'s run: a new one over the workspace (`workspace`,
+/// the admitted directory), a new one stacked on its parent's view, the
+/// parent's view as it is (a nested run that cannot write), or none.
+pub(super) fn plan(
+    request: &RunRequest,
+    spec: &TaskSpec,
+    workspace: Option<&OwnedFd>,
+) -> Result<Option<Planned>, String> {
+    let hold = |e: std::io::Error| format!("cannot hold the workspace for the run's layer: {e}");
+    let can_write = spec.tools.iter().any(|t| t == tool_names::PYTHON_EXECUTE);
+    if let Some(view) = &request.parent_view {
+        let join = view.join().map_err(hold)?;
+        if !can_write {
+            return Ok(Some(Planned {
+                layer: WorkspaceLayer::Enter(join),
+                target: None,
+                nested: true,
+            }));
+        }
+        let target = join.merged.try_clone().map_err(hold)?;
+        return Ok(Some(Planned {
+            layer: new_layer(request, Some(join)),
+            target: Some(target),
+            nested: true,
+        }));
+    }
+    match workspace {
+        Some(fd) if wants_layer(request, spec) => Ok(Some(Planned {
+            layer: new_layer(request, None),
+            target: Some(fd.try_clone().map_err(hold)?),
+            nested: false,
+        })),
+        _ => Ok(None),
+    }
+}
+
+/// Whether `request`'s tools see the workspace through a layer of their
+/// own: overlay isolation and a tool that can write (`python_execute`). A
+/// run that cannot write needs none and is never refused for want of one.
+fn wants_layer(request: &RunRequest, spec: &TaskSpec) -> bool {
     request.isolation == WorkspaceIsolation::Overlay
         && spec.tools.iter().any(|t| t == tool_names::PYTHON_EXECUTE)
 }
@@ -54,12 +103,12 @@ pub(super) fn wants_layer(request: &RunRequest, spec: &TaskSpec) -> bool {
 /// The layer the sandbox is asked for: `--tool-disk` bytes, and inodes in
 /// proportion (a run of many empty files is held by the inode count, not
 /// by bytes it never writes).
-pub(super) fn new_layer(request: &RunRequest) -> WorkspaceLayer {
+fn new_layer(request: &RunRequest, within: Option<LayerJoin>) -> WorkspaceLayer {
     let bytes = request.limits.tool_disk_bytes;
     WorkspaceLayer::New {
         bytes,
         inodes: (bytes / BYTES_PER_INODE).clamp(MIN_LAYER_INODES, MAX_LAYER_INODES),
-        within: None,
+        within,
     }
 }
 
@@ -74,13 +123,22 @@ pub(super) fn refusal(e: &SpawnError) -> String {
 }
 
 impl LiveLayer {
-    /// Holds `layer` of a run started at `started` in `workspace`.
-    pub(super) fn new(layer: RunLayer, workspace: OwnedFd, started: SystemTime) -> Self {
+    /// Holds `layer` of a run started at `started`, whose changes go to
+    /// `target`.
+    pub(super) fn new(layer: RunLayer, target: OwnedFd, started: SystemTime, nested: bool) -> Self {
+        let view = ParentView::of(&layer).ok();
         Self {
             layer,
-            workspace,
+            target,
             started,
+            nested,
+            view,
         }
+    }
+
+    /// This run's view, for a nested run to work on.
+    pub(super) fn view(&self) -> Option<ParentView> {
+        self.view.clone()
     }
 
     /// Collects, judges and applies (or keeps, or discards) the run's
@@ -108,7 +166,7 @@ impl LiveLayer {
         let settled = tokio::task::spawn_blocking(move || {
             Settlement {
                 layer: &self.layer,
-                target: self.workspace.as_fd(),
+                target: self.target.as_fd(),
                 workspace: &workspace_dir,
                 run_id: &run_id,
                 sessions_dir: &sessions_dir,
@@ -116,7 +174,7 @@ impl LiveLayer {
                 started: self.started,
                 apply,
                 completed,
-                nested: false,
+                nested: self.nested,
             }
             .settle()
         })

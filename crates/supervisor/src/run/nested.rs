@@ -100,6 +100,8 @@ pub(super) fn grandchild_request(
         batch_task: None,
         isolation: p.isolation,
         apply: p.apply,
+        // Filled in by the parent's watch, which holds the parent's layer.
+        parent_view: None,
     }
 }
 

@@ -85,6 +85,9 @@ pub struct RunRequest {
     pub isolation: crate::layer::WorkspaceIsolation,
     /// When a layered run's changes are applied to the workspace.
     pub apply: crate::layer::ApplyMode,
+    /// The parent's copy-on-write view, for a nested run of a layered
+    /// parent: it works on what the parent sees, and its changes go there.
+    pub parent_view: Option<crate::layer::ParentView>,
 }
 
 /// A recorded conversation a run continues (built by [`crate::resume`]
@@ -134,6 +137,7 @@ impl RunRequest {
             batch_task: None,
             isolation: crate::layer::WorkspaceIsolation::default(),
             apply: crate::layer::ApplyMode::default(),
+            parent_view: None,
         }
     }
 }
