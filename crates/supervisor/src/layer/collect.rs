@@ -108,12 +108,17 @@ fn walk(
                     out.push(Change::new(text.clone(), kind, Node::Dir { mode }));
                 }
                 if depth + 1 >= MAX_DEPTH {
-                    let mut change = Change::new(text, kind, Node::Dir { mode });
-                    change.refused = Some(format!(
-                        "what lies below it is deeper than {MAX_DEPTH} directories, which is not \
-                         read"
-                    ));
-                    out.push(change);
+                    // One refused change for the directory, whether or not
+                    // it was a change of its own above.
+                    if out.last().is_none_or(|last| last.path != text) {
+                        out.push(Change::new(text, kind, Node::Dir { mode }));
+                    }
+                    if let Some(last) = out.last_mut() {
+                        last.refused = Some(format!(
+                            "what lies below it is deeper than {MAX_DEPTH} directories, which is \
+                             not read"
+                        ));
+                    }
                     continue;
                 }
                 let sub_upper = open_readable_dir(upper, name)?;
