@@ -59,6 +59,9 @@ pub(crate) fn apply(
 ) -> Applied {
     let mut out = Applied::default();
     let mut skipped_dirs: Vec<PathBuf> = Vec::new();
+    // Changes come in path order: siblings share their directory's
+    // descriptor (opened again after a change that may have replaced it).
+    let mut parent: Option<(PathBuf, OwnedFd)> = None;
     for change in changes {
         let issue = |reason: String| ChangeIssue {
             path: change.path.clone(),
@@ -78,7 +81,25 @@ pub(crate) fn apply(
             )));
             continue;
         }
-        match apply_one(change, root, since, contents, dry_run) {
+        let (parent_rel, _) = split(change.rel());
+        let dir = match parent.take() {
+            Some((rel, fd)) if rel == parent_rel => Ok(fd),
+            _ => beneath::open_dir(root, &parent_rel),
+        };
+        let dir = match dir {
+            Ok(dir) => dir,
+            Err(e) => {
+                out.conflicts.push(issue(format!(
+                    "its directory is not a directory of the workspace any more ({e})"
+                )));
+                continue;
+            }
+        };
+        let outcome = apply_one(change, root, &dir, since, contents, dry_run);
+        if matches!(change.node, Node::File { .. } | Node::Symlink { .. }) {
+            parent = Some((parent_rel, dir));
+        }
+        match outcome {
             Ok(()) => out.applied.push(change.path.clone()),
             Err(not) => {
                 if matches!(change.node, Node::Dir { .. }) {
@@ -97,17 +118,13 @@ pub(crate) fn apply(
 fn apply_one(
     change: &Change,
     root: BorrowedFd<'_>,
+    dir: &OwnedFd,
     since: SystemTime,
     contents: &dyn Contents,
     dry_run: bool,
 ) -> Result<(), NotApplied> {
-    let (parent, name) = split(change.rel());
-    let dir = beneath::open_dir(root, &parent).map_err(|e| {
-        NotApplied::Conflict(format!(
-            "its directory is not a directory of the workspace any more ({e})"
-        ))
-    })?;
-    let current = beneath::stat(&dir, &name)?;
+    let (_, name) = split(change.rel());
+    let current = beneath::stat(dir, &name)?;
     let changed = |stat: &rustix::fs::Stat| ctime(stat) >= since;
     match change.kind {
         ChangeKind::Added if current.is_some() => {
@@ -129,7 +146,7 @@ fn apply_one(
             }
             Some(_) => {}
         },
-        ChangeKind::Renamed => return rename(change, root, &dir, &name, since, dry_run),
+        ChangeKind::Renamed => return rename(change, root, dir, &name, since, dry_run),
         ChangeKind::Added => {}
     }
     let current_is_dir = current.is_some_and(|s| file_type(s.st_mode) == S_IFDIR);
@@ -137,12 +154,12 @@ fn apply_one(
     // What stands there goes first when the type changes (or on delete).
     if current.is_some() && (change.kind == ChangeKind::Deleted || current_is_dir != wants_dir) {
         if current_is_dir {
-            check_tree(&dir, &name, since, change.rel(), 0)?;
+            check_tree(dir, &name, since, change.rel(), 0)?;
             if !dry_run {
-                remove_tree(&dir, &name)?;
+                remove_tree(dir, &name)?;
             }
         } else if !dry_run {
-            rustix::fs::unlinkat(&dir, &name, AtFlags::empty()).map_err(io::Error::from)?;
+            rustix::fs::unlinkat(dir, &name, AtFlags::empty()).map_err(io::Error::from)?;
         }
     }
     if dry_run || change.kind == ChangeKind::Deleted {
@@ -151,26 +168,26 @@ fn apply_one(
     match &change.node {
         Node::Dir { mode } => {
             if !(current_is_dir && wants_dir) {
-                rustix::fs::mkdirat(&dir, &name, Mode::from_raw_mode(0o700))
+                rustix::fs::mkdirat(dir, &name, Mode::from_raw_mode(0o700))
                     .map_err(io::Error::from)?;
             }
-            rustix::fs::chmodat(&dir, &name, Mode::from_raw_mode(*mode), AtFlags::empty())
+            rustix::fs::chmodat(dir, &name, Mode::from_raw_mode(*mode), AtFlags::empty())
                 .map_err(io::Error::from)?;
             Ok(())
         }
         Node::File { mode, .. } => {
             let temp = temp_name();
-            let written = write_temp(&dir, &temp, change, contents, *mode);
+            let written = write_temp(dir, &temp, change, contents, *mode);
             if let Err(e) = written {
-                let _ = rustix::fs::unlinkat(&dir, &temp, AtFlags::empty());
+                let _ = rustix::fs::unlinkat(dir, &temp, AtFlags::empty());
                 return Err(e.into());
             }
-            settle(&dir, &temp, &name, change.kind, current.map(|s| ctime(&s)))
+            settle(dir, &temp, &name, change.kind, current.map(|s| ctime(&s)))
         }
         Node::Symlink { target } => {
             let temp = temp_name();
-            rustix::fs::symlinkat(target.as_str(), &dir, &temp).map_err(io::Error::from)?;
-            settle(&dir, &temp, &name, change.kind, current.map(|s| ctime(&s)))
+            rustix::fs::symlinkat(target.as_str(), dir, &temp).map_err(io::Error::from)?;
+            settle(dir, &temp, &name, change.kind, current.map(|s| ctime(&s)))
         }
         Node::Special { .. } | Node::Gone => Ok(()),
     }

@@ -23,5 +23,5 @@ pub(crate) mod settle;
 
 pub use kept::{KeptLayer, KeptLayerError, layers_dir};
 pub use parent_view::ParentView;
-pub use settle::{ApplyMode, WorkspaceIsolation};
-pub(crate) use settle::{Settlement, change_clock_now};
+pub(crate) use settle::Settlement;
+pub use settle::{ApplyMode, WorkspaceIsolation, change_clock_now, settle_completed};

@@ -104,7 +104,7 @@ impl fmt::Display for ApplyMode {
 /// at or before the change time of every write after the start, so no
 /// change made meanwhile is missed; a write less than one tick before the
 /// start may count as one (a conflict kept, never a file overwritten).
-pub(crate) fn change_clock_now() -> SystemTime {
+pub fn change_clock_now() -> SystemTime {
     let now = rustix::time::clock_gettime(rustix::time::ClockId::RealtimeCoarse);
     let secs = u64::try_from(now.tv_sec).unwrap_or(0);
     let nanos = u32::try_from(now.tv_nsec).unwrap_or(0);
@@ -256,4 +256,32 @@ fn unreadable(reason: String) -> Changes {
         not_applied: Some(reason),
         ..Changes::default()
     }
+}
+
+/// Settles `layer`, a completed run's, into `workspace` (open at
+/// `workspace_path`) as a run's end does with `--apply on-success` and no
+/// protected paths of the operator: for callers that start sandboxes
+/// themselves (the benchmarks). `started` is [`change_clock_now`] before
+/// the layer's child started; kept changes go under `sessions_dir`.
+pub fn settle_completed(
+    layer: &RunLayer,
+    workspace: BorrowedFd<'_>,
+    workspace_path: &Path,
+    sessions_dir: &Path,
+    run_id: &str,
+    started: SystemTime,
+) -> Changes {
+    Settlement {
+        layer,
+        target: workspace,
+        workspace: workspace_path,
+        run_id,
+        sessions_dir,
+        protected: Vec::new(),
+        started,
+        apply: ApplyMode::OnSuccess,
+        completed: true,
+        nested: false,
+    }
+    .settle()
 }
