@@ -133,6 +133,23 @@ print(open("edit.txt").read())
     // The tool saw its own write (the merged view).
     let line = changes_line(&result);
     assert_eq!(line["applied"], changes["applied"], "{line}");
+    // `sessions show` lists them.
+    let run = result["details"]["runId"].as_str().unwrap();
+    let show = std::process::Command::new(binary("subagent"))
+        .args(["sessions", "show", run, "--sessions-dir"])
+        .arg(sessions.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&show.stdout);
+    assert!(text.contains("changes: 4 path(s), 4 applied"), "{text}");
+    assert!(
+        text.contains("modified edit.txt, 8 bytes: applied"),
+        "{text}"
+    );
+    assert!(
+        text.contains("deleted gone.txt, 0 bytes: applied"),
+        "{text}"
+    );
     assert_nothing_runs_in(ws);
 }
 
