@@ -158,3 +158,52 @@ fn a_nested_subagent_works_on_its_parents_view_and_its_changes_become_the_parent
     );
     assert_nothing_runs_in(ws);
 }
+
+#[test]
+fn the_file_tools_read_the_runs_own_writes_through_its_view() {
+    let workspace = tempfile::tempdir().unwrap();
+    let sessions = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    std::fs::write(ws.join("notes.txt"), "old\n").unwrap();
+    let model = ScriptedModel::start_held(vec![
+        tool_call_turn(
+            "w",
+            "python_execute",
+            &json!({"code": "open('notes.txt', 'w').write('written by the run\\n')"}),
+        ),
+        tool_call_turn("r", "bash_read", &json!({"path": "notes.txt"})),
+        text_turn("done"),
+    ]);
+    let child = model
+        .run_command(ws, sessions.path())
+        .args([
+            "--task",
+            "Write, then read.",
+            "--tools",
+            "python_execute,bash_read",
+            "--json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    model.release();
+    model.release();
+    // Before the end: bash_read saw the run's write, the workspace did not.
+    assert!(model.wait_for_requests(3, Duration::from_secs(60)));
+    assert_eq!(
+        std::fs::read_to_string(ws.join("notes.txt")).unwrap(),
+        "old\n"
+    );
+    let read = model.requests()[2]["messages"].to_string();
+    assert!(read.contains("written by the run"), "{read}");
+    model.release();
+    let out = child.wait_with_output().unwrap();
+    let result = result_of(&out);
+    assert!(result["details"]["error"].is_null(), "{result}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("notes.txt")).unwrap(),
+        "written by the run\n"
+    );
+    assert_nothing_runs_in(ws);
+}

@@ -157,7 +157,7 @@ pub(super) async fn run_child(
     // of a live worker is in this future's size (see `spawn_and_watch`).
     let mut result = Box::pin(assemble::assemble_blocking(ctx.assembly(), run)).await;
     if let Some(layer) = ctx.layer.take() {
-        Box::pin(settle_layer(&ctx, layer, &mut result)).await;
+        Box::pin(layered::settle_into(&ctx, layer, &mut result)).await;
     }
     if let Some(resume) = &request.resume {
         for single in &mut result.details.results {
@@ -314,18 +314,14 @@ async fn start_worker(
     };
     ctx.journal.set_pid(child.pid());
     if let Some(target) = layer_target {
-        match child.take_layer() {
-            Some(layer) => {
-                ctx.layer = Some(LiveLayer::new(layer, target, layer_started, nested));
-            }
-            None => {
-                // The sandbox hands a layer back or refuses the spawn; a
-                // child without one must not run as if it had it.
-                return Err(Box::new(ChildRun::setup_failed(
-                    "the worker started without its workspace layer".to_owned(),
-                )));
-            }
-        }
+        // The sandbox hands a layer back or refuses the spawn; a child
+        // without one must not run as if it had it.
+        let layer = child.take_layer().ok_or_else(|| {
+            Box::new(ChildRun::setup_failed(
+                "the worker started without its workspace layer".to_owned(),
+            ))
+        })?;
+        ctx.layer = Some(LiveLayer::new(layer, target, layer_started, nested));
     }
     tracing::debug!(
         run_id = %ctx.run_id,
@@ -515,31 +511,6 @@ fn create_session_file(
             Err(e) if e.already_exists() && attempt < RUN_ID_ATTEMPTS => attempt += 1,
             created => return (run_id, paths, created),
         }
-    }
-}
-
-/// Settles the run's layer: its changes collected, applied or kept by
-/// the run's outcome, named in the result and the session file.
-async fn settle_layer(ctx: &RunContext<'_>, layer: LiveLayer, result: &mut SubagentResult) {
-    let protected = ctx
-        .workspace
-        .as_ref()
-        .map(|w| w.protected.clone())
-        .unwrap_or_default();
-    let changes = layer
-        .settle(
-            ctx.request,
-            &ctx.run_id,
-            ctx.config.sessions_dir.clone(),
-            &protected,
-            result,
-        )
-        .await;
-    ctx.journal
-        .write(SessionEntry::Changes(changes.clone()))
-        .await;
-    if let Some(single) = result.details.results.first_mut() {
-        single.changes = Some(changes);
     }
 }
 

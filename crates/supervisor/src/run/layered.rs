@@ -15,11 +15,13 @@ use std::time::SystemTime;
 
 use subagent_protocol::changes::Changes;
 use subagent_protocol::result::SubagentResult;
+use subagent_protocol::session::SessionEntry;
 use subagent_protocol::{TaskSpec, tool_names};
 use subagent_sandbox::{LayerJoin, RunLayer, SpawnError, WorkspaceLayer};
 
 use crate::layer::{ParentView, Settlement, WorkspaceIsolation};
 
+use super::context::RunContext;
 use super::request::RunRequest;
 
 /// Fewest inodes a layer holds, whatever its byte cap.
@@ -183,5 +185,34 @@ impl LiveLayer {
             not_applied: Some(format!("settling the run's changes failed: {e}")),
             ..Changes::default()
         })
+    }
+}
+
+/// Settles the run's layer: its changes collected, applied or kept by
+/// the run's outcome, named in the result and the session file.
+pub(super) async fn settle_into(
+    ctx: &RunContext<'_>,
+    layer: LiveLayer,
+    result: &mut SubagentResult,
+) {
+    let protected = ctx
+        .workspace
+        .as_ref()
+        .map(|w| w.protected.clone())
+        .unwrap_or_default();
+    let changes = layer
+        .settle(
+            ctx.request,
+            &ctx.run_id,
+            ctx.config.sessions_dir.clone(),
+            &protected,
+            result,
+        )
+        .await;
+    ctx.journal
+        .write(SessionEntry::Changes(changes.clone()))
+        .await;
+    if let Some(single) = result.details.results.first_mut() {
+        single.changes = Some(changes);
     }
 }
