@@ -387,3 +387,45 @@ fn a_run_whose_supervisor_is_killed_after_writing_leaves_the_workspace_byte_for_
     }
     assert_eq!(snapshot(ws), before);
 }
+
+#[test]
+fn a_file_the_workspace_deleted_meanwhile_is_a_conflict_and_stays_deleted() {
+    let workspace = tempfile::tempdir().unwrap();
+    let sessions = tempfile::tempdir().unwrap();
+    let ws = workspace.path();
+    std::fs::write(ws.join("doomed.txt"), "v1\n").unwrap();
+    let model = ScriptedModel::start_held(vec![
+        tool_call_turn(
+            "call_1",
+            "python_execute",
+            &json!({"code": "open('doomed.txt', 'a').write('the run\\'s\\n')"}),
+        ),
+        text_turn("done"),
+    ]);
+    let child = model
+        .run_command(ws, sessions.path())
+        .args([
+            "--task",
+            "Change the files.",
+            "--tools",
+            "python_execute",
+            "--json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    model.release();
+    assert!(model.wait_for_requests(2, std::time::Duration::from_secs(60)));
+    std::fs::remove_file(ws.join("doomed.txt")).unwrap();
+    model.release();
+    let out = child.wait_with_output().unwrap();
+    let result = result_of(&out);
+    assert!(
+        !ws.join("doomed.txt").exists(),
+        "the run re-created a deleted file"
+    );
+    let changes = &result["details"]["results"][0]["changes"];
+    assert_eq!(paths(&changes["conflicts"]), ["doomed.txt"], "{changes}");
+    assert_nothing_runs_in(ws);
+}

@@ -4,7 +4,8 @@
 //! - a character device 0:0 is a whiteout: the lower path was deleted;
 //! - a directory with `user.overlay.opaque = "y"` replaced the lower one:
 //!   lower entries it does not hold were deleted;
-//! - any other entry is new (absent below) or modified (present below);
+//! - any other entry is new (absent below and not copied up) or modified
+//!   (present below, or copied up from it: deleted below since);
 //!   a directory present below with the same mode is only the way to its
 //!   entries and no change itself;
 //! - a deleted file whose bytes and mode an added file has was renamed.
@@ -37,6 +38,9 @@ const RENAME_COMPARE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The overlayfs xattr of a directory that hides the lower one.
 const OPAQUE_XATTR: &str = "user.overlay.opaque";
+
+/// The overlayfs xattr of an entry copied up from the lower layer.
+const ORIGIN_XATTR: &str = "user.overlay.origin";
 
 /// Every change in `upper` (the layer's upper directory) against `lower`
 /// (the workspace), in path order.
@@ -86,7 +90,10 @@ fn walk(
             Some(lower) => beneath::stat(lower, name)?,
             None => None,
         };
-        let kind = if below.is_some() {
+        // Copied up from the workspace, yet gone from it now: the
+        // workspace deleted it meanwhile, and the change is a modification
+        // (a conflict when applied), not a new file that re-creates it.
+        let kind = if below.is_some() || was_copied_up(upper, name) {
             ChangeKind::Modified
         } else {
             ChangeKind::Added
@@ -188,6 +195,24 @@ fn hidden_below(
         out.push(Change::new(text, ChangeKind::Deleted, Node::Gone));
     }
     Ok(())
+}
+
+/// Whether overlayfs copied `name` up from the lower layer (it marks each
+/// copy-up with [`ORIGIN_XATTR`]; a tool cannot set that name through the
+/// overlay, and a forged mark only makes its own change a conflict).
+fn was_copied_up(dir: BorrowedFd<'_>, name: &Path) -> bool {
+    let mut path = std::ffi::OsString::from(format!(
+        "/proc/self/fd/{}/",
+        std::os::fd::AsRawFd::as_raw_fd(&dir)
+    ));
+    path.push(name.as_os_str());
+    let mut value = [0u8; 0];
+    match rustix::fs::lgetxattr(Path::new(&path), ORIGIN_XATTR, &mut value[..]) {
+        Ok(_) => true,
+        // Present, with a value longer than the empty buffer.
+        Err(rustix::io::Errno::RANGE) => true,
+        Err(_) => false,
+    }
 }
 
 fn is_opaque(dir: BorrowedFd<'_>, name: &Path) -> bool {
