@@ -370,3 +370,7 @@ impl FromBytesCompat for std::ffi::OsStr {
         std::os::unix::ffi::OsStrExt::from_bytes(bytes)
     }
 }
+
+#[cfg(test)]
+#[path = "apply_tests.rs"]
+mod tests;
