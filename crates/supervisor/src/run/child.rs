@@ -157,7 +157,21 @@ pub(super) async fn run_child(
     // of a live worker is in this future's size (see `spawn_and_watch`).
     let mut result = Box::pin(assemble::assemble_blocking(ctx.assembly(), run)).await;
     if let Some(layer) = ctx.layer.take() {
-        Box::pin(layered::settle_into(&ctx, layer, &mut result)).await;
+        let protected = ctx
+            .workspace
+            .as_ref()
+            .map(|w| w.protected.clone())
+            .unwrap_or_default();
+        let sessions_dir = ctx.config.sessions_dir.clone();
+        let settled = layer.settle_into(
+            ctx.request,
+            &ctx.run_id,
+            sessions_dir,
+            &protected,
+            &ctx.journal,
+            &mut result,
+        );
+        Box::pin(settled).await;
     }
     if let Some(resume) = &request.resume {
         for single in &mut result.details.results {

@@ -21,7 +21,7 @@ use subagent_sandbox::{LayerJoin, RunLayer, SpawnError, WorkspaceLayer};
 
 use crate::layer::{ParentView, Settlement, WorkspaceIsolation};
 
-use super::context::RunContext;
+use super::journal::RunJournal;
 use super::request::RunRequest;
 
 /// Fewest inodes a layer holds, whatever its byte cap.
@@ -144,15 +144,17 @@ impl LiveLayer {
     }
 
     /// Collects, judges and applies (or keeps, or discards) the run's
-    /// changes; blocking work goes to the blocking pool. Frees the layer.
-    pub(super) async fn settle(
+    /// changes by its `result`, and names them there and in the session
+    /// file; blocking work goes to the blocking pool. Frees the layer.
+    pub(super) async fn settle_into(
         self,
         request: &RunRequest,
         run_id: &str,
         sessions_dir: PathBuf,
         protected: &[PathBuf],
-        result: &SubagentResult,
-    ) -> Changes {
+        journal: &RunJournal,
+        result: &mut SubagentResult,
+    ) {
         let completed = result.details.error.is_none();
         let protected: Vec<PathBuf> = protected
             .iter()
@@ -181,38 +183,13 @@ impl LiveLayer {
             .settle()
         })
         .await;
-        settled.unwrap_or_else(|e| Changes {
+        let changes = settled.unwrap_or_else(|e| Changes {
             not_applied: Some(format!("settling the run's changes failed: {e}")),
             ..Changes::default()
-        })
-    }
-}
-
-/// Settles the run's layer: its changes collected, applied or kept by
-/// the run's outcome, named in the result and the session file.
-pub(super) async fn settle_into(
-    ctx: &RunContext<'_>,
-    layer: LiveLayer,
-    result: &mut SubagentResult,
-) {
-    let protected = ctx
-        .workspace
-        .as_ref()
-        .map(|w| w.protected.clone())
-        .unwrap_or_default();
-    let changes = layer
-        .settle(
-            ctx.request,
-            &ctx.run_id,
-            ctx.config.sessions_dir.clone(),
-            &protected,
-            result,
-        )
-        .await;
-    ctx.journal
-        .write(SessionEntry::Changes(changes.clone()))
-        .await;
-    if let Some(single) = result.details.results.first_mut() {
-        single.changes = Some(changes);
+        });
+        journal.write(SessionEntry::Changes(changes.clone())).await;
+        if let Some(single) = result.details.results.first_mut() {
+            single.changes = Some(changes);
+        }
     }
 }
