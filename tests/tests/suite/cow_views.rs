@@ -207,3 +207,44 @@ fn the_file_tools_read_the_runs_own_writes_through_its_view() {
     );
     assert_nothing_runs_in(ws);
 }
+
+#[test]
+fn batch_tasks_apply_by_their_own_lines_and_their_results_lines_say_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    std::fs::write(
+        dir.path().join("tasks.jsonl"),
+        "{\"id\": \"t1\", \"task\": \"one\"}\n{\"id\": \"t2\", \"task\": \"two\", \"apply\": \"never\"}\n",
+    )
+    .unwrap();
+    let python =
+        |id: &str, code: &str| tool_call_turn(id, "python_execute", &json!({"code": code}));
+    let model = ScriptedModel::start(vec![
+        python("a", "open('one.txt', 'w').write('1')"),
+        text_turn("done"),
+        python("b", "open('two.txt', 'w').write('2')"),
+        text_turn("done"),
+    ]);
+    let out = super::resume_batch::scripted_batch(dir.path(), &model)
+        .args(["-j", "1", "--tools", "python_execute"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<Value> = std::fs::read_to_string(dir.path().join("results.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let of = |id: &str| lines.iter().find(|l| l["id"] == id).unwrap()["changes"].clone();
+    assert_eq!(paths(&of("t1")["applied"]), ["one.txt"], "{lines:?}");
+    assert!(of("t2")["layer"].is_string(), "{lines:?}");
+    assert_eq!(std::fs::read_to_string(ws.join("one.txt")).unwrap(), "1");
+    assert!(!ws.join("two.txt").exists());
+    assert_nothing_runs_in(&ws);
+}
