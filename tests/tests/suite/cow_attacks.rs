@@ -314,6 +314,22 @@ fn a_workspace_the_kernel_cannot_overlay_refuses_a_run_that_can_write_and_says_w
     assert!(message.contains("overlay"), "{message}");
     assert!(message.contains("--isolation none"), "{message}");
     assert!(!ws.join("b.txt").exists());
+    // A run that cannot write needs no layer, and runs.
+    let model = super::scripted_model::ScriptedModel::start(vec![
+        super::scripted_model::tool_call_turn(
+            "r",
+            "bash_read",
+            &serde_json::json!({"path": "a.txt"}),
+        ),
+        super::scripted_model::text_turn("read it"),
+    ]);
+    let out = model
+        .run_command(&ws, sessions.path())
+        .args(["--task", "Read a.txt.", "--tools", "bash_read", "--json"])
+        .output()
+        .unwrap();
+    let result = result_of(&out);
+    assert!(result["details"]["error"].is_null(), "{result}");
     // In place, as asked, it runs.
     let out = run_code(
         &ws,
