@@ -314,6 +314,25 @@ fn a_workspace_the_kernel_cannot_overlay_refuses_a_run_that_can_write_and_says_w
     assert!(message.contains("overlay"), "{message}");
     assert!(message.contains("--isolation none"), "{message}");
     assert!(!ws.join("b.txt").exists());
+    // `subagent doctor` says so ahead, with the same way out.
+    let doctor = Command::new(binary("subagent"))
+        .args(["doctor", "--json", "--workspace"])
+        .arg(&ws)
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&doctor.stdout).unwrap();
+    let probe = report["probes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "workspace-layer")
+        .unwrap()
+        .clone();
+    assert_eq!(probe["ok"], false, "{probe}");
+    assert!(
+        probe["fix"].as_str().unwrap().contains("--isolation none"),
+        "{probe}"
+    );
     // A run that cannot write needs no layer, and runs.
     let model = super::scripted_model::ScriptedModel::start(vec![
         super::scripted_model::tool_call_turn(
