@@ -36,6 +36,7 @@ fn the_bar_counts_finished_tasks_and_adds_the_running_ones_usage() {
         duration_ms: 5,
         session_file: None,
         continued_from: None,
+        changes: None,
     };
     tally.add(&line("a", subagent_supervisor::batch::TaskStatus::Ok));
     tally.add(&line("b", subagent_supervisor::batch::TaskStatus::Timeout));

@@ -8,7 +8,9 @@
 use clap::{Parser, Subcommand};
 
 use crate::error::CliError;
-use crate::{agents, batch, call, config, doctor, run, serve_cmd, sessions, status, trust};
+use crate::{
+    agents, batch, call, config, doctor, kept_changes, run, serve_cmd, sessions, status, trust,
+};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -115,6 +117,12 @@ enum Command {
         --base-url http://127.0.0.1:8080/v1\n\n\
         EXIT STATUS:\n  0 the client closed stdin or a signal stopped the server, 2 invalid flags")]
     Serve(serve_cmd::ServeArgs),
+    /// Apply the changes a run's copy-on-write layer kept (--apply never, or
+    /// conflicts), file by file with the rules of a run's end.
+    Apply(kept_changes::ApplyArgs),
+    /// Print the changes a run's layer kept as a unified diff against the
+    /// workspace as it is now.
+    Diff(kept_changes::DiffArgs),
 }
 
 /// Parses arguments, runs, prints; returns the exit code.
@@ -141,5 +149,7 @@ fn dispatch(cli: Cli) -> Result<i32, CliError> {
         Command::Config(args) => config::run(args).map_err(CliError::Input),
         Command::Trust(args) => trust::run(args).map_err(CliError::Input),
         Command::Serve(args) => serve_cmd::serve(args).map_err(CliError::Input),
+        Command::Apply(args) => kept_changes::apply(args).map_err(CliError::Input),
+        Command::Diff(args) => kept_changes::diff(args).map_err(CliError::Input),
     }
 }

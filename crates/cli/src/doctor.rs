@@ -76,6 +76,8 @@ pub(super) fn run(args: DoctorArgs) -> Result<i32> {
         Some(dir) => dir,
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
+    let layer = crate::runtime::supervisor_runtime()?.block_on(doctor::layer_support(&workspace));
+    probes.push(doctor::workspace_layer_probe(&workspace, &layer));
     probes.extend(config_probes(&workspace));
     if let Some(base_url) = &args.base_url {
         probes.extend(doctor::endpoint_probes_asking(

@@ -15,6 +15,7 @@ mod config;
 mod console;
 mod doctor;
 mod error;
+mod kept_changes;
 mod run;
 mod run_flags;
 mod run_patch;

@@ -18,6 +18,7 @@ use subagent_supervisor::config::{
     RunOverrides, prepare,
 };
 pub(super) use subagent_supervisor::config::{Prepared, env_value};
+use subagent_supervisor::layer::{ApplyMode, WorkspaceIsolation};
 
 use super::trust::print_warning;
 
@@ -192,6 +193,17 @@ pub(super) struct RunFlags {
     /// allow_raise` of the user config.
     #[arg(long, value_name = "NAME", value_parser = Raise::parse)]
     pub(super) allow_raise: Vec<Raise>,
+    /// How tools that can write (python_execute) see the workspace: overlay
+    /// (the default: through a copy-on-write layer capped by --tool-disk,
+    /// whose changes are applied when the run completes) or none (in
+    /// place, as they happen; the disk cap is then a best-effort walk).
+    #[arg(long, value_name = "MODE", value_parser = |s: &str| s.parse::<WorkspaceIsolation>())]
+    pub(super) isolation: Option<WorkspaceIsolation>,
+    /// When an overlay run's changes are applied: on-success (the default:
+    /// file by file when it completes, conflicts left alone and reported)
+    /// or never (kept for `subagent diff RUN` and `subagent apply RUN`).
+    #[arg(long, value_name = "WHEN", value_parser = |s: &str| s.parse::<ApplyMode>())]
+    pub(super) apply: Option<ApplyMode>,
 }
 
 /// A clap parser for one limit flag: the same reader as config files and
@@ -273,6 +285,8 @@ impl RunFlags {
             allow_network: self.allow_network,
             require_sandbox: self.require_sandbox,
             allow_raise: self.allow_raise.clone(),
+            isolation: self.isolation,
+            apply: self.apply,
         }
     }
 

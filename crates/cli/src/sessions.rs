@@ -242,8 +242,8 @@ fn gc(dir: &Path, args: GcArgs) -> Result<i32> {
                 v.session_file.display(),
                 v.started_at
             ))?;
-            if let Some(output) = &v.output_file {
-                console::out(&format!("would remove {}", output.display()))?;
+            for also in v.output_file.iter().chain(&v.kept_layer) {
+                console::out(&format!("would remove {}", also.display()))?;
             }
         }
         console::out(&format!(

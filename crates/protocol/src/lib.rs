@@ -15,11 +15,12 @@
 //!   encoded with bincode, which is not self-describing: they must not use
 //!   `skip_serializing_if`, `flatten`, `untagged` or internally tagged enums,
 //!   and JSON values travel in them as JSON *strings*;
-//! - **JSON types** ([`result`], [`session`]) are what users read; they use
+//! - **JSON types** ([`result`], [`session`], [`changes`]) are what users read; they use
 //!   exactly those attributes to produce the documented shapes.
 
 #![forbid(unsafe_code)]
 
+pub mod changes;
 pub mod codec;
 pub mod error_code;
 pub mod frame;

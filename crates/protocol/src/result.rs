@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::changes::Changes;
 use crate::error_code::ErrorCode;
 pub use crate::limit_reached::{LimitName, LimitReached};
 pub use crate::mode::{Mode, RunMode};
@@ -110,6 +111,10 @@ pub struct SingleResult {
     /// fresh run.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub continued_from: Option<u32>,
+    /// What the run changed in its workspace and what was applied (a run
+    /// with a copy-on-write layer, `--isolation overlay`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub changes: Option<Changes>,
 }
 
 /// How a worker process ended (extra field beyond the contract: operators
@@ -159,6 +164,7 @@ impl SingleResult {
             termination: None,
             sandbox: None,
             continued_from: None,
+            changes: None,
         }
     }
 }

@@ -71,6 +71,10 @@ pub enum SessionEntry {
     Limit(LimitLine),
     /// A log line from the worker or supervisor.
     Log(LogLine),
+    /// What the run changed in its workspace and what became of it (a run
+    /// with a copy-on-write layer); written once the run ended, and again
+    /// by `subagent apply`.
+    Changes(crate::changes::Changes),
 }
 
 /// The `session` header.

@@ -26,6 +26,7 @@ use crate::exit::ChildExit;
 use crate::exit_watch::{ExitHint, ExitWatch, HangUpOnDrop};
 use crate::kill::KillHandle;
 use crate::launch::{self, Launched};
+use crate::layer::RunLayer;
 use crate::leaks::{self, TreeScope};
 use crate::reaper::Tree;
 use crate::running::{CaptureTask, Running};
@@ -49,6 +50,7 @@ pub async fn spawn(spec: SandboxSpec) -> Result<SandboxedChild, SpawnError> {
         started,
         placeholders,
         after_exit,
+        layer,
     } = launch::launch(spec).await?;
     let stdout_inode = stdout.as_ref().and_then(inode).unwrap_or(0);
     let stderr_inode = stderr.as_ref().and_then(inode).unwrap_or(0);
@@ -131,6 +133,7 @@ pub async fn spawn(spec: SandboxSpec) -> Result<SandboxedChild, SpawnError> {
         status,
         killer,
         hint,
+        layer,
         run: guard,
     })
 }
@@ -142,6 +145,7 @@ pub struct SandboxedChild {
     status: SandboxStatus,
     killer: KillHandle,
     hint: ExitHint,
+    layer: Option<RunLayer>,
     run: Running,
 }
 
@@ -166,6 +170,12 @@ impl SandboxedChild {
     /// otherwise.
     pub fn exit_hint(&self) -> ExitHint {
         self.hint.clone()
+    }
+
+    /// The workspace layer the child entered ([`crate::SandboxSpec::layer`]),
+    /// once: its descriptors keep the layer alive after the child is gone.
+    pub fn take_layer(&mut self) -> Option<RunLayer> {
+        self.layer.take()
     }
 
     /// Resolves once the leader has exited, the tree is dead and reaped, and

@@ -47,6 +47,15 @@ pub enum SpawnError {
         /// The underlying error.
         source: io::Error,
     },
+    /// The working directory could not be put under a copy-on-write
+    /// layer ([`crate::SandboxSpec::layer`]).
+    #[error("cannot put the workspace under a copy-on-write layer: {}: {source}", step.describe())]
+    Layer {
+        /// The step that failed.
+        step: crate::layer::LayerStep,
+        /// What the kernel said.
+        source: io::Error,
+    },
     /// `spawn` was called outside a tokio runtime.
     #[error("spawn needs a tokio runtime with IO and time enabled; call it from inside one")]
     NoRuntime,

@@ -22,6 +22,9 @@ use subagent_protocol::session::SandboxStatus;
 
 use crate::cgroup::ChildCgroup;
 use crate::error::SpawnError;
+use crate::layer::child::LayerSetup;
+use crate::layer::handoff::{self, Received};
+use crate::layer::{LayerStep, RunLayer};
 use crate::placeholders::Placeholders;
 use crate::plan::{self, Planned};
 use crate::pre_exec::ChildSetup;
@@ -44,6 +47,8 @@ pub(crate) struct Launched {
     pub(crate) placeholders: Placeholders,
     /// The caller's work for when the tree is gone.
     pub(crate) after_exit: Option<AfterExit>,
+    /// The workspace layer the child entered, when it was asked for one.
+    pub(crate) layer: Option<RunLayer>,
 }
 
 /// Plans and starts `spec`'s leader on the spawner thread.
@@ -114,22 +119,74 @@ fn launch_here(mut spec: SandboxSpec) -> Result<Launched, SpawnError> {
         .and_then(|i| i.view.as_ref())
         .map(|view| Placeholders::new(view.placeholders.clone(), &spec.cwd, spec.cwd_fd.as_ref()))
         .unwrap_or_default();
+    let (layer, report) = match spec.layer.take() {
+        Some(layer) => {
+            let (ours, theirs) = handoff::pair().map_err(|e| setup_error("the layer socket", e))?;
+            let setup = LayerSetup::new(layer, &spec.cwd, theirs)
+                .map_err(|e| setup_error("the layer", e))?;
+            (Some(setup), Some(ours))
+        }
+        None => (None, None),
+    };
+    let hands_back = layer.as_ref().is_some_and(LayerSetup::hands_back);
     let setup = ChildSetup::new(
         procs,
         rlimits,
         spec.protocol_fd.take(),
         spec.cwd_fd.take(),
         isolation,
+        layer,
     )
     .map_err(|e| setup_error("the protocol fd", e))?;
     if cgroup.is_some() {
         crate::cgroup::keep_warm();
     }
     let started = Instant::now();
-    let (pid, stdout, stderr) = start_leader(&spec, setup).map_err(|source| SpawnError::Spawn {
-        program: spec.program.clone(),
-        source,
-    })?;
+    let started_leader = start_leader(&spec, setup);
+    let received = report.as_ref().map(handoff::receive);
+    let (pid, stdout, stderr) = match started_leader {
+        Ok(started) => started,
+        Err(_) if let Some(Received::Failed { step, errno }) = received => {
+            return Err(SpawnError::Layer {
+                step,
+                source: std::io::Error::from_raw_os_error(errno),
+            });
+        }
+        Err(source) => {
+            return Err(SpawnError::Spawn {
+                program: spec.program.clone(),
+                source,
+            });
+        }
+    };
+    let layer = match received {
+        None => None,
+        Some(Received::Entered(fds)) if !hands_back => {
+            drop(fds);
+            None
+        }
+        Some(Received::Entered(fds)) => match <[std::os::fd::OwnedFd; 4]>::try_from(fds) {
+            Ok([layer_root, merged, user_ns, mount_ns]) => Some(RunLayer {
+                layer_root,
+                merged,
+                user_ns,
+                mount_ns,
+            }),
+            Err(_) => None,
+        },
+        Some(_) => None,
+    };
+    if hands_back && layer.is_none() {
+        // Started, yet its layer never came back: it must not run.
+        if let Ok(pgid) = i32::try_from(pid) {
+            unix::signal_group(pgid, libc::SIGKILL);
+        }
+        let _ = unix::reap_with_rusage(pid);
+        return Err(SpawnError::Layer {
+            step: LayerStep::Handoff,
+            source: std::io::Error::from(std::io::ErrorKind::UnexpectedEof),
+        });
+    }
     Ok(Launched {
         status,
         cgroup,
@@ -139,6 +196,7 @@ fn launch_here(mut spec: SandboxSpec) -> Result<Launched, SpawnError> {
         started,
         placeholders,
         after_exit: spec.after_exit.take(),
+        layer,
     })
 }
 
@@ -152,7 +210,7 @@ fn start_leader(
 ) -> std::io::Result<(u32, Option<OwnedFd>, Option<OwnedFd>)> {
     // A pinned working directory is entered by the setup, by descriptor.
     let cwd = (!setup.enters_cwd()).then_some(spec.cwd.as_path());
-    if spec.isolation.is_none() && spec.program.is_absolute() {
+    if spec.isolation.is_none() && !setup.enters_layer() && spec.program.is_absolute() {
         let (child, stdout, stderr) = VforkSpawn::new(
             &spec.program,
             spec.args.iter().map(OsString::as_os_str),

@@ -36,6 +36,7 @@
 
 // Layers, lowest first; a module imports only from layers below its own:
 // unix, procfs, status, job_thread, large_frees -> signal, chores, isolation,
+// layer,
 // exit_watch -> spec,
 // error -> cgroup -> kill -> capture -> exit, leaks -> plan, pre_exec,
 // spawner, reaper -> running -> child.
@@ -53,6 +54,7 @@ mod job_thread;
 mod kill;
 mod large_frees;
 mod launch;
+mod layer;
 mod leaks;
 mod open_files;
 mod placeholders;
@@ -83,6 +85,8 @@ pub use isolation::{
 };
 pub use kill::{KillHandle, KillReason};
 pub use large_frees::{LARGE_BLOCK_BYTES, return_large_frees_to_the_system};
+pub use layer::spec::UPPER_DIR;
+pub use layer::{LayerJoin, LayerStep, RunLayer, WorkspaceLayer};
 pub use open_files::{OpenFilesLimit, open_files_limit, raise_open_files_limit};
 pub use plan::resource_status;
 pub use procfs::peak_rss_since_exec;

@@ -14,6 +14,7 @@ use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 
 use crate::isolation::enter::IsolationSetup;
+use crate::layer::child::LayerSetup;
 use crate::unix::RlimitResource;
 
 /// Exit code of a child whose parent died between fork and exec: nobody is
@@ -39,6 +40,8 @@ pub(crate) struct ChildSetup {
     cwd_fd: Option<OwnedFd>,
     /// The tool sandbox's layers, applied last.
     isolation: Option<IsolationSetup>,
+    /// The workspace's copy-on-write layer, entered once in the cgroup.
+    layer: Option<LayerSetup>,
 }
 
 impl ChildSetup {
@@ -50,6 +53,7 @@ impl ChildSetup {
         protocol_fd: Option<OwnedFd>,
         cwd_fd: Option<OwnedFd>,
         isolation: Option<IsolationSetup>,
+        layer: Option<LayerSetup>,
     ) -> io::Result<Self> {
         let protocol_fd = match protocol_fd {
             // try_clone uses F_DUPFD_CLOEXEC with a floor of 3.
@@ -65,7 +69,15 @@ impl ChildSetup {
             protocol_fd,
             cwd_fd,
             isolation,
+            layer,
         })
+    }
+
+    /// Whether the child enters a workspace layer (it must then be forked,
+    /// not share our memory: a new user namespace needs a process of its
+    /// own).
+    pub(crate) fn enters_layer(&self) -> bool {
+        self.layer.is_some()
     }
 
     /// Whether the child enters its working directory by descriptor (the
@@ -116,6 +128,9 @@ impl ChildSetup {
                 if written != 1 {
                     return Err(err);
                 }
+            }
+            if let Some(layer) = &self.layer {
+                layer.apply_in_child()?;
             }
             let first_closed = match &self.protocol_fd {
                 Some(fd) if fd.as_raw_fd() == PROTOCOL_FD => {

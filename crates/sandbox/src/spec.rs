@@ -13,6 +13,7 @@ use subagent_protocol::Limits;
 
 use crate::exit_watch::ExitNotice;
 use crate::isolation::Isolation;
+use crate::layer::WorkspaceLayer;
 
 /// Environment variables a child may inherit by default. Everything else
 /// (API keys, tokens, the supervisor's own settings) is dropped.
@@ -78,6 +79,11 @@ pub struct SandboxSpec {
     /// ended (waited for, or dropped and cleaned up without its owner):
     /// the place for checks of what the tree left behind.
     pub after_exit: Option<AfterExit>,
+    /// A copy-on-write layer over the working directory, entered before
+    /// exec ([`crate::layer`]); its descriptors come back with the child
+    /// ([`crate::SandboxedChild::take_layer`]). `None`: the child works in
+    /// the directory itself.
+    pub layer: Option<WorkspaceLayer>,
 }
 
 /// Work for the cleanup of a child's tree ([`SandboxSpec::after_exit`]).
@@ -120,6 +126,7 @@ impl SandboxSpec {
             isolation: None,
             exit_notice: ExitNotice::default(),
             after_exit: None,
+            layer: None,
         }
     }
 }

@@ -450,6 +450,10 @@ pub fn worker_probe(worker: Option<&Path>) -> Probe {
     }
 }
 
+#[path = "doctor_layer.rs"]
+mod layer;
+pub use layer::{layer_support, workspace_layer_probe};
+
 #[path = "doctor_endpoint.rs"]
 mod endpoint;
 pub use endpoint::{

@@ -21,6 +21,7 @@ pub mod error_chain;
 pub mod exit_codes;
 pub mod interrupt;
 pub mod jobs;
+pub mod layer;
 pub mod resume;
 pub mod run;
 pub mod sanitize;

@@ -78,6 +78,13 @@ fn asks_above(elsewhere: &Path) -> Vec<(Value, Vec<String>)> {
             vec!["network is off".into(), "--allow-network".into()],
         ),
         (
+            json!({"isolation": "none"}),
+            vec![
+                "in-place writes (isolation none)".into(),
+                "--isolation none".into(),
+            ],
+        ),
+        (
             json!({"workspace": elsewhere}),
             vec!["outside the server's workspace".into()],
         ),
@@ -245,6 +252,8 @@ fn serve_stdio_refuses_every_ask_above_the_servers_flags_and_runs_lower_asks_und
         "workspace": "sub",
         "limits": {"memory": "128M", "maxTurns": 3, "maxCost": 0.005},
         "tools": ["bash_read"],
+        "isolation": "overlay",
+        "apply": "never",
     }));
     let result = &response["result"]["result"];
     assert_eq!(result["details"]["error"], Value::Null, "{response}");

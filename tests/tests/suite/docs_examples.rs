@@ -31,7 +31,7 @@ use super::llama::LlamaServer;
 use super::support::{assert_nothing_runs_in, binary, check_session_file, jsonl_files};
 
 /// Examples that cannot run here, by their doc and the start of the command.
-const SKIPPED: [(&str, &str, &str); 6] = [
+const SKIPPED: [(&str, &str, &str); 8] = [
     (
         "README.md",
         "cargo xtask demo",
@@ -62,6 +62,17 @@ const SKIPPED: [(&str, &str, &str); 6] = [
         "subagent batch merge results/results-*.jsonl",
         "merges the Slurm shards' results files: tests/tests/suite/slurm.rs runs it as \
          written after the sbatch script",
+    ),
+    (
+        "docs/tool-sandbox.md",
+        "subagent diff ",
+        "needs kept changes, which the docs' model (text answers, no tool writes) never \
+         leaves: tests/tests/suite/cow_kept.rs runs diff and apply on a run that wrote",
+    ),
+    (
+        "docs/tool-sandbox.md",
+        "subagent apply ",
+        "as `subagent diff`: needs kept changes (tests/tests/suite/cow_kept.rs)",
     ),
 ];
 

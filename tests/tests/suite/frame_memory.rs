@@ -169,9 +169,17 @@ fn a_hundred_hostile_workers_stay_within_the_frame_budget() {
         .map(|n| format!(r#"{{"id":"p{n:03}","task":"fixture:success"}}"#))
         .collect();
     plain_dir.write_tasks(&plain);
-    let (out, base) = run_sampling_peak(
-        plain_dir.batch("results.jsonl", &["-j", "100", "--max-concurrent", "100"]),
-    );
+    let (out, base) = run_sampling_peak(plain_dir.batch(
+        "results.jsonl",
+        &[
+            "-j",
+            "100",
+            "--max-concurrent",
+            "100",
+            "--isolation",
+            "none",
+        ],
+    ));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_workers_gone(&plain_dir);
 
@@ -183,7 +191,18 @@ fn a_hundred_hostile_workers_stay_within_the_frame_budget() {
         .map(|n| format!(r#"{{"id":"w{n:03}","task":"fixture:held-frames-2"}}"#))
         .collect();
     dir.write_tasks(&tasks);
-    let batch = dir.batch("results.jsonl", &["-j", "100", "--max-concurrent", "100"]);
+    // The fixture workers report through files in the workspace: in place.
+    let batch = dir.batch(
+        "results.jsonl",
+        &[
+            "-j",
+            "100",
+            "--max-concurrent",
+            "100",
+            "--isolation",
+            "none",
+        ],
+    );
     let (mut child, waits, log) = spawn_counting_waits(batch);
     let sampler = subagent_tests::sample_peak_rss(child.0.id());
     let held = || held_frames(&dir);
@@ -243,7 +262,18 @@ fn small_frames_pass_while_hostile_workers_hold_the_frame_budget() {
     tasks.push(r#"{"id":"good","task":"fixture:gated-frames-200"}"#.to_owned());
     dir.write_tasks(&tasks);
     let jobs = (BUDGET_FILLERS + 1).to_string();
-    let batch = dir.batch("results.jsonl", &["-j", &jobs, "--max-concurrent", &jobs]);
+    // The fixture workers report through files in the workspace: in place.
+    let batch = dir.batch(
+        "results.jsonl",
+        &[
+            "-j",
+            &jobs,
+            "--max-concurrent",
+            &jobs,
+            "--isolation",
+            "none",
+        ],
+    );
     let (mut child, waits, log) = spawn_counting_waits(batch);
     wait_until(
         "every hostile worker's frame in flight or waiting for the budget",

@@ -18,6 +18,11 @@ use super::support::{assert_nothing_runs_in, binary};
 /// directory of their own, timeout 60 s): the tool's output and the
 /// session lines of a run that exited 0 and left nothing running.
 pub fn python_call(workspace: &Path, code: &str) -> (String, Vec<Value>) {
+    python_call_with(workspace, code, &[])
+}
+
+/// [`python_call`] with more flags for the run.
+pub fn python_call_with(workspace: &Path, code: &str, extra: &[&str]) -> (String, Vec<Value>) {
     // Built (when stale) before the model's server starts its lifetime.
     binary("subagent");
     let sessions = tempfile::tempdir().unwrap();
@@ -29,6 +34,7 @@ pub fn python_call(workspace: &Path, code: &str) -> (String, Vec<Value>) {
         .run_command(workspace, sessions.path())
         .args(["--timeout", "60", "--json"])
         .args(["--tools", "python_execute", "--task", "Try it."])
+        .args(extra)
         .output()
         .unwrap();
     // The worker and its tool processes ran in the workspace: once the CLI

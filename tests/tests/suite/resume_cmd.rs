@@ -157,7 +157,8 @@ fn a_run_killed_mid_tool_call_continues_at_its_last_complete_turn() {
     let mut first = first_model
         .run_command(workspace.path(), sessions.path())
         .args(["--task", "write, then wait", "--tools", "python_execute"])
-        .args(["--timeout", "120"])
+        // The tool's file tells the test it runs: in place, not in a layer.
+        .args(["--timeout", "120", "--isolation", "none"])
         .arg("--json")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

@@ -71,7 +71,8 @@ fn a_supervisor_killed_mid_tool_call_leaves_no_cgroup_after_the_next_one_starts(
     let mut first = model
         .run_command(workspace.path(), sessions.path())
         .args(["--task", "sleep in python", "--tools", "python_execute"])
-        .args(["--timeout", "120"])
+        // The tool's file tells the test it runs: in place, not in a layer.
+        .args(["--timeout", "120", "--isolation", "none"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

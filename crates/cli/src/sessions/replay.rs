@@ -83,6 +83,8 @@ pub(super) fn run(sessions_dir: &Path, args: ReplayArgs) -> Result<i32> {
         allow_network: false,
         require_sandbox: false,
         allow_raise: Vec::new(),
+        isolation: None,
+        apply: None,
     };
     // The model only names the recording to the replay provider.
     let overrides = RunOverrides {

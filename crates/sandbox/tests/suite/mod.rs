@@ -8,6 +8,7 @@ mod exit_watch;
 mod freeze;
 mod guard;
 mod isolation;
+mod layer;
 mod leaks;
 mod policy;
 mod rlimits;

@@ -29,6 +29,7 @@ impl AgentCatalog {
             system_prompt: prompt.to_owned(),
             tools: tools.iter().map(|t| (*t).to_owned()).collect(),
             describes_tools: true,
+            isolation: None,
             ..AgentDefinition::default()
         };
         Self::new(vec![

@@ -79,6 +79,9 @@ pub struct AgentDefinition {
     /// ([`AgentDefinition::system_prompt_for`]): the built-ins' prompts
     /// describe their tools, and a run may have fewer than they list.
     pub describes_tools: bool,
+    /// `isolation` from its file (`overlay` or `none`): the run's unless
+    /// `--isolation` is given.
+    pub isolation: Option<crate::layer::WorkspaceIsolation>,
 }
 
 impl AgentDefinition {

@@ -13,6 +13,7 @@
 //! memory: 1G                         #   maxCost, pids, toolTimeout, ...
 //! outputSchema: answer.schema.json   # optional: a path, or inline YAML
 //! disabled: false                    # optional
+//! isolation: overlay                 # optional: overlay or none
 //! ---
 //! The body is the system prompt.
 //! ```
@@ -231,6 +232,13 @@ pub fn parse_agent_file(
         Some(Value::Bool(b)) => *b,
         Some(_) => return Err(fields.error("disabled", "expected `true` or `false`".into())),
     };
+    let isolation = match fields.string("isolation")? {
+        None => None,
+        Some(text) => Some(
+            text.parse::<crate::layer::WorkspaceIsolation>()
+                .map_err(|message| fields.error("isolation", message))?,
+        ),
+    };
     Ok(AgentDefinition {
         name,
         description: fields.string("description")?.unwrap_or_default(),
@@ -245,6 +253,7 @@ pub fn parse_agent_file(
         warnings,
         // A file's prompt is the author's, as written.
         describes_tools: false,
+        isolation,
     })
 }
 

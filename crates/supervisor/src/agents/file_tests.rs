@@ -47,6 +47,7 @@ fn agents_file_fields_are_read_and_the_body_is_the_prompt() {
             disabled: false,
             warnings: Vec::new(),
             describes_tools: false,
+            isolation: None,
         }
     );
 }

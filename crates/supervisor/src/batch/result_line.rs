@@ -69,6 +69,10 @@ pub struct ResultLine {
     /// run continued from.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub continued_from: Option<u32>,
+    /// What the task changed in the workspace and what was applied (a
+    /// task run with a copy-on-write layer).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub changes: Option<subagent_protocol::changes::Changes>,
 }
 
 impl ResultLine {
@@ -101,6 +105,7 @@ impl ResultLine {
             duration_ms,
             session_file: child.and_then(|c| c.session_file.clone()),
             continued_from: child.and_then(|c| c.continued_from),
+            changes: child.and_then(|c| c.changes.clone()),
         }
     }
 }

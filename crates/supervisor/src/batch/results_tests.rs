@@ -38,6 +38,7 @@ fn single(error: Option<ErrorCode>) -> SubagentResult {
                 termination: None,
                 sandbox: None,
                 continued_from: None,
+                changes: None,
             }],
             error: error.map(|code| ErrorInfo {
                 code,

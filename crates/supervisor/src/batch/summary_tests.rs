@@ -24,6 +24,7 @@ fn line(id: &str, status: TaskStatus, ms: u64, cost: f64) -> ResultLine {
         duration_ms: ms,
         session_file: None,
         continued_from: None,
+        changes: None,
     }
 }
 

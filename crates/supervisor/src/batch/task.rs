@@ -1,5 +1,5 @@
 //! The tasks file: one JSON object per line (`id`, `task`, and optional
-//! `agent`, `provider`, `model`, `limits`, `outputSchema`), read whole and
+//! `agent`, `provider`, `model`, `limits`, `outputSchema`, `isolation`, `apply`), read whole and
 //! checked before anything runs.
 //!
 //! Every problem (a line that is not UTF-8 or not JSON, a missing `task`, an
@@ -35,6 +35,10 @@ pub struct TaskLine {
     pub limits: LimitSet,
     /// The output schema as JSON text, when the line has one.
     pub output_schema_json: Option<String>,
+    /// `isolation`: how this task's tools see the workspace.
+    pub isolation: Option<crate::layer::WorkspaceIsolation>,
+    /// `apply`: when this task's changes are applied.
+    pub apply: Option<crate::layer::ApplyMode>,
 }
 
 impl TaskLine {
@@ -48,6 +52,8 @@ impl TaskLine {
             limits: self.limits.clone(),
             task: Some(self.task.clone()),
             output_schema_json: self.output_schema_json.clone(),
+            isolation: self.isolation,
+            apply: self.apply,
             ..RequestPatch::default()
         }
     }
@@ -70,6 +76,10 @@ struct RawTask {
     limits: Option<serde_json::Map<String, Value>>,
     #[serde(default)]
     output_schema: Option<Value>,
+    #[serde(default)]
+    isolation: Option<String>,
+    #[serde(default)]
+    apply: Option<String>,
 }
 
 /// A problem on one line.
@@ -188,6 +198,18 @@ fn parse_line(line: usize, raw: &str) -> Result<TaskLine, String> {
             ));
         }
     };
+    let isolation = task
+        .isolation
+        .as_deref()
+        .map(str::parse)
+        .transpose()
+        .map_err(|m| format!("task `{}`: {m}", task.id))?;
+    let apply = task
+        .apply
+        .as_deref()
+        .map(str::parse)
+        .transpose()
+        .map_err(|m| format!("task `{}`: {m}", task.id))?;
     Ok(TaskLine {
         line,
         id: task.id,
@@ -197,6 +219,8 @@ fn parse_line(line: usize, raw: &str) -> Result<TaskLine, String> {
         model: task.model,
         limits,
         output_schema_json,
+        isolation,
+        apply,
     })
 }
 

@@ -5,6 +5,8 @@
 //! default_provider = "local"        # a [providers.NAME] below, or a kind
 //! default_agent = "general"
 //! max_concurrent = 16               # children running at once, all commands
+//! isolation = "overlay"             # overlay (a run's writes land when it completes) or none
+//! apply = "on-success"              # on-success or never (kept for `subagent apply`)
 //!
 //! [subagents]
 //! enabled = true                    # false: every run is SUBAGENTS_DISABLED
@@ -129,6 +131,10 @@ pub struct ConfigFile {
     pub subagents_enabled: Option<bool>,
     /// Children one supervisor runs at once (1 to `MAX_CONCURRENT_CEILING`).
     pub max_concurrent: Option<usize>,
+    /// `isolation`: how runs' tools see the workspace.
+    pub isolation: Option<crate::layer::WorkspaceIsolation>,
+    /// `apply`: when a layered run's changes are applied.
+    pub apply: Option<crate::layer::ApplyMode>,
     /// `[providers.NAME]`.
     pub providers: BTreeMap<String, ProviderEntry>,
     /// `[limits]`.
@@ -151,6 +157,8 @@ struct RawConfig {
     default_provider: Option<String>,
     default_agent: Option<String>,
     max_concurrent: Option<i64>,
+    isolation: Option<String>,
+    apply: Option<String>,
     subagents: Option<RawSubagents>,
     #[serde(default)]
     providers: BTreeMap<String, RawProvider>,
@@ -343,6 +351,22 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigFileErr
             }
         },
     };
+    let isolation = match &raw.isolation {
+        None => None,
+        Some(value) => Some(
+            value
+                .parse()
+                .map_err(|m| invalid(line_of_key_after(text, "isolation", 1), m))?,
+        ),
+    };
+    let apply = match &raw.apply {
+        None => None,
+        Some(value) => Some(
+            value
+                .parse()
+                .map_err(|m| invalid(line_of_key_after(text, "apply", 1), m))?,
+        ),
+    };
     let serve = match raw.serve {
         None => RaiseSettings::default(),
         Some(serve) => {
@@ -379,6 +403,8 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigFileErr
         default_agent: raw.default_agent,
         subagents_enabled: raw.subagents.and_then(|s| s.enabled),
         max_concurrent,
+        isolation,
+        apply,
         providers,
         limits,
         search,

@@ -54,6 +54,10 @@ pub struct RequestPatch {
     /// Read by the ways in that prepare requests (`serve`), not by
     /// [`Self::apply`].
     pub resume: Option<String>,
+    /// How tools see the workspace (`overlay` or `none`).
+    pub isolation: Option<crate::layer::WorkspaceIsolation>,
+    /// When a layered run's changes are applied.
+    pub apply: Option<crate::layer::ApplyMode>,
 }
 
 impl RequestPatch {
@@ -95,6 +99,12 @@ impl RequestPatch {
         }
         if let Some(on) = self.allow_network {
             request.allow_network = on;
+        }
+        if let Some(isolation) = self.isolation {
+            request.isolation = isolation;
+        }
+        if let Some(apply) = self.apply {
+            request.apply = apply;
         }
         if let Some(dir) = &self.workspace {
             request.workspace_dir = request.workspace_dir.join(dir);

@@ -62,6 +62,10 @@ pub struct PrepareSettings {
     pub require_sandbox: bool,
     /// What callers may raise, over the user config's `[serve] allow_raise`.
     pub allow_raise: Vec<Raise>,
+    /// `--isolation`, over the agent file's and the config's `isolation`.
+    pub isolation: Option<crate::layer::WorkspaceIsolation>,
+    /// `--apply`, over the config's `apply`.
+    pub apply: Option<crate::layer::ApplyMode>,
 }
 
 /// A request template (its task empty) and the supervisor config for it.
@@ -233,6 +237,17 @@ pub fn prepare(
     request.tools = settings.tools.clone();
     request.allow_network = settings.allow_network;
     request.web = resolved.web;
+    // The flag, then the agent's file, then the project's config over the
+    // user's.
+    request.isolation = settings
+        .isolation
+        .or_else(|| catalog.get(&resolved.agent).and_then(|a| a.isolation))
+        .or_else(|| files.layers().rev().find_map(|l| l.file.isolation))
+        .unwrap_or_default();
+    request.apply = settings
+        .apply
+        .or_else(|| files.layers().rev().find_map(|l| l.file.apply))
+        .unwrap_or_default();
 
     let mut config = SupervisorConfig::new(worker, sessions_dir);
     config.catalog = catalog;

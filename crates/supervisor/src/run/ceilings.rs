@@ -23,6 +23,7 @@ use subagent_protocol::{ProviderSpec, tool_names};
 use super::ceiling_error::{CeilingError, Owner};
 use super::request::RunRequest;
 use crate::config::{LimitKey, LimitSet, LimitValue, Raise, RaiseSettings};
+use crate::layer::{ApplyMode, WorkspaceIsolation};
 
 /// What a request named itself, as opposed to what it inherits from the
 /// agent it chose.
@@ -86,6 +87,8 @@ impl Ceilings {
             .collect();
         out.push(("tools".into(), quoted(&self.tools)));
         out.push(("network".into(), on_off(op.allow_network)));
+        out.push(("isolation".into(), op.isolation.to_string()));
+        out.push(("apply".into(), op.apply.to_string()));
         out.push((
             "private_networks".into(),
             on_off(op.web.allow_private_networks),
@@ -203,6 +206,29 @@ impl Ceilings {
             owner: self.owner,
             advice: self.owner.lift(raise, flag),
         };
+        // Not raisable: an operator who wants callers to write in place
+        // says so for every run.
+        let fixed = |switch, flag: &str| CeilingError::Switch {
+            switch,
+            owner: self.owner,
+            advice: match self.owner {
+                Owner::Parent => "a child keeps its parent's isolation and apply".to_owned(),
+                _ => format!("leave it out, or have the operator start with {flag}"),
+            },
+        };
+        if request.isolation == WorkspaceIsolation::None && op.isolation != WorkspaceIsolation::None
+        {
+            return Err(fixed(
+                "in-place writes (isolation none)",
+                "--isolation none",
+            ));
+        }
+        if request.apply == ApplyMode::OnSuccess && op.apply == ApplyMode::Never {
+            return Err(fixed(
+                "applying changes (apply on-success)",
+                "--apply on-success",
+            ));
+        }
         if request.allow_network && !op.allow_network && !self.raises(Raise::Network) {
             return Err(switch("network", "network", "--allow-network"));
         }

@@ -257,3 +257,38 @@ fn max_tokens_above_the_operators_is_refused() {
     );
     assert!(err.contains("--max-tokens"), "{err}");
 }
+
+#[test]
+fn a_request_may_narrow_isolation_and_apply_but_never_widen_them() {
+    use crate::layer::{ApplyMode, WorkspaceIsolation};
+    let dir = tempfile::tempdir().unwrap();
+    let named = LimitSet::default();
+    let agent_tools = tools(&["bash_read"]);
+    let asked = no_tools_named(&named, &agent_tools);
+    // The operator's overlay with on-success: never is narrower, none wider.
+    let c = ceilings(dir.path(), RaiseSettings::default());
+    let mut never = asking(dir.path(), &named);
+    never.apply = ApplyMode::Never;
+    assert_eq!(c.admit(&mut never, &asked), Ok(()));
+    let mut in_place = asking(dir.path(), &named);
+    in_place.isolation = WorkspaceIsolation::None;
+    let refused = c.admit(&mut in_place, &asked).unwrap_err().to_string();
+    assert!(refused.contains("isolation none"), "{refused}");
+    // An operator who keeps changes: a request cannot apply them.
+    let mut op = operator(dir.path());
+    op.apply = ApplyMode::Never;
+    op.isolation = WorkspaceIsolation::None;
+    let c = Ceilings::new(
+        op,
+        tools(&["bash_read"]),
+        RaiseSettings::default(),
+        Owner::Server,
+    );
+    let mut applying = asking(dir.path(), &named);
+    applying.isolation = WorkspaceIsolation::Overlay;
+    let refused = c.admit(&mut applying, &asked).unwrap_err().to_string();
+    assert!(refused.contains("apply on-success"), "{refused}");
+    // ...and under an in-place operator, overlay is a narrowing.
+    applying.apply = ApplyMode::Never;
+    assert_eq!(c.admit(&mut applying, &asked), Ok(()));
+}

@@ -27,6 +27,7 @@ use super::assemble::{self, ChildRun};
 use super::config::SupervisorConfig;
 use super::context::RunContext;
 use super::journal::{RunJournal, mark_session_lost};
+use super::layered::{self, LiveLayer};
 use super::nested::NestedRunner;
 use super::progress::ProgressEvent;
 use super::request::{RunRequest, new_run_id};
@@ -126,6 +127,7 @@ pub(super) async fn run_child(
             started,
             sanitizer,
             journal,
+            layer: None,
         };
         match created {
             Ok(writer) => ctx.journal.opened(writer),
@@ -154,6 +156,23 @@ pub(super) async fn run_child(
     // Boxed, as the other steps around the worker's life: only the watch
     // of a live worker is in this future's size (see `spawn_and_watch`).
     let mut result = Box::pin(assemble::assemble_blocking(ctx.assembly(), run)).await;
+    if let Some(layer) = ctx.layer.take() {
+        let protected = ctx
+            .workspace
+            .as_ref()
+            .map(|w| w.protected.clone())
+            .unwrap_or_default();
+        let sessions_dir = ctx.config.sessions_dir.clone();
+        let settled = layer.settle_into(
+            ctx.request,
+            &ctx.run_id,
+            sessions_dir,
+            &protected,
+            &ctx.journal,
+            &mut result,
+        );
+        Box::pin(settled).await;
+    }
     if let Some(resume) = &request.resume {
         for single in &mut result.details.results {
             single.continued_from = Some(resume.turns);
@@ -270,10 +289,30 @@ async fn start_worker(
         }
         None => None,
     };
-    let sandbox_spec =
+    let (layer, layer_target, nested) = match layered::plan(ctx.request, spec, workspace.as_ref()) {
+        Ok(Some(planned)) => (Some(planned.layer), planned.target, planned.nested),
+        Ok(None) => (None, None, false),
+        Err(why) => return Err(Box::new(ChildRun::setup_failed(why))),
+    };
+    let mut sandbox_spec =
         spec::sandbox_spec(ctx.config, ctx.request, OwnedFd::from(theirs), workspace);
-    let child = match subagent_sandbox::spawn(sandbox_spec).await {
+    sandbox_spec.layer = layer;
+    let layer_started = crate::layer::change_clock_now();
+    let mut child = match subagent_sandbox::spawn(sandbox_spec).await {
         Ok(child) => child,
+        Err(e @ subagent_sandbox::SpawnError::Layer { .. }) => {
+            tracing::warn!(run_id = %ctx.run_id, error = %e, "worker not started");
+            ctx.journal
+                .write(SessionEntry::Session(session_header(ctx, spec)))
+                .await;
+            ctx.journal
+                .lifecycle_line(LifecycleEvent::Start, None)
+                .await;
+            return Err(Box::new(ChildRun {
+                setup_error: Some((ErrorCode::SubagentSandboxUnavailable, layered::refusal(&e))),
+                ..ChildRun::default()
+            }));
+        }
         Err(e) => {
             tracing::warn!(run_id = %ctx.run_id, error = %e, "worker not started");
             let header = SessionHeader {
@@ -288,6 +327,16 @@ async fn start_worker(
         }
     };
     ctx.journal.set_pid(child.pid());
+    if let Some(target) = layer_target {
+        // The sandbox hands a layer back or refuses the spawn; a child
+        // without one must not run as if it had it.
+        let layer = child.take_layer().ok_or_else(|| {
+            Box::new(ChildRun::setup_failed(
+                "the worker started without its workspace layer".to_owned(),
+            ))
+        })?;
+        ctx.layer = Some(LiveLayer::new(layer, target, layer_started, nested));
+    }
     tracing::debug!(
         run_id = %ctx.run_id,
         pid = child.pid(),

@@ -12,6 +12,7 @@ use super::admission::SpawnTree;
 use super::assemble;
 use super::config::SupervisorConfig;
 use super::journal::RunJournal;
+use super::layered::LiveLayer;
 use super::nested::NestedRunner;
 use super::progress::ProgressEvent;
 use super::request::RunRequest;
@@ -33,6 +34,9 @@ pub(super) struct RunContext<'a> {
     pub(super) sanitizer: Sanitizer,
     /// The session file and the lifecycle lines.
     pub(super) journal: RunJournal,
+    /// The run's copy-on-write workspace layer, once its worker started
+    /// in one; settled when the run ended.
+    pub(super) layer: Option<LiveLayer>,
 }
 
 impl RunContext<'_> {

@@ -25,6 +25,7 @@ mod context;
 mod ended_by;
 mod file_tools;
 mod journal;
+mod layered;
 mod link;
 mod live_tokens;
 mod modes;

@@ -98,6 +98,10 @@ pub(super) fn grandchild_request(
         web: p.web.clone(),
         resume: None,
         batch_task: None,
+        isolation: p.isolation,
+        apply: p.apply,
+        // Filled in by the parent's watch, which holds the parent's layer.
+        parent_view: None,
     }
 }
 

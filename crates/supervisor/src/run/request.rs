@@ -80,6 +80,14 @@ pub struct RunRequest {
     pub resume: Option<ResumeFrom>,
     /// The batch task this run is, for its session header.
     pub batch_task: Option<BatchTask>,
+    /// How its tools see the workspace: through a copy-on-write layer of
+    /// the run's own (the default) or in place.
+    pub isolation: crate::layer::WorkspaceIsolation,
+    /// When a layered run's changes are applied to the workspace.
+    pub apply: crate::layer::ApplyMode,
+    /// The parent's copy-on-write view, for a nested run of a layered
+    /// parent: it works on what the parent sees, and its changes go there.
+    pub parent_view: Option<crate::layer::ParentView>,
 }
 
 /// A recorded conversation a run continues (built by [`crate::resume`]
@@ -127,6 +135,9 @@ impl RunRequest {
             web: WebSettings::default(),
             resume: None,
             batch_task: None,
+            isolation: crate::layer::WorkspaceIsolation::default(),
+            apply: crate::layer::ApplyMode::default(),
+            parent_view: None,
         }
     }
 }

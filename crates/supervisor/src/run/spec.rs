@@ -61,6 +61,7 @@ pub(super) fn sandbox_spec(
         // each live worker's in the supervisor.
         exit_notice: subagent_sandbox::ExitNotice::AfterHangUp,
         after_exit: None,
+        layer: None,
     }
 }
 

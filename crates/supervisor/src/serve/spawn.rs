@@ -48,6 +48,11 @@ pub struct Spawn {
     /// A recorded run to continue (a run id); its one task is the
     /// follow-up, empty to continue an interrupted run as it stood.
     pub resume: Option<String>,
+    /// How tools see the workspace: `overlay` or `none` (not above the
+    /// server's).
+    pub isolation: Option<crate::layer::WorkspaceIsolation>,
+    /// When a layered run's changes are applied: `on-success` or `never`.
+    pub apply: Option<crate::layer::ApplyMode>,
 }
 
 impl Spawn {
@@ -63,6 +68,8 @@ impl Spawn {
             allow_network: self.allow_network,
             workspace: self.workspace.clone(),
             resume: self.resume.clone(),
+            isolation: self.isolation,
+            apply: self.apply,
             ..RequestPatch::default()
         }
     }
@@ -134,6 +141,8 @@ struct RawSpawn {
     allow_network: Option<bool>,
     workspace: Option<std::path::PathBuf>,
     resume: Option<String>,
+    isolation: Option<String>,
+    apply: Option<String>,
 }
 
 /// Reads a spawn as `wire` accepts it; the error says what is wrong in the
@@ -174,6 +183,18 @@ pub fn parse_spawn(wire: &SpawnWire, mut params: Map<String, Value>) -> Result<S
         allow_network: raw.allow_network,
         workspace: raw.workspace,
         resume: raw.resume,
+        isolation: raw
+            .isolation
+            .as_deref()
+            .map(str::parse)
+            .transpose()
+            .map_err(|e| format!("{}: {e}", wire.invalid))?,
+        apply: raw
+            .apply
+            .as_deref()
+            .map(str::parse)
+            .transpose()
+            .map_err(|e| format!("{}: {e}", wire.invalid))?,
     })
 }
 

@@ -239,6 +239,9 @@ pub fn format_line(line: &SessionLine, style: Style) -> String {
                 ),
             )
         }
+        SessionEntry::Changes(c) => style
+            .shown(&super::changes_text::changes_text(c))
+            .into_owned(),
         SessionEntry::Log(l) => format!(
             "log {} [{}] {}",
             wire_name(&l.level),

@@ -1,6 +1,7 @@
 //! `subagent sessions gc`: choosing session files older than an age (by
 //! their header's timestamp) and removing them with their full-output
-//! siblings and the date dirs they leave empty.
+//! siblings, their runs' kept copy-on-write layers
+//! (`<sessions dir>/layers/<runId>/`) and the date dirs they leave empty.
 //!
 //! It deletes only whole files the caller chose from [`plan_gc`]; it never
 //! edits a session file.
@@ -22,6 +23,8 @@ pub struct GcVictim {
     pub output_file: Option<PathBuf>,
     /// The header's timestamp.
     pub started_at: String,
+    /// The run's kept changes (`layers/<runId>/`), when it has any.
+    pub kept_layer: Option<PathBuf>,
 }
 
 /// Session files whose header timestamp is older than `older_than` before
@@ -41,17 +44,26 @@ pub fn plan_gc(
         // A file that cannot be read as a session file (a link, a FIFO, a
         // device) has no readable header: never chosen, never a reason to
         // stop.
-        let Ok(Some(started_at)) = header_timestamp(&file) else {
+        let Ok(Some((started_at, run_id))) = header_of(&file) else {
             continue;
         };
         if parse_timestamp(&started_at).is_none_or(|t| t >= cutoff) {
             continue;
         }
         let output = file.with_extension("output.txt");
+        // A header is the run's own writing, read back: its id names a
+        // directory of the layers dir only when it is a plain name.
+        let kept_layer = Some(crate::layer::layers_dir(sessions_dir).join(&run_id)).filter(|dir| {
+            !run_id.is_empty()
+                && !run_id.starts_with('.')
+                && !run_id.contains('/')
+                && std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir())
+        });
         victims.push(GcVictim {
             output_file: output.is_file().then_some(output),
             session_file: file,
             started_at,
+            kept_layer,
         });
     }
     Ok(victims)
@@ -61,8 +73,9 @@ pub fn plan_gc(
 /// file of one endless line.
 const HEADER_LINE_CAP: u64 = 1024 * 1024;
 
-/// The timestamp of the first line, when it is a `session` header.
-fn header_timestamp(path: &Path) -> Result<Option<String>, ReadError> {
+/// The timestamp and run id of the first line, when it is a `session`
+/// header.
+fn header_of(path: &Path) -> Result<Option<(String, String)>, ReadError> {
     let io = |source| ReadError::Io {
         path: path.to_owned(),
         source,
@@ -75,7 +88,10 @@ fn header_timestamp(path: &Path) -> Result<Option<String>, ReadError> {
     )
     .map_err(io)?;
     Ok(match parse_line(1, first.trim_end_matches('\n')) {
-        ReadItem::Line(l) if matches!(l.entry, SessionEntry::Session(_)) => Some(l.timestamp),
+        ReadItem::Line(l) => match l.entry {
+            SessionEntry::Session(header) => Some((l.timestamp, header.run_id)),
+            _ => None,
+        },
         _ => None,
     })
 }
@@ -95,6 +111,18 @@ pub fn remove_sessions(
                 Err(source) => {
                     return Err(ReadError::Io {
                         path: file.clone(),
+                        source,
+                    });
+                }
+            }
+        }
+        if let Some(layer) = &v.kept_layer {
+            match std::fs::remove_dir_all(layer) {
+                Ok(()) => removed.push(layer.clone()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(source) => {
+                    return Err(ReadError::Io {
+                        path: layer.clone(),
                         source,
                     });
                 }

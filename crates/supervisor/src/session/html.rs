@@ -299,6 +299,12 @@ fn entry_html(line: &SessionLine) -> String {
                 ),
             )
         }
+        SessionEntry::Changes(c) => li(
+            "changes",
+            ts,
+            "changes",
+            &text_block(&super::changes_text::changes_text(c)),
+        ),
         SessionEntry::Log(l) => {
             let level = wire_name(&l.level);
             li(

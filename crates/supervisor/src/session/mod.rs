@@ -10,6 +10,7 @@
 //! (keyed by [`key`]) holds.
 
 pub mod chain;
+pub mod changes_text;
 pub mod display;
 pub mod ending;
 pub mod format;

@@ -253,6 +253,13 @@ fn gc_chooses_by_header_time_and_removes_emptied_dirs() {
     let output = old.with_extension("output.txt");
     std::fs::write(&output, "full output").unwrap();
     let new = write_run(dir.path(), "2026/11/22", "new", "2026-11-22T12:00:00.000Z");
+    // Kept changes of both runs: the old run's go with it.
+    let old_layer = dir.path().join("layers/old");
+    let new_layer = dir.path().join("layers/new");
+    for layer in [&old_layer, &new_layer] {
+        std::fs::create_dir_all(layer.join("blobs")).unwrap();
+        std::fs::write(layer.join("manifest.json"), "{}").unwrap();
+    }
     let now = parse_timestamp("2026-11-23T00:00:00Z").unwrap();
     let victims = plan_gc(dir.path(), Duration::from_secs(30 * 86_400), now).unwrap();
     assert_eq!(
@@ -261,6 +268,7 @@ fn gc_chooses_by_header_time_and_removes_emptied_dirs() {
             session_file: old.clone(),
             output_file: Some(output.clone()),
             started_at: "2025-01-01T12:00:00.000Z".into(),
+            kept_layer: Some(old_layer.clone()),
         }]
     );
     let removed = remove_sessions(dir.path(), &victims).unwrap();
@@ -269,12 +277,13 @@ fn gc_chooses_by_header_time_and_removes_emptied_dirs() {
         vec![
             old,
             output,
+            old_layer.clone(),
             dir.path().join("2025/01/01"),
             dir.path().join("2025/01"),
             dir.path().join("2025"),
         ]
     );
-    assert!(new.exists());
+    assert!(new.exists() && new_layer.exists() && !old_layer.exists());
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //! comparisons need and passes their paths in the environment).
 //!
 //! Usage: `subagent-bench [--iterations N] [--json PATH] [--only GROUP,..]`.
-//! Groups: spawn, micro, frames, kill, llama, scale, pi. Exit status 0 when every
+//! Groups: spawn, micro, cow, frames, kill, llama, scale, pi. Exit status 0 when every
 //! row with a target met it, 1 when one missed, 2 when a row could not run.
 //!
 //! Wall-clock figures on a shared 2-core machine are noisy: every timed
@@ -13,6 +13,7 @@
 
 mod bwrap;
 mod context;
+mod cow;
 mod frames;
 mod hello;
 mod kill;
@@ -35,7 +36,9 @@ use context::BenchContext;
 use report::Row;
 
 /// The groups, in the order they run: cheap and precise first.
-const GROUPS: &[&str] = &["spawn", "micro", "frames", "kill", "llama", "scale", "pi"];
+const GROUPS: &[&str] = &[
+    "spawn", "micro", "cow", "frames", "kill", "llama", "scale", "pi",
+];
 
 struct Args {
     iterations: usize,
@@ -101,6 +104,7 @@ fn main() -> Result<()> {
         let result = match *group {
             "spawn" => spawn::run(&cx),
             "micro" => micro::run(&cx),
+            "cow" => cow::run(&cx),
             "frames" => frames::run(&cx),
             "kill" => kill::run(&cx),
             // One slot, then four (the saturation row): two servers in turn.

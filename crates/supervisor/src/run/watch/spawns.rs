@@ -45,6 +45,7 @@ impl Watch<'_, '_> {
                     &spawn,
                     budget,
                 );
+                request.parent_view = self.ctx.layer.as_ref().and_then(|l| l.view());
                 let catalog = &self.ctx.config.catalog;
                 if let Err(message) =
                     nested::hold_under_parent(parent, catalog, &spawn, &mut request)

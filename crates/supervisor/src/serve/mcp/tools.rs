@@ -60,7 +60,9 @@ pub(crate) fn tool_list() -> Vec<Tool> {
                 "additionalProperties": {"type": ["string", "number"]}},
             "tools": {"type": "array", "items": {"type": "string"}, "description": "Tools of the child, a subset of the server's; [] for none."},
             "allowNetwork": {"type": "boolean", "description": "Network for tool processes; true only on a server started with --allow-network."},
-            "workspace": {"type": "string", "description": "The server's workspace or a directory below it (relative to the server's workspace)."}
+            "workspace": {"type": "string", "description": "The server's workspace or a directory below it (relative to the server's workspace)."},
+            "isolation": {"type": "string", "enum": ["overlay", "none"], "description": "overlay: the child's writes go to a copy-on-write layer applied when it completes; none (in place) only on a server started with --isolation none."},
+            "apply": {"type": "string", "enum": ["on-success", "never"], "description": "on-success: an overlay child's changes are applied when it completes; never: kept for `subagent apply` (on-success only on a server that applies)."}
         },
         "additionalProperties": false
     });
