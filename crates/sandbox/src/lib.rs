@@ -54,6 +54,7 @@ mod kill;
 mod large_frees;
 mod launch;
 mod leaks;
+pub mod net;
 mod open_files;
 mod placeholders;
 mod plan;
