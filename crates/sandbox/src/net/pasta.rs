@@ -140,6 +140,14 @@ impl Pasta {
                     .unwrap_or("")
                     .trim()
                     .to_owned();
+                let said = if said.contains("tun") && !tun_usable() {
+                    format!(
+                        "{said} (/dev/net/tun is not readable and writable by this user; pasta \
+                         needs it: most systems make it mode 0666)"
+                    )
+                } else {
+                    said
+                };
                 Err(io::Error::other(if said.is_empty() {
                     format!("pasta did not set up the tools' private network: {e}")
                 } else {
@@ -200,6 +208,12 @@ fn arguments(args: &PastaArgs, ready: &Path) -> Vec<OsString> {
     out.push("--netns".into());
     out.push("/proc/self/fd/4".into());
     out
+}
+
+/// Whether this process may open `/dev/net/tun` for reading and writing.
+fn tun_usable() -> bool {
+    // SAFETY: access with a NUL-terminated path.
+    unsafe { libc::access(c"/dev/net/tun".as_ptr(), libc::R_OK | libc::W_OK) == 0 }
 }
 
 fn open_nonblocking(path: &Path) -> io::Result<OwnedFd> {

@@ -205,7 +205,12 @@ fn the_default_policy_refuses_loopback_and_names_the_switch() {
 #[test]
 fn allowing_private_networks_opens_all_but_link_local() {
     let policy = AddressPolicy::allowing_private_networks(true);
-    for socket in ["127.0.0.1:80", "[::1]:80", "10.0.0.1:443", "[::ffff:10.0.0.1]:80"] {
+    for socket in [
+        "127.0.0.1:80",
+        "[::1]:80",
+        "10.0.0.1:443",
+        "[::ffff:10.0.0.1]:80",
+    ] {
         assert_eq!(policy.check(socket.parse().unwrap()), Ok(()), "{socket}");
     }
     // The cloud metadata services and the rest of link-local stay refused
