@@ -62,6 +62,7 @@ fn doctor_finds_the_sandbox_layers_cgroup_and_python_on_this_machine() {
         "seccomp",
         "namespaces",
         "filesystem_view",
+        "network_stack",
         "cgroup",
         "python3",
     ] {

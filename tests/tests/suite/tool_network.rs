@@ -267,3 +267,50 @@ fn without_pasta_the_network_for_tools_is_refused_with_what_to_install() {
     }
     assert!(model.requests().is_empty(), "the model was asked");
 }
+
+/// `doctor` names the network stack: pasta's path when it is on PATH, a
+/// warning with what to install when it is not.
+#[test]
+fn doctor_reports_the_network_stack() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty_path = tempfile::tempdir().unwrap();
+    let stack = |path: Option<&std::path::Path>| {
+        let mut command = Command::new(binary("subagent"));
+        command
+            .args(["doctor", "--json", "--sessions-dir"])
+            .arg(dir.path().join("sessions"))
+            .current_dir(dir.path())
+            .env("HOME", dir.path().join("home"))
+            .stdin(Stdio::null());
+        if let Some(path) = path {
+            command.env("PATH", path);
+        }
+        let out = command.output().unwrap();
+        assert_nothing_runs_in(dir.path());
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        report["probes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "network_stack")
+            .cloned()
+            .unwrap_or_else(|| panic!("no network_stack probe: {report}"))
+    };
+    let missing = stack(Some(empty_path.path()));
+    assert_eq!(missing["warning"], true, "{missing}");
+    assert!(
+        missing["fix"]
+            .as_str()
+            .unwrap()
+            .contains("apt-get install passt"),
+        "{missing}"
+    );
+    if subagent_sandbox::net::find_pasta(None).is_some() {
+        let found = stack(None);
+        assert_eq!(found["ok"], true, "{found}");
+        assert!(
+            found["detail"].as_str().unwrap().contains("/pasta"),
+            "{found}"
+        );
+    }
+}

@@ -48,7 +48,8 @@ fn is_executable(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// The first line pasta prints for `--version`, when it runs.
+/// What pasta says its version is (the first line of `--version`, its
+/// name taken off), when it runs.
 pub fn pasta_version(program: &Path) -> Option<String> {
     let out = Command::new(program)
         .arg("--version")
@@ -56,10 +57,9 @@ pub fn pasta_version(program: &Path) -> Option<String> {
         .output()
         .ok()?;
     let text = String::from_utf8_lossy(&out.stdout);
-    text.lines()
-        .next()
-        .map(|l| l.trim().to_owned())
-        .filter(|l| !l.is_empty())
+    let line = text.lines().next()?.trim();
+    let version = line.strip_prefix("pasta ").unwrap_or(line);
+    (!version.is_empty()).then(|| version.to_owned())
 }
 
 /// How pasta is told to run.
