@@ -16,7 +16,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-use super::processes::assert_nothing_runs_in;
+use super::processes::{assert_nothing_runs_in, running_in};
 use super::run_output::{checked, sandbox_layers, tool_output};
 use super::scripted_model::{ScriptedModel, text_turn, tool_call_turn};
 use super::support::*;
@@ -313,4 +313,98 @@ fn doctor_reports_the_network_stack() {
             "{found}"
         );
     }
+}
+
+/// A worker killed in the middle of a networked call leaves neither its
+/// network's holder nor pasta behind: both stay in the worker's process
+/// group and cgroup, which the run's tree kill takes along (pasta drops
+/// its parent-death signal when it changes credentials).
+#[test]
+fn a_killed_worker_leaves_no_network_process_behind() {
+    if !in_own_namespace("suite::tool_network::a_killed_worker_leaves_no_network_process_behind") {
+        return;
+    }
+    binary("subagent");
+    let _lab = Lab::start();
+    let model = ScriptedModel::start(vec![
+        tool_call_turn(
+            "call_sleep",
+            "python_execute",
+            &json!({ "code": "import time\ntime.sleep(60)" }),
+        ),
+        text_turn("done"),
+    ]);
+    let workspace = tempfile::tempdir().unwrap();
+    let sessions = tempfile::tempdir().unwrap();
+    let child = model
+        .run_command(workspace.path(), sessions.path())
+        .args(["--timeout", "120", "--json", "--task", "Sleep."])
+        .args(["--tools", "python_execute", "--allow-network"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Until the call runs: the worker has started pasta (which works in
+    // `/`, so it is found as the worker's child).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let find = || {
+        // The worker is the `subagent-worker` that `subagent` started (its
+        // network holder and the tools' keepers run the same program).
+        let cli = std::process::id();
+        let worker = running_in(workspace.path())
+            .into_iter()
+            .filter(|p| p.program().ends_with(b"subagent-worker"))
+            .find(|p| {
+                parent_of(p.pid)
+                    .is_some_and(|pp| pp != cli && comm(pp).as_deref() == Some("subagent"))
+            })?;
+        let pasta = child_named(worker.pid, &["pasta", "passt"])?;
+        Some((worker.pid, pasta))
+    };
+    let mut found = find();
+    while found.is_none() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        found = find();
+    }
+    let (worker, pasta) = found.expect("the worker never started pasta");
+    // SAFETY: kill has no memory preconditions; the pid is the worker's.
+    unsafe { libc::kill(i32::try_from(worker).unwrap(), libc::SIGKILL) };
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        stat_of(pasta).is_none_or(|(_, _, state)| state == 'Z'),
+        "pasta {} outlived its killed worker: {}",
+        pasta,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_nothing_runs_in(workspace.path());
+}
+
+/// The command name, parent and state of `pid`.
+fn stat_of(pid: u32) -> Option<(String, u32, char)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (comm, rest) = stat.split_once(" (")?.1.rsplit_once(") ")?;
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let ppid = fields.next()?.parse().ok()?;
+    Some((comm.to_owned(), ppid, state))
+}
+
+fn parent_of(pid: u32) -> Option<u32> {
+    stat_of(pid).map(|(_, ppid, _)| ppid)
+}
+
+fn comm(pid: u32) -> Option<String> {
+    stat_of(pid).map(|(comm, _, _)| comm)
+}
+
+/// The pid of a live child of `parent` whose command starts with one of
+/// `names` (pasta re-executes itself, as `passt.avx2` where the CPU has
+/// AVX2).
+fn child_named(parent: u32, names: &[&str]) -> Option<u32> {
+    std::fs::read_dir("/proc").ok()?.find_map(|entry| {
+        let pid: u32 = entry.ok()?.file_name().to_str()?.parse().ok()?;
+        let (comm, ppid, state) = stat_of(pid)?;
+        let named = names.iter().any(|n| comm.starts_with(n));
+        (ppid == parent && named && state != 'Z').then_some(pid)
+    })
 }

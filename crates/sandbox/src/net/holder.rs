@@ -276,9 +276,8 @@ unsafe fn holder_main(prepared: &Prepared, socket: RawFd) -> ! {
             0,
             0,
         );
-        // Out of the worker's process group: a terminal's ^C is for the
-        // worker, whose end takes this process along.
-        libc::setpgid(0, 0);
+        // It stays in the worker's process group (and cgroup): whatever
+        // kills the worker's tree kills it too.
         let socket = keep_only(socket);
         let report = |failed: u32, errno: i32, index: u32, fds: Option<[RawFd; 2]>| {
             send_report(socket, [failed, errno as u32, index], fds);

@@ -1,8 +1,10 @@
 //! The user-mode network stack of the private network: `pasta` (Debian's
 //! `passt` package), attached to the holder's namespaces.
 //!
-//! It runs in the foreground as the worker's child (so the run's kill, its
-//! cgroup's or the parent-death signal's, takes it along), gets the
+//! It runs in the foreground as the worker's child, in the worker's process
+//! group and cgroup (so the run's tree kill takes it along; its
+//! parent-death signal does not survive pasta's change of credentials),
+//! gets the
 //! holder's namespaces as fds 3 and 4 (the worker cannot name them by
 //! `/proc/<holder>/ns`, see [`super::holder`]), and says it is ready by
 //! writing its pid file, which is a FIFO here: the worker waits on that
@@ -115,7 +117,10 @@ impl Pasta {
                     0,
                     0,
                 );
-                libc::setpgid(0, 0);
+                // pasta drops that signal when it changes its credentials:
+                // what ties it to the run is staying in the worker's
+                // process group and cgroup, which the run's tree kill
+                // takes along.
                 // dup2 leaves the copies without close-on-exec.
                 if libc::dup2(user_fd, 3) != 3 || libc::dup2(net_fd, 4) != 4 {
                     return Err(io::Error::last_os_error());
