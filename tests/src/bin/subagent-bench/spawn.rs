@@ -298,7 +298,12 @@ fn supervised_run(cx: &BenchContext, rt: &tokio::runtime::Runtime, bare: &Row) -
         reasoning: false,
         price: None,
     };
-    let request = RunRequest::new("general", "bench task", provider);
+    let mut request = RunRequest::new("general", "bench task", provider);
+    // Not the current directory: subagent refuses a workspace holding its
+    // own programs (issue 32), and the bench runs from the repository.
+    let workspace = dir.path().join("workspace");
+    std::fs::create_dir_all(&workspace)?;
+    request.workspace_dir = workspace;
     let samples = rt.block_on(time_n_async(cx.iterations, 10, || async {
         let result = supervisor
             .run(request.clone(), CancellationToken::new())
