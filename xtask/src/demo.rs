@@ -32,6 +32,8 @@ pub fn run(task: &str, policy: deps::Policy) -> Result<()> {
         crate::paths::cache_root()?.display()
     );
     let model = local_model::ensure(policy)?;
+    // So a demo run with --allow-network gets the tools' private network.
+    deps::ensure(&[deps::PASTA], policy)?;
     cmd::run(cmd::cargo().current_dir(&root).args([
         "build",
         "-p",

@@ -115,6 +115,15 @@ pub const BWRAP: Tool = Tool {
     package: "bubblewrap",
 };
 
+/// pasta (Debian's passt), the user-mode network stack of the tools'
+/// private network with `--allow-network` (crates/sandbox/src/net).
+pub const PASTA: Tool = Tool {
+    name: "pasta",
+    program: "pasta",
+    probe_args: &["--version"],
+    package: "passt",
+};
+
 /// tar, to unpack the llama.cpp source archive.
 pub const TAR: Tool = Tool {
     name: "tar",

@@ -59,6 +59,9 @@ pub(super) struct DoctorArgs {
 /// `DOCTOR_MISSING`.
 pub(super) fn run(args: DoctorArgs) -> Result<i32> {
     let mut probes: Vec<Probe> = doctor::isolation_probes(subagent_sandbox::isolation_support());
+    probes.push(doctor::network_stack_probe(
+        &subagent_sandbox::net::network_stack(),
+    ));
     probes.push(doctor::cgroup_probe(&subagent_sandbox::cgroup_support()));
     probes.push(doctor::open_files_probe(
         &subagent_sandbox::open_files_limit(),

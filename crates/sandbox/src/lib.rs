@@ -56,6 +56,7 @@ mod large_frees;
 mod launch;
 mod layer;
 mod leaks;
+pub mod net;
 mod open_files;
 mod placeholders;
 mod plan;

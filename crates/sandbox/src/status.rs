@@ -46,6 +46,10 @@ pub(crate) enum Protection {
     FreshProc,
     /// New network namespace: only a down loopback.
     NetworkNamespace,
+    /// With the network on: the run's private network namespace, reaching
+    /// the outside through a user-mode stack, with the refused ranges
+    /// refused by its routing rules (`crate::net`).
+    NetworkNamespacePrivate,
     /// New IPC namespace: no host SysV IPC or POSIX message queues.
     IpcNamespace,
     /// New UTS namespace: the host name is the tool's own.
@@ -100,6 +104,7 @@ impl Protection {
             Protection::MountNamespace => "mount_namespace",
             Protection::FreshProc => "fresh_proc",
             Protection::NetworkNamespace => "network_namespace",
+            Protection::NetworkNamespacePrivate => "network_namespace_private",
             Protection::IpcNamespace => "ipc_namespace",
             Protection::UtsNamespace => "uts_namespace",
             Protection::CgroupNamespace => "cgroup_namespace",
@@ -172,6 +177,8 @@ pub mod protection {
     pub const FRESH_PROC: &str = Protection::FreshProc.name();
     /// New network namespace: only a down loopback.
     pub const NETWORK_NAMESPACE: &str = Protection::NetworkNamespace.name();
+    /// With the network on: the run's private network namespace.
+    pub const NETWORK_NAMESPACE_PRIVATE: &str = Protection::NetworkNamespacePrivate.name();
     /// New IPC namespace: no host SysV IPC or POSIX message queues.
     pub const IPC_NAMESPACE: &str = Protection::IpcNamespace.name();
     /// New UTS namespace: the host name is the tool's own.

@@ -132,6 +132,29 @@ pub fn isolation_probes(support: &IsolationSupport) -> Vec<Probe> {
     ]
 }
 
+/// The user-mode network stack the tools' private network needs with
+/// `--allow-network` (pasta): its path and version, or a warning naming
+/// what to install (runs without the network do not need it).
+pub fn network_stack_probe(
+    stack: &Result<(std::path::PathBuf, Option<String>), subagent_sandbox::net::NetworkError>,
+) -> Probe {
+    match stack {
+        Ok((path, version)) => Probe::ok(
+            "network_stack",
+            format!(
+                "pasta {} at {}: tools get a private network with --allow-network",
+                version.as_deref().unwrap_or("(version unknown)"),
+                path.display()
+            ),
+        ),
+        Err(_) => Probe::warning(
+            "network_stack",
+            "pasta not found on PATH: runs with --allow-network and python_execute are refused",
+            subagent_sandbox::net::PASTA_INSTALL_HINT,
+        ),
+    }
+}
+
 /// Landlock filesystem rules, from the probed ABI version.
 pub fn landlock_probe(abi: &Result<i32, String>) -> Probe {
     match abi {

@@ -1,4 +1,4 @@
-//! The `workspace-layer` probe of `subagent doctor`: whether a run whose
+//! The `workspace_layer` probe of `subagent doctor`: whether a run whose
 //! tools can write gets its copy-on-write layer over this workspace (a
 //! child started under one, as a run's worker is), and what to do when
 //! not.
@@ -41,14 +41,14 @@ pub async fn layer_support(workspace: &Path) -> Result<(), String> {
 pub fn workspace_layer_probe(workspace: &Path, outcome: &Result<(), String>) -> Probe {
     match outcome {
         Ok(()) => Probe::ok(
-            "workspace-layer",
+            "workspace_layer",
             format!(
                 "runs that can write work on a copy-on-write layer over {} (--isolation overlay)",
                 workspace.display()
             ),
         ),
         Err(why) => Probe::missing(
-            "workspace-layer",
+            "workspace_layer",
             why.as_str(),
             "runs with python_execute are refused here; allow unprivileged user namespaces and \
              overlayfs in them (Linux 5.11+), use a workspace not already under two overlays, \

@@ -36,6 +36,7 @@ pub mod find;
 mod git_call;
 pub mod git_guard;
 mod ignore_rules;
+pub mod network;
 pub mod output_cap;
 pub mod pin;
 pub mod python;

@@ -1,6 +1,7 @@
 //! `python_execute`: runs model-written Python in a **tool process** under
 //! the tool sandbox (crates/sandbox): its own user, pid, mount and (network
-//! off) network namespaces, Landlock limiting it to the system paths, the
+//! off) network namespaces, or with the network on the run's private
+//! network ([`crate::network`]), Landlock limiting it to the system paths, the
 //! interpreter's prefixes, the workspace and a private tmp dir, a seccomp
 //! filter, no capabilities, an allowlisted environment, memory and pids
 //! caps, a per-call timeout and capped output.
@@ -32,6 +33,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use subagent_protocol::tool_names::PYTHON_EXECUTE;
+use subagent_sandbox::net::NetworkOptions;
 use subagent_sandbox::{
     AfterExit, CaptureLimits, ChildExit, Isolation, KillReason, NotApplied, ResourceLimits,
     SandboxPolicy, SandboxSpec, Stream, Termination, protection,
@@ -176,6 +178,19 @@ async fn run(code: &str, timeout: Duration, ctx: &ToolContext) -> Result<ToolOut
         .prefix("subagent-tool-")
         .tempdir()
         .map_err(|e| ToolError::Failed(format!("cannot create a private tmp dir: {e}")))?;
+    let network = if ctx.process.allow_network {
+        let options = NetworkOptions {
+            allow_private_networks: ctx.web.addresses.allows_private_networks(),
+        };
+        Some(
+            ctx.network
+                .get(options)
+                .await
+                .map_err(|e| ToolError::Failed(e.to_string()))?,
+        )
+    } else {
+        None
+    };
     let mut spec = tool_spec(
         code,
         &interpreter.executable,
@@ -184,6 +199,9 @@ async fn run(code: &str, timeout: Duration, ctx: &ToolContext) -> Result<ToolOut
         private_tmp.path(),
         ctx,
     );
+    if let Some(isolation) = spec.isolation.as_mut() {
+        isolation.private_network = network;
+    }
     spec.limits.file_size_bytes = Some(FILE_SIZE_BYTES.min(disk.remaining()));
     spec.cwd_fd = Some(
         root.try_clone()

@@ -171,7 +171,7 @@ async fn git_hooks_and_agent_config_in_the_workspace_are_read_only() {
 }
 
 #[tokio::test]
-async fn network_is_off_by_default_and_on_when_allowed() {
+async fn network_is_off_by_default_and_private_when_allowed() {
     let dir = tempfile::tempdir().unwrap();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -181,11 +181,29 @@ async fn network_is_off_by_default_and_on_when_allowed() {
     let off = python(&code, &ctx(dir.path())).await;
     assert!(off.is_error, "{off:?}");
     assert!(!off.output.contains("connected"), "{}", off.output);
+    // With the network on, the host's loopback stays out of reach (issue
+    // 33): the tool has the run's private network.
     let mut allowed = ctx(dir.path());
     allowed.process.allow_network = true;
     let on = python(&code, &allowed).await;
-    assert!(!on.is_error, "{on:?}");
-    assert!(on.output.contains("connected"), "{}", on.output);
+    assert!(on.is_error, "{on:?}");
+    assert!(!on.output.contains("connected"), "{}", on.output);
+    if subagent_sandbox::net::find_pasta(None).is_none() {
+        assert!(on.output.contains("apt-get install passt"), "{}", on.output);
+        return;
+    }
+    assert!(
+        on.output.contains("ConnectionRefusedError"),
+        "{}",
+        on.output
+    );
+    // Private networks allowed: loopback too, through pasta.
+    let mut private = ctx(dir.path());
+    private.process.allow_network = true;
+    private.web.addresses = crate::web::AddressPolicy::allowing_private_networks(true);
+    let reached = python(&code, &private).await;
+    assert!(!reached.is_error, "{reached:?}");
+    assert!(reached.output.contains("connected"), "{}", reached.output);
 }
 
 #[tokio::test]

@@ -15,6 +15,7 @@ use subagent_protocol::{Limits, PythonInterpreter, WebSettings};
 use subagent_sandbox::Interpreter;
 
 use crate::disk::WorkspaceGrowth;
+use crate::network::RunNetwork;
 use crate::pin::WorkspacePin;
 use crate::web::WebContext;
 
@@ -93,6 +94,9 @@ pub struct ToolContext {
     /// What calls want said in the run's record besides their output
     /// (a quarantined `.git`); the caller takes them after each call.
     pub notices: Notices,
+    /// The private network process tools get when `process.allow_network`
+    /// is on, started by the first call that needs it.
+    pub network: RunNetwork,
 }
 
 /// Lines for the run's record, shared by the clones of one context.
@@ -153,6 +157,7 @@ impl ToolContext {
             workspace_pin: None,
             run_id: String::new(),
             notices: Notices::default(),
+            network: RunNetwork::default(),
         }
     }
 

@@ -325,7 +325,7 @@ fn a_workspace_the_kernel_cannot_overlay_refuses_a_run_that_can_write_and_says_w
         .as_array()
         .unwrap()
         .iter()
-        .find(|p| p["name"] == "workspace-layer")
+        .find(|p| p["name"] == "workspace_layer")
         .unwrap()
         .clone();
     assert_eq!(probe["ok"], false, "{probe}");

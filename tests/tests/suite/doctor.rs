@@ -62,7 +62,8 @@ fn doctor_finds_the_sandbox_layers_cgroup_and_python_on_this_machine() {
         "seccomp",
         "namespaces",
         "filesystem_view",
-        "workspace-layer",
+        "workspace_layer",
+        "network_stack",
         "cgroup",
         "python3",
     ] {

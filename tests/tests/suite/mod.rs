@@ -67,6 +67,7 @@ mod status_line;
 mod status_line_tokens;
 mod terminal_escapes;
 mod tool_disk;
+mod tool_network;
 mod workspace_pinned;
 mod workspace_protected;
 mod workspace_refused;

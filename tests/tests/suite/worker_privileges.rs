@@ -96,7 +96,7 @@ fn check_worker(who: As) {
     let mut command = model.run_command(workspace.path(), sessions.path());
     command
         .args(["--timeout", "60", "--json", "--task", "Try it."])
-        .args(["--tools", "python_execute", "--allow-network"])
+        .args(["--tools", "python_execute"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     if who == As::Nobody {
@@ -108,6 +108,12 @@ fn check_worker(who: As) {
             .env_remove("XDG_CONFIG_HOME")
             .env_remove("XDG_STATE_HOME")
             .env("PATH", "/usr/local/bin:/usr/bin:/bin");
+    }
+    // The network's user-mode stack (pasta) needs /dev/net/tun, which some
+    // machines keep from users other than root.
+    let network = who == As::This || tun_open_to_all();
+    if network {
+        command.arg("--allow-network");
     }
     let child = command.spawn().unwrap();
     // The worker waits for its first turn: read what it holds.
@@ -179,6 +185,9 @@ fn check_worker(who: As) {
         "rlimit ValueError",
         "bind80 PermissionError",
     ] {
+        if refused.starts_with("bind80") && !network {
+            continue;
+        }
         assert!(output.contains(refused), "{who:?}: {refused}: {output}");
     }
     // The tool sandbox was built without the worker's capabilities.
@@ -197,6 +206,12 @@ fn check_worker(who: As) {
             "{who:?}: {layer} not in {applied:?}"
         );
     }
+}
+
+/// Whether every user may open `/dev/net/tun`.
+fn tun_open_to_all() -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata("/dev/net/tun").is_ok_and(|m| m.permissions().mode() & 0o006 == 0o006)
 }
 
 fn is_root() -> bool {

@@ -8,6 +8,9 @@
 //! the host's TLS keys.
 
 use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::net::PrivateNetwork;
 
 /// System paths a tool process may read (and execute from), when they exist.
 ///
@@ -113,7 +116,13 @@ pub struct Isolation {
     pub layers: Layers,
     /// When false: a new network namespace (only a down `lo`), Landlock's
     /// TCP rules and the seccomp socket filter, as far as each layer is on.
+    /// When true: the run's [`Isolation::private_network`], which the
+    /// child joins before it makes its own namespaces (without one, the
+    /// `network_namespace_private` layer is not applied).
     pub network: bool,
+    /// The run's private network (with `network`): its namespaces are
+    /// joined, and its `resolv.conf` is the view's `/etc/resolv.conf`.
+    pub private_network: Option<Arc<PrivateNetwork>>,
     /// Paths that may be read and executed (directories: everything below).
     pub read_only: Vec<PathBuf>,
     /// Paths that may be read, written, created and removed below.
@@ -147,6 +156,7 @@ impl Isolation {
         Self {
             layers: Layers::default(),
             network: false,
+            private_network: None,
             read_only: SYSTEM_READ_ONLY_PATHS.iter().map(PathBuf::from).collect(),
             read_write: writable,
             private_tmp: None,

@@ -20,24 +20,30 @@
 //! prepared in [`NamespacePlan::new`].
 
 use std::ptr;
+use std::sync::Arc;
 
 use super::step::{Step, StepError, check, last};
 use super::view::ViewPlan;
+use crate::net::PrivateNetwork;
 
 /// Namespaces to enter, with the uid and gid maps prepared before the fork.
 #[derive(Debug, Clone)]
 pub(crate) struct NamespacePlan {
     flags: libc::c_int,
+    /// Joined before the new namespaces are made: the tool's user
+    /// namespace is then a child of the network's, so it holds no
+    /// capability over the network namespace.
+    join: Option<Arc<PrivateNetwork>>,
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
 }
 
 impl NamespacePlan {
     /// User, pid, mount, IPC, UTS and cgroup namespaces, plus a network
-    /// namespace unless `network`. The caller's uid and gid are mapped to
-    /// themselves, so files a tool creates in the workspace belong to the
-    /// user.
-    pub(crate) fn new(network: bool) -> Self {
+    /// namespace unless `network`; with `join`, its namespaces are entered
+    /// first. The caller's uid and gid are mapped to themselves, so files a
+    /// tool creates in the workspace belong to the user.
+    pub(crate) fn new(network: bool, join: Option<Arc<PrivateNetwork>>) -> Self {
         // SAFETY: geteuid and getegid cannot fail and touch no memory.
         let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
         let mut flags = libc::CLONE_NEWUSER
@@ -51,6 +57,7 @@ impl NamespacePlan {
         }
         Self {
             flags,
+            join,
             uid_map: format!("{uid} {uid} 1\n").into_bytes(),
             gid_map: format!("{gid} {gid} 1\n").into_bytes(),
         }
@@ -69,6 +76,18 @@ impl NamespacePlan {
         unsafe {
             // A root worker keeps CAP_SETFCAP permitted only; mapping uid 0
             // into the new namespace needs it effective at the unshare.
+            if let Some(network) = &self.join {
+                // The owner of a user namespace holds every capability in
+                // it, so joining needs none here.
+                check(
+                    Step::JoinNetwork,
+                    libc::setns(network.user_namespace_fd(), libc::CLONE_NEWUSER),
+                )?;
+                check(
+                    Step::JoinNetwork,
+                    libc::setns(network.network_namespace_fd(), libc::CLONE_NEWNET),
+                )?;
+            }
             super::capabilities::raise_setfcap();
             check(Step::Unshare, libc::unshare(self.flags))?;
             // A non-dumpable process (the worker marks itself so: it holds
@@ -137,7 +156,7 @@ impl NamespacePlan {
 ///
 /// # Safety
 /// The child must keep to async-signal-safe calls until it execs or exits.
-unsafe fn fork_raw() -> libc::pid_t {
+pub(crate) unsafe fn fork_raw() -> libc::pid_t {
     // SAFETY: clone with only SIGCHLD and no stack is fork(2); the other
     // arguments are unused with these flags.
     let rc = unsafe { libc::syscall(libc::SYS_clone, libc::SIGCHLD as libc::c_long, 0, 0, 0, 0) };
@@ -192,7 +211,11 @@ const KEEPER_LOST_CHILD_EXIT_CODE: i32 = 126;
 ///
 /// # Safety
 /// Async-signal-safe; for the forked child.
-unsafe fn write_file(step: Step, path: &std::ffi::CStr, data: &[u8]) -> Result<(), StepError> {
+pub(crate) unsafe fn write_file(
+    step: Step,
+    path: &std::ffi::CStr,
+    data: &[u8],
+) -> Result<(), StepError> {
     // SAFETY: open with a NUL-terminated path; write from a live slice.
     unsafe {
         let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);

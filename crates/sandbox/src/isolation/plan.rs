@@ -55,6 +55,18 @@ pub(crate) fn plan(
     ];
     if !isolation.network {
         namespace_layers.push(Protection::NetworkNamespace);
+    } else if isolation.private_network.is_some()
+        // A forecast: the run starts its private network on first use.
+        || (cwd.is_none() && crate::net::network_stack_found())
+    {
+        namespace_layers.push(Protection::NetworkNamespacePrivate);
+    } else {
+        let reason = if crate::net::network_stack_found() {
+            "the run's private network was not set up".to_owned()
+        } else {
+            format!("pasta is not installed: {}", crate::net::PASTA_INSTALL_HINT)
+        };
+        refuse(&[Protection::NetworkNamespacePrivate], &reason);
     }
     let namespaces = wanted(
         &support.namespaces,
@@ -64,7 +76,7 @@ pub(crate) fn plan(
     )
     .map(|()| {
         applied.extend(&namespace_layers);
-        NamespacePlan::new(isolation.network)
+        NamespacePlan::new(isolation.network, isolation.private_network.clone())
     });
 
     let view_layers = [

@@ -26,10 +26,11 @@ pub(crate) enum Step {
     ViewProc,
     ViewDetach,
     ViewChdir,
+    JoinNetwork,
 }
 
 impl Step {
-    const ALL: [Step; 19] = [
+    const ALL: [Step; 20] = [
         Step::Unshare,
         Step::Setgroups,
         Step::UidMap,
@@ -49,6 +50,7 @@ impl Step {
         Step::ViewProc,
         Step::ViewDetach,
         Step::ViewChdir,
+        Step::JoinNetwork,
     ];
 
     /// The step whose number a probe child exited with.
@@ -59,7 +61,7 @@ impl Step {
     /// Whether the step belongs to building the filesystem view (the
     /// namespaces themselves were entered by then).
     pub(crate) fn is_view(self) -> bool {
-        self as i32 >= Step::ViewStaging as i32
+        (Step::ViewStaging as i32..=Step::ViewChdir as i32).contains(&(self as i32))
     }
 
     /// What the step does, for error messages.
@@ -96,6 +98,10 @@ impl Step {
             Step::ViewProc => "mounting the fresh /proc in the filesystem view failed",
             Step::ViewDetach => "detaching the host's root from the filesystem view failed",
             Step::ViewChdir => "entering the working directory inside the filesystem view failed",
+            Step::JoinNetwork => {
+                "joining the run's private network (setns into its user, then its network \
+                 namespace) was refused"
+            }
         }
     }
 }

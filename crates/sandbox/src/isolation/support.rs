@@ -93,7 +93,7 @@ fn probe_namespaces() -> (Result<(), String>, Result<(), String>) {
 /// Enters the namespaces (and builds `view`) in a throwaway child; the
 /// failed step, if any, with why.
 fn probe_child(view: Option<&ViewPlan>) -> Result<(), (Option<Step>, String)> {
-    let plan = NamespacePlan::new(false);
+    let plan = NamespacePlan::new(false, None);
     // SAFETY: the child runs only async-signal-safe code (`enter` and
     // `_exit`) on data prepared before the fork; the parent waits for
     // exactly that pid.

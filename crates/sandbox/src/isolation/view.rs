@@ -40,6 +40,8 @@ use super::view_protect::root_protections;
 /// Where the old root is reachable while the new one is built (bubblewrap's
 /// name): sources are read under it.
 pub(crate) const OLD_ROOT: &str = "/oldroot";
+/// The resolver configuration, replaced with the private network's.
+const RESOLV_CONF: &str = "/etc/resolv.conf";
 /// Where the new root is built; targets are written under it.
 pub(crate) const NEW_ROOT: &str = "/newroot";
 
@@ -256,6 +258,19 @@ pub(crate) fn plan_mounts(
     mounts.push(Mount::Proc {
         target: PathBuf::from("/proc"),
     });
+    if let Some(network) = &isolation.private_network {
+        // The private network's resolver is pasta's forwarder, not the
+        // host's (which may be a loopback address of the host).
+        let target = Path::new(RESOLV_CONF);
+        mounts.retain(|m| m.target() != target);
+        mounts.push(Mount::Bind {
+            source: network.resolv_conf().to_owned(),
+            target: target.to_owned(),
+            mode: BindMode::ReadOnly,
+            is_dir: false,
+            from: BindFrom::Host,
+        });
+    }
     // Stable: for one target, the order above (a tmpfs before a bind over
     // it) holds; `Path` orders a parent before everything below it.
     mounts.sort_by(|a, b| a.target().cmp(b.target()));

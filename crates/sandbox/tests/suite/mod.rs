@@ -16,6 +16,7 @@ mod support;
 mod tool_sandbox;
 mod tool_sandbox_kernel;
 mod tool_sandbox_limits;
+mod tool_sandbox_net;
 mod tool_sandbox_pinned;
 mod tool_sandbox_support;
 mod tool_sandbox_view;

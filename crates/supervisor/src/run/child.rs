@@ -216,6 +216,12 @@ async fn prepare(
             message,
         )));
     }
+    if let Err(message) = spec::check_network_stack(&probe_spec) {
+        return Err(Box::new(SubagentResult::refusal(
+            ErrorCode::SubagentSandboxUnavailable,
+            message,
+        )));
+    }
     let mut wanted = Some(run_id);
     let (run_id, paths, created) =
         create_session_file(config, &request.agent, started_wall, || {

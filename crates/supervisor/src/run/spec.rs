@@ -83,6 +83,22 @@ pub(super) fn check_spec_fits(spec: &TaskSpec) -> Result<(), String> {
     }
 }
 
+/// With the network on, process tools reach it only through a private
+/// network namespace (`subagent_sandbox::net`), which needs pasta: without
+/// it the run is refused before it starts, never given the host's network.
+pub(super) fn check_network_stack(spec: &TaskSpec) -> Result<(), String> {
+    let process_tool = spec.tools.iter().any(|t| t == tool_names::PYTHON_EXECUTE);
+    if !spec.allow_network || !process_tool || subagent_sandbox::net::network_stack_found() {
+        return Ok(());
+    }
+    Err(format!(
+        "--allow-network with {} needs pasta for the tools' private network, and it is not on \
+         PATH: {}",
+        tool_names::PYTHON_EXECUTE,
+        subagent_sandbox::net::PASTA_INSTALL_HINT
+    ))
+}
+
 /// The layers tool processes of this child will get, for the session
 /// header: the isolation layers and the memory and pids caps (each cgroup
 /// cap that cannot be had listed as not applied, and the rlimit memory

@@ -12,11 +12,17 @@
 //! wherever a translator or tunnel exists, so they are judged by the IPv4
 //! address inside them.
 //!
+//! The ranges are the one table tool processes' network namespace refuses
+//! too ([`subagent_sandbox::net::ranges`]); this module only adds the
+//! unwrapping of embedded IPv4 addresses.
+//!
 //! This module only decides; it never connects. The search backend's URL is
 //! operator configuration and does not pass through here (`search.rs`
 //! follows no redirect off the backend's origin instead).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+
+use subagent_sandbox::net::ranges::{self, Range};
 
 /// Where web tools may connect.
 ///
@@ -37,8 +43,11 @@ impl AddressPolicy {
         Self::default()
     }
 
-    /// A policy that lets everything through when `allow` is true (the
-    /// operator's explicit `allow_private_networks`).
+    /// A policy that also lets loopback and the private and special ranges
+    /// through when `allow` is true (the operator's explicit
+    /// `allow_private_networks`); link-local addresses, the cloud metadata
+    /// services among them, stay refused either way
+    /// ([`subagent_sandbox::net::ranges`] is the table).
     pub fn allowing_private_networks(allow: bool) -> Self {
         Self {
             allow_private_networks: allow,
@@ -53,22 +62,22 @@ impl AddressPolicy {
         self
     }
 
-    /// True when the filter is off.
+    /// True when the operator allowed private networks.
     pub fn allows_private_networks(&self) -> bool {
         self.allow_private_networks
     }
 
     /// Checks one resolved socket address.
     pub fn check(&self, socket: SocketAddr) -> Result<(), RefusedAddress> {
-        if self.allow_private_networks || self.allowed_sockets.contains(&socket) {
+        if self.allowed_sockets.contains(&socket) {
             return Ok(());
         }
-        match non_public_reason(socket.ip()) {
-            None => Ok(()),
-            Some(reason) => Err(RefusedAddress {
+        match non_public_range(socket.ip()) {
+            Some(range) if !range.is_open(self.allow_private_networks) => Err(RefusedAddress {
                 address: socket.ip(),
-                reason,
+                reason: range.reason,
             }),
+            _ => Ok(()),
         }
     }
 }
@@ -77,8 +86,8 @@ impl AddressPolicy {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "refusing to connect to {address} ({reason}): web tools fetch public addresses only \
-     (the operator can allow private networks with `[web] allow_private_networks = true` \
-     or `subagent run --allow-private-networks`)"
+     (the operator can open loopback and private networks, never link-local ones, with \
+     `[web] allow_private_networks = true` or `subagent run --allow-private-networks`)"
 )]
 pub struct RefusedAddress {
     /// The address.
@@ -89,66 +98,35 @@ pub struct RefusedAddress {
 
 /// Why `ip` is not a public address, or `None` when it is.
 pub fn non_public_reason(ip: IpAddr) -> Option<&'static str> {
+    non_public_range(ip).map(|range| range.reason)
+}
+
+/// The refused range `ip` falls in (for an address embedding an IPv4 one,
+/// the range of that IPv4 address), or `None` when it is public.
+pub fn non_public_range(ip: IpAddr) -> Option<&'static Range> {
     match ip {
-        IpAddr::V4(v4) => v4_reason(v4),
-        IpAddr::V6(v6) => v6_reason(v6),
+        IpAddr::V4(v4) => v4_range(v4),
+        IpAddr::V6(v6) => v6_range(v6),
     }
 }
 
-fn v4_reason(ip: Ipv4Addr) -> Option<&'static str> {
-    let [a, b, c, _] = ip.octets();
-    // Metadata first: it is also link-local, but the specific name says more.
-    if ip == Ipv4Addr::new(169, 254, 169, 254) {
-        return Some("cloud metadata endpoint");
-    }
-    let reason = match (a, b, c) {
-        _ if ip.is_unspecified() => "unspecified",
-        (0, _, _) => "\"this network\" (0.0.0.0/8)",
-        (127, _, _) => "loopback",
-        (10, _, _) => "private network (10.0.0.0/8)",
-        (172, 16..=31, _) => "private network (172.16.0.0/12)",
-        (192, 168, _) => "private network (192.168.0.0/16)",
-        (169, 254, _) => "link-local",
-        (100, 64..=127, _) => "carrier-grade NAT (100.64.0.0/10)",
-        (192, 0, 0) => "IETF protocol assignments (192.0.0.0/24)",
-        (192, 0, 2) | (198, 51, 100) | (203, 0, 113) => "documentation range",
-        (198, 18..=19, _) => "benchmarking range (198.18.0.0/15)",
-        (224..=239, _, _) => "multicast",
-        _ if ip.is_broadcast() => "broadcast",
-        (240..=255, _, _) => "reserved (240.0.0.0/4)",
-        _ => return None,
-    };
-    Some(reason)
+fn v4_range(ip: Ipv4Addr) -> Option<&'static Range> {
+    ranges::direct_range(IpAddr::V4(ip))
 }
 
-fn v6_reason(ip: Ipv6Addr) -> Option<&'static str> {
-    if ip.is_unspecified() {
-        return Some("unspecified");
-    }
-    if ip.is_loopback() {
-        return Some("loopback");
-    }
-    if ip == Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254) {
-        return Some("cloud metadata endpoint");
+fn v6_range(ip: Ipv6Addr) -> Option<&'static Range> {
+    // The unspecified and loopback addresses lie in ::/96 too, but are
+    // named as themselves.
+    let direct = ranges::direct_range(IpAddr::V6(ip));
+    if ip.is_unspecified() || ip.is_loopback() {
+        return direct;
     }
     // Ranges that embed or map an IPv4 address reach that IPv4 host
     // wherever a translator or tunnel exists, so they are judged as it.
-    if let Some(reason) = embedded_v4_reason(ip) {
-        return reason;
+    if let Some(verdict) = embedded_v4_range(ip) {
+        return verdict;
     }
-    let segments = ip.segments();
-    let reason = match segments[0] {
-        s if s & 0xfe00 == 0xfc00 => "unique-local (fc00::/7)",
-        s if s & 0xffc0 == 0xfe80 => "link-local (fe80::/10)",
-        s if s & 0xffc0 == 0xfec0 => "site-local (fec0::/10)",
-        s if s & 0xff00 == 0xff00 => "multicast",
-        0x0100 if segments[1..4].iter().all(|s| *s == 0) => "discard-only (100::/64)",
-        0x2001 if segments[1] == 0x0db8 => "documentation range (2001:db8::/32)",
-        0x2001 if segments[1] == 0x0002 && segments[2] == 0 => "benchmarking range (2001:2::/48)",
-        s if s & 0xfff0 == 0x3ff0 => "documentation range (3fff::/20)",
-        _ => return None,
-    };
-    Some(reason)
+    direct
 }
 
 /// Where the IPv4 address sits in a NAT64 address under each prefix length
@@ -166,42 +144,46 @@ const NAT64_FORMS: [([usize; 4], usize); 4] = [
 /// true length is one whose form the address fits (octet 8 zero, zeros
 /// after the IPv4 address), so every fitting form must hold a public
 /// address: in practice the /96 form of a public IPv4 address passes.
-fn nat64_local_use_reason(o: [u8; 16]) -> Option<&'static str> {
+fn nat64_local_use_range(o: [u8; 16]) -> Option<&'static Range> {
     if o[8] != 0 {
-        return Some("NAT64 local-use address with a nonzero u octet (64:ff9b:1::/48)");
+        return Some(&ranges::NAT64_LOCAL_USE_NONZERO_U);
     }
     NAT64_FORMS
         .iter()
         .filter(|(_, suffix)| o[*suffix..].iter().all(|b| *b == 0))
-        .find_map(|([a, b, c, d], _)| v4_reason(Ipv4Addr::new(o[*a], o[*b], o[*c], o[*d])))
+        .find_map(|([a, b, c, d], _)| v4_range(Ipv4Addr::new(o[*a], o[*b], o[*c], o[*d])))
 }
 
 /// For an address in a range that embeds an IPv4 address: `Some` of the
 /// verdict on it (`Some(None)`: the embedded host is public). `None` when
 /// `ip` embeds no IPv4 address.
-fn embedded_v4_reason(ip: Ipv6Addr) -> Option<Option<&'static str>> {
+fn embedded_v4_range(ip: Ipv6Addr) -> Option<Option<&'static Range>> {
     let o = ip.octets();
     let s = ip.segments();
     let v4 = |a: usize, b: usize, c: usize, d: usize| Ipv4Addr::new(o[a], o[b], o[c], o[d]);
     let low32 = v4(12, 13, 14, 15);
     let verdict = match s {
         // ::ffff:0:0/96, IPv4-mapped.
-        [0, 0, 0, 0, 0, 0xffff, _, _] => v4_reason(low32),
+        [0, 0, 0, 0, 0, 0xffff, _, _] => v4_range(low32),
         // ::ffff:0:0:0/96, IPv4-translated (SIIT, RFC 6145).
-        [0, 0, 0, 0, 0xffff, 0, _, _] => v4_reason(low32),
+        [0, 0, 0, 0, 0xffff, 0, _, _] => v4_range(low32),
         // ::/96, IPv4-compatible (deprecated by RFC 4291): no public use.
-        [0, 0, 0, 0, 0, 0, _, _] => v4_reason(low32).or(Some("IPv4-compatible address (::/96)")),
+        [0, 0, 0, 0, 0, 0, _, _] => v4_range(low32).or_else(|| {
+            ranges::IPV6_EMBEDDING_RANGES
+                .iter()
+                .find(|r| r.prefix == 96 && r.network == IpAddr::V6(Ipv6Addr::UNSPECIFIED))
+        }),
         // 64:ff9b::/96, NAT64 well-known prefix (RFC 6052).
-        [0x64, 0xff9b, 0, 0, 0, 0, _, _] => v4_reason(low32),
+        [0x64, 0xff9b, 0, 0, 0, 0, _, _] => v4_range(low32),
         // 64:ff9b:1::/48, NAT64 local-use prefix (RFC 8215).
-        [0x64, 0xff9b, 1, ..] => nat64_local_use_reason(o),
+        [0x64, 0xff9b, 1, ..] => nat64_local_use_range(o),
         // 2002::/16, 6to4: the IPv4 address of the tunnel end in bits 16..48.
-        [0x2002, ..] => v4_reason(v4(2, 3, 4, 5)),
+        [0x2002, ..] => v4_range(v4(2, 3, 4, 5)),
         // 2001::/32, Teredo: the server's IPv4 in bits 32..64, the
         // client's in the last 32 bits, inverted (RFC 4380).
         [0x2001, 0, ..] => {
             let client = Ipv4Addr::from(!u32::from(low32));
-            v4_reason(v4(4, 5, 6, 7)).or_else(|| v4_reason(client))
+            v4_range(v4(4, 5, 6, 7)).or_else(|| v4_range(client))
         }
         _ => return None,
     };

@@ -203,15 +203,27 @@ fn the_default_policy_refuses_loopback_and_names_the_switch() {
 }
 
 #[test]
-fn allowing_private_networks_turns_the_filter_off() {
+fn allowing_private_networks_opens_all_but_link_local() {
     let policy = AddressPolicy::allowing_private_networks(true);
     for socket in [
         "127.0.0.1:80",
         "[::1]:80",
-        "169.254.169.254:80",
         "10.0.0.1:443",
+        "[::ffff:10.0.0.1]:80",
     ] {
         assert_eq!(policy.check(socket.parse().unwrap()), Ok(()), "{socket}");
+    }
+    // The cloud metadata services and the rest of link-local stay refused
+    // (the one table, crates/sandbox/src/net/ranges.rs, opens them with no
+    // flag).
+    for socket in [
+        "169.254.169.254:80",
+        "169.254.1.1:80",
+        "[fe80::1]:80",
+        "[fd00:ec2::254]:80",
+        "[::ffff:169.254.169.254]:80",
+    ] {
+        assert!(policy.check(socket.parse().unwrap()).is_err(), "{socket}");
     }
 }
 

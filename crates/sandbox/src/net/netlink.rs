@@ -1,0 +1,221 @@
+//! The rtnetlink requests that set up a private network namespace: bring
+//! `lo` up, add the policy-routing rules that refuse ranges, and the rules
+//! that let the DNS forwarder through. Built before the fork as plain
+//! bytes; sent from inside the namespace by [`send_all`], which allocates
+//! nothing (it runs in a forked child of a multi-threaded process).
+//!
+//! Rules rather than routes: a rule needs no interface, so every one is in
+//! place before the user-mode stack creates its tap device, and the local
+//! table (rule 0) still comes first, so the namespace's own addresses stay
+//! its own. This module builds and sends; which ranges is the caller's.
+
+use std::net::IpAddr;
+
+const RTM_NEWLINK: u16 = 16;
+const RTM_NEWRULE: u16 = 32;
+const NLMSG_ERROR: u16 = 2;
+const NLM_F_REQUEST: u16 = 0x1;
+const NLM_F_ACK: u16 = 0x4;
+const NLM_F_EXCL: u16 = 0x200;
+const NLM_F_CREATE: u16 = 0x400;
+const FRA_DST: u16 = 1;
+const FRA_PRIORITY: u16 = 6;
+const FRA_TABLE: u16 = 15;
+const FRA_IP_PROTO: u16 = 22;
+const FRA_DPORT_RANGE: u16 = 24;
+const FR_ACT_TO_TBL: u8 = 1;
+const FR_ACT_PROHIBIT: u8 = 8;
+const RT_TABLE_MAIN: u32 = 254;
+const LOOPBACK_INDEX: i32 = 1;
+
+/// Priority of the rules that let traffic through before the refusals.
+pub(crate) const ALLOW_PRIORITY: u32 = 1000;
+/// Priority of the refusing rules: after the local table (0), before the
+/// main table (32766).
+pub(crate) const REFUSE_PRIORITY: u32 = 1100;
+
+/// One request, ready to send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Request(Vec<u8>);
+
+impl Request {
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+/// `ip link set lo up`: a fresh network namespace's loopback is down.
+pub(crate) fn loopback_up() -> Request {
+    let mut body = Vec::with_capacity(16);
+    body.push(0u8); // family: unspecified
+    body.push(0u8); // pad
+    body.extend_from_slice(&0u16.to_ne_bytes()); // type
+    body.extend_from_slice(&LOOPBACK_INDEX.to_ne_bytes());
+    let up = libc::IFF_UP as u32;
+    body.extend_from_slice(&up.to_ne_bytes()); // flags
+    body.extend_from_slice(&up.to_ne_bytes()); // change
+    message(RTM_NEWLINK, NLM_F_REQUEST | NLM_F_ACK, &body)
+}
+
+/// `ip rule add to NETWORK/PREFIX prohibit pref REFUSE_PRIORITY`: a
+/// connect or send there fails with `EACCES`.
+pub(crate) fn refuse(network: IpAddr, prefix: u8) -> Request {
+    let mut body = rule_header(network, prefix, 0, FR_ACT_PROHIBIT);
+    attribute(&mut body, FRA_DST, &address_bytes(network));
+    attribute(&mut body, FRA_PRIORITY, &REFUSE_PRIORITY.to_ne_bytes());
+    message(
+        RTM_NEWRULE,
+        NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL,
+        &body,
+    )
+}
+
+/// `ip rule add to ADDRESS ipproto udp dport 53 lookup main pref
+/// ALLOW_PRIORITY`: DNS to the forwarder's address only.
+pub(crate) fn allow_dns(address: IpAddr) -> Request {
+    let prefix = if address.is_ipv4() { 32 } else { 128 };
+    let table = u8::try_from(RT_TABLE_MAIN).unwrap_or(u8::MAX);
+    let mut body = rule_header(address, prefix, table, FR_ACT_TO_TBL);
+    attribute(&mut body, FRA_DST, &address_bytes(address));
+    attribute(&mut body, FRA_PRIORITY, &ALLOW_PRIORITY.to_ne_bytes());
+    attribute(&mut body, FRA_TABLE, &RT_TABLE_MAIN.to_ne_bytes());
+    attribute(&mut body, FRA_IP_PROTO, &[libc::IPPROTO_UDP as u8]);
+    let port: u16 = 53;
+    let mut ports = port.to_ne_bytes().to_vec();
+    ports.extend_from_slice(&port.to_ne_bytes());
+    attribute(&mut body, FRA_DPORT_RANGE, &ports);
+    message(
+        RTM_NEWRULE,
+        NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL,
+        &body,
+    )
+}
+
+fn rule_header(network: IpAddr, prefix: u8, table: u8, action: u8) -> Vec<u8> {
+    let family = match network {
+        IpAddr::V4(_) => libc::AF_INET,
+        IpAddr::V6(_) => libc::AF_INET6,
+    };
+    // struct fib_rule_hdr: family, dst_len, src_len, tos, table, res1,
+    // res2, action, flags.
+    let mut body = vec![
+        u8::try_from(family).unwrap_or(0),
+        prefix,
+        0,
+        0,
+        table,
+        0,
+        0,
+        action,
+    ];
+    body.extend_from_slice(&0u32.to_ne_bytes());
+    body
+}
+
+fn address_bytes(address: IpAddr) -> Vec<u8> {
+    match address {
+        IpAddr::V4(v4) => v4.octets().to_vec(),
+        IpAddr::V6(v6) => v6.octets().to_vec(),
+    }
+}
+
+fn attribute(body: &mut Vec<u8>, kind: u16, payload: &[u8]) {
+    let len = u16::try_from(4 + payload.len()).unwrap_or(u16::MAX);
+    body.extend_from_slice(&len.to_ne_bytes());
+    body.extend_from_slice(&kind.to_ne_bytes());
+    body.extend_from_slice(payload);
+    while !body.len().is_multiple_of(4) {
+        body.push(0);
+    }
+}
+
+fn message(kind: u16, flags: u16, body: &[u8]) -> Request {
+    let len = u32::try_from(16 + body.len()).unwrap_or(u32::MAX);
+    let mut bytes = Vec::with_capacity(16 + body.len());
+    bytes.extend_from_slice(&len.to_ne_bytes());
+    bytes.extend_from_slice(&kind.to_ne_bytes());
+    bytes.extend_from_slice(&flags.to_ne_bytes());
+    bytes.extend_from_slice(&0u32.to_ne_bytes()); // seq
+    bytes.extend_from_slice(&0u32.to_ne_bytes()); // pid: the kernel
+    bytes.extend_from_slice(body);
+    Request(bytes)
+}
+
+/// Sends each request on a fresh rtnetlink socket and checks its
+/// acknowledgement. `Err((index, errno))` names the first refused request.
+///
+/// # Safety
+/// Async-signal-safe (socket, send, recv, close on prepared buffers), for a
+/// forked child.
+pub(crate) unsafe fn send_all(requests: &[Request]) -> Result<(), (usize, i32)> {
+    // SAFETY (whole block): plain syscalls on live buffers.
+    unsafe {
+        let fd = libc::socket(
+            libc::AF_NETLINK,
+            libc::SOCK_RAW | libc::SOCK_CLOEXEC,
+            libc::NETLINK_ROUTE,
+        );
+        if fd < 0 {
+            return Err((0, errno()));
+        }
+        let mut result = Ok(());
+        for (index, request) in requests.iter().enumerate() {
+            if let Err(e) = exchange(fd, request.bytes()) {
+                result = Err((index, e));
+                break;
+            }
+        }
+        libc::close(fd);
+        result
+    }
+}
+
+/// One request and its acknowledgement: 0 in the error field is success.
+unsafe fn exchange(fd: libc::c_int, request: &[u8]) -> Result<(), i32> {
+    // SAFETY: as in `send_all`; the answer is read into this stack buffer.
+    unsafe {
+        let sent = libc::send(fd, request.as_ptr().cast(), request.len(), 0);
+        if usize::try_from(sent).ok() != Some(request.len()) {
+            return Err(errno());
+        }
+        let mut answer = [0u8; 512];
+        let got = libc::recv(fd, answer.as_mut_ptr().cast(), answer.len(), 0);
+        let Ok(got) = usize::try_from(got) else {
+            return Err(errno());
+        };
+        if got < 20 || u16::from_ne_bytes([answer[4], answer[5]]) != NLMSG_ERROR {
+            return Err(libc::EPROTO);
+        }
+        let code = i32::from_ne_bytes([answer[16], answer[17], answer[18], answer[19]]);
+        if code == 0 { Ok(()) } else { Err(-code) }
+    }
+}
+
+fn errno() -> i32 {
+    std::io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusing_rule_is_laid_out_as_the_kernel_reads_it() {
+        let request = refuse("10.0.0.0".parse().unwrap(), 8);
+        let bytes = request.bytes();
+        assert_eq!(
+            u32::from_ne_bytes(bytes[0..4].try_into().unwrap()) as usize,
+            bytes.len()
+        );
+        assert_eq!(u16::from_ne_bytes([bytes[4], bytes[5]]), RTM_NEWRULE);
+        // fib_rule_hdr: AF_INET, /8, action prohibit.
+        assert_eq!(bytes[16], libc::AF_INET as u8);
+        assert_eq!(bytes[17], 8);
+        assert_eq!(bytes[23], FR_ACT_PROHIBIT);
+        // FRA_DST with the 4 address bytes, then FRA_PRIORITY.
+        assert_eq!(&bytes[28..36], &[8, 0, 1, 0, 10, 0, 0, 0]);
+        assert_eq!(bytes.len() % 4, 0);
+    }
+}

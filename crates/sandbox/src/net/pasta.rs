@@ -1,0 +1,286 @@
+//! The user-mode network stack of the private network: `pasta` (Debian's
+//! `passt` package), attached to the holder's namespaces.
+//!
+//! It runs in the foreground as the worker's child, in the worker's process
+//! group and cgroup (so the run's tree kill takes it along; its
+//! parent-death signal does not survive pasta's change of credentials),
+//! gets the
+//! holder's namespaces as fds 3 and 4 (the worker cannot name them by
+//! `/proc/<holder>/ns`, see [`super::holder`]), and says it is ready by
+//! writing its pid file, which is a FIFO here: the worker waits on that
+//! write and on pasta's exit, whichever comes first, with no polling.
+//!
+//! No port is forwarded from the host into the namespace; with private
+//! networks allowed, TCP connections to a loopback port of the namespace
+//! go to the same port of the host's loopback (`-T auto`: the ports bound
+//! on the host, rescanned every second); without, nothing is, and the
+//! gateway address is not mapped to the host (`--no-map-gw`).
+//!
+//! This module starts pasta and stops it; it decides no policy.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// The program's name on `PATH`.
+pub const PASTA_PROGRAM: &str = "pasta";
+
+/// What to install when pasta is missing, for one-line refusals.
+pub const PASTA_INSTALL_HINT: &str =
+    "install pasta (Debian and Ubuntu: `apt-get install passt`; Fedora: `dnf install passt`)";
+
+/// Longest wait for pasta to configure the namespace.
+const READY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Where `pasta` is on `path` (a `PATH` value), when it is.
+pub fn find_pasta(path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
+    let path = path.map_or_else(|| std::env::var_os("PATH"), |p| Some(p.to_owned()))?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(PASTA_PROGRAM))
+        .find(|candidate| is_executable(candidate))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// What pasta says its version is (the first line of `--version`, its
+/// name taken off), when it runs.
+pub fn pasta_version(program: &Path) -> Option<String> {
+    let out = Command::new(program)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().next()?.trim();
+    let version = line.strip_prefix("pasta ").unwrap_or(line);
+    (!version.is_empty()).then(|| version.to_owned())
+}
+
+/// How pasta is told to run.
+#[derive(Debug, Clone)]
+pub(crate) struct PastaArgs {
+    pub(crate) program: PathBuf,
+    /// Addresses whose UDP port 53 pasta maps to the host's resolver.
+    pub(crate) dns_forward: Vec<std::net::IpAddr>,
+    /// Forward TCP to the namespace's loopback ports to the host's.
+    pub(crate) host_loopback: bool,
+}
+
+/// A running pasta.
+#[derive(Debug)]
+pub(crate) struct Pasta {
+    child: Child,
+}
+
+impl Pasta {
+    /// Starts pasta for the namespaces `user` and `net`, with its ready
+    /// FIFO and log in `dir`, and waits until it configured them. For the
+    /// spawner thread (the parent-death signal is that thread's).
+    pub(crate) fn start(
+        args: &PastaArgs,
+        user: &OwnedFd,
+        net: &OwnedFd,
+        dir: &Path,
+    ) -> io::Result<Pasta> {
+        let ready = dir.join("ready");
+        nix::unistd::mkfifo(
+            &ready,
+            nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR,
+        )
+        .map_err(io::Error::from)?;
+        let log_path = dir.join("pasta.log");
+        let log = File::create(&log_path)?;
+        let mut command = Command::new(&args.program);
+        command
+            .args(arguments(args, &ready))
+            .env_clear()
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log);
+        let (user_fd, net_fd) = (user.as_raw_fd(), net.as_raw_fd());
+        // SAFETY: the hook runs in the forked child before exec and makes
+        // only async-signal-safe calls.
+        unsafe {
+            command.pre_exec(move || {
+                libc::prctl(
+                    libc::PR_SET_PDEATHSIG,
+                    libc::SIGKILL as libc::c_ulong,
+                    0,
+                    0,
+                    0,
+                );
+                // pasta drops that signal when it changes its credentials:
+                // what ties it to the run is staying in the worker's
+                // process group and cgroup, which the run's tree kill
+                // takes along.
+                // dup2 leaves the copies without close-on-exec.
+                if libc::dup2(user_fd, 3) != 3 || libc::dup2(net_fd, 4) != 4 {
+                    return Err(io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        // Opened before pasta writes it, so its open does not wait for us;
+        // non-blocking, so a pasta that never gets there leaves us the
+        // exit to wait for.
+        let fifo = open_nonblocking(&ready)?;
+        let child = command.spawn()?;
+        let mut pasta = Pasta { child };
+        match wait_ready(&fifo, &mut pasta.child) {
+            Ok(()) => Ok(pasta),
+            Err(e) => {
+                let mut log = String::new();
+                let _ = File::open(&log_path).and_then(|mut f| f.read_to_string(&mut log));
+                let said = log
+                    .lines()
+                    .rfind(|l| !l.contains("syslog") && !l.trim().is_empty())
+                    .unwrap_or("")
+                    .trim()
+                    .to_owned();
+                let said = if said.contains("tun") && !tun_usable() {
+                    format!(
+                        "{said} (/dev/net/tun is not readable and writable by this user; pasta \
+                         needs it: most systems make it mode 0666)"
+                    )
+                } else {
+                    said
+                };
+                Err(io::Error::other(if said.is_empty() {
+                    format!("pasta did not set up the tools' private network: {e}")
+                } else {
+                    format!(
+                        "pasta did not set up the tools' private network: {e}: pasta said: {said}"
+                    )
+                }))
+            }
+        }
+    }
+
+    /// pasta's pid (for tests that check it is gone).
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for Pasta {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn arguments(args: &PastaArgs, ready: &Path) -> Vec<OsString> {
+    let mut out: Vec<OsString> = [
+        "--foreground",
+        "--quiet",
+        "--config-net",
+        "--no-map-gw",
+        "--no-netns-quit",
+        "--tcp-ports",
+        "none",
+        "--udp-ports",
+        "none",
+        "--udp-ns",
+        "none",
+        "--tcp-ns",
+        if args.host_loopback { "auto" } else { "none" },
+    ]
+    .iter()
+    .map(OsString::from)
+    .collect();
+    for address in &args.dns_forward {
+        out.push("--dns-forward".into());
+        out.push(address.to_string().into());
+    }
+    if crate::unix::running_as_root() {
+        // As root, pasta otherwise becomes `nobody`, who may not enter a
+        // user namespace root owns.
+        out.push("--runas".into());
+        out.push("0:0".into());
+    }
+    out.push("--pid".into());
+    out.push(ready.into());
+    out.push("--userns".into());
+    out.push("/proc/self/fd/3".into());
+    out.push("--netns".into());
+    out.push("/proc/self/fd/4".into());
+    out
+}
+
+/// Whether this process may open `/dev/net/tun` for reading and writing.
+fn tun_usable() -> bool {
+    // SAFETY: access with a NUL-terminated path.
+    unsafe { libc::access(c"/dev/net/tun".as_ptr(), libc::R_OK | libc::W_OK) == 0 }
+}
+
+fn open_nonblocking(path: &Path) -> io::Result<OwnedFd> {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())?;
+    // SAFETY: open with a NUL-terminated path.
+    let fd = unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a new fd of ours.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Waits until pasta wrote its pid to the FIFO (ready) or exited (failed).
+fn wait_ready(fifo: &OwnedFd, child: &mut Child) -> io::Result<()> {
+    let pidfd = match crate::unix::open_pidfd(child.id()) {
+        crate::unix::PidFdOpen::Open(fd) => fd.into_fd(),
+        _ => return Err(io::Error::other("cannot watch pasta's exit (pidfd_open)")),
+    };
+    let mut fds = [
+        libc::pollfd {
+            fd: fifo.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        },
+        libc::pollfd {
+            fd: pidfd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        },
+    ];
+    let timeout = i32::try_from(READY_TIMEOUT.as_millis()).unwrap_or(i32::MAX);
+    loop {
+        // SAFETY: poll on two live fds.
+        let rc = unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout) };
+        if rc < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+            continue;
+        }
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if rc == 0 {
+            return Err(io::Error::other(format!(
+                "it was not ready after {} s",
+                READY_TIMEOUT.as_secs()
+            )));
+        }
+        if fds[0].revents & libc::POLLIN != 0 {
+            return Ok(());
+        }
+        if fds[1].revents != 0 {
+            let status = child.wait()?;
+            return Err(io::Error::other(format!("it exited ({status})")));
+        }
+        // POLLHUP without data: a writer came and went without a pid.
+        return Err(io::Error::other(
+            "it closed its pid file without writing it",
+        ));
+    }
+}
