@@ -21,6 +21,7 @@ pub(crate) mod enter;
 pub(crate) mod landlock;
 pub(crate) mod namespaces;
 pub(crate) mod plan;
+pub(crate) mod raw;
 pub(crate) mod seccomp;
 pub(crate) mod seccomp_rules;
 pub(crate) mod step;

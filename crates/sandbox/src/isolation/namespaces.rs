@@ -22,6 +22,7 @@
 use std::ptr;
 use std::sync::Arc;
 
+use super::raw::{fork_raw, write_file};
 use super::step::{Step, StepError, check, last};
 use super::view::ViewPlan;
 use crate::net::PrivateNetwork;
@@ -151,18 +152,6 @@ impl NamespacePlan {
     }
 }
 
-/// A plain fork by raw syscall: glibc's `fork()` runs atfork handlers that
-/// take locks, which a child of a multi-threaded process must not.
-///
-/// # Safety
-/// The child must keep to async-signal-safe calls until it execs or exits.
-pub(crate) unsafe fn fork_raw() -> libc::pid_t {
-    // SAFETY: clone with only SIGCHLD and no stack is fork(2); the other
-    // arguments are unused with these flags.
-    let rc = unsafe { libc::syscall(libc::SYS_clone, libc::SIGCHLD as libc::c_long, 0, 0, 0, 0) };
-    libc::pid_t::try_from(rc).unwrap_or(-1)
-}
-
 /// The keeper: holds no fd the tool's output or the exec-error report could
 /// be waiting on, waits for pid 1 of the namespace, and ends the same way.
 ///
@@ -206,28 +195,3 @@ unsafe fn keep(child: libc::pid_t) -> ! {
 /// Exit code of a keeper whose child vanished without a status: cannot
 /// happen for a child of ours, but must not be mistaken for the tool's.
 const KEEPER_LOST_CHILD_EXIT_CODE: i32 = 126;
-
-/// Writes `data` to `path` with one write(2).
-///
-/// # Safety
-/// Async-signal-safe; for the forked child.
-pub(crate) unsafe fn write_file(
-    step: Step,
-    path: &std::ffi::CStr,
-    data: &[u8],
-) -> Result<(), StepError> {
-    // SAFETY: open with a NUL-terminated path; write from a live slice.
-    unsafe {
-        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-        if fd < 0 {
-            return Err(last(step));
-        }
-        let written = libc::write(fd, data.as_ptr().cast(), data.len());
-        let error = last(step);
-        libc::close(fd);
-        if usize::try_from(written).ok() != Some(data.len()) {
-            return Err(error);
-        }
-    }
-    Ok(())
-}

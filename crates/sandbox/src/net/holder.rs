@@ -22,7 +22,7 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 use super::netlink::{self, Request};
-use crate::isolation::namespaces::{fork_raw, write_file};
+use crate::isolation::raw::{fork_raw, write_file};
 use crate::isolation::step::Step;
 
 /// What the holder reports when a step failed: which, and the errno.
