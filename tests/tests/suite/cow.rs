@@ -85,7 +85,8 @@ pub(super) fn changes_line(result: &Value) -> Value {
         .expect("a changes line")
 }
 
-fn paths(list: &Value) -> Vec<String> {
+/// The paths of a `changes` list (plain strings or objects with `path`).
+pub(super) fn paths(list: &Value) -> Vec<String> {
     list.as_array()
         .unwrap()
         .iter()

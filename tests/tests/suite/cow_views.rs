@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::cow::result_of;
+use super::cow::{paths, result_of};
 use super::scripted_model::{ScriptedModel, text_turn, tool_call_turn};
 use super::support::*;
 
@@ -18,17 +18,6 @@ fn tool_outputs(file: &str) -> Vec<String> {
         .into_iter()
         .filter(|l| l["type"] == "tool_result")
         .map(|l| l["output"].as_str().unwrap().to_owned())
-        .collect()
-}
-
-fn paths(list: &Value) -> Vec<String> {
-    list.as_array()
-        .unwrap()
-        .iter()
-        .map(|v| {
-            v.as_str()
-                .map_or_else(|| v["path"].as_str().unwrap().to_owned(), str::to_owned)
-        })
         .collect()
 }
 

@@ -70,7 +70,7 @@ impl Holder {
             early,
             rules,
         };
-        let (ours, theirs) = socket_pair()?;
+        let (ours, theirs) = crate::layer::handoff::pair()?;
         // SAFETY: the child runs only async-signal-safe code
         // (`holder_main`) and never returns.
         let pid = unsafe { fork_raw() };
@@ -158,24 +158,6 @@ impl Drop for Reap {
     fn drop(&mut self) {
         self.kill_and_reap();
     }
-}
-
-fn socket_pair() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0 as RawFd; 2];
-    // SAFETY: socketpair writes two fds into the array.
-    let rc = unsafe {
-        libc::socketpair(
-            libc::AF_UNIX,
-            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
-            0,
-            fds.as_mut_ptr(),
-        )
-    };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: both fds are new and ours.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
 /// Space for one SCM_RIGHTS message of two fds (CMSG_SPACE(8) is 24 on
