@@ -73,6 +73,24 @@ pub(super) fn result_of(out: &Output) -> Value {
     result
 }
 
+/// `subagent run --json` of `task` with `tools`, its output piped: for
+/// tests that act on the workspace while the run is held mid-way.
+pub(super) fn spawn_json_run(
+    model: &ScriptedModel,
+    ws: &Path,
+    sessions: &Path,
+    task: &str,
+    tools: &str,
+) -> std::process::Child {
+    model
+        .run_command(ws, sessions)
+        .args(["--task", task, "--tools", tools, "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 /// The `changes` line of the run's session file.
 pub(super) fn changes_line(result: &Value) -> Value {
     let file = result["details"]["results"][0]["sessionFile"]
@@ -199,19 +217,13 @@ open("mine.txt", "w").write("mine\n")
         tool_call_turn("call_1", "python_execute", &json!({"code": code})),
         text_turn("done"),
     ]);
-    let child = model
-        .run_command(ws, sessions.path())
-        .args([
-            "--task",
-            "Change the files.",
-            "--tools",
-            "python_execute",
-            "--json",
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_json_run(
+        &model,
+        ws,
+        sessions.path(),
+        "Change the files.",
+        "python_execute",
+    );
     model.release();
     // The second request comes once the tool call has run: the run's
     // write is in its layer, and the workspace's file changes now.
@@ -403,19 +415,13 @@ fn a_file_the_workspace_deleted_meanwhile_is_a_conflict_and_stays_deleted() {
         ),
         text_turn("done"),
     ]);
-    let child = model
-        .run_command(ws, sessions.path())
-        .args([
-            "--task",
-            "Change the files.",
-            "--tools",
-            "python_execute",
-            "--json",
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_json_run(
+        &model,
+        ws,
+        sessions.path(),
+        "Change the files.",
+        "python_execute",
+    );
     model.release();
     assert!(model.wait_for_requests(2, std::time::Duration::from_secs(60)));
     std::fs::remove_file(ws.join("doomed.txt")).unwrap();

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::cow::{paths, result_of};
+use super::cow::{paths, result_of, spawn_json_run};
 use super::scripted_model::{ScriptedModel, text_turn, tool_call_turn};
 use super::support::*;
 
@@ -163,19 +163,13 @@ fn the_file_tools_read_the_runs_own_writes_through_its_view() {
         tool_call_turn("r", "bash_read", &json!({"path": "notes.txt"})),
         text_turn("done"),
     ]);
-    let child = model
-        .run_command(ws, sessions.path())
-        .args([
-            "--task",
-            "Write, then read.",
-            "--tools",
-            "python_execute,bash_read",
-            "--json",
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_json_run(
+        &model,
+        ws,
+        sessions.path(),
+        "Write, then read.",
+        "python_execute,bash_read",
+    );
     model.release();
     model.release();
     // Before the end: bash_read saw the run's write, the workspace did not.
