@@ -156,6 +156,8 @@ fn probe_run(lab: &Lab, flags: &[&str]) -> (BTreeMap<String, String>, Value) {
         .output()
         .unwrap();
     assert_nothing_runs_in(workspace.path());
+    let left = network_stacks_here();
+    assert!(left.is_empty(), "pasta outlived the run: {left:?}");
     let (_, lines) = checked(&out, 0);
     let output = tool_output(&lines);
     let verdicts = output
@@ -377,6 +379,25 @@ fn a_killed_worker_leaves_no_network_process_behind() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_nothing_runs_in(workspace.path());
+}
+
+/// Live pasta processes in this test's own network namespace (pasta stays
+/// in the namespace it was started from; its `comm` may name the variant
+/// it exec'd, e.g. `passt.avx2`): a run's stack must be gone with the run.
+fn network_stacks_here() -> Vec<u32> {
+    let here = std::fs::read_link("/proc/self/ns/net").unwrap();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| comm(*pid).is_some_and(|c| c.starts_with("pasta") || c.starts_with("passt")))
+        .filter(|pid| stat_of(*pid).is_some_and(|(_, _, state)| state != 'Z'))
+        .filter(|pid| {
+            std::fs::read_link(format!("/proc/{pid}/ns/net"))
+                .ok()
+                .as_ref()
+                == Some(&here)
+        })
+        .collect()
 }
 
 /// The command name, parent and state of `pid`.
