@@ -42,9 +42,50 @@ use crate::tool::{ToolContext, ToolError};
 /// none while it has Landlock at all.
 const HANDLED_ABI: ABI = ABI::V5;
 
+/// What a confined thread may do under the workspace root.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FileRights {
+    /// Read files and list directories.
+    Read,
+    /// That, and make, write, truncate, rename over and remove files and
+    /// make directories.
+    Write,
+}
+
+impl FileRights {
+    fn access(self) -> landlock::BitFlags<AccessFs> {
+        let read = AccessFs::ReadFile | AccessFs::ReadDir;
+        match self {
+            FileRights::Read => read,
+            FileRights::Write => {
+                read | AccessFs::WriteFile
+                    | AccessFs::Truncate
+                    | AccessFs::MakeReg
+                    | AccessFs::MakeDir
+                    | AccessFs::RemoveFile
+            }
+        }
+    }
+}
+
 /// Runs `work` on a new thread confined to reading `ctx`'s workspace, and
 /// waits for it. Dropping the future raises the work's cancel flag.
 pub(crate) async fn run_confined<T, F>(ctx: &ToolContext, work: F) -> Result<T, ToolError>
+where
+    T: Send + 'static,
+    F: FnOnce(&CancelFlag) -> Result<T, ToolError> + Send + 'static,
+{
+    run_confined_with(ctx, FileRights::Read, work).await
+}
+
+/// Runs `work` on a new thread confined to `rights` under `ctx`'s
+/// workspace, and waits for it. Dropping the future raises the work's
+/// cancel flag.
+pub(crate) async fn run_confined_with<T, F>(
+    ctx: &ToolContext,
+    rights: FileRights,
+    work: F,
+) -> Result<T, ToolError>
 where
     T: Send + 'static,
     F: FnOnce(&CancelFlag) -> Result<T, ToolError> + Send + 'static,
@@ -64,10 +105,10 @@ where
     std::thread::Builder::new()
         .name("subagent-file-tool".into())
         .spawn(move || {
-            let result = match confine_to(&workspace, pinned) {
+            let result = match confine_to(&workspace, pinned, rights) {
                 Ok(()) => work(&flag),
                 Err(reason) if required => Err(ToolError::Failed(format!(
-                    "refusing to read the workspace unconfined (--require-sandbox): {reason}"
+                    "refusing to use the workspace unconfined (--require-sandbox): {reason}"
                 ))),
                 // Reported in the session header; the first wall stands.
                 Err(_) => work(&flag),
@@ -84,8 +125,11 @@ where
 /// files and listing directories under `workspace` (under `pinned`, the
 /// run's workspace directory, when given); `Err` says why it was not
 /// confined.
-pub(crate) fn confine_to(workspace: &Path, pinned: Option<OwnedFd>) -> Result<(), String> {
-    let read = AccessFs::ReadFile | AccessFs::ReadDir;
+pub(crate) fn confine_to(
+    workspace: &Path,
+    pinned: Option<OwnedFd>,
+    rights: FileRights,
+) -> Result<(), String> {
     let root: OwnedFd = match pinned {
         Some(fd) => fd,
         // As `landlock::PathFd` opens it: `O_PATH`.
@@ -99,7 +143,7 @@ pub(crate) fn confine_to(workspace: &Path, pinned: Option<OwnedFd>) -> Result<()
     let status = Ruleset::default()
         .handle_access(AccessFs::from_all(HANDLED_ABI))
         .and_then(Ruleset::create)
-        .and_then(|ruleset| ruleset.add_rule(PathBeneath::new(root, read)))
+        .and_then(|ruleset| ruleset.add_rule(PathBeneath::new(root, rights.access())))
         .and_then(|ruleset| ruleset.restrict_self())
         .map_err(|e| format!("Landlock could not be applied: {e}"))?;
     match status.ruleset {

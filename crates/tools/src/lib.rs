@@ -17,6 +17,12 @@
 //!   Every path they are given goes through [`Workspace`], which refuses
 //!   anything outside the workspace root and opens beneath the root's fd;
 //!   their reading runs on a thread Landlocked to the workspace.
+//! - The tools that act, with Claude Code's parameters: [`Bash`] (`bash`,
+//!   a shell command in the tool sandbox, as `python_execute` runs Python;
+//!   both through `process`), [`WriteFile`] (`write_file`), [`EditFile`]
+//!   (`edit_file`), [`MultiEdit`] (`multi_edit`), which write beneath the
+//!   workspace fd (`write_target`) on a Landlocked thread, and [`ListDir`]
+//!   (`list_dir`).
 //! - The web tools: [`SearchWeb`] (`search_web`, a configured SearXNG or
 //!   Brave API) and [`ScrapeWebpage`] (`scrape_webpage`, one page as
 //!   Markdown, behind the SSRF policy [`AddressPolicy`]).
@@ -28,17 +34,22 @@
 #![forbid(unsafe_code)]
 
 mod arguments;
+pub mod bash;
 mod beneath;
 mod blocking;
 mod confined;
 pub mod disk;
+pub mod edit;
+pub mod edit_text;
 pub mod find;
 mod git_call;
 pub mod git_guard;
 mod ignore_rules;
+pub mod list_dir;
 pub mod network;
 pub mod output_cap;
 pub mod pin;
+mod process;
 pub mod python;
 pub mod read;
 pub mod registry;
@@ -51,11 +62,16 @@ pub mod tool;
 mod walk;
 pub mod web;
 pub mod workspace;
+pub mod write;
+mod write_target;
 
 #[cfg(test)]
 mod test_tree;
 
+pub use bash::Bash;
+pub use edit::{EditFile, MultiEdit};
 pub use find::BashFind;
+pub use list_dir::ListDir;
 pub use output_cap::{Capped, cap_output, omission_marker};
 pub use pin::WorkspacePin;
 pub use python::PythonExecute;
@@ -77,3 +93,4 @@ pub use web::{
     WebContext, html_to_readable,
 };
 pub use workspace::{Workspace, WorkspaceError};
+pub use write::WriteFile;

@@ -302,7 +302,7 @@ fn read_head(file: &mut File, max: usize) -> io::Result<Vec<u8>> {
 
 /// A NUL byte, or invalid UTF-8 in more than a quarter of the bytes. Text
 /// in a legacy 8-bit encoding stays far below that and is shown replaced.
-fn looks_binary(head: &[u8]) -> bool {
+pub(crate) fn looks_binary(head: &[u8]) -> bool {
     if head.contains(&0) {
         return true;
     }
@@ -366,7 +366,7 @@ const MAGIC_NUMBERS: &[(usize, &[u8], &str)] = &[
 ];
 
 /// A name for the format of a binary file, from its first bytes.
-fn guess_binary_type(head: &[u8]) -> &'static str {
+pub(crate) fn guess_binary_type(head: &[u8]) -> &'static str {
     MAGIC_NUMBERS
         .iter()
         .find(|(offset, magic, _)| head.get(*offset..).is_some_and(|h| h.starts_with(magic)))

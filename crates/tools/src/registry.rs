@@ -8,13 +8,17 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
+use crate::bash::Bash;
+use crate::edit::{EditFile, MultiEdit};
 use crate::find::BashFind;
+use crate::list_dir::ListDir;
 use crate::python::PythonExecute;
 use crate::read::BashRead;
 use crate::report_back::REPORT_BACK_TOOL_NAME;
 use crate::ripgrep::BashRipgrep;
 use crate::tool::Tool;
 use crate::web::{PageRenderer, ScrapeWebpage, SearchWeb};
+use crate::write::WriteFile;
 
 /// Named tools, kept in name order so listings are stable.
 #[derive(Clone, Default)]
@@ -72,14 +76,21 @@ impl ToolRegistry {
 
     /// The tools this build ships, exactly
     /// [`subagent_protocol::tool_names::BUILTIN_TOOLS`]: the file tools
-    /// (`bash_find`, `bash_ripgrep`, `bash_read`), `python_execute` and the
-    /// web tools (`search_web`, `scrape_webpage`).
+    /// (`bash_find`, `bash_ripgrep`, `bash_read`, `list_dir`), those that
+    /// write (`write_file`, `edit_file`, `multi_edit`), the process tools
+    /// (`python_execute`, `bash`) and the web tools (`search_web`,
+    /// `scrape_webpage`).
     pub fn builtin() -> Self {
-        let tools: [Arc<dyn Tool>; 6] = [
+        let tools: [Arc<dyn Tool>; 11] = [
             Arc::new(BashFind),
             Arc::new(BashRipgrep),
             Arc::new(BashRead),
+            Arc::new(ListDir),
+            Arc::new(WriteFile),
+            Arc::new(EditFile),
+            Arc::new(MultiEdit),
             Arc::new(PythonExecute),
+            Arc::new(Bash),
             Arc::new(SearchWeb),
             // The worker never links the HTML parser: pages are rendered
             // by the helper installed beside it (web/render.rs).

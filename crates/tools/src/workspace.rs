@@ -176,6 +176,35 @@ impl Workspace {
         }
     }
 
+    /// The root, open: writes go beneath it ([`crate::write_target`]).
+    pub(crate) fn root_fd(&self) -> &OwnedFd {
+        &self.root_fd
+    }
+
+    /// `path` (as [`Workspace::resolve`] takes it) relative to the root by
+    /// its spelling alone (`.` dropped, `..` applied), refused when that
+    /// leaves the root; it need not exist, and its symlinks are not looked
+    /// at (the caller resolves what exists).
+    pub(crate) fn lexical_relative(&self, path: &str) -> Result<PathBuf, WorkspaceError> {
+        let requested = Path::new(if path.is_empty() { "." } else { path });
+        let joined = normalize(&if requested.is_absolute() {
+            requested.to_path_buf()
+        } else {
+            self.root.join(requested)
+        });
+        let relative = joined
+            .strip_prefix(&self.root)
+            .ok()
+            .or_else(|| {
+                self.configured_root
+                    .is_absolute()
+                    .then(|| joined.strip_prefix(&self.configured_root).ok())
+                    .flatten()
+            })
+            .ok_or_else(|| self.outside(path))?;
+        Ok(relative.to_path_buf())
+    }
+
     /// `path` as tool output shows it: relative to the root, `.` for the
     /// root itself. A path outside the root (which [`Workspace::resolve`]
     /// never returns) is shown whole.
@@ -214,7 +243,7 @@ impl Workspace {
     /// What an open of a resolved path failing means: a symlink where the
     /// check saw none (`ELOOP`), a step out of the root (`EXDEV`) or a name
     /// gone is a swap, not a missing file.
-    fn open_failed(&self, path: &str, source: io::Error) -> WorkspaceError {
+    pub(crate) fn open_failed(&self, path: &str, source: io::Error) -> WorkspaceError {
         match source.raw_os_error() {
             Some(libc::ELOOP | libc::EXDEV | libc::ENOENT | libc::ENOTDIR) => {
                 WorkspaceError::Changed {
@@ -258,7 +287,7 @@ impl Workspace {
         }
     }
 
-    fn symlink_outside(&self, path: &str) -> WorkspaceError {
+    pub(crate) fn symlink_outside(&self, path: &str) -> WorkspaceError {
         WorkspaceError::SymlinkOutside {
             root: self.root.clone(),
             path: path.to_owned(),
