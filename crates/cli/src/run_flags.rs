@@ -34,8 +34,8 @@ pub(super) enum OutputModeArg {
 /// CLI test checks that it names each of `tool_names::BUILTIN_TOOLS`.
 const TOOLS_HELP: &str = "Tools the subagent may call, comma-separated, e.g. \
     `--tools bash_find,bash_read`. Default: the agent's own list (implementer: all of them; \
-    general: the file tools and python_execute; explorer, reviewer: the three read-only file \
-    tools; researcher: those and the web tools). `--tools ''` or \
+    general: the file tools, python_execute and bash; explorer, reviewer: the four read-only \
+    file tools; researcher: those and the web tools). `--tools ''` or \
     `--tools none` runs without tools. An unknown name fails before anything starts \
     (exit 2).
 
@@ -44,9 +44,15 @@ Built-in tools (paths are relative to --workspace and confined to it):
                   files skipped)
   bash_ripgrep    regex search over file contents, one `path:line:text` per hit
   bash_read       a file or a line range with line numbers, or a directory listing
+  list_dir        a directory's entries with kind and size (Claude Code: LS)
+  write_file      create or overwrite a file, atomically (Claude Code: Write)
+  edit_file       replace exact text in a file: unique, or replace_all (Claude Code: Edit)
+  multi_edit      several edit_file replacements in one file, all or none (MultiEdit)
   python_execute  run Python code in a sandboxed tool process (workspace writable,
                   private tmp, no network unless --allow-network, time, memory and
                   process caps)
+  bash            run a /bin/bash -c command in the same sandbox (Claude Code: Bash)
+  todo_write      the model's task list, kept in the session file (TodoWrite)
   search_web      web search through the configured API ([search] in config.toml:
                   a SearXNG instance or Brave)
   scrape_webpage  one web page as Markdown or text; loopback, private, link-local

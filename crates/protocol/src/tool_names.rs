@@ -25,6 +25,8 @@ pub const EDIT_FILE: &str = "edit_file";
 pub const MULTI_EDIT: &str = "multi_edit";
 /// A directory's entries with kind and size (Claude Code's `LS`).
 pub const LIST_DIR: &str = "list_dir";
+/// The model's task list, kept with the run (Claude Code's `TodoWrite`).
+pub const TODO_WRITE: &str = "todo_write";
 
 /// A web search through the operator's configured search API.
 pub const SEARCH_WEB: &str = "search_web";
@@ -47,6 +49,7 @@ pub const BUILTIN_TOOLS: &[&str] = &[
     PYTHON_EXECUTE,
     SCRAPE_WEBPAGE,
     SEARCH_WEB,
+    TODO_WRITE,
     WRITE_FILE,
 ];
 

@@ -22,7 +22,7 @@
 //!   both through `process`), [`WriteFile`] (`write_file`), [`EditFile`]
 //!   (`edit_file`), [`MultiEdit`] (`multi_edit`), which write beneath the
 //!   workspace fd (`write_target`) on a Landlocked thread, and [`ListDir`]
-//!   (`list_dir`).
+//!   (`list_dir`); [`TodoWrite`] (`todo_write`) keeps the model's task list.
 //! - The web tools: [`SearchWeb`] (`search_web`, a configured SearXNG or
 //!   Brave API) and [`ScrapeWebpage`] (`scrape_webpage`, one page as
 //!   Markdown, behind the SSRF policy [`AddressPolicy`]).
@@ -58,6 +58,7 @@ pub mod registry;
 pub use subagent_report_back as report_back;
 pub mod ripgrep;
 pub mod run;
+pub mod todo;
 pub mod tool;
 mod walk;
 pub mod web;
@@ -84,6 +85,7 @@ pub use report_back::{
 pub use ripgrep::BashRipgrep;
 pub use run::{ToolCallOutput, run_tool};
 pub use subagent_sandbox::{Interpreter, python_interpreter};
+pub use todo::TodoWrite;
 pub use tool::{
     Notices, OutputCaps, ProcessPolicy, PythonLater, Tool, ToolContext, ToolError, ToolFuture,
     ToolOutput,

@@ -16,6 +16,7 @@ use crate::python::PythonExecute;
 use crate::read::BashRead;
 use crate::report_back::REPORT_BACK_TOOL_NAME;
 use crate::ripgrep::BashRipgrep;
+use crate::todo::TodoWrite;
 use crate::tool::Tool;
 use crate::web::{PageRenderer, ScrapeWebpage, SearchWeb};
 use crate::write::WriteFile;
@@ -79,9 +80,9 @@ impl ToolRegistry {
     /// (`bash_find`, `bash_ripgrep`, `bash_read`, `list_dir`), those that
     /// write (`write_file`, `edit_file`, `multi_edit`), the process tools
     /// (`python_execute`, `bash`) and the web tools (`search_web`,
-    /// `scrape_webpage`).
+    /// `scrape_webpage`) and `todo_write`.
     pub fn builtin() -> Self {
-        let tools: [Arc<dyn Tool>; 11] = [
+        let tools: [Arc<dyn Tool>; 12] = [
             Arc::new(BashFind),
             Arc::new(BashRipgrep),
             Arc::new(BashRead),
@@ -91,6 +92,7 @@ impl ToolRegistry {
             Arc::new(MultiEdit),
             Arc::new(PythonExecute),
             Arc::new(Bash),
+            Arc::new(TodoWrite),
             Arc::new(SearchWeb),
             // The worker never links the HTML parser: pages are rendered
             // by the helper installed beside it (web/render.rs).

@@ -5,15 +5,16 @@
 //! ([`super::tool_guide`]).
 
 use subagent_protocol::tool_names::{
-    BASH_FIND, BASH_READ, BASH_RIPGREP, BUILTIN_TOOLS, PYTHON_EXECUTE, READ_ONLY_TOOLS,
-    SCRAPE_WEBPAGE, SEARCH_WEB, SUBAGENT,
+    BASH, BASH_FIND, BASH_READ, BASH_RIPGREP, BUILTIN_TOOLS, EDIT_FILE, LIST_DIR, MULTI_EDIT,
+    PYTHON_EXECUTE, READ_ONLY_TOOLS, SCRAPE_WEBPAGE, SEARCH_WEB, SUBAGENT, WRITE_FILE,
 };
 
 use super::catalog::{AgentCatalog, AgentDefinition};
 
 impl AgentCatalog {
-    /// The built-in agents: `general` with the file tools and
-    /// python_execute; `explorer` and `reviewer` with the read-only file
+    /// The built-in agents: `general` with the file tools (reading and
+    /// writing), python_execute and bash (docs/decisions.md, "general and
+    /// the tools that act"); `explorer` and `reviewer` with the read-only file
     /// tools and `researcher` with those and the web tools (they report;
     /// they neither change nor run anything); `implementer` with every
     /// tool, `subagent` included, which the supervisor takes away at the
@@ -38,7 +39,17 @@ impl AgentCatalog {
                 "General-purpose helper for a self-contained task.",
                 "You are a focused subagent. Do exactly the task you are given and answer concisely. \
                  Use your tools when the task needs facts from the workspace's files or a computation.",
-                &[BASH_FIND, BASH_RIPGREP, BASH_READ, PYTHON_EXECUTE],
+                &[
+                    BASH_FIND,
+                    BASH_RIPGREP,
+                    BASH_READ,
+                    LIST_DIR,
+                    WRITE_FILE,
+                    EDIT_FILE,
+                    MULTI_EDIT,
+                    PYTHON_EXECUTE,
+                    BASH,
+                ],
             ),
             def(
                 "explorer",
@@ -56,6 +67,7 @@ impl AgentCatalog {
                     BASH_FIND,
                     BASH_RIPGREP,
                     BASH_READ,
+                    LIST_DIR,
                     SEARCH_WEB,
                     SCRAPE_WEBPAGE,
                 ],

@@ -31,15 +31,16 @@
 //! Claude Code files (`.claude/agents/*.md`) name Claude Code's tools; they
 //! are mapped by [`CLAUDE_TOOL_MAP`]. A name with no equivalent here is
 //! dropped with a warning rather than refusing the file, since the same
-//! file must keep working in Claude Code. `Bash` in particular maps to
-//! nothing: python_execute runs Python in a sandbox, not a shell, and
-//! giving an agent written for a shell a different interpreter is not a
-//! safe equivalent. This module never reads the disk: the caller does.
+//! file must keep working in Claude Code. A permission rule such as
+//! `Bash(git:*)` gives its tool with a warning that the pattern is not
+//! enforced (docs/decisions.md, "Bash patterns"). Either flavor may list
+//! `subagent` (Claude Code's `Task`), which admission takes away at the
+//! depth limit. This module never reads the disk: the caller does.
 
 use std::path::{Path, PathBuf};
 
 use serde_yaml_ng::{Mapping, Value};
-use subagent_protocol::tool_names::BUILTIN_TOOLS;
+use subagent_protocol::tool_names::{BUILTIN_TOOLS, SUBAGENT};
 
 use super::catalog::{AgentDefinition, AgentOutputSchema, AgentSource};
 use super::claude_tools::CLAUDE_TOOL_MAP;
@@ -160,11 +161,11 @@ pub fn parse_agent_file(
         },
         Some(listed) => match flavor {
             AgentFileFlavor::Subagent => {
-                if let Some(bad) = listed.iter().find(|t| !BUILTIN_TOOLS.contains(&t.as_str())) {
+                if let Some(bad) = listed.iter().find(|t| !is_tool_here(t)) {
                     return Err(fields.error(
                         "tools",
                         format!(
-                            "unknown tool `{bad}`; the tools are {}",
+                            "unknown tool `{bad}`; the tools are {}, {SUBAGENT}",
                             BUILTIN_TOOLS.join(", ")
                         ),
                     ));
@@ -310,20 +311,38 @@ fn split_frontmatter(text: &str) -> Option<(&str, &str)> {
     None
 }
 
+/// A tool an agent file may name here: a built-in, or `subagent`.
+fn is_tool_here(name: &str) -> bool {
+    name == SUBAGENT || BUILTIN_TOOLS.contains(&name)
+}
+
 /// Claude Code tool names as ours; names with no equivalent are dropped and
-/// a warning says so. A rule such as `Bash(git:*)` is judged by its tool.
+/// a warning says so. A rule such as `Bash(git:*)` is judged by its tool,
+/// which is given with a warning that its pattern is not enforced.
 fn map_claude_tools(listed: &[String], warnings: &mut Vec<AgentWarning>) -> Vec<String> {
     let mut tools: Vec<String> = Vec::new();
     for entry in listed {
-        let tool = entry.split('(').next().unwrap_or(entry).trim();
+        let (tool, pattern) = match entry.split_once('(') {
+            Some((tool, _)) => (tool.trim(), true),
+            None => (entry.trim(), false),
+        };
         let ours = CLAUDE_TOOL_MAP
             .iter()
             .find(|(claude, _)| *claude == tool)
             .map(|(_, ours)| *ours)
             // A Claude Code file may already name our tools.
-            .or_else(|| BUILTIN_TOOLS.iter().copied().find(|t| *t == tool));
+            .or_else(|| {
+                BUILTIN_TOOLS
+                    .iter()
+                    .copied()
+                    .chain([SUBAGENT])
+                    .find(|t| *t == tool)
+            });
         match ours {
             Some(ours) => {
+                if pattern {
+                    warnings.push(AgentWarning::PatternNotEnforced(entry.clone()));
+                }
                 if !tools.iter().any(|t| t == ours) {
                     tools.push(ours.to_owned());
                 }

@@ -6,8 +6,8 @@
 //! Pure text; it knows no agent.
 
 use subagent_protocol::tool_names::{
-    BASH_FIND, BASH_READ, BASH_RIPGREP, PYTHON_EXECUTE, READ_ONLY_TOOLS, SCRAPE_WEBPAGE,
-    SEARCH_WEB, SUBAGENT,
+    BASH, BASH_FIND, BASH_READ, BASH_RIPGREP, EDIT_FILE, LIST_DIR, MULTI_EDIT, PYTHON_EXECUTE,
+    READ_ONLY_TOOLS, SCRAPE_WEBPAGE, SEARCH_WEB, SUBAGENT, TODO_WRITE, WRITE_FILE, WRITING_TOOLS,
 };
 
 /// What each tool does, in the words a prompt uses.
@@ -15,6 +15,15 @@ const TOOL_PURPOSES: &[(&str, &str)] = &[
     (BASH_FIND, "bash_find lists files by glob"),
     (BASH_RIPGREP, "bash_ripgrep searches file contents"),
     (BASH_READ, "bash_read reads a file with line numbers"),
+    (LIST_DIR, "list_dir lists a directory"),
+    (WRITE_FILE, "write_file writes a whole file"),
+    (EDIT_FILE, "edit_file replaces exact text in a file"),
+    (
+        MULTI_EDIT,
+        "multi_edit makes several such replacements at once",
+    ),
+    (BASH, "bash runs a shell command in a sandbox"),
+    (TODO_WRITE, "todo_write keeps your task list"),
     (PYTHON_EXECUTE, "python_execute runs Python in a sandbox"),
     (SEARCH_WEB, "search_web searches the web"),
     (SCRAPE_WEBPAGE, "scrape_webpage reads one web page"),
@@ -40,7 +49,7 @@ pub(super) fn tool_guide(tools: &[String]) -> String {
         .collect();
     let reads_files = tools
         .iter()
-        .any(|t| READ_ONLY_TOOLS.contains(&t.as_str()) || t == PYTHON_EXECUTE);
+        .any(|t| READ_ONLY_TOOLS.contains(&t.as_str()) || WRITING_TOOLS.contains(&t.as_str()));
     let mut guide = format!("Your tools: {}.", described.join(", "));
     if reads_files {
         guide.push_str(" Paths are relative to the workspace.");

@@ -20,7 +20,7 @@ impl AgentCatalog {
             WarningDetail::Full => true,
             WarningDetail::Grouped { full_for } => full_for == Some(name),
         };
-        let (mut files, mut tools, mut aliases) = (0, 0, 0);
+        let (mut files, mut tools, mut aliases, mut patterns) = (0, 0, 0, 0);
         let mut full_lines = Vec::new();
         for agent in self.agents().iter().filter(|a| !a.warnings.is_empty()) {
             if full(&agent.name) {
@@ -37,6 +37,7 @@ impl AgentCatalog {
                 match warning {
                     AgentWarning::ToolDropped(_) => tools += 1,
                     AgentWarning::ModelAlias(_) => aliases += 1,
+                    AgentWarning::PatternNotEnforced(_) => patterns += 1,
                 }
             }
         }
@@ -46,6 +47,12 @@ impl AgentCatalog {
                 parts.push(format!(
                     "{tools} {} not available here",
                     plural(tools, "tool")
+                ));
+            }
+            if patterns > 0 {
+                parts.push(format!(
+                    "{patterns} tool {} not enforced",
+                    plural(patterns, "pattern")
                 ));
             }
             if aliases > 0 {

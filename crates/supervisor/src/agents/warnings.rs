@@ -25,19 +25,15 @@ pub enum AgentWarning {
     /// A Claude Code model alias (`sonnet`, `inherit`, ...): the run's
     /// model is used.
     ModelAlias(String),
+    /// A Claude Code permission rule such as `Bash(git:*)`: the tool is
+    /// given, its pattern is not enforced (docs/decisions.md, "Bash
+    /// patterns").
+    PatternNotEnforced(String),
 }
 
 impl fmt::Display for AgentWarning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            AgentWarning::ToolDropped(entry)
-                if entry.split('(').next().map(str::trim) == Some("Bash") =>
-            {
-                write!(
-                    f,
-                    "tool `{entry}` dropped: python_execute runs Python, not a shell, so nothing here is a safe equivalent"
-                )
-            }
             AgentWarning::ToolDropped(entry) => write!(
                 f,
                 "tool `{entry}` dropped: no equivalent here (mapped: {})",
@@ -46,6 +42,13 @@ impl fmt::Display for AgentWarning {
                     .map(|(claude, ours)| format!("{claude} -> {ours}"))
                     .collect::<Vec<_>>()
                     .join(", ")
+            ),
+            AgentWarning::PatternNotEnforced(entry) => write!(
+                f,
+                "tool `{entry}` given without its pattern: patterns are not enforced here (a \
+                 command prefix is no boundary for a shell: `git log; rm -rf .`), so the tool \
+                 works on the whole workspace, confined as every call is; list the plain tool \
+                 name to silence this, or leave the tool out"
             ),
             AgentWarning::ModelAlias(alias) => write!(
                 f,

@@ -19,12 +19,12 @@ fn catalog() -> AgentCatalog {
             with_warnings(
                 "a",
                 vec![
-                    tool("Bash"),
-                    tool("Edit"),
+                    AgentWarning::PatternNotEnforced("Bash(git:*)".into()),
+                    tool("NotebookEdit"),
                     AgentWarning::ModelAlias("sonnet".into()),
                 ],
             ),
-            with_warnings("b", vec![tool("Write")]),
+            with_warnings("b", vec![tool("Write"), tool("Edit")]),
             with_warnings("c", Vec::new()),
         ],
         vec![UnreadableAgentFile {
@@ -41,7 +41,8 @@ fn grouped_warnings_are_one_line_plus_one_per_unreadable_file() {
         catalog().warning_lines(WarningDetail::Grouped { full_for: None }),
         [
             "warning: agent file skipped: x.md:1: agent file has no frontmatter",
-            "warning: 2 agent files: 3 tools not available here, 1 Claude Code model alias ignored; \
+            "warning: 2 agent files: 3 tools not available here, 1 tool pattern not enforced, 1 \
+             Claude Code model alias ignored; \
              `subagent agents ls --warnings` lists them",
         ]
     );
@@ -52,9 +53,11 @@ fn the_agent_a_command_runs_gets_its_warnings_in_full() {
     let lines = catalog().warning_lines(WarningDetail::Grouped {
         full_for: Some("b"),
     });
-    assert_eq!(lines.len(), 3, "{lines:#?}");
+    assert_eq!(lines.len(), 4, "{lines:#?}");
     assert!(
-        lines[1].starts_with("warning: 1 agent file: 2 tools not available here"),
+        lines[1].starts_with(
+            "warning: 1 agent file: 1 tool not available here, 1 tool pattern not enforced"
+        ),
         "{lines:#?}"
     );
     assert!(
@@ -66,8 +69,11 @@ fn the_agent_a_command_runs_gets_its_warnings_in_full() {
 #[test]
 fn full_detail_prints_every_warning() {
     let lines = catalog().warning_lines(WarningDetail::Full);
-    assert_eq!(lines.len(), 5, "{lines:#?}");
-    assert!(lines[1].contains("`Bash` dropped: python_execute runs Python, not a shell"));
+    assert_eq!(lines.len(), 6, "{lines:#?}");
+    assert!(
+        lines[1].contains("`Bash(git:*)` given without its pattern: patterns are not enforced")
+    );
+    assert!(lines[2].contains("`NotebookEdit` dropped: no equivalent here"));
     assert!(lines[3].contains("`sonnet` is a Claude Code alias"));
 }
 

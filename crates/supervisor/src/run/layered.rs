@@ -67,7 +67,7 @@ pub(super) fn plan(
     workspace: Option<&OwnedFd>,
 ) -> Result<Option<Planned>, String> {
     let hold = |e: std::io::Error| format!("cannot hold the workspace for the run's layer: {e}");
-    let can_write = spec.tools.iter().any(|t| t == tool_names::PYTHON_EXECUTE);
+    let can_write = can_write(spec);
     if let Some(view) = &request.parent_view {
         let join = view.join().map_err(hold)?;
         if !can_write {
@@ -95,11 +95,20 @@ pub(super) fn plan(
 }
 
 /// Whether `request`'s tools see the workspace through a layer of their
-/// own: overlay isolation and a tool that can write (`python_execute`). A
+/// own: overlay isolation and a tool that can write (`python_execute`,
+/// `bash`, `write_file`, `edit_file`, `multi_edit`). A
 /// run that cannot write needs none and is never refused for want of one.
 fn wants_layer(request: &RunRequest, spec: &TaskSpec) -> bool {
-    request.isolation == WorkspaceIsolation::Overlay
-        && spec.tools.iter().any(|t| t == tool_names::PYTHON_EXECUTE)
+    request.isolation == WorkspaceIsolation::Overlay && can_write(spec)
+}
+
+/// Whether one of `spec`'s tools can change the workspace
+/// ([`tool_names::WRITING_TOOLS`]: the process tools and the writing file
+/// tools).
+fn can_write(spec: &TaskSpec) -> bool {
+    spec.tools
+        .iter()
+        .any(|t| tool_names::WRITING_TOOLS.contains(&t.as_str()))
 }
 
 /// The layer the sandbox is asked for: `--tool-disk` bytes, and inodes in

@@ -87,14 +87,14 @@ pub(super) fn check_spec_fits(spec: &TaskSpec) -> Result<(), String> {
 /// network namespace (`subagent_sandbox::net`), which needs pasta: without
 /// it the run is refused before it starts, never given the host's network.
 pub(super) fn check_network_stack(spec: &TaskSpec) -> Result<(), String> {
-    let process_tool = spec.tools.iter().any(|t| t == tool_names::PYTHON_EXECUTE);
+    let process_tool = has_process_tool(&spec.tools);
     if !spec.allow_network || !process_tool || subagent_sandbox::net::network_stack_found() {
         return Ok(());
     }
     Err(format!(
         "--allow-network with {} needs pasta for the tools' private network, and it is not on \
          PATH: {}",
-        tool_names::PYTHON_EXECUTE,
+        tool_names::PROCESS_TOOLS.join(" or "),
         subagent_sandbox::net::PASTA_INSTALL_HINT
     ))
 }
@@ -104,7 +104,7 @@ pub(super) fn check_network_stack(spec: &TaskSpec) -> Result<(), String> {
 /// cap that cannot be had listed as not applied, and the rlimit memory
 /// fallback); `None` when it has no process tool.
 pub(super) fn tool_sandbox_status(spec: &TaskSpec) -> Option<SandboxStatus> {
-    if !spec.tools.iter().any(|t| t == tool_names::PYTHON_EXECUTE) {
+    if !has_process_tool(&spec.tools) {
         return None;
     }
     let mut isolation = Isolation::strict(vec![PathBuf::from(&spec.workspace_dir)]);
@@ -118,6 +118,14 @@ pub(super) fn tool_sandbox_status(spec: &TaskSpec) -> Option<SandboxStatus> {
     status.applied.extend(caps.applied);
     status.not_applied.extend(caps.not_applied);
     Some(status)
+}
+
+/// Whether `tools` holds a tool that runs in the tool sandbox
+/// ([`tool_names::PROCESS_TOOLS`]).
+fn has_process_tool(tools: &[String]) -> bool {
+    tools
+        .iter()
+        .any(|t| tool_names::PROCESS_TOOLS.contains(&t.as_str()))
 }
 
 /// What the worker is told to do: the request over its agent's defaults.

@@ -47,8 +47,9 @@ fn unknown_names_are_listed_once_in_order_with_every_known_tool() {
     assert_eq!(
         err.to_string(),
         "unknown tools `nope`, `rm_rf` in the requested tools; known tools: \
-         `bash_find`, `bash_read`, `bash_ripgrep`, `python_execute`, `scrape_webpage`, \
-         `search_web`, `subagent`"
+         `bash`, `bash_find`, `bash_read`, `bash_ripgrep`, `edit_file`, `list_dir`, \
+         `multi_edit`, `python_execute`, `scrape_webpage`, `search_web`, `todo_write`, \
+         `write_file`, `subagent`"
     );
 }
 
@@ -130,7 +131,17 @@ fn every_builtin_agent_lists_only_known_tools_and_mentions_them() {
     };
     assert_eq!(
         sorted("general"),
-        names(&["bash_find", "bash_read", "bash_ripgrep", "python_execute"])
+        names(&[
+            "bash",
+            "bash_find",
+            "bash_read",
+            "bash_ripgrep",
+            "edit_file",
+            "list_dir",
+            "multi_edit",
+            "python_execute",
+            "write_file"
+        ])
     );
     assert_eq!(sorted("explorer"), names(READ_ONLY_TOOLS));
     assert_eq!(
@@ -139,6 +150,7 @@ fn every_builtin_agent_lists_only_known_tools_and_mentions_them() {
             "bash_find",
             "bash_read",
             "bash_ripgrep",
+            "list_dir",
             "scrape_webpage",
             "search_web"
         ])
