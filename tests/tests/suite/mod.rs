@@ -12,6 +12,7 @@ pub mod slurm_cluster;
 pub mod support;
 pub mod watched;
 
+mod acting_tools_e2e;
 mod agent_corpus;
 mod agents_cmd;
 mod batch_cmd;

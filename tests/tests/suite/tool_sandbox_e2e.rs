@@ -3,6 +3,9 @@
 //! metadata, a setuid file, a host unix socket, host SysV IPC, a nested
 //! namespace, other socket families, the workspace's configuration), and
 //! the test checks both what the model was told and what the host kept.
+//! The attacks on what lies outside the workspace (metadata, a host socket,
+//! SysV IPC) are made through `bash` too ([`ProcessTool`]), which runs in
+//! the same sandbox.
 //! The sandbox crate's suite shows each attempt succeeding with its layer
 //! switched off.
 
@@ -11,56 +14,59 @@ use std::path::Path;
 
 use serde_json::json;
 
-use super::python_call::{python_call, python_tries};
+use super::python_call::{ProcessTool, process_call, python_call, python_tries};
 use super::scripted_model::{ScriptedModel, text_turn, tool_call_turn};
 use super::support::{binary, checked, make_fifo, of_type, sandbox_layers};
 use super::tools_e2e::{Workspace, run_cli};
 
 #[test]
 fn metadata_of_a_host_file_outside_the_workspace_is_out_of_reach() {
-    let workspace = Workspace::new();
-    let outside = tempfile::tempdir().unwrap();
-    let secret = outside.path().join("secret.txt");
-    std::fs::write(&secret, "top secret").unwrap();
-    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let before = std::fs::metadata(&secret).unwrap();
-    let path = format!("{:?}", secret.display().to_string());
-    let (output, lines) = python_call(
-        workspace.path(),
-        &python_tries(&[
-            ("chmod", format!("os.chmod({path}, 0o666)")),
-            ("setuid", format!("os.chmod({path}, 0o4755)")),
-            ("utime", format!("os.utime({path}, (0, 0))")),
-            ("setxattr", format!("os.setxattr({path}, 'user.x', b'1')")),
-            ("stat", format!("os.stat({path})")),
-            ("read", format!("open({path}).read()")),
-        ]),
-    );
-    for name in ["chmod", "utime", "setxattr", "stat", "read"] {
-        assert!(
-            output.contains(&format!("{name} FileNotFoundError")),
-            "{name}: {output}"
+    for tool in ProcessTool::ALL {
+        let workspace = Workspace::new();
+        let outside = tempfile::tempdir().unwrap();
+        let secret = outside.path().join("secret.txt");
+        std::fs::write(&secret, "top secret").unwrap();
+        std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let before = std::fs::metadata(&secret).unwrap();
+        let path = format!("{:?}", secret.display().to_string());
+        let (output, lines) = process_call(
+            tool,
+            workspace.path(),
+            &python_tries(&[
+                ("chmod", format!("os.chmod({path}, 0o666)")),
+                ("setuid", format!("os.chmod({path}, 0o4755)")),
+                ("utime", format!("os.utime({path}, (0, 0))")),
+                ("setxattr", format!("os.setxattr({path}, 'user.x', b'1')")),
+                ("stat", format!("os.stat({path})")),
+                ("read", format!("open({path}).read()")),
+            ]),
         );
-    }
-    // The seccomp filter answers before the path is even looked up.
-    assert!(output.contains("setuid PermissionError"), "{output}");
-    let after = std::fs::metadata(&secret).unwrap();
-    assert_eq!(after.mode(), before.mode());
-    assert_eq!(after.mtime(), before.mtime());
-    // The header says which layers the tool processes got.
-    let applied = sandbox_layers(&lines[0]);
-    for layer in [
-        "ipc_namespace",
-        "uts_namespace",
-        "cgroup_namespace",
-        "filesystem_view",
-        "private_tmp",
-        "workspace_config_read_only",
-        "seccomp_suid_sgid",
-        "seccomp_namespaces",
-        "seccomp_address_families",
-    ] {
-        assert!(applied.contains(&layer), "{layer} not in {applied:?}");
+        for name in ["chmod", "utime", "setxattr", "stat", "read"] {
+            assert!(
+                output.contains(&format!("{name} FileNotFoundError")),
+                "{name}: {output}"
+            );
+        }
+        // The seccomp filter answers before the path is even looked up.
+        assert!(output.contains("setuid PermissionError"), "{output}");
+        let after = std::fs::metadata(&secret).unwrap();
+        assert_eq!(after.mode(), before.mode());
+        assert_eq!(after.mtime(), before.mtime());
+        // The header says which layers the tool processes got.
+        let applied = sandbox_layers(&lines[0]);
+        for layer in [
+            "ipc_namespace",
+            "uts_namespace",
+            "cgroup_namespace",
+            "filesystem_view",
+            "private_tmp",
+            "workspace_config_read_only",
+            "seccomp_suid_sgid",
+            "seccomp_namespaces",
+            "seccomp_address_families",
+        ] {
+            assert!(applied.contains(&layer), "{layer} not in {applied:?}");
+        }
     }
 }
 
@@ -80,66 +86,75 @@ fn a_setuid_copy_of_id_cannot_be_made_in_the_workspace() {
 
 #[test]
 fn a_host_unix_socket_outside_the_workspace_is_unreachable() {
-    let workspace = Workspace::new();
-    let outside = tempfile::tempdir().unwrap();
-    let socket = outside.path().join("engine.sock");
-    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let (output, _) = python_call(
-        workspace.path(),
-        &format!(
-            "import socket\ns = socket.socket(socket.AF_UNIX)\ns.connect({:?})\nprint('connected')",
-            socket.display().to_string()
-        ),
-    );
-    assert!(!output.contains("connected"), "{output}");
-    assert!(output.contains("FileNotFoundError"), "{output}");
-    assert!(
-        listener.accept().is_err(),
-        "a connection reached the host socket"
-    );
+    for tool in ProcessTool::ALL {
+        let workspace = Workspace::new();
+        let outside = tempfile::tempdir().unwrap();
+        let socket = outside.path().join("engine.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let (output, _) = process_call(
+            tool,
+            workspace.path(),
+            &format!(
+                "import socket\ns = socket.socket(socket.AF_UNIX)\ns.connect({:?})\nprint('connected')",
+                socket.display().to_string()
+            ),
+        );
+        assert!(!output.contains("connected"), "{output}");
+        assert!(output.contains("FileNotFoundError"), "{output}");
+        assert!(
+            listener.accept().is_err(),
+            "a connection reached the host socket"
+        );
+    }
 }
 
 #[test]
 fn host_sysv_shared_memory_is_not_visible() {
-    let workspace = Workspace::new();
-    let key: libc::key_t = 0x5b00_0000 | i32::try_from(std::process::id() & 0xffff).unwrap();
-    // SAFETY: plain SysV calls on a segment of our own, removed below.
-    let id = unsafe { libc::shmget(key, 4096, libc::IPC_CREAT | libc::IPC_EXCL | 0o600) };
-    assert!(id >= 0, "shmget: {}", std::io::Error::last_os_error());
-    let (output, _) = python_call(
-        workspace.path(),
-        &format!(
-            "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nprint('shmget', libc.shmget({key}, 0, 0), ctypes.get_errno())"
-        ),
-    );
-    // SAFETY: removes the segment made above.
-    unsafe { libc::shmctl(id, libc::IPC_RMID, std::ptr::null_mut()) };
-    assert!(
-        output.contains(&format!("shmget -1 {}", libc::ENOENT)),
-        "{output}"
-    );
+    for tool in ProcessTool::ALL {
+        let workspace = Workspace::new();
+        let key: libc::key_t = 0x5b00_0000 | i32::try_from(std::process::id() & 0xffff).unwrap();
+        // SAFETY: plain SysV calls on a segment of our own, removed below.
+        let id = unsafe { libc::shmget(key, 4096, libc::IPC_CREAT | libc::IPC_EXCL | 0o600) };
+        assert!(id >= 0, "shmget: {}", std::io::Error::last_os_error());
+        let (output, _) = process_call(
+            tool,
+            workspace.path(),
+            &format!(
+                "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nprint('shmget', libc.shmget({key}, 0, 0), ctypes.get_errno())"
+            ),
+        );
+        // SAFETY: removes the segment made above.
+        unsafe { libc::shmctl(id, libc::IPC_RMID, std::ptr::null_mut()) };
+        assert!(
+            output.contains(&format!("shmget -1 {}", libc::ENOENT)),
+            "{output}"
+        );
+    }
 }
 
 #[test]
 fn a_host_sysv_message_queue_is_not_visible() {
-    let workspace = Workspace::new();
-    let key: libc::key_t = 0x5c00_0000 | i32::try_from(std::process::id() & 0xffff).unwrap();
-    // SAFETY: plain SysV calls on a queue of our own, removed below.
-    let id = unsafe { libc::msgget(key, libc::IPC_CREAT | libc::IPC_EXCL | 0o600) };
-    assert!(id >= 0, "msgget: {}", std::io::Error::last_os_error());
-    let (output, _) = python_call(
-        workspace.path(),
-        &format!(
-            "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nprint('msgget', libc.msgget({key}, 0), ctypes.get_errno())"
-        ),
-    );
-    // SAFETY: removes the queue made above.
-    unsafe { libc::msgctl(id, libc::IPC_RMID, std::ptr::null_mut()) };
-    assert!(
-        output.contains(&format!("msgget -1 {}", libc::ENOENT)),
-        "{output}"
-    );
+    for tool in ProcessTool::ALL {
+        let workspace = Workspace::new();
+        let key: libc::key_t = 0x5c00_0000 | i32::try_from(std::process::id() & 0xffff).unwrap();
+        // SAFETY: plain SysV calls on a queue of our own, removed below.
+        let id = unsafe { libc::msgget(key, libc::IPC_CREAT | libc::IPC_EXCL | 0o600) };
+        assert!(id >= 0, "msgget: {}", std::io::Error::last_os_error());
+        let (output, _) = process_call(
+            tool,
+            workspace.path(),
+            &format!(
+                "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nprint('msgget', libc.msgget({key}, 0), ctypes.get_errno())"
+            ),
+        );
+        // SAFETY: removes the queue made above.
+        unsafe { libc::msgctl(id, libc::IPC_RMID, std::ptr::null_mut()) };
+        assert!(
+            output.contains(&format!("msgget -1 {}", libc::ENOENT)),
+            "{output}"
+        );
+    }
 }
 
 #[test]
