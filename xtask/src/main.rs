@@ -82,8 +82,8 @@ enum Command {
         /// Also write every row as JSON to this file, to compare two runs.
         #[arg(long, value_name = "FILE")]
         json: Option<std::path::PathBuf>,
-        /// Run only these groups (comma-separated): spawn, micro, frames,
-        /// kill, llama, scale, pi.
+        /// Run only these groups (comma-separated): spawn, micro, tools,
+        /// frames, kill, llama, scale, pi.
         #[arg(long, value_name = "GROUPS")]
         only: Option<String>,
         /// Install missing system tools with apt-get; needs root. Implied

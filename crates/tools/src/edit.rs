@@ -191,8 +191,8 @@ pub(crate) fn edit(
     let target = write_target::resolve(workspace, file_path, protected)?;
     let existing = target.read_existing()?;
     let creates = edits.first().is_some_and(|e| e.old_string.is_empty());
-    let text = match &existing {
-        None if creates => String::new(),
+    let text: &str = match &existing {
+        None if creates => "",
         None => {
             return Err(ToolError::Failed(format!(
                 "File does not exist: `{file_path}`. To create it, use write_file (or {tool} \
@@ -210,7 +210,7 @@ pub(crate) fn edit(
                 )));
             }
             match std::str::from_utf8(&existing.bytes) {
-                Ok(text) => text.to_owned(),
+                Ok(text) => text,
                 Err(e) => {
                     return Err(ToolError::Failed(format!(
                         "`{}` is not valid UTF-8 (at byte {}); {tool} edits UTF-8 text only: \
@@ -222,7 +222,7 @@ pub(crate) fn edit(
             }
         }
     };
-    let (edited, replaced) = apply_edits(&text, edits).map_err(|e| {
+    let (edited, replaced) = apply_edits(text, edits).map_err(|e| {
         ToolError::Failed(if edits.len() == 1 {
             e.error.to_string()
         } else {

@@ -8,6 +8,7 @@
 //!
 //! Pure: text in, text or an error out. It never touches a file.
 
+use std::borrow::Cow;
 use std::fmt;
 
 /// One replacement.
@@ -117,33 +118,55 @@ pub fn apply_edit(text: &str, edit: &Edit) -> Result<(String, usize), EditError>
             Err(EditError::EmptyOnContent)
         };
     }
-    let ending = line_ending(text);
-    let old = with_ending(&edit.old_string, ending);
-    let new = with_ending(&edit.new_string, ending);
-    let matches = text.matches(old.as_str()).count();
-    match matches {
-        0 => Err(EditError::NotFound(edit.old_string.clone())),
-        1 => Ok((text.replacen(old.as_str(), &new, 1), 1)),
-        _ if edit.replace_all => Ok((text.replace(old.as_str(), &new), matches)),
-        _ => Err(EditError::NotUnique {
-            matches,
-            old_string: edit.old_string.clone(),
-        }),
+    // Only an edit with a line break can meet the file's line endings, and
+    // the look at them is a pass over the whole file.
+    let (old, new) = if edit.old_string.contains('\n') || edit.new_string.contains('\n') {
+        let ending = line_ending(text);
+        (
+            Cow::Owned(with_ending(&edit.old_string, ending)),
+            Cow::Owned(with_ending(&edit.new_string, ending)),
+        )
+    } else {
+        (
+            Cow::Borrowed(edit.old_string.as_str()),
+            Cow::Borrowed(edit.new_string.as_str()),
+        )
+    };
+    let (old, new) = (old.as_ref(), new.as_ref());
+    let Some(first) = text.find(old) else {
+        return Err(EditError::NotFound(edit.old_string.clone()));
+    };
+    if edit.replace_all {
+        let matches = text.matches(old).count();
+        return Ok((text.replace(old, new), matches));
     }
+    // Counted as `matches` counts them: non-overlapping, from the first.
+    let rest = &text[first + old.len()..];
+    if rest.contains(old) {
+        return Err(EditError::NotUnique {
+            matches: 1 + rest.matches(old).count(),
+            old_string: edit.old_string.clone(),
+        });
+    }
+    let mut edited = String::with_capacity(text.len() - old.len() + new.len());
+    edited.push_str(&text[..first]);
+    edited.push_str(new);
+    edited.push_str(rest);
+    Ok((edited, 1))
 }
 
 /// `text` with every edit applied in order, each to the result of the one
 /// before; the replacements made in all. The first that fails fails all.
 pub fn apply_edits(text: &str, edits: &[Edit]) -> Result<(String, usize), MultiEditError> {
-    let mut current = text.to_owned();
+    let mut current: Cow<'_, str> = Cow::Borrowed(text);
     let mut replaced = 0;
     for (index, edit) in edits.iter().enumerate() {
         let (next, count) =
             apply_edit(&current, edit).map_err(|error| MultiEditError { index, error })?;
-        current = next;
+        current = Cow::Owned(next);
         replaced += count;
     }
-    Ok((current, replaced))
+    Ok((current.into_owned(), replaced))
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 //! figure is a distribution over many iterations (min / median / p95),
 //! after warm-up, and the median is the one judged.
 
+mod acting;
 mod bwrap;
 mod context;
 mod cow;
@@ -37,7 +38,7 @@ use report::Row;
 
 /// The groups, in the order they run: cheap and precise first.
 const GROUPS: &[&str] = &[
-    "spawn", "micro", "cow", "frames", "kill", "llama", "scale", "pi",
+    "spawn", "micro", "tools", "cow", "frames", "kill", "llama", "scale", "pi",
 ];
 
 struct Args {
@@ -104,6 +105,7 @@ fn main() -> Result<()> {
         let result = match *group {
             "spawn" => spawn::run(&cx),
             "micro" => micro::run(&cx),
+            "tools" => acting::run(&cx),
             "cow" => cow::run(&cx),
             "frames" => frames::run(&cx),
             "kill" => kill::run(&cx),
