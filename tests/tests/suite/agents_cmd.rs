@@ -146,14 +146,15 @@ fn agents_show_prints_the_prompt_and_claude_code_warnings() {
     std::fs::create_dir_all(&claude).unwrap();
     std::fs::write(
         claude.join("c.md"),
-        "---\nname: cc\ntools: Read, Bash\n---\np\n",
+        "---\nname: cc\ntools: Read, Bash, NotebookEdit\n---\np\n",
     )
     .unwrap();
     project.trust();
     let out = project.subagent(&["agents", "show", "cc"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("tools: bash_read") && text.contains("warning: tool `Bash` dropped"),
+        text.contains("tools: bash_read,bash")
+            && text.contains("warning: tool `NotebookEdit` dropped"),
         "{text}"
     );
     // stderr counts them in one line; stdout above has them in full.

@@ -407,7 +407,17 @@ fn mcp_subagent_calls_above_the_servers_flags_are_refused_and_an_agents_extra_to
     let accepted = &report[expected.len()];
     assert_eq!(accepted["isError"], false, "{accepted}");
     let spec: Value = serde_json::from_str(accepted["texts"][0].as_str().unwrap()).unwrap();
-    let general = ["bash_find", "bash_read", "bash_ripgrep", "python_execute"];
+    let general = [
+        "bash",
+        "bash_find",
+        "bash_read",
+        "bash_ripgrep",
+        "edit_file",
+        "list_dir",
+        "multi_edit",
+        "python_execute",
+        "write_file",
+    ];
     let tools: Vec<&str> = spec["tools"]
         .as_array()
         .unwrap()

@@ -677,7 +677,7 @@ fn fault_call_to_an_unknown_tool_is_a_tool_error_naming_the_real_ones() {
     assert_eq!(results[0]["isError"], true);
     let output = results[0]["output"].as_str().unwrap();
     assert!(
-        output.contains("unknown tool `delete_everything`; available tools: bash_find"),
+        output.contains("unknown tool `delete_everything`; available tools: bash, bash_find"),
         "{output}"
     );
     let sent_back = tool_messages(&model, 1);

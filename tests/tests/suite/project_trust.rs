@@ -138,7 +138,7 @@ fn sorted(tools: &[&str]) -> Vec<String> {
 fn files_a_tool_wrote_configure_nothing_until_the_operator_trusts_them() {
     let setup = Setup::new();
     let work = setup.work();
-    let read_only = sorted(&["bash_find", "bash_read", "bash_ripgrep"]);
+    let read_only = sorted(&["bash_find", "bash_read", "bash_ripgrep", "list_dir"]);
     let every_tool = sorted(&[
         "bash_find",
         "bash_read",
