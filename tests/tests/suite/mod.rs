@@ -40,6 +40,8 @@ mod endings;
 mod file_tools_e2e;
 mod frame_memory;
 mod git_quarantine;
+mod install;
+mod install_files;
 mod interpreter_question;
 mod masking;
 mod memory_fallback;
