@@ -12,12 +12,20 @@ use serde_json::json;
 use super::scripted_model::{ScriptedModel, text_turn, tool_call_turn};
 use super::support::*;
 
+/// Where `cargo xtask ci` ran [`README_INSTALL`] before the tests (with
+/// `--root` of its own): this test checks that root instead of installing.
+/// Installing during the tests would re-link `target/debug/subagent*`
+/// (cargo does at every build of the CLI package alone), taking them from
+/// under the tests running meanwhile.
+const INSTALL_ROOT_VAR: &str = "SUBAGENT_TEST_INSTALL_ROOT";
+
 /// Every binary the CLI package must install, and nothing else.
 const INSTALLED: [&str; 3] = ["subagent", "subagent-render-page", "subagent-worker"];
 
 /// `cargo install --locked --offline --path crates/cli --root ROOT`, into
 /// this test's own target dir and profile so that it reuses the build of
-/// the tests (a fresh target dir would rebuild the world).
+/// the tests (a fresh target dir would rebuild the world); when
+/// [`INSTALL_ROOT_VAR`] is unset (outside `cargo xtask ci`).
 pub(super) fn cargo_install(root: &Path) -> Output {
     let fixture = PathBuf::from(FIXTURE);
     let profile_dir = fixture.parent().unwrap();
@@ -102,13 +110,19 @@ fn readme_installs_with_the_command_this_test_runs() {
 #[test]
 fn cargo_install_puts_every_binary_beside_subagent_and_the_installed_subagent_runs() {
     let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("root");
-    let out = cargo_install(&root);
-    assert!(
-        out.status.success(),
-        "cargo install failed: {}",
-        stderr(&out)
-    );
+    let root = match std::env::var_os(INSTALL_ROOT_VAR) {
+        Some(root) => PathBuf::from(root),
+        None => {
+            let root = dir.path().join("root");
+            let out = cargo_install(&root);
+            assert!(
+                out.status.success(),
+                "cargo install failed: {}",
+                stderr(&out)
+            );
+            root
+        }
+    };
     assert_eq!(installed(&root), INSTALLED);
     let subagent = root.join("bin/subagent");
 

@@ -55,6 +55,7 @@ mod read_back_results;
 mod resume_batch;
 mod resume_cmd;
 mod return_limit;
+mod run_ids;
 mod serve_hostile;
 mod serve_mcp;
 mod serve_stdio;
