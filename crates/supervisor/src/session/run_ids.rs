@@ -1,10 +1,11 @@
 //! Run ids: how they are made, and how they are shown short.
 //!
 //! A run id is a UUIDv7 written as 32 lowercase hex digits: 48 bits of
-//! start time (milliseconds), then 74 random bits, so ids sort by start and
-//! a batch of a million runs has about one chance in 10^10 of two equal
-//! ids (the 8-digit ids before had 32 random bits: a 100,000-run batch
-//! met a duplicate about 69% of the time). Session files of the older
+//! start time (milliseconds), then 74 bits drawn at random (within one
+//! process, a counter seeded at random keeps its ids apart and ordered), so
+//! ids sort by start and two processes' batches of a million runs each
+//! meet an equal id about once in 10^10 (the 8-digit ids before had 32
+//! random bits: a 100,000-run batch met a duplicate about 69% of the time). Session files of the older
 //! 8-digit ids are read as before: an id is whatever precedes the first
 //! `-` of a session file's name, whatever its length.
 //!
