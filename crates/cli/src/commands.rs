@@ -7,7 +7,7 @@
 
 use std::sync::OnceLock;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::error::CliError;
 use crate::{
@@ -25,7 +25,7 @@ use crate::{
         cgroup memory/pids caps where available), talks to a real LLM provider, and \
         returns one result object. Every run leaves a JSONL session file."
 )]
-pub(crate) struct Cli {
+struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -173,7 +173,9 @@ fn dispatch(cli: Cli) -> Result<i32, CliError> {
         Command::Serve(args) => serve_cmd::serve(args).map_err(CliError::Input),
         Command::Apply(args) => kept_changes::apply(args).map_err(CliError::Input),
         Command::Diff(args) => kept_changes::diff(args).map_err(CliError::Input),
-        Command::Completions(args) => install_files::completions(args).map_err(CliError::Input),
-        Command::Man(args) => install_files::man(args).map_err(CliError::Input),
+        Command::Completions(args) => {
+            install_files::completions(args, Cli::command()).map_err(CliError::Input)
+        }
+        Command::Man(args) => install_files::man(args, Cli::command()).map_err(CliError::Input),
     }
 }

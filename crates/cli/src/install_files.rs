@@ -10,11 +10,9 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use clap::CommandFactory;
 use clap_complete::Shell;
 use subagent_supervisor::exit_codes;
 
-use crate::commands::Cli;
 use crate::console;
 
 #[derive(Debug, clap::Args)]
@@ -38,24 +36,26 @@ pub(super) struct ManArgs {
     out: PathBuf,
 }
 
-/// Prints the completion script of `args.shell` on stdout.
-pub(super) fn completions(args: CompletionsArgs) -> Result<i32> {
+/// Prints the completion script of `args.shell` for `tree` (the whole
+/// command tree, handed in by `commands`) on stdout.
+pub(super) fn completions(args: CompletionsArgs, mut tree: clap::Command) -> Result<i32> {
     let mut script = Vec::new();
-    clap_complete::generate(args.shell, &mut Cli::command(), "subagent", &mut script);
+    clap_complete::generate(args.shell, &mut tree, "subagent", &mut script);
     let script = String::from_utf8(script).context("the completion script is not UTF-8")?;
     console::out(script.trim_end())?;
     Ok(exit_codes::OK)
 }
 
-/// Writes one man page per command into `args.out`; prints their paths.
-pub(super) fn man(args: ManArgs) -> Result<i32> {
+/// Writes one man page per command of `tree` into `args.out`; prints their
+/// paths.
+pub(super) fn man(args: ManArgs, tree: clap::Command) -> Result<i32> {
     std::fs::create_dir_all(&args.out).with_context(|| {
         format!(
             "cannot make {}: pass --out a directory you can write",
             args.out.display()
         )
     })?;
-    clap_mangen::generate_to(Cli::command(), &args.out).with_context(|| {
+    clap_mangen::generate_to(tree, &args.out).with_context(|| {
         format!(
             "cannot write the man pages into {}: pass --out a directory you can write",
             args.out.display()
