@@ -112,23 +112,42 @@ pub fn run(policy: deps::Policy) -> Result<()> {
     announce(4);
     step(
         4,
-        deps::ensure_nextest().and_then(|()| {
-            // The integration tests run the real binaries (`subagent`,
-            // `subagent-worker`); cargo only builds a package's binaries for
-            // its own integration tests, so build them all first.
-            cmd::run(in_repo(cmd::cargo()).args(["build", "--workspace", "--bins"]))?;
-            let mut nextest = with_model(in_repo(cmd::cargo()));
-            // Built just above: the tests need not build them again.
-            nextest.env("SUBAGENT_TEST_BINS_BUILT", "1");
-            cmd::run(nextest.args([
-                "nextest",
-                "run",
-                "--workspace",
-                "--no-fail-fast",
-                "--profile",
-                "ci",
-            ]))
-        }),
+        deps::ensure_nextest()
+            // The shells that parse the completion scripts and the man
+            // that renders the man pages (tests/tests/suite/install_files.rs).
+            .and_then(|()| deps::ensure(&[deps::ZSH, deps::FISH, deps::MAN], policy))
+            .and_then(|()| {
+                // The integration tests run the real binaries (`subagent`,
+                // `subagent-worker`); cargo only builds a package's binaries for
+                // its own integration tests, so build them all first.
+                cmd::run(in_repo(cmd::cargo()).args(["build", "--workspace", "--bins"]))?;
+                // README's install, into a root in the target dir, whose
+                // result tests/tests/suite/install.rs checks and runs. Here,
+                // before the tests: every build of the CLI package alone
+                // re-links target/debug/subagent*, which would take the
+                // binaries from under the tests running meanwhile.
+                let install_root = crate::paths::target_dir(&root)?.join("ci-install");
+                cmd::run(
+                    in_repo(cmd::cargo())
+                        .args(["install", "--locked", "--offline", "--debug", "--force"])
+                        .arg("--root")
+                        .arg(&install_root)
+                        .arg("--path")
+                        .arg(root.join("crates/cli")),
+                )?;
+                let mut nextest = with_model(in_repo(cmd::cargo()));
+                // Built just above: the tests need not build them again.
+                nextest.env("SUBAGENT_TEST_BINS_BUILT", "1");
+                nextest.env("SUBAGENT_TEST_INSTALL_ROOT", &install_root);
+                cmd::run(nextest.args([
+                    "nextest",
+                    "run",
+                    "--workspace",
+                    "--no-fail-fast",
+                    "--profile",
+                    "ci",
+                ]))
+            }),
     )?;
 
     announce(5);

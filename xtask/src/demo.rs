@@ -34,14 +34,11 @@ pub fn run(task: &str, policy: deps::Policy) -> Result<()> {
     let model = local_model::ensure(policy)?;
     // So a demo run with --allow-network gets the tools' private network.
     deps::ensure(&[deps::PASTA], policy)?;
-    cmd::run(cmd::cargo().current_dir(&root).args([
-        "build",
-        "-p",
-        "subagent-cli",
-        "-p",
-        "subagent-worker",
-        "--bins",
-    ]))?;
+    cmd::run(
+        cmd::cargo()
+            .current_dir(&root)
+            .args(["build", "-p", "subagent-cli", "--bins"]),
+    )?;
     let target = crate::paths::target_dir(&root)?;
     // The server's chatter would bury the showcase; it goes to a log that
     // an error points at.

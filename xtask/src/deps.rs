@@ -124,6 +124,30 @@ pub const PASTA: Tool = Tool {
     package: "passt",
 };
 
+/// zsh, which parses the script of `subagent completions zsh` in its test.
+pub const ZSH: Tool = Tool {
+    name: "zsh",
+    program: "zsh",
+    probe_args: &["--version"],
+    package: "zsh",
+};
+
+/// fish, which parses the script of `subagent completions fish` in its test.
+pub const FISH: Tool = Tool {
+    name: "fish",
+    program: "fish",
+    probe_args: &["--version"],
+    package: "fish",
+};
+
+/// man (man-db), which renders every page of `subagent man` in its test.
+pub const MAN: Tool = Tool {
+    name: "man",
+    program: "man",
+    probe_args: &["--version"],
+    package: "man-db",
+};
+
 /// tar, to unpack the llama.cpp source archive.
 pub const TAR: Tool = Tool {
     name: "tar",

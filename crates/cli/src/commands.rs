@@ -5,17 +5,20 @@
 //! or an error that [`CliError::exit_code`] maps, and writes to the
 //! terminal only through [`crate::console`].
 
-use clap::{Parser, Subcommand};
+use std::sync::OnceLock;
+
+use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::error::CliError;
 use crate::{
-    agents, batch, call, config, doctor, kept_changes, run, serve_cmd, sessions, status, trust,
+    agents, batch, call, config, doctor, install_files, kept_changes, run, serve_cmd, sessions,
+    status, trust,
 };
 
 #[derive(Debug, Parser)]
 #[command(
     name = "subagent",
-    version,
+    version = version_text(),
     about = "Run LLM subagents as process-isolated, resource-capped workers.",
     long_about = "Run LLM subagents as process-isolated, resource-capped workers.\n\n\
         Each run starts a worker process under hard limits (process group, rlimits, \
@@ -123,6 +126,25 @@ enum Command {
     /// Print the changes a run's layer kept as a unified diff against the
     /// workspace as it is now.
     Diff(kept_changes::DiffArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(install_files::CompletionsArgs),
+    /// Write man pages: subagent.1 and subagent-<command>.1 for every subcommand.
+    Man(install_files::ManArgs),
+}
+
+/// What `--version` prints after the name: the package version, the commit
+/// it was built from (see build.rs) and the protocol the worker must speak,
+/// e.g. `0.1.0 (commit 3feb733a1b2c, worker protocol 7)`.
+fn version_text() -> &'static str {
+    static TEXT: OnceLock<String> = OnceLock::new();
+    TEXT.get_or_init(|| {
+        format!(
+            "{} (commit {}, worker protocol {})",
+            env!("CARGO_PKG_VERSION"),
+            env!("SUBAGENT_COMMIT"),
+            subagent_protocol::PROTOCOL_VERSION
+        )
+    })
 }
 
 /// Parses arguments, runs, prints; returns the exit code.
@@ -151,5 +173,9 @@ fn dispatch(cli: Cli) -> Result<i32, CliError> {
         Command::Serve(args) => serve_cmd::serve(args).map_err(CliError::Input),
         Command::Apply(args) => kept_changes::apply(args).map_err(CliError::Input),
         Command::Diff(args) => kept_changes::diff(args).map_err(CliError::Input),
+        Command::Completions(args) => {
+            install_files::completions(args, Cli::command()).map_err(CliError::Input)
+        }
+        Command::Man(args) => install_files::man(args, Cli::command()).map_err(CliError::Input),
     }
 }

@@ -15,6 +15,7 @@ mod config;
 mod console;
 mod doctor;
 mod error;
+mod install_files;
 mod kept_changes;
 mod run;
 mod run_flags;

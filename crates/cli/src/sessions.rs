@@ -15,9 +15,10 @@ use subagent_supervisor::session::format::{
 };
 use subagent_supervisor::session::gc::{plan_gc, remove_sessions};
 use subagent_supervisor::session::read::{
-    ReadItem, SessionFilter, SessionStatus, find_session, is_terminal, list_sessions, read_session,
-    summarize,
+    ReadItem, SessionFilter, SessionStatus, SessionSummary, find_session, is_terminal,
+    list_session_files, list_sessions, read_session, summarize,
 };
+use subagent_supervisor::session::run_ids::{abbreviate, run_id_of_file_name};
 use subagent_supervisor::session::tail::SessionTail;
 use subagent_supervisor::units::parse_age;
 
@@ -186,9 +187,26 @@ fn ls(dir: &Path, args: LsArgs, style: Style) -> Result<i32> {
     } else if sessions.is_empty() {
         console::err(&format!("no matching sessions under {}", dir.display()));
     } else {
-        console::out(&format_table(&sessions, style))?;
+        console::out(&format_table(&shortened(dir, sessions)?, style))?;
     }
     Ok(exit_codes::OK)
+}
+
+/// `sessions` with each run id as its shortest unique prefix (at least 8
+/// digits) among all the runs of `dir`, listed or not, so that any id the
+/// table shows names its run in `show`, `tail` or `--resume`.
+fn shortened(dir: &Path, mut sessions: Vec<SessionSummary>) -> Result<Vec<SessionSummary>> {
+    let names: Vec<String> = list_session_files(dir)?
+        .iter()
+        .filter_map(|f| f.file_name()?.to_str().map(str::to_owned))
+        .collect();
+    let all: Vec<&str> = names.iter().map(|n| run_id_of_file_name(n)).collect();
+    let shown: Vec<&str> = sessions.iter().map(|s| s.run_id.as_str()).collect();
+    let short = abbreviate(&shown, &all);
+    for (session, id) in sessions.iter_mut().zip(short) {
+        session.run_id = id;
+    }
+    Ok(sessions)
 }
 
 fn show(dir: &Path, run: &str, style: Style) -> Result<i32> {

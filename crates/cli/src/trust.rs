@@ -13,8 +13,8 @@ use std::sync::Mutex;
 
 use anyhow::{Context, Result, bail};
 use subagent_supervisor::config::{
-    PrepareWarning, ProjectConfig, default_trust_file_path, read_project, read_records,
-    workspace_project, write_records,
+    PrepareWarning, ProjectConfig, TrustVerdict, default_trust_file_path, read_project,
+    read_records, workspace_project, write_records,
 };
 use subagent_supervisor::exit_codes;
 
@@ -25,13 +25,15 @@ use crate::console;
     The project files a run in DIR reads: .subagent/config.toml, .subagent/agents/*.md and\n  \
     .claude/agents/*.md in DIR and each parent up to the repository root. Until they are\n  \
     trusted, and again after any of them changes, appears or goes, runs ignore them all\n  \
-    (one warning names them): a tool run in the workspace could have written them.\n  \
+    (one warning counts them, --list DIR names them): a tool run in the workspace could\n  \
+    have written them.\n  \
     The record is trusted.json in the user's config dir\n  \
     ($XDG_CONFIG_HOME/subagent, default ~/.config/subagent).\n\n\
     EXAMPLES:\n  \
     subagent trust                 # the current directory's project\n  \
     subagent trust ./project\n  \
     subagent trust --list\n  \
+    subagent trust --list ./project   # its files that are not trusted, or changed since\n  \
     subagent trust --revoke ./project")]
 pub(super) struct TrustArgs {
     /// The workspace whose project files to trust (default: the current directory).
@@ -40,7 +42,8 @@ pub(super) struct TrustArgs {
     /// Forget the trust of DIR's project instead.
     #[arg(long, conflicts_with = "list")]
     revoke: bool,
-    /// List the trusted projects and their files.
+    /// List the trusted projects and their files; with DIR, the files of
+    /// DIR's project that runs ignore (not trusted, or changed since).
     #[arg(long)]
     list: bool,
 }
@@ -51,8 +54,8 @@ pub(super) fn run(args: TrustArgs) -> Result<i32> {
     };
     let mut records = read_records(&store)?;
     if args.list {
-        if args.dir.is_some() {
-            bail!("--list takes no DIR");
+        if let Some(dir) = args.dir {
+            return list_project(&dir, &store);
         }
         let mut text = format!("# trust record {}\n", store.display());
         if records.projects.is_empty() {
@@ -117,6 +120,35 @@ pub(super) fn run(args: TrustArgs) -> Result<i32> {
         store.display()
     ));
     console::out(&text)?;
+    Ok(exit_codes::OK)
+}
+
+/// `trust --list DIR`: DIR's project files that keep it untrusted, one a
+/// line, what the one-line warning of a run there counts.
+fn list_project(dir: &Path, store: &Path) -> Result<i32> {
+    let project = read_project(dir, Some(store))?;
+    let mut text = format!("# project {}\n", project.root.display());
+    let changes = project.changes_listing();
+    match project.verdict() {
+        TrustVerdict::NoFiles => text.push_str("no .subagent/config.toml or agent file"),
+        TrustVerdict::Trusted => text.push_str(&format!(
+            "trusted: its {} files are as trusted",
+            project.files().len()
+        )),
+        TrustVerdict::Untrusted(_) => {
+            text.push_str(&format!(
+                "ignored by runs until `{}`:\n",
+                project.trust_command()
+            ));
+            for change in &changes {
+                text.push_str(&format!("  {change}\n"));
+            }
+        }
+    }
+    for file in project.skipped() {
+        text.push_str(&format!("\nnot read: {}", file.reason));
+    }
+    console::out(text.trim_end())?;
     Ok(exit_codes::OK)
 }
 

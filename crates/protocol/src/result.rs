@@ -37,7 +37,7 @@ pub enum ContentItem {
 pub struct Details {
     /// single, parallel, chain or management.
     pub mode: Mode,
-    /// Id of the run (8 hex chars).
+    /// Id of the run (32 hex digits, a UUIDv7; 8 in results of older versions).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub run_id: Option<String>,
     /// One entry per child that ran.

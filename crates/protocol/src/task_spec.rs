@@ -15,7 +15,7 @@ use crate::usage::ModelPrice;
 /// One subagent run, as handed from supervisor to worker.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskSpec {
-    /// The run's id (8 hex chars), also in the session file name.
+    /// The run's id (32 hex digits, a UUIDv7; 8 in files of older versions), also in the session file name.
     pub run_id: String,
     /// Agent definition name.
     pub agent: String,

@@ -442,8 +442,9 @@ pub fn sessions_dir_probe(dir: Option<&Path>) -> Probe {
     }
 }
 
-const WORKER_FIX: &str = "build it (`cargo build --bins` puts subagent-worker next to \
-    subagent), or pass `--worker PATH` / set SUBAGENT_WORKER";
+const WORKER_FIX: &str = "install subagent with `cargo install --locked --path crates/cli` \
+    (it puts subagent-worker beside subagent) or build it (`cargo build -p subagent-cli`), or \
+    pass `--worker PATH` / set SUBAGENT_WORKER";
 
 /// The worker binary exists, is a file and is executable. `None` means its
 /// default place could not be worked out.

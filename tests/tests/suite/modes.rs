@@ -55,7 +55,7 @@ fn modes_parallel_runs_every_task_in_order_with_its_own_session_file() {
     assert_eq!(out.status.code(), Some(0), "{result:#}");
     assert_valid_result(&result);
     assert_eq!(result["details"]["mode"], "parallel");
-    assert_eq!(result["details"]["runId"].as_str().unwrap().len(), 8);
+    assert_eq!(result["details"]["runId"].as_str().unwrap().len(), 32);
     let results = result["details"]["results"].as_array().unwrap();
     let tasks: Vec<&str> = results
         .iter()

@@ -186,18 +186,23 @@ fn files_a_tool_wrote_configure_nothing_until_the_operator_trusts_them() {
         std::fs::write(work.join(".subagent/agents/explorer.md"), POISONED_AGENT).unwrap();
     }
 
-    // The next run: built-in explorer, one warning naming both files and
-    // the command.
+    // The next run: built-in explorer, one warning counting both files,
+    // with the commands that list and trust them; the list names them.
     let (tools, stderr) = setup.explorer_run();
     assert_eq!(tools, read_only, "stderr: {stderr}");
     assert_eq!(stderr.matches(WARNING).count(), 1, "{stderr}");
     let command = format!("`subagent trust {}`", work.display());
+    let list = format!("`subagent trust --list {}`", work.display());
+    for part in ["2 files not trusted", command.as_str(), list.as_str()] {
+        assert!(stderr.contains(part), "{part} not in: {stderr}");
+    }
+    let listed = setup.subagent(&["trust", "--list", work.to_str().unwrap()]);
+    let listed = String::from_utf8_lossy(&listed.stdout);
     for part in [
         ".subagent/config.toml (not trusted)",
         ".subagent/agents/explorer.md (not trusted)",
-        command.as_str(),
     ] {
-        assert!(stderr.contains(part), "{part} not in: {stderr}");
+        assert!(listed.contains(part), "{part} not in: {listed}");
     }
     let (source, stderr) = setup.explorer_source();
     assert_eq!(source, "built-in");
@@ -252,9 +257,12 @@ fn files_a_tool_wrote_configure_nothing_until_the_operator_trusts_them() {
     std::fs::write(work.join(".subagent/agents/explorer.md"), agent).unwrap();
     let (tools, stderr) = setup.explorer_run();
     assert_eq!(tools, read_only, "stderr: {stderr}");
+    assert!(stderr.contains("1 file not trusted or changed"), "{stderr}");
+    let listed = setup.subagent(&["trust", "--list", work.to_str().unwrap()]);
     assert!(
-        stderr.contains(".subagent/agents/explorer.md (changed since trusted)"),
-        "{stderr}"
+        String::from_utf8_lossy(&listed.stdout)
+            .contains(".subagent/agents/explorer.md (changed since trusted)"),
+        "{listed:?}"
     );
     assert!(setup.shown("web.allow_private_networks").contains("false"));
 

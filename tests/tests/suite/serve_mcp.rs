@@ -519,7 +519,7 @@ fn mcp_client_resumes_a_run_by_the_id_its_result_names() {
     );
     assert_eq!(report["first"]["isError"], false, "{report}");
     let first_id = report["firstMeta"]["runId"].as_str().unwrap();
-    assert_eq!(first_id.len(), 8, "{report}");
+    assert_eq!(first_id.len(), 32, "{report}");
     assert_eq!(report["second"]["isError"], false, "{report}");
     assert_eq!(texts(&report["second"]), ["Still hello."]);
     let second_id = report["secondMeta"]["runId"].as_str().unwrap();

@@ -121,15 +121,16 @@ fn sessions_cmd_ls_shows_each_runs_status_and_filters() {
 
     let table = stdout_ok(&sessions(dir.path(), &["ls"]));
     assert!(table.starts_with("START"), "{table}");
-    for needle in [
-        &done,
-        &failed,
-        &cut,
-        "interrupted",
-        "failed",
-        "completed",
-        "fixture:sleep",
-    ] {
+    // Each run id as its shortest unique prefix, at least 8 digits.
+    for id in [&done, &failed, &cut] {
+        assert!(
+            table
+                .split_whitespace()
+                .any(|word| word.len() >= 8 && id.starts_with(word)),
+            "{id} not shown:\n{table}"
+        );
+    }
+    for needle in ["interrupted", "failed", "completed", "fixture:sleep"] {
         assert!(table.contains(needle), "{needle} missing:\n{table}");
     }
     assert!(!table.contains('\x1b'), "no colour into a pipe");

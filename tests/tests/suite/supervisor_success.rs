@@ -27,7 +27,7 @@ async fn a_successful_run_returns_text_usage_display_items_and_a_complete_sessio
         s["displayItems"][1],
         serde_json::json!({"type": "text", "text": "working on it"})
     );
-    assert_eq!(o.json["details"]["runId"].as_str().unwrap().len(), 8);
+    assert_eq!(o.json["details"]["runId"].as_str().unwrap().len(), 32);
     // The session tells the story: header, start, messages, tool call and result, usage, end.
     let types: Vec<&str> = o
         .lines

@@ -46,15 +46,7 @@ pub fn binary(name: &str) -> PathBuf {
         cargo
             .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
             .env("CARGO_TARGET_DIR", target_dir)
-            .args([
-                "build",
-                "--quiet",
-                "-p",
-                "subagent-cli",
-                "-p",
-                "subagent-worker",
-                "--bins",
-            ]);
+            .args(["build", "--quiet", "-p", "subagent-cli", "--bins"]);
         if release {
             cargo.arg("--release");
         }

@@ -10,7 +10,8 @@
 //! records each file's SHA-256 outside the workspace (`trust_store.rs`).
 //! Any file changed, added or removed since then makes the whole project
 //! untrusted again: its config and agent files are then ignored (with one
-//! warning naming them and the command to trust them), and the run has
+//! short warning counting them, with the commands that list and trust
+//! them), and the run has
 //! the user's config, the flags and the built-in agents only.
 //!
 //! In: a workspace and the trust record. Out: a [`ProjectConfig`], the
@@ -156,27 +157,30 @@ impl ProjectConfig {
         )
     }
 
-    /// The one warning for an untrusted project: which files are ignored
-    /// and why, and what to run. `None` when nothing is ignored.
+    /// The one warning for an untrusted project, one short line however
+    /// many files it has: how many are ignored, the project's directory,
+    /// and the commands that list them ([`Self::changes_listing`]) and
+    /// trust them. `None` when nothing is ignored.
     pub fn warning(&self) -> Option<String> {
         let TrustVerdict::Untrusted(changes) = &self.verdict else {
             return None;
         };
+        let files = match changes.len() {
+            1 => "1 file".to_owned(),
+            n => format!("{n} files"),
+        };
         let mut text = format!(
-            "warning: ignoring the project configuration of {} (a tool run there could have \
-             written it):",
+            "warning: ignoring the project configuration of {} ({files} not trusted or changed \
+             since; a tool run there could have written them)",
             self.root.display()
         );
-        for (path, change) in changes {
-            let _ = write!(text, " {} ({}),", self.display_path(path), change.as_str());
-        }
-        text.pop();
         match &self.store {
             Some(_) => {
                 let _ = write!(
                     text,
-                    "; the run uses the user config, flags and built-in agents. Review the files, \
-                     then run `{}` to use them",
+                    "; the run uses the user config, flags and built-in agents. List them with \
+                     `{}`, review them, then run `{}` to use them",
+                    self.list_command(),
                     self.trust_command()
                 );
             }
@@ -186,6 +190,26 @@ impl ProjectConfig {
             ),
         }
         Some(text)
+    }
+
+    /// The command that lists the files [`Self::warning`] counts.
+    pub fn list_command(&self) -> String {
+        format!(
+            "subagent trust --list {}",
+            shell_word(&self.workspace.display().to_string())
+        )
+    }
+
+    /// Each file that keeps the project untrusted, as `path (how)`, path
+    /// relative to the project's root; empty when nothing is ignored.
+    pub fn changes_listing(&self) -> Vec<String> {
+        match &self.verdict {
+            TrustVerdict::Untrusted(changes) => changes
+                .iter()
+                .map(|(path, change)| format!("{} ({})", self.display_path(path), change.as_str()))
+                .collect(),
+            TrustVerdict::NoFiles | TrustVerdict::Trusted => Vec::new(),
+        }
     }
 
     /// SHA-256 over every file's hash and path: one value for the set.

@@ -70,7 +70,7 @@ fn a_project_without_files_has_nothing_to_trust() {
 }
 
 #[test]
-fn files_never_trusted_are_ignored_with_one_warning_naming_them_and_the_command() {
+fn files_never_trusted_are_ignored_with_one_warning_counting_them_and_the_commands() {
     let layout = Layout::new();
     layout.write(
         ".subagent/config.toml",
@@ -95,12 +95,47 @@ fn files_never_trusted_are_ignored_with_one_warning_naming_them_and_the_command(
     let warning = project.warning().unwrap();
     assert_eq!(warning.lines().count(), 1, "{warning}");
     for part in [
-        ".subagent/config.toml (not trusted)",
-        ".subagent/agents/explorer.md (not trusted)",
+        "3 files not trusted",
+        &format!("of {} ", layout.repo().display()),
+        &format!("`subagent trust --list {}`", layout.work().display()),
         &format!("`subagent trust {}`", layout.work().display()),
     ] {
         assert!(warning.contains(part), "{part} not in {warning}");
     }
+    // The files are behind `trust --list DIR`, not in the warning.
+    assert!(!warning.contains("explorer.md"), "{warning}");
+    assert_eq!(
+        project.changes_listing(),
+        [
+            "sub/.claude/agents/c.md (not trusted)",
+            ".subagent/config.toml (not trusted)",
+            ".subagent/agents/explorer.md (not trusted)",
+        ]
+    );
+}
+
+/// The warning of a project of 434 agent files was one line of about
+/// 30 KB naming each: it stays the same short line however many there are.
+#[test]
+fn the_warning_of_hundreds_of_untrusted_files_is_one_short_line() {
+    let layout = Layout::new();
+    for i in 0..434 {
+        layout.write(
+            &format!(".claude/agents/agent-with-a-long-descriptive-name-{i:03}.md"),
+            "---\nname: a\n---\np\n",
+        );
+    }
+    let project = layout.read(&layout.work());
+    let warning = project.warning().unwrap();
+    assert!(warning.contains("434 files not trusted"), "{warning}");
+    let paths =
+        2 * layout.work().display().to_string().len() + layout.repo().display().to_string().len();
+    assert!(
+        warning.len() < paths + 400,
+        "{} bytes: {warning}",
+        warning.len()
+    );
+    assert_eq!(project.changes_listing().len(), 434);
 }
 
 #[test]

@@ -507,8 +507,8 @@ async fn record_exit(ctx: &RunContext<'_>, watch: &Watched) {
 }
 
 /// Attempts at a fresh run id when a session file of the same name exists:
-/// ids are 8 hex characters, so among the thousands of runs of one day in
-/// one sessions dir a collision is rare but real.
+/// ids are UUIDv7s, so a second attempt means a planted file or a clock
+/// gone wrong rather than chance; the retry stays for those.
 const RUN_ID_ATTEMPTS: usize = 8;
 
 /// A run id whose session file did not exist yet, its paths, and the

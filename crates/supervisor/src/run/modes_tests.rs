@@ -92,7 +92,7 @@ fn combined_batch_keeps_results_in_task_order_under_one_run_id() {
     assert_eq!(combined.details.mode, Mode::Run(RunMode::Parallel));
     assert_eq!(combined.details.results.len(), 2);
     assert_eq!(combined.details.results[1].output.as_deref(), Some("B"));
-    assert_eq!(combined.details.run_id.as_deref().map(str::len), Some(8));
+    assert_eq!(combined.details.run_id.as_deref().map(str::len), Some(32));
     assert!(combined.details.error.is_none());
 }
 

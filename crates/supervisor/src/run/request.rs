@@ -142,12 +142,7 @@ impl RunRequest {
     }
 }
 
-/// 8 hex characters: the DESIGN's "8-char id" (a UUID v4 prefix).
+/// A fresh run id (a UUIDv7 in 32 hex digits: see [`crate::session::run_ids`]).
 pub(super) fn new_run_id() -> String {
-    uuid::Uuid::new_v4()
-        .simple()
-        .to_string()
-        .chars()
-        .take(8)
-        .collect()
+    crate::session::run_ids::new_run_id()
 }

@@ -25,6 +25,7 @@ pub mod key;
 pub mod paths;
 pub mod read;
 pub mod replay;
+pub mod run_ids;
 pub mod table;
 pub mod tail;
 pub mod verified;

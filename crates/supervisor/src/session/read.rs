@@ -70,7 +70,7 @@ pub enum ReadError {
         path: PathBuf,
     },
     /// Several files match the run id prefix.
-    #[error("run id {run_id:?} is ambiguous; it matches:\n  {}", candidates.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join("\n  "))]
+    #[error("run id {run_id:?} is ambiguous (give more of its digits); it matches:\n  {}", candidates.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join("\n  "))]
     Ambiguous {
         /// What was asked for.
         run_id: String,

@@ -10,6 +10,8 @@ use std::process::{Command, Stdio};
 use pretty_assertions::assert_eq;
 use subagent_tools::{PageFormat, html_to_readable};
 
+use crate::support::binaries::binary;
+
 const ARTICLE: &str = r#"<!doctype html><html><head><title>Otters</title></head><body>
 <nav><a href="/home">Home</a></nav>
 <article><h1>Otters</h1>
@@ -24,7 +26,7 @@ lives, from the rivers of South America to the coasts of the North Pacific &mdas
 const ENTITY_NAME: &[u8] = b"DoubleLongLeftRightArrow";
 
 fn render_with_helper(page: &str, url: &str, format: &str) -> (String, bool) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_subagent-render-page"))
+    let mut child = Command::new(binary("subagent-render-page"))
         .args([url, format])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -70,18 +72,18 @@ fn the_helper_refuses_an_unknown_format() {
 
 #[test]
 fn the_worker_binary_does_not_carry_the_html_parser() {
-    let contains = |path: &str| {
+    let contains = |path: std::path::PathBuf| {
         std::fs::read(path)
             .unwrap()
             .windows(ENTITY_NAME.len())
             .any(|w| w == ENTITY_NAME)
     };
     assert!(
-        contains(env!("CARGO_BIN_EXE_subagent-render-page")),
+        contains(binary("subagent-render-page")),
         "the marker must come from the parser's tables"
     );
     assert!(
-        !contains(env!("CARGO_BIN_EXE_subagent-worker")),
+        !contains(binary("subagent-worker")),
         "subagent-worker links the HTML parser again: render pages through subagent-render-page"
     );
 }

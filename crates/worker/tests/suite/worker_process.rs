@@ -20,6 +20,7 @@ use subagent_protocol::{
 use subagent_worker::exit_code;
 
 use super::loop_support::spec;
+use crate::support::binaries::binary;
 
 /// Longest wait for any frame: the connect-error run retries with backoff
 /// (about 1.5 s in total by default), far below this.
@@ -51,7 +52,7 @@ impl Worker {
         let child = command
             .arg("-c")
             .arg(r#"exec "$0" 3<&0 </dev/null"#)
-            .arg(env!("CARGO_BIN_EXE_subagent-worker"))
+            .arg(binary("subagent-worker"))
             .env("SUBAGENT_PROTOCOL_FD", "3")
             .stdin(Stdio::from(OwnedFd::from(theirs)))
             .stdout(Stdio::piped())

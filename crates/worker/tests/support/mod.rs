@@ -1,6 +1,7 @@
 //! Shared test support: the scripted loopback server, recorded provider
 //! streams, and shortcuts to build a provider and run one turn.
 
+pub mod binaries;
 pub mod loopback;
 
 use std::time::Duration;
