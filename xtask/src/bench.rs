@@ -39,6 +39,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
     let mut tools = vec![deps::CC];
     if wants("spawn") {
         tools.push(deps::BWRAP);
+        tools.push(deps::SLIRP4NETNS);
         tools.push(deps::PASTA);
     }
     if wants("llama") || wants("pi") {

@@ -33,7 +33,7 @@ pub fn run(task: &str, policy: deps::Policy) -> Result<()> {
     );
     let model = local_model::ensure(policy)?;
     // So a demo run with --allow-network gets the tools' private network.
-    deps::ensure(&[deps::PASTA], policy)?;
+    deps::ensure(&[deps::SLIRP4NETNS, deps::PASTA], policy)?;
     cmd::run(
         cmd::cargo()
             .current_dir(&root)

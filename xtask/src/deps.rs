@@ -148,6 +148,15 @@ pub const MAN: Tool = Tool {
     package: "man-db",
 };
 
+/// slirp4netns, the lighter user-mode network stack of the tools' private
+/// network (preferred when installed; crates/sandbox/src/net/stack.rs).
+pub const SLIRP4NETNS: Tool = Tool {
+    name: "slirp4netns",
+    program: "slirp4netns",
+    probe_args: &["--version"],
+    package: "slirp4netns",
+};
+
 /// tar, to unpack the llama.cpp source archive.
 pub const TAR: Tool = Tool {
     name: "tar",

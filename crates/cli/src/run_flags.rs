@@ -183,11 +183,20 @@ pub(super) struct RunFlags {
     /// apply every layer, instead of running with less protection.
     #[arg(long)]
     pub(super) require_sandbox: bool,
-    /// Let scrape_webpage fetch loopback, private, link-local and cloud metadata
-    /// addresses (refused by default: SSRF defence). Same as `[web]
+    /// Let scrape_webpage, and tool processes with --allow-network, reach
+    /// loopback, private and other special addresses (refused by default:
+    /// SSRF defence); link-local ones stay refused. Same as `[web]
     /// allow_private_networks = true` in config.toml.
     #[arg(long)]
     pub(super) allow_private_networks: bool,
+    /// Let scrape_webpage, and tool processes with --allow-network, reach
+    /// link-local addresses, the cloud metadata services among them
+    /// (169.254.169.254, fd00:ec2::254: a tool could read the machine's
+    /// cloud credentials). Refused by default, and not opened by
+    /// --allow-private-networks. Same as `[web] allow_link_local_networks
+    /// = true` in config.toml.
+    #[arg(long)]
+    pub(super) allow_link_local_networks: bool,
     /// Worker binary (default: subagent-worker next to this binary, or $SUBAGENT_WORKER).
     #[arg(long, value_name = "FILE")]
     pub(super) worker: Option<PathBuf>,
@@ -195,7 +204,7 @@ pub(super) struct RunFlags {
     /// `batch --ceilings-from-flags`) raise NAME above this command's own
     /// setting, which is otherwise their ceiling: a limit's name
     /// (`timeout`, `memory`, ...) or tools, network, private_networks,
-    /// provider, model, max_tokens, reasoning. Repeatable; adds to `[serve]
+    /// link_local_networks, provider, model, max_tokens, reasoning. Repeatable; adds to `[serve]
     /// allow_raise` of the user config.
     #[arg(long, value_name = "NAME", value_parser = Raise::parse)]
     pub(super) allow_raise: Vec<Raise>,
@@ -270,6 +279,7 @@ impl RunFlags {
             api_key_env_origin: None,
             limits: self.limit_flags(),
             allow_private_networks: self.allow_private_networks,
+            allow_link_local_networks: self.allow_link_local_networks,
         }
     }
 

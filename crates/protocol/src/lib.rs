@@ -59,4 +59,5 @@ pub use usage::Usage;
 /// `SpawnRequest::tools` and `SpawnRequest::limits_json`.
 /// 6: `TaskSpec::history` (resumed runs), `WorkerEvent::UserMessage`.
 /// 7: `PythonInterpreter::Pending`, `ToWorker::Python`.
-pub const PROTOCOL_VERSION: u32 = 7;
+/// 8: `WebSettings::allow_link_local_networks`.
+pub const PROTOCOL_VERSION: u32 = 8;

@@ -101,9 +101,14 @@ pub struct WebSettings {
     /// Where `search_web` searches; `None`: it answers with an error naming
     /// the setting to add.
     pub search: Option<SearchBackend>,
-    /// Let `scrape_webpage` fetch loopback, private, link-local and other
-    /// non-public addresses. Off by default (SSRF defence).
+    /// Let `scrape_webpage` and tool processes with the network on reach
+    /// loopback, private and other special addresses (never link-local
+    /// ones). Off by default (SSRF defence).
     pub allow_private_networks: bool,
+    /// Let them reach link-local addresses, the cloud metadata services
+    /// (`169.254.169.254`, `fd00:ec2::254`) among them. Off by default, and
+    /// not implied by `allow_private_networks`.
+    pub allow_link_local_networks: bool,
 }
 
 /// A search API.

@@ -133,24 +133,38 @@ pub fn isolation_probes(support: &IsolationSupport) -> Vec<Probe> {
 }
 
 /// The user-mode network stack the tools' private network needs with
-/// `--allow-network` (pasta): its path and version, or a warning naming
-/// what to install (runs without the network do not need it).
+/// `--allow-network` (slirp4netns or pasta): which, its path and version,
+/// or a warning naming what to install (runs without the network do not
+/// need it).
 pub fn network_stack_probe(
-    stack: &Result<(std::path::PathBuf, Option<String>), subagent_sandbox::net::NetworkError>,
+    stack: &Result<
+        (subagent_sandbox::net::Stack, Option<String>),
+        subagent_sandbox::net::NetworkError,
+    >,
 ) -> Probe {
     match stack {
-        Ok((path, version)) => Probe::ok(
+        Ok((stack, version)) => Probe::ok(
             "network_stack",
             format!(
-                "pasta {} at {}: tools get a private network with --allow-network",
+                "{} {} at {}: tools get a private network with --allow-network",
+                stack.kind.program_name(),
                 version.as_deref().unwrap_or("(version unknown)"),
-                path.display()
+                stack.program.display()
             ),
+        ),
+        Err(subagent_sandbox::net::NetworkError::NoStack(
+            subagent_sandbox::net::stack::NoStack::Chosen(why),
+        )) => Probe::warning(
+            "network_stack",
+            "the chosen network stack is not here: runs with --allow-network and \
+             python_execute are refused",
+            why.clone(),
         ),
         Err(_) => Probe::warning(
             "network_stack",
-            "pasta not found on PATH: runs with --allow-network and python_execute are refused",
-            subagent_sandbox::net::PASTA_INSTALL_HINT,
+            "neither slirp4netns nor pasta is on PATH: runs with --allow-network and \
+             python_execute are refused",
+            subagent_sandbox::net::STACK_INSTALL_HINT,
         ),
     }
 }

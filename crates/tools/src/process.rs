@@ -121,8 +121,10 @@ pub(crate) async fn run(call: ProcessCall, ctx: &ToolContext) -> Result<ToolOutp
         .tempdir()
         .map_err(|e| ToolError::Failed(format!("cannot create a private tmp dir: {e}")))?;
     let network = if ctx.process.allow_network {
+        let openers = ctx.web.addresses.openers();
         let options = NetworkOptions {
-            allow_private_networks: ctx.web.addresses.allows_private_networks(),
+            allow_private_networks: openers.private_networks,
+            allow_link_local_networks: openers.link_local_networks,
         };
         Some(
             ctx.network

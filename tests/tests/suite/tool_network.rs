@@ -15,6 +15,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
+use subagent_sandbox::net::StackKind;
 
 use super::processes::{assert_nothing_runs_in, running_in};
 use super::run_output::{checked, sandbox_layers, tool_output};
@@ -38,13 +39,16 @@ fn in_own_namespace(test: &str) -> bool {
     }
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
-    let pasta = subagent_sandbox::net::find_pasta(None).is_some();
-    if !(root && pasta) {
+    let stacks = STACKS
+        .iter()
+        .all(|kind| stack_installed(kind.program_name()));
+    if !(root && stacks) {
         assert!(
             std::env::var_os("CI").is_none(),
-            "{test} needs root and pasta (apt-get install passt), which CI has"
+            "{test} needs root, slirp4netns and pasta (apt-get install slirp4netns passt), \
+             which CI has"
         );
-        eprintln!("skipping {test}: it needs root and pasta");
+        eprintln!("skipping {test}: it needs root, slirp4netns and pasta");
         return false;
     }
     let out = Command::new("unshare")
@@ -137,10 +141,24 @@ except Exception as e:
     print('dns_v6', 'REFUSED', type(e).__name__, e)
 "#;
 
-/// Runs one `python_execute` call of [`PROBE`] with `flags`; returns each
-/// probe's verdict and the session header.
-fn probe_run(lab: &Lab, flags: &[&str]) -> (BTreeMap<String, String>, Value) {
-    let services = serde_json::to_string(&lab.services).unwrap();
+/// Both stacks, each run tested on.
+const STACKS: [StackKind; 2] = [StackKind::Slirp4netns, StackKind::Pasta];
+
+fn stack_installed(name: &str) -> bool {
+    subagent_sandbox::net::find_stack(Some(std::ffi::OsStr::new(name)), None, false).is_ok()
+}
+
+/// Runs one `python_execute` call of [`PROBE`] with `flags` on `stack`;
+/// returns each probe's verdict and the session header. The host's
+/// loopback is at slirp4netns's gateway.
+fn probe_run(lab: &Lab, stack: StackKind, flags: &[&str]) -> (BTreeMap<String, String>, Value) {
+    let mut services = lab.services.clone();
+    if stack == StackKind::Slirp4netns
+        && let Some(loopback) = services.get_mut("loopback")
+    {
+        loopback.0 = subagent_sandbox::net::slirp::SLIRP_GATEWAY_V4.to_string();
+    }
+    let services = serde_json::to_string(&services).unwrap();
     let code = PROBE.replace("SERVICES", &format!("{services:?}"));
     let model = ScriptedModel::start(vec![
         tool_call_turn("call_net", "python_execute", &json!({ "code": code })),
@@ -153,11 +171,15 @@ fn probe_run(lab: &Lab, flags: &[&str]) -> (BTreeMap<String, String>, Value) {
         .args(["--timeout", "120", "--json", "--task", "Probe the network."])
         .args(["--tools", "python_execute"])
         .args(flags)
+        .env(subagent_sandbox::net::STACK_VARIABLE, stack.program_name())
         .output()
         .unwrap();
     assert_nothing_runs_in(workspace.path());
     let left = network_stacks_here();
-    assert!(left.is_empty(), "pasta outlived the run: {left:?}");
+    assert!(
+        left.is_empty(),
+        "the network stack outlived the run: {left:?}"
+    );
     let (_, lines) = checked(&out, 0);
     let output = tool_output(&lines);
     let verdicts = output
@@ -195,8 +217,17 @@ fn a_tool_with_the_network_reaches_the_outside_and_nothing_of_the_host() {
     }
     binary("subagent");
     let lab = Lab::start();
+    for stack in STACKS {
+        probe_every_flag(&lab, stack);
+    }
+}
 
-    let (verdicts, header) = probe_run(&lab, &["--allow-network"]);
+/// The three probe runs of one stack: no flag, private networks,
+/// link-local networks.
+fn probe_every_flag(lab: &Lab, stack: StackKind) {
+    let said = |flags: &str| format!("{flags} on {}", stack.program_name());
+
+    let (verdicts, header) = probe_run(lab, stack, &["--allow-network"]);
     assert_verdicts(
         &verdicts,
         // Refusals first: a removed protection shows as what got through.
@@ -213,7 +244,7 @@ fn a_tool_with_the_network_reaches_the_outside_and_nothing_of_the_host() {
             ("dns_v4", true),
             ("dns_v6", true),
         ],
-        "--allow-network",
+        &said("--allow-network"),
     );
     let applied = sandbox_layers(&header);
     assert!(
@@ -221,7 +252,7 @@ fn a_tool_with_the_network_reaches_the_outside_and_nothing_of_the_host() {
         "{applied:?}"
     );
 
-    let (verdicts, _) = probe_run(&lab, &["--allow-network", "--allow-private-networks"]);
+    let (verdicts, _) = probe_run(lab, stack, &["--allow-network", "--allow-private-networks"]);
     assert_verdicts(
         &verdicts,
         &[
@@ -234,15 +265,37 @@ fn a_tool_with_the_network_reaches_the_outside_and_nothing_of_the_host() {
             ("private_10", true),
             ("mapped_private_10", true),
         ],
-        "--allow-network --allow-private-networks",
+        &said("--allow-network --allow-private-networks"),
+    );
+
+    // The separate flag opens link-local (the metadata service) and
+    // nothing that --allow-private-networks opens.
+    let (verdicts, _) = probe_run(
+        lab,
+        stack,
+        &["--allow-network", "--allow-link-local-networks"],
+    );
+    assert_verdicts(
+        &verdicts,
+        &[
+            ("loopback", false),
+            ("own_address", false),
+            ("private_10", false),
+            ("mapped_private_10", false),
+            ("flush_rules", false),
+            ("metadata", true),
+            ("outside", true),
+            ("dns_v4", true),
+        ],
+        &said("--allow-network --allow-link-local-networks"),
     );
 }
 
-/// Without pasta, `--allow-network` with a process tool is refused before
-/// the run starts, in one line naming what to install; never run on the
-/// host's network.
+/// Without slirp4netns or pasta, `--allow-network` with a process tool is
+/// refused before the run starts, in one line naming what to install;
+/// never run on the host's network.
 #[test]
-fn without_pasta_the_network_for_tools_is_refused_with_what_to_install() {
+fn without_a_network_stack_the_network_for_tools_is_refused_with_what_to_install() {
     let model = ScriptedModel::start(vec![text_turn("never asked")]);
     let workspace = tempfile::tempdir().unwrap();
     let sessions = tempfile::tempdir().unwrap();
@@ -264,6 +317,7 @@ fn without_pasta_the_network_for_tools_is_refused_with_what_to_install() {
             result["details"]["error"]["code"], "SUBAGENT_SANDBOX_UNAVAILABLE",
             "{extra:?}: {result:#}"
         );
+        assert!(message.contains("apt-get install slirp4netns"), "{message}");
         assert!(message.contains("apt-get install passt"), "{message}");
         assert!(!message.contains('\n'), "{message}");
     }
@@ -304,16 +358,16 @@ fn doctor_reports_the_network_stack() {
         missing["fix"]
             .as_str()
             .unwrap()
-            .contains("apt-get install passt"),
+            .contains("apt-get install slirp4netns"),
         "{missing}"
     );
-    if subagent_sandbox::net::find_pasta(None).is_some() {
+    if let Ok(here) = subagent_sandbox::net::current_stack() {
         let found = stack(None);
         assert_eq!(found["ok"], true, "{found}");
-        assert!(
-            found["detail"].as_str().unwrap().contains("/pasta"),
-            "{found}"
-        );
+        let detail = found["detail"].as_str().unwrap();
+        let path = here.program.display().to_string();
+        assert!(detail.contains(&path), "{found}");
+        assert!(detail.starts_with(here.kind.program_name()), "{found}");
     }
 }
 
@@ -360,7 +414,7 @@ fn a_killed_worker_leaves_no_network_process_behind() {
                 parent_of(p.pid)
                     .is_some_and(|pp| pp != cli && comm(pp).as_deref() == Some("subagent"))
             })?;
-        let pasta = child_named(worker.pid, &["pasta", "passt"])?;
+        let pasta = child_named(worker.pid, &["slirp4netns", "pasta", "passt"])?;
         Some((worker.pid, pasta))
     };
     let mut found = find();
@@ -368,13 +422,13 @@ fn a_killed_worker_leaves_no_network_process_behind() {
         std::thread::sleep(std::time::Duration::from_millis(10));
         found = find();
     }
-    let (worker, pasta) = found.expect("the worker never started pasta");
+    let (worker, pasta) = found.expect("the worker never started its network stack");
     // SAFETY: kill has no memory preconditions; the pid is the worker's.
     unsafe { libc::kill(i32::try_from(worker).unwrap(), libc::SIGKILL) };
     let out = child.wait_with_output().unwrap();
     assert!(
         stat_of(pasta).is_none_or(|(_, _, state)| state == 'Z'),
-        "pasta {} outlived its killed worker: {}",
+        "the network stack {} outlived its killed worker: {}",
         pasta,
         String::from_utf8_lossy(&out.stderr)
     );
@@ -389,7 +443,11 @@ fn network_stacks_here() -> Vec<u32> {
     std::fs::read_dir("/proc")
         .unwrap()
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| comm(*pid).is_some_and(|c| c.starts_with("pasta") || c.starts_with("passt")))
+        .filter(|pid| {
+            comm(*pid).is_some_and(|c| {
+                c.starts_with("pasta") || c.starts_with("passt") || c.starts_with("slirp4netns")
+            })
+        })
         .filter(|pid| stat_of(*pid).is_some_and(|(_, _, state)| state != 'Z'))
         .filter(|pid| {
             std::fs::read_link(format!("/proc/{pid}/ns/net"))

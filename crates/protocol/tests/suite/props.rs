@@ -284,15 +284,19 @@ fn web_settings() -> impl Strategy<Value = WebSettings> {
             option::of(text()),
         )),
         any::<bool>(),
+        any::<bool>(),
     )
-        .prop_map(|(search, allow_private_networks)| WebSettings {
-            search: search.map(|(kind, url, key)| SearchBackend {
-                kind,
-                url,
-                api_key: key.map(ApiKey::new),
-            }),
-            allow_private_networks,
-        })
+        .prop_map(
+            |(search, allow_private_networks, allow_link_local_networks)| WebSettings {
+                search: search.map(|(kind, url, key)| SearchBackend {
+                    kind,
+                    url,
+                    api_key: key.map(ApiKey::new),
+                }),
+                allow_private_networks,
+                allow_link_local_networks,
+            },
+        )
 }
 
 fn log_level() -> impl Strategy<Value = LogLevel> {

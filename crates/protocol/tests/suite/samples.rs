@@ -83,6 +83,7 @@ pub fn full_task_spec() -> TaskSpec {
                 api_key: Some(ApiKey::new("brave-test-key-0123")),
             }),
             allow_private_networks: true,
+            allow_link_local_networks: false,
         },
         python: Some(PythonInterpreter::Found {
             executable: "/usr/bin/python3.11".into(),

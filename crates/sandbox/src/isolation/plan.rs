@@ -61,10 +61,9 @@ pub(crate) fn plan(
     {
         namespace_layers.push(Protection::NetworkNamespacePrivate);
     } else {
-        let reason = if crate::net::network_stack_found() {
-            "the run's private network was not set up".to_owned()
-        } else {
-            format!("pasta is not installed: {}", crate::net::PASTA_INSTALL_HINT)
+        let reason = match crate::net::current_stack() {
+            Ok(_) => "the run's private network was not set up".to_owned(),
+            Err(no_stack) => no_stack.to_string(),
         };
         refuse(&[Protection::NetworkNamespacePrivate], &reason);
     }

@@ -1,6 +1,8 @@
 //! The rtnetlink requests that set up a private network namespace: bring
 //! `lo` up, add the policy-routing rules that refuse ranges, and the rules
-//! that let the DNS forwarder through. Built before the fork as plain
+//! that let the DNS forwarder through; for slirp4netns, which leaves IPv6
+//! to router advertisements (seconds late), the IPv6 address and default
+//! route it would advertise. Built before the fork as plain
 //! bytes; sent from inside the namespace by [`send_all`], which allocates
 //! nothing (it runs in a forked child of a multi-threaded process).
 //!
@@ -9,9 +11,19 @@
 //! table (rule 0) still comes first, so the namespace's own addresses stay
 //! its own. This module builds and sends; which ranges is the caller's.
 
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv6Addr};
 
 const RTM_NEWLINK: u16 = 16;
+const RTM_NEWADDR: u16 = 20;
+const RTM_NEWROUTE: u16 = 24;
+const IFA_ADDRESS: u16 = 1;
+const IFA_LOCAL: u16 = 2;
+const IFA_FLAGS: u16 = 8;
+const IFA_F_NODAD: u8 = 0x02;
+const RTA_OIF: u16 = 4;
+const RTA_GATEWAY: u16 = 5;
+const RTPROT_STATIC: u8 = 4;
+const RTN_UNICAST: u8 = 1;
 const RTM_NEWRULE: u16 = 32;
 const NLMSG_ERROR: u16 = 2;
 const NLM_F_REQUEST: u16 = 0x1;
@@ -70,6 +82,21 @@ pub(crate) fn refuse(network: IpAddr, prefix: u8) -> Request {
     )
 }
 
+/// `ip rule add to NETWORK/PREFIX lookup main pref ALLOW_PRIORITY`: an
+/// opened range inside a wider refused one gets through.
+pub(crate) fn allow(network: IpAddr, prefix: u8) -> Request {
+    let table = u8::try_from(RT_TABLE_MAIN).unwrap_or(u8::MAX);
+    let mut body = rule_header(network, prefix, table, FR_ACT_TO_TBL);
+    attribute(&mut body, FRA_DST, &address_bytes(network));
+    attribute(&mut body, FRA_PRIORITY, &ALLOW_PRIORITY.to_ne_bytes());
+    attribute(&mut body, FRA_TABLE, &RT_TABLE_MAIN.to_ne_bytes());
+    message(
+        RTM_NEWRULE,
+        NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL,
+        &body,
+    )
+}
+
 /// `ip rule add to ADDRESS ipproto udp dport 53 lookup main pref
 /// ALLOW_PRIORITY`: DNS to the forwarder's address only.
 pub(crate) fn allow_dns(address: IpAddr) -> Request {
@@ -86,6 +113,39 @@ pub(crate) fn allow_dns(address: IpAddr) -> Request {
     attribute(&mut body, FRA_DPORT_RANGE, &ports);
     message(
         RTM_NEWRULE,
+        NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL,
+        &body,
+    )
+}
+
+/// `ip -6 addr add ADDRESS/PREFIX dev INDEX nodad`: usable at once.
+pub(crate) fn add_address_v6(index: u32, address: Ipv6Addr, prefix: u8) -> Request {
+    let family = u8::try_from(libc::AF_INET6).unwrap_or(0);
+    // struct ifaddrmsg: family, prefixlen, flags, scope, index.
+    let mut body = vec![family, prefix, IFA_F_NODAD, 0];
+    body.extend_from_slice(&index.to_ne_bytes());
+    attribute(&mut body, IFA_LOCAL, &address.octets());
+    attribute(&mut body, IFA_ADDRESS, &address.octets());
+    attribute(&mut body, IFA_FLAGS, &u32::from(IFA_F_NODAD).to_ne_bytes());
+    message(
+        RTM_NEWADDR,
+        NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL,
+        &body,
+    )
+}
+
+/// `ip -6 route add default via GATEWAY dev INDEX`.
+pub(crate) fn add_default_route_v6(index: u32, gateway: Ipv6Addr) -> Request {
+    let family = u8::try_from(libc::AF_INET6).unwrap_or(0);
+    let table = u8::try_from(RT_TABLE_MAIN).unwrap_or(u8::MAX);
+    // struct rtmsg: family, dst_len, src_len, tos, table, protocol, scope,
+    // type, flags.
+    let mut body = vec![family, 0, 0, 0, table, RTPROT_STATIC, 0, RTN_UNICAST];
+    body.extend_from_slice(&0u32.to_ne_bytes());
+    attribute(&mut body, RTA_GATEWAY, &gateway.octets());
+    attribute(&mut body, RTA_OIF, &index.to_ne_bytes());
+    message(
+        RTM_NEWROUTE,
         NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL,
         &body,
     )

@@ -30,39 +30,8 @@ use std::time::Duration;
 /// The program's name on `PATH`.
 pub const PASTA_PROGRAM: &str = "pasta";
 
-/// What to install when pasta is missing, for one-line refusals.
-pub const PASTA_INSTALL_HINT: &str =
-    "install pasta (Debian and Ubuntu: `apt-get install passt`; Fedora: `dnf install passt`)";
-
 /// Longest wait for pasta to configure the namespace.
 const READY_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Where `pasta` is on `path` (a `PATH` value), when it is.
-pub fn find_pasta(path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
-    let path = path.map_or_else(|| std::env::var_os("PATH"), |p| Some(p.to_owned()))?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(PASTA_PROGRAM))
-        .find(|candidate| is_executable(candidate))
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
-
-/// What pasta says its version is (the first line of `--version`, its
-/// name taken off), when it runs.
-pub fn pasta_version(program: &Path) -> Option<String> {
-    let out = Command::new(program)
-        .arg("--version")
-        .stdin(Stdio::null())
-        .output()
-        .ok()?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    let line = text.lines().next()?.trim();
-    let version = line.strip_prefix("pasta ").unwrap_or(line);
-    (!version.is_empty()).then(|| version.to_owned())
-}
 
 /// How pasta is told to run.
 #[derive(Debug, Clone)]
@@ -239,13 +208,30 @@ fn open_nonblocking(path: &Path) -> io::Result<OwnedFd> {
 
 /// Waits until pasta wrote its pid to the FIFO (ready) or exited (failed).
 fn wait_ready(fifo: &OwnedFd, child: &mut Child) -> io::Result<()> {
+    if wait_readable_or_exit(fifo, child, READY_TIMEOUT)? {
+        return Ok(());
+    }
+    // POLLHUP without data: a writer came and went without a pid.
+    Err(io::Error::other(
+        "it closed its pid file without writing it",
+    ))
+}
+
+/// Waits until `fd` has data (true), it hung up without data (false), the
+/// `child` exited (an error saying how), or `timeout` passed (an error).
+/// No polling: one `poll` on the fd and the child's pidfd.
+pub(super) fn wait_readable_or_exit(
+    fd: &OwnedFd,
+    child: &mut Child,
+    timeout: Duration,
+) -> io::Result<bool> {
     let pidfd = match crate::unix::open_pidfd(child.id()) {
         crate::unix::PidFdOpen::Open(fd) => fd.into_fd(),
-        _ => return Err(io::Error::other("cannot watch pasta's exit (pidfd_open)")),
+        _ => return Err(io::Error::other("cannot watch its exit (pidfd_open)")),
     };
     let mut fds = [
         libc::pollfd {
-            fd: fifo.as_raw_fd(),
+            fd: fd.as_raw_fd(),
             events: libc::POLLIN,
             revents: 0,
         },
@@ -255,10 +241,10 @@ fn wait_ready(fifo: &OwnedFd, child: &mut Child) -> io::Result<()> {
             revents: 0,
         },
     ];
-    let timeout = i32::try_from(READY_TIMEOUT.as_millis()).unwrap_or(i32::MAX);
+    let timeout_ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
     loop {
         // SAFETY: poll on two live fds.
-        let rc = unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout) };
+        let rc = unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout_ms) };
         if rc < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
             continue;
         }
@@ -268,19 +254,16 @@ fn wait_ready(fifo: &OwnedFd, child: &mut Child) -> io::Result<()> {
         if rc == 0 {
             return Err(io::Error::other(format!(
                 "it was not ready after {} s",
-                READY_TIMEOUT.as_secs()
+                timeout.as_secs()
             )));
         }
         if fds[0].revents & libc::POLLIN != 0 {
-            return Ok(());
+            return Ok(true);
         }
         if fds[1].revents != 0 {
             let status = child.wait()?;
             return Err(io::Error::other(format!("it exited ({status})")));
         }
-        // POLLHUP without data: a writer came and went without a pid.
-        return Err(io::Error::other(
-            "it closed its pid file without writing it",
-        ));
+        return Ok(false);
     }
 }

@@ -1,7 +1,8 @@
 //! The private network of one run's tool processes: a holder owning the
-//! namespaces with the refusing rules in place ([`super::holder`]), pasta
-//! connecting them to the outside ([`super::pasta`]), and the
-//! `resolv.conf` tool processes see (naming pasta's DNS forwarder).
+//! namespaces with the refusing rules in place ([`super::holder`]), a
+//! user-mode stack connecting them to the outside ([`super::stack`]:
+//! slirp4netns or pasta), and the `resolv.conf` tool processes see (naming
+//! the stack's DNS forwarder).
 //!
 //! Started on first use by a run that has the network on, shared by every
 //! call of the run, stopped (holder and pasta killed and reaped) when the
@@ -17,12 +18,12 @@ use std::sync::Arc;
 
 use super::holder::Holder;
 use super::netlink::{self, Request};
-use super::pasta::{self, Pasta, PastaArgs};
 use super::ranges;
+use super::stack::{self, NoStack, RunningStack, Stack, StackKind};
 use crate::spawner;
 
-/// The address tool processes send DNS queries to (UDP port 53 only),
-/// which pasta maps to the host's resolver. In the link-local range, which
+/// The address tool processes send DNS queries to (UDP port 53 only)
+/// under pasta, which maps it to the host's resolver. In the link-local range, which
 /// nothing opens, so only the rule that lets DNS to it through reaches it.
 pub const DNS_FORWARD_V4: Ipv4Addr = Ipv4Addr::new(169, 254, 0, 53);
 /// The IPv6 twin of [`DNS_FORWARD_V4`], in the unique-local range.
@@ -34,17 +35,27 @@ pub struct NetworkOptions {
     /// Loopback (the host's, through pasta) and the private and special
     /// ranges are reachable; link-local stays refused.
     pub allow_private_networks: bool,
+    /// Link-local addresses, the cloud metadata services among them, are
+    /// reachable.
+    pub allow_link_local_networks: bool,
+}
+
+impl NetworkOptions {
+    /// The table's openers these options amount to.
+    pub fn openers(self) -> ranges::Openers {
+        ranges::Openers {
+            private_networks: self.allow_private_networks,
+            link_local_networks: self.allow_link_local_networks,
+        }
+    }
 }
 
 /// Why the private network could not be had.
 #[derive(Debug, thiserror::Error)]
 pub enum NetworkError {
-    /// pasta is not installed.
-    #[error(
-        "the tools' network needs a private network namespace, and `pasta` is not on PATH: {}",
-        pasta::PASTA_INSTALL_HINT
-    )]
-    NoStack,
+    /// No stack is installed (or the chosen one is not).
+    #[error("{0}")]
+    NoStack(NoStack),
     /// A step of the setup failed.
     #[error("the tools' private network could not be set up: {0}")]
     Setup(String),
@@ -53,8 +64,8 @@ pub enum NetworkError {
 /// A running private network. Dropping the last handle stops it.
 #[derive(Debug)]
 pub struct PrivateNetwork {
-    // Field order is drop order: pasta first, then the holder.
-    pasta: Pasta,
+    // Field order is drop order: the stack first, then the holder.
+    stack: RunningStack,
     holder: Holder,
     dir: tempfile::TempDir,
     resolv_conf: PathBuf,
@@ -69,10 +80,25 @@ impl PartialEq for PrivateNetwork {
 impl Eq for PrivateNetwork {}
 
 impl PrivateNetwork {
-    /// Starts the network with `options`, pasta from `PATH`.
+    /// Starts the network with `options`, on the stack this process finds
+    /// ([`stack::current_stack`]).
     pub async fn start(options: NetworkOptions) -> Result<Arc<PrivateNetwork>, NetworkError> {
-        let program = pasta::find_pasta(None).ok_or(NetworkError::NoStack)?;
-        let rules = refusing_rules(options, &own_addresses());
+        let stack = stack::current_stack_for(options.allow_private_networks)
+            .map_err(NetworkError::NoStack)?;
+        Self::start_on(stack, options).await
+    }
+
+    /// Starts the network with `options` on `stack`.
+    pub async fn start_on(
+        stack: Stack,
+        options: NetworkOptions,
+    ) -> Result<Arc<PrivateNetwork>, NetworkError> {
+        let dns = stack.kind.dns_servers();
+        let mut rules = match stack.kind {
+            StackKind::Slirp4netns => super::slirp::ipv6_setup(),
+            StackKind::Pasta => Vec::new(),
+        };
+        rules.extend(refusing_rules(options, &dns, &own_addresses()));
         let dir = tempfile::Builder::new()
             .prefix("subagent-net-")
             .tempdir()
@@ -80,20 +106,17 @@ impl PrivateNetwork {
         let resolv_conf = dir.path().join("resolv.conf");
         std::fs::write(
             &resolv_conf,
-            format!("nameserver {DNS_FORWARD_V4}\nnameserver {DNS_FORWARD_V6}\n"),
+            format!("nameserver {}\nnameserver {}\n", dns[0], dns[1]),
         )
         .map_err(|e| NetworkError::Setup(format!("cannot write its resolv.conf: {e}")))?;
-        let args = PastaArgs {
-            program,
-            dns_forward: vec![DNS_FORWARD_V4.into(), DNS_FORWARD_V6.into()],
-            host_loopback: options.allow_private_networks,
-        };
+        let host_loopback = options.allow_private_networks;
         let dir_path = dir.path().to_owned();
         let started = spawner::call(
             move || {
                 let holder = Holder::start(vec![netlink::loopback_up()], rules)?;
-                let pasta = Pasta::start(
-                    &args,
+                let running = RunningStack::start(
+                    &stack,
+                    host_loopback,
                     &holder.user_namespace,
                     &holder.network_namespace,
                     &dir_path,
@@ -101,15 +124,15 @@ impl PrivateNetwork {
                 // No tool joins before this returns: the rules are in
                 // place before the first call can connect anywhere.
                 holder.install_rules()?;
-                Ok((pasta, holder))
+                Ok((running, holder))
             },
             drop,
         )
         .await
         .map_err(|e| NetworkError::Setup(e.to_string()))?;
-        let (pasta, holder) = started;
+        let (stack, holder) = started;
         Ok(Arc::new(PrivateNetwork {
-            pasta,
+            stack,
             holder,
             dir,
             resolv_conf,
@@ -131,12 +154,12 @@ impl PrivateNetwork {
         self.holder.network_namespace.as_raw_fd()
     }
 
-    /// The pids of the holder and of pasta, for tests that check nothing
-    /// outlives the run.
+    /// The pids of the holder and of the stack, for tests that check
+    /// nothing outlives the run.
     pub fn pids(&self) -> [u32; 2] {
         [
             u32::try_from(self.holder.pid()).unwrap_or(0),
-            self.pasta.pid(),
+            self.stack.pid(),
         ]
     }
 
@@ -146,8 +169,8 @@ impl PrivateNetwork {
     }
 }
 
-/// The host's own addresses (of every interface, loopback's aside): pasta
-/// would connect to them from the host, so they are refused like the
+/// The host's own addresses (of every interface, loopback's aside): the
+/// stack would connect to them from the host, so they are refused like the
 /// ranges private networks open.
 fn own_addresses() -> Vec<IpAddr> {
     let Ok(addresses) = nix::ifaddrs::getifaddrs() else {
@@ -167,16 +190,28 @@ fn own_addresses() -> Vec<IpAddr> {
     out
 }
 
-/// The rules the holder installs once pasta configured the namespace: DNS
-/// to the forwarder let through, then one refusing rule per range
-/// `options` keeps closed and per own address outside them.
-pub(crate) fn refusing_rules(options: NetworkOptions, own: &[IpAddr]) -> Vec<Request> {
-    let mut requests = vec![
-        netlink::allow_dns(DNS_FORWARD_V4.into()),
-        netlink::allow_dns(DNS_FORWARD_V6.into()),
-    ];
+/// The rules the holder installs once the stack configured the namespace:
+/// DNS to the stack's forwarders (`dns`) let through, each opened range that lies inside a
+/// refused wider one let through (the table's narrower range decides, as
+/// in scrape_webpage's guard), then one refusing rule per range `options`
+/// keeps closed and per own address outside them.
+pub(crate) fn refusing_rules(
+    options: NetworkOptions,
+    dns: &[IpAddr],
+    own: &[IpAddr],
+) -> Vec<Request> {
+    let openers = options.openers();
+    let mut requests: Vec<Request> = dns.iter().map(|a| netlink::allow_dns(*a)).collect();
+    for range in ranges::all_ranges().filter(|r| r.is_open(openers)) {
+        let inside_a_refused_one = ranges::all_ranges().any(|wider| {
+            wider.prefix < range.prefix && !wider.is_open(openers) && wider.contains(range.network)
+        });
+        if inside_a_refused_one {
+            requests.push(netlink::allow(range.network, range.prefix));
+        }
+    }
     for range in ranges::all_ranges() {
-        if !range.is_open(options.allow_private_networks) {
+        if !range.is_open(openers) {
             requests.push(netlink::refuse(range.network, range.prefix));
         }
     }
@@ -192,21 +227,65 @@ pub(crate) fn refusing_rules(options: NetworkOptions, own: &[IpAddr]) -> Vec<Req
     requests
 }
 
-/// Whether a private network can be had here: pasta's path and version,
-/// or why not.
-pub fn network_stack() -> Result<(PathBuf, Option<String>), NetworkError> {
-    let program = pasta::find_pasta(None).ok_or(NetworkError::NoStack)?;
-    let version = pasta::pasta_version(&program);
-    Ok((program, version))
+/// Whether a private network can be had here: the stack and its
+/// version, or why not.
+pub fn network_stack() -> Result<(Stack, Option<String>), NetworkError> {
+    let stack = stack::current_stack().map_err(NetworkError::NoStack)?;
+    let version = stack::stack_version(&stack);
+    Ok((stack, version))
 }
 
-/// Whether pasta is on `PATH` (cheap: no process started).
+/// Whether a stack is on `PATH` (cheap: no process started).
 pub fn network_stack_found() -> bool {
-    pasta::find_pasta(None).is_some()
+    stack::current_stack().is_ok()
+}
+
+/// The stack's kind, when one is found (for status lines and messages).
+pub fn network_stack_kind() -> Option<StackKind> {
+    stack::current_stack().ok().map(|s| s.kind)
 }
 
 impl From<io::Error> for NetworkError {
     fn from(e: io::Error) -> Self {
         NetworkError::Setup(e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dns() -> Vec<IpAddr> {
+        StackKind::Slirp4netns.dns_servers().to_vec()
+    }
+
+    #[test]
+    fn an_opened_range_inside_a_refused_one_is_let_through_first() {
+        let metadata_v6: IpAddr = "fd00:ec2::254".parse().unwrap();
+        let link_local_only = NetworkOptions {
+            allow_private_networks: false,
+            allow_link_local_networks: true,
+        };
+        let rules = refusing_rules(link_local_only, &dns(), &[]);
+        let allow = netlink::allow(metadata_v6, 128);
+        let refuse_wider = netlink::refuse("fc00::".parse().unwrap(), 7);
+        let at = |r: &Request| rules.iter().position(|x| x == r);
+        assert!(at(&allow).is_some(), "no allow rule for fd00:ec2::254");
+        assert!(at(&refuse_wider).is_some(), "fc00::/7 not refused");
+        assert!(!rules.contains(&netlink::refuse(metadata_v6, 128)));
+        // Without the flag, no allow rule, and the address is refused.
+        let rules = refusing_rules(NetworkOptions::default(), &dns(), &[]);
+        assert!(!rules.contains(&allow));
+        assert!(rules.contains(&netlink::refuse(metadata_v6, 128)));
+    }
+
+    #[test]
+    fn dns_is_let_through_to_the_stacks_forwarders_only() {
+        let rules = refusing_rules(NetworkOptions::default(), &dns(), &[]);
+        for server in dns() {
+            assert!(rules.contains(&netlink::allow_dns(server)), "{server}");
+        }
+        let pasta = StackKind::Pasta.dns_servers();
+        assert!(!rules.contains(&netlink::allow_dns(pasta[0])));
     }
 }

@@ -16,9 +16,20 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 pub enum Opener {
     /// `--allow-private-networks` (`[web] allow_private_networks`).
     PrivateNetworks,
-    /// No flag: link-local addresses (the cloud metadata services among
-    /// them) stay refused even with private networks allowed.
-    Never,
+    /// `--allow-link-local-networks` (`[web] allow_link_local_networks`):
+    /// link-local addresses and the cloud metadata services, whose
+    /// credentials a tool could take, stay refused even with private
+    /// networks allowed until this separate flag names them.
+    LinkLocalNetworks,
+}
+
+/// The operator's flags that open ranges of the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Openers {
+    /// `--allow-private-networks`: loopback, private and special ranges.
+    pub private_networks: bool,
+    /// `--allow-link-local-networks`: link-local and cloud metadata.
+    pub link_local_networks: bool,
 }
 
 /// One refused range.
@@ -55,11 +66,11 @@ impl Range {
         }
     }
 
-    /// Whether `allow_private_networks` opens the range.
-    pub fn is_open(&self, allow_private_networks: bool) -> bool {
+    /// Whether the operator's `openers` open the range.
+    pub fn is_open(&self, openers: Openers) -> bool {
         match self.opened_by {
-            Opener::PrivateNetworks => allow_private_networks,
-            Opener::Never => false,
+            Opener::PrivateNetworks => openers.private_networks,
+            Opener::LinkLocalNetworks => openers.link_local_networks,
         }
     }
 }
@@ -91,12 +102,12 @@ const fn v6(segments: [u16; 8], prefix: u8, reason: &'static str, opened_by: Ope
     }
 }
 
-use Opener::{Never, PrivateNetworks as Private};
+use Opener::{LinkLocalNetworks as LinkLocal, PrivateNetworks as Private};
 
 /// The refused IPv4 ranges. The first that holds an address names it, so a
 /// narrower range comes before the wider one around it.
 pub const IPV4_RANGES: &[Range] = &[
-    v4(169, 254, 169, 254, 32, "cloud metadata endpoint", Never),
+    v4(169, 254, 169, 254, 32, "cloud metadata endpoint", LinkLocal),
     v4(0, 0, 0, 0, 32, "unspecified", Private),
     v4(0, 0, 0, 0, 8, "\"this network\" (0.0.0.0/8)", Private),
     v4(127, 0, 0, 0, 8, "loopback", Private),
@@ -119,7 +130,7 @@ pub const IPV4_RANGES: &[Range] = &[
         "private network (192.168.0.0/16)",
         Private,
     ),
-    v4(169, 254, 0, 0, 16, "link-local", Never),
+    v4(169, 254, 0, 0, 16, "link-local", LinkLocal),
     v4(
         100,
         64,
@@ -164,7 +175,7 @@ pub const IPV6_RANGES: &[Range] = &[
         [0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254],
         128,
         "cloud metadata endpoint",
-        Never,
+        LinkLocal,
     ),
     v6(
         [0xfc00, 0, 0, 0, 0, 0, 0, 0],
@@ -176,7 +187,7 @@ pub const IPV6_RANGES: &[Range] = &[
         [0xfe80, 0, 0, 0, 0, 0, 0, 0],
         10,
         "link-local (fe80::/10)",
-        Never,
+        LinkLocal,
     ),
     v6(
         [0xfec0, 0, 0, 0, 0, 0, 0, 0],
@@ -315,20 +326,32 @@ mod tests {
         assert_eq!(direct_range(ip("2606:4700::1111")), None);
     }
 
+    const PRIVATE: Openers = Openers {
+        private_networks: true,
+        link_local_networks: false,
+    };
+    const LINK_LOCAL: Openers = Openers {
+        private_networks: false,
+        link_local_networks: true,
+    };
+
     #[test]
-    fn private_networks_open_all_but_link_local() {
-        for (address, open) in [
-            ("127.0.0.1", true),
-            ("10.1.2.3", true),
-            ("::1", true),
-            ("169.254.169.254", false),
-            ("169.254.1.1", false),
-            ("fe80::1", false),
-            ("fd00:ec2::254", false),
+    fn each_flag_opens_its_own_ranges_only() {
+        // (address, opened by --allow-private-networks, by --allow-link-local-networks)
+        for (address, private, link_local) in [
+            ("127.0.0.1", true, false),
+            ("10.1.2.3", true, false),
+            ("::1", true, false),
+            ("fd12::1", true, false),
+            ("169.254.169.254", false, true),
+            ("169.254.1.1", false, true),
+            ("fe80::1", false, true),
+            ("fd00:ec2::254", false, true),
         ] {
             let range = direct_range(ip(address)).unwrap();
-            assert_eq!(range.is_open(true), open, "{address}");
-            assert!(!range.is_open(false), "{address}");
+            assert_eq!(range.is_open(PRIVATE), private, "{address}");
+            assert_eq!(range.is_open(LINK_LOCAL), link_local, "{address}");
+            assert!(!range.is_open(Openers::default()), "{address}");
         }
     }
 

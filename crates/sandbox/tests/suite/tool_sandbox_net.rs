@@ -5,11 +5,12 @@
 //! process try each of them through the private network.
 
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
-use subagent_sandbox::net::{NetworkOptions, PrivateNetwork};
+use subagent_sandbox::net::{NetworkOptions, PrivateNetwork, Stack, StackKind, find_stack};
 
 use super::support::needs;
 use super::tool_sandbox_support::{Dirs, dirs, probe, run, stdout, strict};
@@ -23,15 +24,17 @@ fn in_own_namespace(test: &str) -> bool {
     if std::env::var_os(INNER).is_some() {
         return true;
     }
-    let pasta = subagent_sandbox::net::find_pasta(None);
     // SAFETY: geteuid cannot fail.
     let root = unsafe { libc::geteuid() } == 0;
-    let probe = match (pasta, root) {
-        (Some(_), true) => Ok(()),
-        (None, _) => Err("pasta is not installed (apt-get install passt)".to_owned()),
+    let probe = match (stacks().len(), root) {
+        (2, true) => Ok(()),
+        (_, true) => Err(
+            "slirp4netns and pasta are not both installed (apt-get install slirp4netns passt)"
+                .to_owned(),
+        ),
         (_, false) => Err("root, to make the test's own network namespace".to_owned()),
     };
-    if needs("pasta and root", probe).is_none() {
+    if needs("slirp4netns, pasta and root", probe).is_none() {
         return false;
     }
     let exe = std::env::current_exe().unwrap();
@@ -139,6 +142,24 @@ async fn reaches(
     (out.starts_with("ESCAPED"), out)
 }
 
+/// Each stack installed here, found by name.
+fn stacks() -> Vec<Stack> {
+    [StackKind::Slirp4netns, StackKind::Pasta]
+        .into_iter()
+        .filter_map(|kind| find_stack(Some(OsStr::new(kind.program_name())), None, false).ok())
+        .collect()
+}
+
+/// Where a tool reaches the lab's service `name` at `address` on `stack`:
+/// the host's loopback is at slirp4netns's gateway.
+fn address_on(stack: &Stack, name: &str, address: String) -> String {
+    if name == "loopback" && stack.kind == StackKind::Slirp4netns {
+        subagent_sandbox::net::slirp::SLIRP_GATEWAY_V4.to_string()
+    } else {
+        address
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn private_network_reaches_the_outside_and_refuses_the_rest() {
     if !in_own_namespace(
@@ -148,40 +169,60 @@ async fn private_network_reaches_the_outside_and_refuses_the_rest() {
     }
     let lab = Lab::start();
     let dirs = dirs();
-    // (service, reached without private networks, reached with them)
+    // (service, reached with no flag, with private networks, with
+    // link-local networks)
     let expected = [
-        ("outside", true, true),
-        ("outside_v6", true, true),
-        ("private_10", false, true),
-        ("metadata", false, false),
-        ("loopback", false, true),
-        ("own_address", false, true),
+        ("outside", true, true, true),
+        ("outside_v6", true, true, true),
+        ("private_10", false, true, false),
+        ("metadata", false, false, true),
+        ("loopback", false, true, false),
+        ("own_address", false, true, false),
     ];
-    for allow_private in [false, true] {
-        let network = PrivateNetwork::start(NetworkOptions {
-            allow_private_networks: allow_private,
-        })
-        .await
-        .unwrap();
-        let pids = network.pids();
-        for (name, without, with) in expected {
-            let (address, port) = lab.service(name);
-            let (reached, said) = reaches(&network, &dirs, &address, port).await;
-            let expect = if allow_private { with } else { without };
-            assert_eq!(
-                reached, expect,
-                "{name} ({address}) with private networks {allow_private}: {said}"
-            );
-        }
-        let (_, port) = lab.service("outside");
-        let (resolved, said) = reaches(&network, &dirs, "outside.test", port).await;
-        assert!(resolved, "outside.test by name: {said}");
-        drop(network);
-        for pid in pids {
-            assert!(
-                !std::path::Path::new(&format!("/proc/{pid}")).exists(),
-                "pid {pid} of the private network outlived it"
-            );
+    let flags = [
+        ("no flag", NetworkOptions::default()),
+        (
+            "private networks",
+            NetworkOptions {
+                allow_private_networks: true,
+                allow_link_local_networks: false,
+            },
+        ),
+        (
+            "link-local networks",
+            NetworkOptions {
+                allow_private_networks: false,
+                allow_link_local_networks: true,
+            },
+        ),
+    ];
+    for stack in stacks() {
+        for (index, (flag, options)) in flags.into_iter().enumerate() {
+            let network = PrivateNetwork::start_on(stack.clone(), options)
+                .await
+                .unwrap();
+            let pids = network.pids();
+            for (name, none, private, link_local) in expected {
+                let (address, port) = lab.service(name);
+                let address = address_on(&stack, name, address);
+                let (reached, said) = reaches(&network, &dirs, &address, port).await;
+                let expect = [none, private, link_local][index];
+                assert_eq!(
+                    reached, expect,
+                    "{name} ({address}) on {:?} with {flag}: {said}",
+                    stack.kind
+                );
+            }
+            let (_, port) = lab.service("outside");
+            let (resolved, said) = reaches(&network, &dirs, "outside.test", port).await;
+            assert!(resolved, "outside.test by name on {:?}: {said}", stack.kind);
+            drop(network);
+            for pid in pids {
+                assert!(
+                    !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+                    "pid {pid} of the private network outlived it"
+                );
+            }
         }
     }
 }

@@ -29,7 +29,8 @@
 //! api_key_env = "BRAVE_API_KEY"     # brave only; the variable's name
 //!
 //! [web]
-//! allow_private_networks = false    # true: scrape_webpage may fetch LAN/loopback
+//! allow_private_networks = false    # true: web and network tools may reach LAN/loopback
+//! allow_link_local_networks = false # true: ... and link-local, cloud metadata among them
 //!
 //! [serve]                           # user config only: what callers may raise
 //! allow_raise = ["timeout"]         # limit names, tools, network, model, ...
@@ -143,6 +144,8 @@ pub struct ConfigFile {
     pub search: Option<SearchEntry>,
     /// `[web] allow_private_networks`.
     pub web_allow_private_networks: Option<bool>,
+    /// `[web] allow_link_local_networks`.
+    pub web_allow_link_local_networks: Option<bool>,
     /// `[serve]`: what callers may raise; read from the user's file only.
     pub serve: RaiseSettings,
     /// `[call] allowed_api_key_env`: key variables a `subagent call`
@@ -200,6 +203,7 @@ struct RawSearch {
 #[serde(deny_unknown_fields)]
 struct RawWeb {
     allow_private_networks: Option<bool>,
+    allow_link_local_networks: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -408,7 +412,8 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigFileErr
         providers,
         limits,
         search,
-        web_allow_private_networks: raw.web.and_then(|w| w.allow_private_networks),
+        web_allow_private_networks: raw.web.as_ref().and_then(|w| w.allow_private_networks),
+        web_allow_link_local_networks: raw.web.as_ref().and_then(|w| w.allow_link_local_networks),
         serve,
         call_key_variables,
     })

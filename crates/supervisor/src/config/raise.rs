@@ -21,8 +21,10 @@ pub enum Raise {
     Tools,
     /// Network access for tool processes.
     Network,
-    /// Loopback and private addresses for the web tools.
+    /// Loopback and private addresses for the web and network tools.
     PrivateNetworks,
+    /// Link-local addresses (cloud metadata among them) for the same.
+    LinkLocalNetworks,
     /// Another provider (kind, URL or key) than the operator's.
     Provider,
     /// Any model of the provider, not only the operator's and `allowed_models`.
@@ -34,10 +36,11 @@ pub enum Raise {
 }
 
 /// The names that are not limits, in the order the error lists them.
-const OTHER_NAMES: [(&str, Raise); 7] = [
+const OTHER_NAMES: [(&str, Raise); 8] = [
     ("tools", Raise::Tools),
     ("network", Raise::Network),
     ("private_networks", Raise::PrivateNetworks),
+    ("link_local_networks", Raise::LinkLocalNetworks),
     ("provider", Raise::Provider),
     ("model", Raise::Model),
     ("max_tokens", Raise::MaxTokens),

@@ -15,6 +15,10 @@ fn names_are_limits_in_either_spelling_or_the_other_switches() {
     );
     assert_eq!(Raise::parse("tools"), Ok(Raise::Tools));
     assert_eq!(Raise::parse("private_networks"), Ok(Raise::PrivateNetworks));
+    assert_eq!(
+        Raise::parse("link_local_networks"),
+        Ok(Raise::LinkLocalNetworks)
+    );
     let err = Raise::parse("require_sandbox").unwrap_err();
     assert!(err.contains("`require_sandbox` cannot be raised"), "{err}");
     assert!(err.contains("max_cost") && err.contains("model"), "{err}");

@@ -51,6 +51,8 @@ pub struct RunOverrides {
     pub limits: LimitSet,
     /// `--allow-private-networks` was given.
     pub allow_private_networks: bool,
+    /// `--allow-link-local-networks` was given.
+    pub allow_link_local_networks: bool,
 }
 
 /// Everything a run needs from its settings.
@@ -276,7 +278,11 @@ pub fn resolve_run(
         })
     });
 
-    let web = super::web::resolve_web(config, flags.allow_private_networks, env, &mut sources)?;
+    let web_flags = super::web::WebFlags {
+        private_networks: flags.allow_private_networks,
+        link_local_networks: flags.allow_link_local_networks,
+    };
+    let web = super::web::resolve_web(config, web_flags, env, &mut sources)?;
 
     Ok(ResolvedRun {
         agent: agent_name,

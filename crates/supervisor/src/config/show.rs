@@ -10,7 +10,7 @@ use subagent_protocol::ProviderKind;
 use super::load::LoadedConfig;
 use super::provenance::{EnvLookup, Origin, Sourced, layer_origin, sourced};
 use super::resolve::{DEFAULT_AGENT, kind_defaults, resolve_limits, subagents_switch};
-use super::web::{key_variable, kind_name, private_networks_switch, search_entry};
+use super::web::{WebSwitch, key_variable, kind_name, search_entry, web_switch};
 use crate::run::DEFAULT_MAX_CONCURRENT;
 
 /// The merged configuration: each setting with its value and origin.
@@ -111,12 +111,10 @@ pub fn describe_config(config: &LoadedConfig, env: EnvLookup<'_>) -> Vec<Sourced
             }
         }
     }
-    let (allow, origin) = private_networks_switch(config).unwrap_or((false, Origin::Default));
-    out.push(sourced(
-        "web.allow_private_networks",
-        &allow.to_string(),
-        origin,
-    ));
+    for switch in WebSwitch::ALL {
+        let (allow, origin) = web_switch(config, switch).unwrap_or((false, Origin::Default));
+        out.push(sourced(switch.key(), &allow.to_string(), origin));
+    }
     out.extend(raise_settings(config));
 
     for kind in [ProviderKind::OpenaiChat, ProviderKind::Anthropic] {

@@ -8,7 +8,7 @@ use super::super::file::{ConfigFileError, parse_config};
 use super::super::load::{ConfigLayer, LoadedConfig};
 use super::super::provenance::{Origin, ResolveError};
 use super::super::show::describe_config;
-use super::resolve_web;
+use super::{WebFlags, resolve_web};
 
 const USER: &str = "home/.config/subagent/config.toml";
 const PROJECT: &str = "proj/.subagent/config.toml";
@@ -37,7 +37,11 @@ fn resolve(
     flag: bool,
     vars: &[(&str, &str)],
 ) -> Result<WebSettings, ResolveError> {
-    resolve_web(cfg, flag, &env(vars), &mut Vec::new())
+    let flags = WebFlags {
+        private_networks: flag,
+        link_local_networks: false,
+    };
+    resolve_web(cfg, flags, &env(vars), &mut Vec::new())
 }
 
 #[test]
@@ -108,6 +112,40 @@ fn private_networks_are_allowed_by_the_flag_or_the_highest_file() {
         resolve(&config("", deny), true, &[])
             .unwrap()
             .allow_private_networks
+    );
+}
+
+#[test]
+fn link_local_networks_have_their_own_switch_which_private_networks_do_not_turn_on() {
+    let private = "[web]\nallow_private_networks = true\n";
+    let link_local = "[web]\nallow_link_local_networks = true\n";
+    let deny = "[web]\nallow_link_local_networks = false\n";
+    let web = resolve(&config(private, ""), true, &[]).unwrap();
+    assert!(web.allow_private_networks && !web.allow_link_local_networks);
+    let web = resolve(&config(link_local, ""), false, &[]).unwrap();
+    assert!(web.allow_link_local_networks && !web.allow_private_networks);
+    assert!(
+        !resolve(&config(link_local, deny), false, &[])
+            .unwrap()
+            .allow_link_local_networks
+    );
+    let flags = WebFlags {
+        private_networks: false,
+        link_local_networks: true,
+    };
+    let mut sources = Vec::new();
+    let web = resolve_web(&config("", deny), flags, &env(&[]), &mut sources).unwrap();
+    assert!(web.allow_link_local_networks);
+    let source = sources
+        .iter()
+        .find(|s| s.key == "web.allow_link_local_networks")
+        .unwrap();
+    assert!(
+        source
+            .origin
+            .to_string()
+            .contains("--allow-link-local-networks"),
+        "{source:?}"
     );
 }
 

@@ -93,6 +93,10 @@ impl Ceilings {
             "private_networks".into(),
             on_off(op.web.allow_private_networks),
         ));
+        out.push((
+            "link_local_networks".into(),
+            on_off(op.web.allow_link_local_networks),
+        ));
         out.push(("model".into(), self.allowed_models().join(", ")));
         out.push(("workspace".into(), self.workspace.display().to_string()));
         let raise: Vec<String> = self
@@ -240,6 +244,16 @@ impl Ceilings {
                 "private networks",
                 "private_networks",
                 "--allow-private-networks",
+            ));
+        }
+        if request.web.allow_link_local_networks
+            && !op.web.allow_link_local_networks
+            && !self.raises(Raise::LinkLocalNetworks)
+        {
+            return Err(switch(
+                "link-local networks",
+                "link_local_networks",
+                "--allow-link-local-networks",
             ));
         }
         if request.provider.reasoning && !op.provider.reasoning && !self.raises(Raise::Reasoning) {

@@ -186,10 +186,13 @@ fn switches_provider_model_and_workspace_are_refused_beyond_the_operators() {
     let ceilings = ceilings(dir.path(), RaiseSettings::default());
     let none = LimitSet::default();
     type Change = fn(&mut RunRequest, &Path);
-    let cases: [(&str, Change); 7] = [
+    let cases: [(&str, Change); 8] = [
         ("network", |r, _| r.allow_network = true),
         ("private networks", |r, _| {
             r.web.allow_private_networks = true
+        }),
+        ("link-local networks", |r, _| {
+            r.web.allow_link_local_networks = true
         }),
         ("reasoning", |r, _| r.provider.reasoning = true),
         ("provider", |r, _| {

@@ -30,6 +30,11 @@ pub(super) fn sandbox_spec(
 ) -> SandboxSpec {
     let limits = &request.limits;
     let mut env = subagent_sandbox::allowlisted_env(subagent_sandbox::DEFAULT_ENV_ALLOWLIST);
+    // The worker starts the tools' network stack: the same choice as the
+    // check above made.
+    if let Some(choice) = std::env::var_os(subagent_sandbox::net::STACK_VARIABLE) {
+        env.push((subagent_sandbox::net::STACK_VARIABLE.into(), choice));
+    }
     env.push(("SUBAGENT_PROTOCOL_FD".into(), "3".into()));
     if workspace.is_some() {
         // The worker's working directory is the admitted workspace: its
@@ -84,19 +89,20 @@ pub(super) fn check_spec_fits(spec: &TaskSpec) -> Result<(), String> {
 }
 
 /// With the network on, process tools reach it only through a private
-/// network namespace (`subagent_sandbox::net`), which needs pasta: without
-/// it the run is refused before it starts, never given the host's network.
+/// network namespace (`subagent_sandbox::net`), which needs a user-mode
+/// stack (slirp4netns or pasta): without one the run is refused before it
+/// starts, never given the host's network.
 pub(super) fn check_network_stack(spec: &TaskSpec) -> Result<(), String> {
-    let process_tool = has_process_tool(&spec.tools);
-    if !spec.allow_network || !process_tool || subagent_sandbox::net::network_stack_found() {
+    if !spec.allow_network || !has_process_tool(&spec.tools) {
         return Ok(());
     }
-    Err(format!(
-        "--allow-network with {} needs pasta for the tools' private network, and it is not on \
-         PATH: {}",
-        tool_names::PROCESS_TOOLS.join(" or "),
-        subagent_sandbox::net::PASTA_INSTALL_HINT
-    ))
+    match subagent_sandbox::net::current_stack() {
+        Ok(_) => Ok(()),
+        Err(no_stack) => Err(format!(
+            "--allow-network with {}: {no_stack}",
+            tool_names::PROCESS_TOOLS.join(" or ")
+        )),
+    }
 }
 
 /// The layers tool processes of this child will get, for the session

@@ -4,6 +4,8 @@
 
 use subagent_protocol::{SearchBackend, WebSettings};
 
+use subagent_sandbox::net::ranges::Openers;
+
 use super::ssrf::AddressPolicy;
 
 /// The web tools' part of a [`crate::ToolContext`].
@@ -24,7 +26,10 @@ impl WebContext {
     pub fn from_settings(settings: &WebSettings) -> Self {
         Self {
             search: settings.search.clone(),
-            addresses: AddressPolicy::allowing_private_networks(settings.allow_private_networks),
+            addresses: AddressPolicy::opening(Openers {
+                private_networks: settings.allow_private_networks,
+                link_local_networks: settings.allow_link_local_networks,
+            }),
         }
     }
 }

@@ -22,18 +22,19 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
-use subagent_sandbox::net::ranges::{self, Range};
+use subagent_sandbox::net::ranges::{self, Opener, Openers, Range};
 
 /// Where web tools may connect.
 ///
-/// Built from [`subagent_protocol::WebSettings::allow_private_networks`]; the
+/// Built from [`subagent_protocol::WebSettings`]'s `allow_private_networks`
+/// and `allow_link_local_networks`; the
 /// socket allowlist exists for tests only, which need one loopback server to
 /// count as public while every other non-public address stays refused (a
 /// redirect from that server to `127.0.0.1:other` must still be refused). No
 /// setting or wire field fills it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AddressPolicy {
-    allow_private_networks: bool,
+    openers: Openers,
     allowed_sockets: Vec<SocketAddr>,
 }
 
@@ -49,8 +50,17 @@ impl AddressPolicy {
     /// services among them, stay refused either way
     /// ([`subagent_sandbox::net::ranges`] is the table).
     pub fn allowing_private_networks(allow: bool) -> Self {
+        Self::opening(Openers {
+            private_networks: allow,
+            link_local_networks: false,
+        })
+    }
+
+    /// A policy that lets through the ranges the operator's `openers` open
+    /// (link-local ones only with `--allow-link-local-networks`).
+    pub fn opening(openers: Openers) -> Self {
         Self {
-            allow_private_networks: allow,
+            openers,
             allowed_sockets: Vec::new(),
         }
     }
@@ -62,9 +72,9 @@ impl AddressPolicy {
         self
     }
 
-    /// True when the operator allowed private networks.
-    pub fn allows_private_networks(&self) -> bool {
-        self.allow_private_networks
+    /// The ranges the operator opened.
+    pub fn openers(&self) -> Openers {
+        self.openers
     }
 
     /// Checks one resolved socket address.
@@ -73,9 +83,10 @@ impl AddressPolicy {
             return Ok(());
         }
         match non_public_range(socket.ip()) {
-            Some(range) if !range.is_open(self.allow_private_networks) => Err(RefusedAddress {
+            Some(range) if !range.is_open(self.openers) => Err(RefusedAddress {
                 address: socket.ip(),
                 reason: range.reason,
+                opened_by: range.opened_by,
             }),
             _ => Ok(()),
         }
@@ -86,14 +97,30 @@ impl AddressPolicy {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "refusing to connect to {address} ({reason}): web tools fetch public addresses only \
-     (the operator can open loopback and private networks, never link-local ones, with \
-     `[web] allow_private_networks = true` or `subagent run --allow-private-networks`)"
+     ({})",
+    opener_hint(*opened_by)
 )]
 pub struct RefusedAddress {
     /// The address.
     pub address: IpAddr,
     /// Which non-public range it is in.
     pub reason: &'static str,
+    /// The operator's switch that would open it.
+    pub opened_by: Opener,
+}
+
+fn opener_hint(opener: Opener) -> &'static str {
+    match opener {
+        Opener::PrivateNetworks => {
+            "the operator can open loopback and private networks with `[web] \
+             allow_private_networks = true` or `subagent run --allow-private-networks`"
+        }
+        Opener::LinkLocalNetworks => {
+            "the operator can open link-local networks, the cloud metadata services among \
+             them, only with `[web] allow_link_local_networks = true` or `subagent run \
+             --allow-link-local-networks`; --allow-private-networks does not"
+        }
+    }
 }
 
 /// Why `ip` is not a public address, or `None` when it is.

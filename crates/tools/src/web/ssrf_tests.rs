@@ -214,8 +214,8 @@ fn allowing_private_networks_opens_all_but_link_local() {
         assert_eq!(policy.check(socket.parse().unwrap()), Ok(()), "{socket}");
     }
     // The cloud metadata services and the rest of link-local stay refused
-    // (the one table, crates/sandbox/src/net/ranges.rs, opens them with no
-    // flag).
+    // (the one table, crates/sandbox/src/net/ranges.rs, opens them with
+    // their own flag only), and the refusal names that flag.
     for socket in [
         "169.254.169.254:80",
         "169.254.1.1:80",
@@ -223,7 +223,33 @@ fn allowing_private_networks_opens_all_but_link_local() {
         "[fd00:ec2::254]:80",
         "[::ffff:169.254.169.254]:80",
     ] {
-        assert!(policy.check(socket.parse().unwrap()).is_err(), "{socket}");
+        let refused = policy.check(socket.parse().unwrap()).unwrap_err();
+        let message = refused.to_string();
+        assert!(message.contains("--allow-link-local-networks"), "{message}");
+    }
+}
+
+#[test]
+fn allowing_link_local_networks_opens_them_and_nothing_else() {
+    let policy = AddressPolicy::opening(Openers {
+        private_networks: false,
+        link_local_networks: true,
+    });
+    for socket in [
+        "169.254.169.254:80",
+        "169.254.1.1:80",
+        "[fe80::1]:80",
+        "[fd00:ec2::254]:80",
+        "[::ffff:169.254.169.254]:80",
+    ] {
+        assert_eq!(policy.check(socket.parse().unwrap()), Ok(()), "{socket}");
+    }
+    for socket in ["127.0.0.1:80", "[::1]:80", "10.0.0.1:443", "[fd12::1]:80"] {
+        let refused = policy.check(socket.parse().unwrap()).unwrap_err();
+        assert!(
+            refused.to_string().contains("--allow-private-networks"),
+            "{refused}"
+        );
     }
 }
 
