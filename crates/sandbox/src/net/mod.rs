@@ -21,12 +21,14 @@ pub(crate) mod netlink;
 pub mod pasta;
 pub mod private;
 pub mod ranges;
+
+pub use pasta::{DNS_FORWARD_V4, DNS_FORWARD_V6};
 pub mod slirp;
 pub mod stack;
 
 pub use private::{
-    DNS_FORWARD_V4, DNS_FORWARD_V6, NetworkError, NetworkOptions, PrivateNetwork, network_stack,
-    network_stack_found, network_stack_kind,
+    NetworkError, NetworkOptions, PrivateNetwork, network_stack, network_stack_found,
+    network_stack_kind,
 };
 pub use stack::{
     STACK_INSTALL_HINT, STACK_VARIABLE, Stack, StackKind, current_stack, current_stack_for,

@@ -30,6 +30,15 @@ use std::time::Duration;
 /// The program's name on `PATH`.
 pub const PASTA_PROGRAM: &str = "pasta";
 
+/// The address tool processes send DNS queries to (UDP port 53 only)
+/// under pasta, which maps it to the host's resolver. In the link-local
+/// range, which only `--allow-link-local-networks` opens, so otherwise only
+/// the rule that lets DNS to it through reaches it.
+pub const DNS_FORWARD_V4: std::net::Ipv4Addr = std::net::Ipv4Addr::new(169, 254, 0, 53);
+/// The IPv6 twin of [`DNS_FORWARD_V4`], in the unique-local range.
+pub const DNS_FORWARD_V6: std::net::Ipv6Addr =
+    std::net::Ipv6Addr::new(0xfd53, 0x5ba9, 0xe47, 0, 0, 0, 0, 0x53);
+
 /// Longest wait for pasta to configure the namespace.
 const READY_TIMEOUT: Duration = Duration::from_secs(10);
 

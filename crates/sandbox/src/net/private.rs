@@ -11,7 +11,7 @@
 //! nothing itself.
 
 use std::io;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::IpAddr;
 use std::os::fd::{AsRawFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -21,13 +21,6 @@ use super::netlink::{self, Request};
 use super::ranges;
 use super::stack::{self, NoStack, RunningStack, Stack, StackKind};
 use crate::spawner;
-
-/// The address tool processes send DNS queries to (UDP port 53 only)
-/// under pasta, which maps it to the host's resolver. In the link-local range, which
-/// nothing opens, so only the rule that lets DNS to it through reaches it.
-pub const DNS_FORWARD_V4: Ipv4Addr = Ipv4Addr::new(169, 254, 0, 53);
-/// The IPv6 twin of [`DNS_FORWARD_V4`], in the unique-local range.
-pub const DNS_FORWARD_V6: Ipv6Addr = Ipv6Addr::new(0xfd53, 0x5ba9, 0xe47, 0, 0, 0, 0, 0x53);
 
 /// What the private network lets through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -49,10 +49,7 @@ impl StackKind {
     pub(crate) fn dns_servers(self) -> [IpAddr; 2] {
         match self {
             StackKind::Slirp4netns => [slirp::SLIRP_DNS_V4.into(), slirp::SLIRP_DNS_V6.into()],
-            StackKind::Pasta => [
-                super::private::DNS_FORWARD_V4.into(),
-                super::private::DNS_FORWARD_V6.into(),
-            ],
+            StackKind::Pasta => [pasta::DNS_FORWARD_V4.into(), pasta::DNS_FORWARD_V6.into()],
         }
     }
 
