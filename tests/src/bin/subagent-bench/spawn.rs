@@ -152,7 +152,7 @@ pub fn run(cx: &BenchContext) -> Result<Vec<Row>> {
             ),
             (
                 "spawn.tool_sandbox_net",
-                "tool sandbox, network on: joins the run's private network (pasta), per call",
+                "tool sandbox, network on: joins the run's private network (slirp4netns, else pasta), per call",
                 with_network,
                 no_cgroup,
             ),
