@@ -5,10 +5,10 @@
 //! 8-digit ids is still found by its id.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
+use super::sessions_cmd::sessions;
 use super::support::*;
 
 /// A run of the fixture worker; its run id and session file.
@@ -21,17 +21,6 @@ fn run(dir: &Path) -> (String, PathBuf) {
     assert_children_reaped(&json);
     let id = json["details"]["runId"].as_str().unwrap().to_owned();
     (id, session_file_of(&json))
-}
-
-fn sessions(dir: &Path, args: &[&str]) -> Output {
-    Command::new(binary("subagent"))
-        .arg("sessions")
-        .args(args)
-        .arg("--sessions-dir")
-        .arg(dir)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
 }
 
 /// The RUN ID column of `sessions ls` (after the two words of START).

@@ -27,7 +27,7 @@ fn run_fixture(dir: &Path, task: &str, extra: &[&str]) -> PathBuf {
 }
 
 /// `subagent sessions <args> --sessions-dir dir`.
-fn sessions(dir: &Path, args: &[&str]) -> Output {
+pub(super) fn sessions(dir: &Path, args: &[&str]) -> Output {
     Command::new(binary("subagent"))
         .arg("sessions")
         .args(args)

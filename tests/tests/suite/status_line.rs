@@ -38,18 +38,7 @@ pub(super) struct Tmux {
 impl Tmux {
     /// `None` (after one line saying so) when tmux is missing outside CI.
     pub(super) fn start_or_skip(test: &str, cwd: &Path, record: PathBuf) -> Option<Self> {
-        let found = Command::new("tmux")
-            .arg("-V")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !found {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "{test}: tmux is missing; install the Debian package tmux"
-            );
-            eprintln!("{test}: skipped: tmux is not installed");
+        if !support::program_or_skip(test, "tmux", "-V", "tmux") {
             return None;
         }
         // Unique per test process and test: tests may share a process.

@@ -444,3 +444,23 @@ pub fn sign_with_key_in(config_dir: &Path, text: &str) -> String {
     let key = subagent_supervisor::session::key::load_or_create(config_dir).unwrap();
     subagent_supervisor::session::chain::reseal(&key, text).unwrap()
 }
+
+/// Whether `program` runs here (`program version_arg` exits 0). When it
+/// does not, CI fails the test (its set-up installs `package`); elsewhere
+/// the caller skips, with a line saying so.
+pub fn program_or_skip(test: &str, program: &str, version_arg: &str, package: &str) -> bool {
+    let found = std::process::Command::new(program)
+        .arg(version_arg)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !found {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{test}: {program} is missing under CI; install it (apt-get install {package})"
+        );
+        eprintln!("{test}: skipped: {program} is not installed");
+    }
+    found
+}
