@@ -396,3 +396,54 @@ fn decode_rusage(usage: &libc::rusage) -> Rusage {
             .saturating_mul(1024),
     }
 }
+
+/// Waits until `fd` has data (true), it hung up without data (false), the
+/// `child` exited (an error saying how), or `timeout` passed (an error).
+/// No polling: one `poll` on the fd and the child's pidfd.
+pub(crate) fn wait_readable_or_exit(
+    fd: &OwnedFd,
+    child: &mut std::process::Child,
+    timeout: Duration,
+) -> io::Result<bool> {
+    let pidfd = match open_pidfd(child.id()) {
+        PidFdOpen::Open(fd) => fd.into_fd(),
+        _ => return Err(io::Error::other("cannot watch its exit (pidfd_open)")),
+    };
+    let mut fds = [
+        libc::pollfd {
+            fd: fd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        },
+        libc::pollfd {
+            fd: pidfd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        },
+    ];
+    let timeout_ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
+    loop {
+        // SAFETY: poll on two live fds.
+        let rc = unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout_ms) };
+        if rc < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+            continue;
+        }
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if rc == 0 {
+            return Err(io::Error::other(format!(
+                "it was not ready after {} s",
+                timeout.as_secs()
+            )));
+        }
+        if fds[0].revents & libc::POLLIN != 0 {
+            return Ok(true);
+        }
+        if fds[1].revents != 0 {
+            let status = child.wait()?;
+            return Err(io::Error::other(format!("it exited ({status})")));
+        }
+        return Ok(false);
+    }
+}

@@ -1,8 +1,8 @@
 //! The private network of one run's process tools: started by the first
 //! call that needs it, shared by every later call of the run (a network
-//! per call would cost a pasta start each time), stopped when the run's
+//! per call would cost a stack start each time), stopped when the run's
 //! last context is dropped (or, should the worker die first, by the
-//! parent-death signal of its holder and its pasta).
+//! parent-death signal of its holder and its stack).
 //!
 //! This module only holds the handle; what the network refuses is
 //! `subagent_sandbox::net`'s.

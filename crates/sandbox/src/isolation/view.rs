@@ -259,7 +259,7 @@ pub(crate) fn plan_mounts(
         target: PathBuf::from("/proc"),
     });
     if let Some(network) = &isolation.private_network {
-        // The private network's resolver is pasta's forwarder, not the
+        // The private network's resolver is its stack's forwarder, not the
         // host's (which may be a loopback address of the host).
         let target = Path::new(RESOLV_CONF);
         mounts.retain(|m| m.target() != target);

@@ -6,7 +6,7 @@
 //! when the whole process dies), it unshares `CLONE_NEWUSER |
 //! CLONE_NEWNET` (its uid and gid mapped to themselves), brings `lo` up,
 //! and sends its two namespace descriptors back over a socket pair; once
-//! told (after pasta configured the namespace: the kernel checks a new
+//! told (after the stack configured the namespace: the kernel checks a new
 //! route's gateway through the rules, and the gateway is often in a
 //! refused range), it installs the rules it was handed
 //! ([`super::netlink`]) and says so on the same socket. The worker never

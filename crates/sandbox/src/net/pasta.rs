@@ -217,62 +217,11 @@ fn open_nonblocking(path: &Path) -> io::Result<OwnedFd> {
 
 /// Waits until pasta wrote its pid to the FIFO (ready) or exited (failed).
 fn wait_ready(fifo: &OwnedFd, child: &mut Child) -> io::Result<()> {
-    if wait_readable_or_exit(fifo, child, READY_TIMEOUT)? {
+    if crate::unix::wait_readable_or_exit(fifo, child, READY_TIMEOUT)? {
         return Ok(());
     }
     // POLLHUP without data: a writer came and went without a pid.
     Err(io::Error::other(
         "it closed its pid file without writing it",
     ))
-}
-
-/// Waits until `fd` has data (true), it hung up without data (false), the
-/// `child` exited (an error saying how), or `timeout` passed (an error).
-/// No polling: one `poll` on the fd and the child's pidfd.
-pub(super) fn wait_readable_or_exit(
-    fd: &OwnedFd,
-    child: &mut Child,
-    timeout: Duration,
-) -> io::Result<bool> {
-    let pidfd = match crate::unix::open_pidfd(child.id()) {
-        crate::unix::PidFdOpen::Open(fd) => fd.into_fd(),
-        _ => return Err(io::Error::other("cannot watch its exit (pidfd_open)")),
-    };
-    let mut fds = [
-        libc::pollfd {
-            fd: fd.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        },
-        libc::pollfd {
-            fd: pidfd.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        },
-    ];
-    let timeout_ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
-    loop {
-        // SAFETY: poll on two live fds.
-        let rc = unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout_ms) };
-        if rc < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
-            continue;
-        }
-        if rc < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        if rc == 0 {
-            return Err(io::Error::other(format!(
-                "it was not ready after {} s",
-                timeout.as_secs()
-            )));
-        }
-        if fds[0].revents & libc::POLLIN != 0 {
-            return Ok(true);
-        }
-        if fds[1].revents != 0 {
-            let status = child.wait()?;
-            return Err(io::Error::other(format!("it exited ({status})")));
-        }
-        return Ok(false);
-    }
 }

@@ -201,7 +201,7 @@ fn arguments(args: &SlirpArgs) -> Vec<String> {
 /// Waits until slirp4netns wrote to the ready pipe (ready) or exited
 /// (failed).
 fn wait_ready(ready: &OwnedFd, child: &mut Child) -> io::Result<()> {
-    let status = super::pasta::wait_readable_or_exit(ready, child, READY_TIMEOUT)?;
+    let status = crate::unix::wait_readable_or_exit(ready, child, READY_TIMEOUT)?;
     if status {
         let mut byte = [0u8; 1];
         // SAFETY: read of one byte into a live buffer from a live fd.

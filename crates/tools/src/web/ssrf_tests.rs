@@ -202,6 +202,16 @@ fn the_default_policy_refuses_loopback_and_names_the_switch() {
     assert!(message.contains("allow_private_networks"), "{message}");
 }
 
+/// Link-local and cloud metadata sockets, IPv4-mapped among them: what
+/// only `--allow-link-local-networks` opens.
+const LINK_LOCAL_SOCKETS: [&str; 5] = [
+    "169.254.169.254:80",
+    "169.254.1.1:80",
+    "[fe80::1]:80",
+    "[fd00:ec2::254]:80",
+    "[::ffff:169.254.169.254]:80",
+];
+
 #[test]
 fn allowing_private_networks_opens_all_but_link_local() {
     let policy = AddressPolicy::allowing_private_networks(true);
@@ -216,13 +226,7 @@ fn allowing_private_networks_opens_all_but_link_local() {
     // The cloud metadata services and the rest of link-local stay refused
     // (the one table, crates/sandbox/src/net/ranges.rs, opens them with
     // their own flag only), and the refusal names that flag.
-    for socket in [
-        "169.254.169.254:80",
-        "169.254.1.1:80",
-        "[fe80::1]:80",
-        "[fd00:ec2::254]:80",
-        "[::ffff:169.254.169.254]:80",
-    ] {
+    for socket in LINK_LOCAL_SOCKETS {
         let refused = policy.check(socket.parse().unwrap()).unwrap_err();
         let message = refused.to_string();
         assert!(message.contains("--allow-link-local-networks"), "{message}");
@@ -235,13 +239,7 @@ fn allowing_link_local_networks_opens_them_and_nothing_else() {
         private_networks: false,
         link_local_networks: true,
     });
-    for socket in [
-        "169.254.169.254:80",
-        "169.254.1.1:80",
-        "[fe80::1]:80",
-        "[fd00:ec2::254]:80",
-        "[::ffff:169.254.169.254]:80",
-    ] {
+    for socket in LINK_LOCAL_SOCKETS {
         assert_eq!(policy.check(socket.parse().unwrap()), Ok(()), "{socket}");
     }
     for socket in ["127.0.0.1:80", "[::1]:80", "10.0.0.1:443", "[fd12::1]:80"] {
