@@ -382,6 +382,13 @@ fn a_killed_worker_leaves_no_network_process_behind() {
     }
     binary("subagent");
     let _lab = Lab::start();
+    for stack in STACKS {
+        killed_worker_leaves_nothing(stack);
+    }
+}
+
+/// One killed run on `stack`.
+fn killed_worker_leaves_nothing(stack: StackKind) {
     let model = ScriptedModel::start(vec![
         tool_call_turn(
             "call_sleep",
@@ -396,6 +403,7 @@ fn a_killed_worker_leaves_no_network_process_behind() {
         .run_command(workspace.path(), sessions.path())
         .args(["--timeout", "120", "--json", "--task", "Sleep."])
         .args(["--tools", "python_execute", "--allow-network"])
+        .env(subagent_sandbox::net::STACK_VARIABLE, stack.program_name())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -428,16 +436,18 @@ fn a_killed_worker_leaves_no_network_process_behind() {
     let out = child.wait_with_output().unwrap();
     assert!(
         stat_of(pasta).is_none_or(|(_, _, state)| state == 'Z'),
-        "the network stack {} outlived its killed worker: {}",
+        "{} ({}) outlived its killed worker: {}",
+        stack.program_name(),
         pasta,
         String::from_utf8_lossy(&out.stderr)
     );
     assert_nothing_runs_in(workspace.path());
 }
 
-/// Live pasta processes in this test's own network namespace (pasta stays
-/// in the namespace it was started from; its `comm` may name the variant
-/// it exec'd, e.g. `passt.avx2`): a run's stack must be gone with the run.
+/// Live network-stack processes (slirp4netns, pasta) in this test's own
+/// network namespace (each stays in the namespace it was started from;
+/// pasta's `comm` may name the variant it exec'd, e.g. `passt.avx2`): a
+/// run's stack must be gone with the run.
 fn network_stacks_here() -> Vec<u32> {
     let here = std::fs::read_link("/proc/self/ns/net").unwrap();
     std::fs::read_dir("/proc")
