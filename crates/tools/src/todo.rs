@@ -8,6 +8,7 @@
 //! shows them. This tool touches nothing: no file, no process.
 
 use serde::Deserialize;
+pub use subagent_protocol::result::TodoStatus;
 use subagent_protocol::tool_names::TODO_WRITE;
 
 use crate::arguments::parse_arguments;
@@ -22,18 +23,6 @@ const MAX_TODO_BYTES: usize = 2_000;
 /// The `todo_write` tool.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct TodoWrite;
-
-/// Where an item stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TodoStatus {
-    /// Not started.
-    Pending,
-    /// Being worked on (one at a time).
-    InProgress,
-    /// Done.
-    Completed,
-}
 
 /// One item of the list.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]

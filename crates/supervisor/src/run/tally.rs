@@ -120,7 +120,7 @@ pub struct ProgressTally {
 
 impl ProgressTally {
     /// Takes in one event of one of the runs. Returns false when it changes
-    /// no figure here (a tool starting or finishing).
+    /// no figure here (a tool starting or finishing, a task list).
     pub fn observe(&mut self, event: &ProgressEvent) -> bool {
         match event {
             ProgressEvent::Started { run_id, .. } => {
@@ -137,6 +137,7 @@ impl ProgressTally {
             // view keeps it (`jobs::Streaming`).
             ProgressEvent::ToolStarted { .. }
             | ProgressEvent::ToolFinished { .. }
+            | ProgressEvent::Todos { .. }
             | ProgressEvent::Queued { .. }
             | ProgressEvent::LeftQueue { .. } => {
                 return false;
