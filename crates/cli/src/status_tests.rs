@@ -86,6 +86,10 @@ fn a_hostile_item_in_progress_stays_short_text_on_one_line() {
     assert!(!line.chars().any(char::is_control), "{line:?}");
     assert!(line.chars().count() < 120, "{}", line.chars().count());
     assert_eq!(todos_text(0, 1, Some("\x1b[2J\n")), "tasks 0/1");
+    // Unterminated at the start: stripped with the whole line, it would
+    // take the tokens with it.
+    s.apply(todos(0, 1, Some("\x1b]52;c;cHduZWQ= Running")));
+    assert_eq!(s.line(), "general · starting · tasks 0/1 · 0 in / 0 out tok");
 }
 
 #[test]
