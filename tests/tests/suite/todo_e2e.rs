@@ -251,3 +251,55 @@ fn the_status_line_shows_the_list_and_a_hostile_item_stays_one_short_line() {
     assert_eq!(check_sessions(&dir.path().join("sessions")), 1);
 }
 
+
+#[test]
+fn batchs_bar_counts_the_running_tasks_lists() {
+    let dir = workspace();
+    let record = dir.path().join("pane-record");
+    let Some(tmux) = Tmux::start_or_skip("batch_bar_todos", dir.path(), record) else {
+        return;
+    };
+    let model = ScriptedModel::start_held(vec![
+        tool_call_turn("t1", "todo_write", &second()),
+        text_turn("planned"),
+    ]);
+    std::fs::write(
+        dir.path().join("tasks.jsonl"),
+        "{\"id\":\"plan\",\"task\":\"Plan.\"}\n",
+    )
+    .unwrap();
+    let path = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
+    let args: Vec<String> = [
+        binary("subagent").to_string_lossy().into_owned(),
+        "batch".into(),
+        path("tasks.jsonl"),
+        "--results".into(),
+        path("results.jsonl"),
+        "--sessions-dir".into(),
+        path("sessions"),
+        "--workspace".into(),
+        path(""),
+        "--provider".into(),
+        "openai-chat".into(),
+        "--model".into(),
+        "scripted".into(),
+        "--base-url".into(),
+        model.base_url(),
+        "--tools".into(),
+        "todo_write".into(),
+    ]
+    .into();
+    tmux.type_line(&shell_line(&args));
+    model.release();
+    tmux.wait_for("the bar counting the task list", Tmux::screen, |s| {
+        s.lines()
+            .any(|l| l.contains("running 1") && l.contains(" · tasks 1/2"))
+    });
+    model.release();
+    let done = tmux.wait_for("the batch's end", Tmux::screen, |s| s.contains("exit:0"));
+    assert!(!done.contains("tasks 1/2"), "the bar is cleared:\n{done}");
+
+    tmux.kill();
+    assert_nothing_runs_in(dir.path());
+    assert_eq!(check_sessions(&dir.path().join("sessions")), 1);
+}
