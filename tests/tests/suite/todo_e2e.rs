@@ -298,6 +298,10 @@ fn batchs_bar_counts_the_running_tasks_lists() {
     model.release();
     let done = tmux.wait_for("the batch's end", Tmux::screen, |s| s.contains("exit:0"));
     assert!(!done.contains("tasks 1/2"), "the bar is cleared:\n{done}");
+    let results = std::fs::read_to_string(dir.path().join("results.jsonl")).unwrap();
+    let line: Value = serde_json::from_str(results.trim_end()).unwrap();
+    assert_validates(&schema("batch-line.schema.json"), &line, "the line");
+    assert_eq!(line["todos"], second()["todos"], "{line:#}");
 
     tmux.kill();
     assert_nothing_runs_in(dir.path());
