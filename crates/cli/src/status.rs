@@ -23,10 +23,10 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
+use subagent_protocol::text::prefix_chars;
 use subagent_supervisor::run::{
     ChildProgress, ContentSink, ProgressEvent, ProgressSink, streamed_chars,
 };
-use subagent_protocol::text::prefix_chars;
 use subagent_supervisor::terminal_text::strip_controls;
 
 /// How often the spinner turns and the elapsed time is redrawn (100 ms):
@@ -352,7 +352,11 @@ pub(super) fn todos_text(done: usize, total: usize, active: Option<&str>) -> Str
         return counts;
     }
     let shown = prefix_chars(&one_line, ACTIVE_TODO_CHARS);
-    let more = if shown.len() < one_line.len() { "…" } else { "" };
+    let more = if shown.len() < one_line.len() {
+        "…"
+    } else {
+        ""
+    };
     format!("{counts}: {shown}{more}")
 }
 

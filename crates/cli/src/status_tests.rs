@@ -89,7 +89,10 @@ fn a_hostile_item_in_progress_stays_short_text_on_one_line() {
     // Unterminated at the start: stripped with the whole line, it would
     // take the tokens with it.
     s.apply(todos(0, 1, Some("\x1b]52;c;cHduZWQ= Running")));
-    assert_eq!(s.line(), "general · starting · tasks 0/1 · 0 in / 0 out tok");
+    assert_eq!(
+        s.line(),
+        "general · starting · tasks 0/1 · 0 in / 0 out tok"
+    );
 }
 
 #[test]

@@ -143,7 +143,10 @@ fn the_result_carries_the_last_accepted_list_and_sessions_show_resume_and_replay
 fn a_run_without_todo_write_has_no_todos_and_one_that_never_wrote_has_an_empty_list() {
     let workspace = Workspace::new();
     let sessions = tempfile::tempdir().unwrap();
-    for (tools, want) in [("bash_read", None), ("bash_read,todo_write", Some(json!([])))] {
+    for (tools, want) in [
+        ("bash_read", None),
+        ("bash_read,todo_write", Some(json!([]))),
+    ] {
         let model = ScriptedModel::start(vec![text_turn("nothing to plan")]);
         let out = run_cli(
             &model,
@@ -221,10 +224,7 @@ fn the_status_line_shows_the_list_and_a_hostile_item_stays_one_short_line() {
     let shown = format!("tasks 0/2: Running the tests{}…", "A".repeat(31));
     assert!(line.contains(&shown), "{line}");
     let after = line.split_once(&shown).map(|(_, rest)| rest).unwrap_or("");
-    assert!(
-        after.starts_with(" · ") && after.contains(" tok"),
-        "{line}"
-    );
+    assert!(after.starts_with(" · ") && after.contains(" tok"), "{line}");
     assert!(
         !screen.lines().any(|l| l.starts_with("AAAA")),
         "the text wrapped onto another row:\n{screen}"
@@ -250,7 +250,6 @@ fn the_status_line_shows_the_list_and_a_hostile_item_stays_one_short_line() {
     assert_nothing_runs_in(dir.path());
     assert_eq!(check_sessions(&dir.path().join("sessions")), 1);
 }
-
 
 #[test]
 fn batchs_bar_counts_the_running_tasks_lists() {

@@ -103,9 +103,7 @@ impl BatchProgress {
     /// The running tasks' task lists (`todo_write`), summed: items done and
     /// items.
     pub fn live_todos(&self) -> (usize, usize) {
-        self.live
-            .lock()
-            .map_or((0, 0), |live| live.running_todos())
+        self.live.lock().map_or((0, 0), |live| live.running_todos())
     }
 
     /// The supervisor's progress sink that keeps the running tasks' usage.

@@ -64,9 +64,7 @@ pub use open_files::{
     live_subagents_that_fit,
 };
 pub use plan::RunPlan;
-pub use progress::{
-    ContentEvent, ContentSink, MAX_ACTIVE_TODO_BYTES, ProgressEvent, ProgressSink,
-};
+pub use progress::{ContentEvent, ContentSink, MAX_ACTIVE_TODO_BYTES, ProgressEvent, ProgressSink};
 pub use request::{ResumeFrom, RunRequest, WorkerCommand};
 pub(crate) use stop::ending_of;
 pub use supervisor::Supervisor;

@@ -79,7 +79,11 @@ fn a_worker_that_lies_is_bounded() {
             .all(|t| t.active_form.as_ref().unwrap().len() <= MAX_TEXT_BYTES)
     );
     for i in 0..50 {
-        todos.on_call(&format!("p{i}"), "todo_write", &list_json(&[("p", "pending")]));
+        todos.on_call(
+            &format!("p{i}"),
+            "todo_write",
+            &list_json(&[("p", "pending")]),
+        );
     }
     assert_eq!(todos.pending.len(), MAX_PENDING);
     assert_eq!(todos.on_result("p0", false), None, "the oldest was dropped");
