@@ -5,7 +5,9 @@
 //! Each call replaces the whole list. The list is kept where every tool
 //! call is kept: the call and its result (the list as the model reads it
 //! back) are lines of the run's session file, so `subagent sessions show`
-//! shows them. This tool touches nothing: no file, no process.
+//! shows them. The supervisor reads the run's list from the same call and
+//! result (a list this tool refuses never counts) for the status line and
+//! the result's `todos`. This tool touches nothing: no file, no process.
 
 use serde::Deserialize;
 pub use subagent_protocol::result::TodoStatus;
