@@ -41,7 +41,11 @@ fn messages_name_turns_tools_and_tokens() {
         total: 3,
         active: Some("Reading the secret plan".to_owned()),
     };
-    assert_eq!(message(&todos), "r1: tasks 1/3 done", "counts, no model text");
+    assert_eq!(
+        message(&todos),
+        "r1: tasks 1/3 done",
+        "counts, no model text"
+    );
 }
 
 #[tokio::test]
