@@ -13,7 +13,7 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail, ensure};
 
-use super::installed::{doctor_finds_worker, man_pages_of};
+use super::installed::{doctor_finds_worker, man_pages_of, run_reaches_the_worker};
 use super::{archive, check_deb, check_wheel, sums};
 use crate::{cmd, deps};
 
@@ -92,6 +92,7 @@ fn check_archive(path: &Path) -> Result<()> {
         difference(&listed, &expected)
     );
     doctor_finds_worker("the archive's", &top.join("subagent"), scratch.path())?;
+    run_reaches_the_worker("the archive's", &top.join("subagent"), scratch.path())?;
     eprintln!("xtask: {name} holds the {} expected files", expected.len());
     Ok(())
 }

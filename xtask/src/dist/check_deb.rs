@@ -12,7 +12,7 @@ use std::process::Command;
 use anyhow::{Context, Result, ensure};
 
 use super::BINARIES;
-use super::installed::{doctor_finds_worker, man_pages_of};
+use super::installed::{doctor_finds_worker, man_pages_of, run_reaches_the_worker};
 use crate::cmd;
 
 /// The package's name (crates/cli/Cargo.toml, `[package.metadata.deb]`).
@@ -56,6 +56,11 @@ pub fn run(deb: &Path) -> Result<()> {
     };
     check_files(&prefix, scratch.path())?;
     doctor_finds_worker(
+        "the .deb's",
+        &prefix.join("usr/bin/subagent"),
+        scratch.path(),
+    )?;
+    run_reaches_the_worker(
         "the .deb's",
         &prefix.join("usr/bin/subagent"),
         scratch.path(),

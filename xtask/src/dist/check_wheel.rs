@@ -9,7 +9,7 @@ use std::process::Command;
 use anyhow::{Context, Result, ensure};
 
 use super::BINARIES;
-use super::installed::doctor_finds_worker;
+use super::installed::{doctor_finds_worker, run_reaches_the_worker};
 use crate::cmd;
 
 /// Checks the wheel at `wheel`.
@@ -40,6 +40,7 @@ pub fn run(wheel: &Path) -> Result<()> {
         wheel.display()
     );
     doctor_finds_worker("the wheel's", &bin.join("subagent"), scratch.path())?;
+    run_reaches_the_worker("the wheel's", &bin.join("subagent"), scratch.path())?;
     cmd::run(
         Command::new(&pip)
             .args([

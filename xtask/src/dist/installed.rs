@@ -76,3 +76,53 @@ pub fn doctor_finds_worker(which: &str, subagent: &Path, scratch: &Path) -> Resu
     );
     Ok(())
 }
+
+/// Runs one `subagent run` against a provider address nothing listens on:
+/// the error must be the worker's own ("model turn 1 failed", from
+/// crates/worker/src/agent/run.rs), which proves the packaged `subagent`
+/// started the packaged worker and spoke the protocol with it, where
+/// `doctor` only sees that the file is there.
+pub fn run_reaches_the_worker(which: &str, subagent: &Path, scratch: &Path) -> Result<()> {
+    let closed_port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0")
+            .context("bind a port on 127.0.0.1 to find a free one")?;
+        listener.local_addr()?.port()
+    };
+    let workspace = scratch.join("workspace");
+    std::fs::create_dir_all(&workspace)
+        .with_context(|| format!("create {}", workspace.display()))?;
+    let output = Command::new(subagent)
+        .args(["run", "--json", "--task", "hi", "--provider", "openai-chat"])
+        .args(["--model", "none", "--isolation", "none", "--timeout", "1m"])
+        .arg("--base-url")
+        .arg(format!("http://127.0.0.1:{closed_port}/v1"))
+        .arg("--workspace")
+        .arg(&workspace)
+        .arg("--sessions-dir")
+        .arg(scratch.join("sessions"))
+        .current_dir(scratch)
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("HOME", scratch.join("home"))
+        .env("OPENAI_API_KEY", "not-a-key")
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("SUBAGENT_WORKER")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .with_context(|| format!("start {}", subagent.display()))?;
+    let result: serde_json::Value = serde_json::from_slice(&output.stdout).with_context(|| {
+        format!(
+            "{which} `subagent run --json` printed no JSON: {}",
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })?;
+    let error = result["details"]["results"][0]["error"]
+        .as_str()
+        .unwrap_or_default();
+    ensure!(
+        error.contains("model turn 1 failed"),
+        "{which} `subagent run` did not reach its worker (the error should be the worker's \
+         failed model turn): {error}"
+    );
+    eprintln!("xtask: {which} `subagent run` started its worker, which tried the provider");
+    Ok(())
+}
