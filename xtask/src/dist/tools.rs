@@ -83,7 +83,7 @@ fn ensure_cargo_deb() -> Result<()> {
     }
     eprintln!(
         "xtask: installing cargo-deb {CARGO_DEB_VERSION} from crates.io \
-         (once; about 2 minutes on 2 cores)"
+         (once; 2-3 minutes on 2 cores)"
     );
     cmd::run(cmd::cargo().args([
         "install",
