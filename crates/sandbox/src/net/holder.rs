@@ -31,7 +31,7 @@
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
-use super::netlink::{self, Request};
+use super::netlink::{self, Batch, Request};
 use crate::isolation::raw::{fork_raw, write_file};
 use crate::isolation::step::Step;
 
@@ -66,9 +66,9 @@ struct Prepared {
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
     /// Sent at once (`lo` up).
-    early: Vec<Request>,
+    early: Batch,
     /// Sent when told ([`Holder::install_rules`]).
-    rules: Vec<Request>,
+    rules: Batch,
     /// `TUNSETIFF`'s argument for [`TAP_NAME`].
     tap: libc::ifreq,
 }
@@ -83,8 +83,8 @@ impl Holder {
         let prepared = Prepared {
             uid_map: format!("{uid} {uid} 1\n").into_bytes(),
             gid_map: format!("{gid} {gid} 1\n").into_bytes(),
-            early,
-            rules,
+            early: Batch::new(&early),
+            rules: Batch::new(&rules),
             tap: tap_request(),
         };
         let (ours, theirs) = crate::layer::handoff::pair()?;
