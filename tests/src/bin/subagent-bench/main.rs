@@ -23,6 +23,7 @@ mod llama_batch;
 mod llama_server;
 mod loopback;
 mod micro;
+mod network;
 mod pi;
 mod report;
 mod scale;
