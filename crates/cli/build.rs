@@ -37,11 +37,15 @@ fn git_commit() -> Option<String> {
 }
 
 /// `git ARGS` in this package's directory: its stdout's first line, if it
-/// ran and succeeded.
+/// ran and succeeded. The directory is read when the script runs, not when
+/// it is compiled: cargo shares a compiled build script between checkouts of
+/// the workspace at other paths (its hashes leave the path out), and a
+/// compiled-in path would ask another checkout's git.
 fn git(args: &[&str]) -> Option<String> {
+    let package = std::env::var_os("CARGO_MANIFEST_DIR")?;
     let out = Command::new("git")
         .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(package)
         .output()
         .ok()?;
     if !out.status.success() {
