@@ -173,6 +173,8 @@ pub(super) fn task_spec(
             .as_ref()
             .map(|r| r.history.clone())
             .unwrap_or_default(),
+        // Resolved from the configuration once the tools are known.
+        mcp_servers: Vec::new(),
     }
 }
 
