@@ -67,6 +67,7 @@ pub(super) fn sandbox_spec(
         exit_notice: subagent_sandbox::ExitNotice::AfterHangUp,
         after_exit: None,
         layer: None,
+        conversation: false,
     }
 }
 
