@@ -10,12 +10,7 @@ fn result(content: Vec<ContentBlock>) -> CallToolResult {
 
 #[test]
 fn text_is_shown_and_binary_content_is_named_with_its_size() {
-    let image = ImageContent {
-        data: "iVBORw0KGgo=".into(),
-        mime_type: "image/png".into(),
-        meta: None,
-        annotations: None,
-    };
+    let image = ImageContent::new("iVBORw0KGgo=", "image/png");
     let text = as_text(&result(vec![
         ContentBlock::Text(TextContent::new("hello")),
         ContentBlock::Image(image),
