@@ -1,3 +1,4 @@
+pub mod cached_installs;
 pub mod docs_model;
 pub mod docs_text;
 pub mod fault_proxy;
