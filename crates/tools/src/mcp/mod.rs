@@ -71,8 +71,10 @@ pub async fn start_servers(specs: &[McpServerSpec], ctx: &ToolContext) -> McpSta
                 start.notes.extend(notes);
                 start.servers.servers.push(running);
             }
+            // A warning: the run goes on without the server, and an
+            // error line would stand as the run's last error.
             Err(failure) => start.notes.push(McpNote {
-                level: LogLevel::Error,
+                level: LogLevel::Warn,
                 text: failure,
             }),
         }

@@ -311,7 +311,7 @@ async fn a_server_that_does_not_start_offers_nothing_and_the_run_goes_on() {
         assert_eq!(offered(&ran), ["echo", "fail"], "{mode}");
         let logs = logs(&ran);
         assert!(
-            logs.iter().any(|(level, m)| *level == LogLevel::Error
+            logs.iter().any(|(level, m)| *level == LogLevel::Warn
                 && m.starts_with("the MCP server `fx` did not start")
                 && m.contains(says)),
             "{mode}: {logs:?}"
