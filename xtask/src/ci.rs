@@ -1,6 +1,9 @@
 //! `cargo xtask ci`: every check CI runs, in order, stopping at the first
 //! failure with a message that names the step and what to do about it.
 //!
+//! The last step packages the debug build (`cargo xtask dist --profile
+//! dev`) and installs and runs each package (`cargo xtask dist-check`).
+//!
 //! The same command is what a developer runs before pushing; `.ci/run` only
 //! installs tools and then calls it. It must not skip a step silently: a
 //! missing tool is installed (CI) or reported (developer machine).
@@ -17,7 +20,7 @@ struct Step {
     on_failure: &'static str,
 }
 
-const STEPS: [Step; 6] = [
+const STEPS: [Step; 7] = [
     Step {
         name: "rustfmt",
         on_failure: "run `cargo fmt --all` and commit the result",
@@ -41,6 +44,10 @@ const STEPS: [Step; 6] = [
     Step {
         name: "doctests",
         on_failure: "fix the failing doc examples reported above",
+    },
+    Step {
+        name: "dist (dev profile) and dist-check",
+        on_failure: "see the packaging or install error above; `cargo xtask dist --profile dev && cargo xtask dist-check` reruns this step alone",
     },
 ];
 
@@ -155,6 +162,22 @@ pub fn run(policy: deps::Policy) -> Result<()> {
         5,
         cmd::run(with_model(in_repo(cmd::cargo())).args(["test", "--workspace", "--doc"])),
     )?;
+
+    announce(6);
+    // The packaging of the debug build the tests used (a release build,
+    // fat LTO, would take many minutes more on 2 cores), then each artifact
+    // installed and run. Last: its build of the CLI package alone re-links
+    // target/debug/subagent*, which the tests above run.
+    let started = std::time::Instant::now();
+    step(
+        6,
+        crate::dist::run(crate::dist::Profile::Dev, policy)
+            .and_then(|()| crate::dist::check(policy)),
+    )?;
+    eprintln!(
+        "xtask: dist and dist-check took {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
 
     eprintln!("\nxtask: ci passed: all {} steps", STEPS.len());
     Ok(())

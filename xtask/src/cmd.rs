@@ -77,6 +77,12 @@ pub fn run_logged(cmd: &mut Command, log: &Path) -> Result<()> {
 /// Runs `cmd` and returns its stdout; fails unless it exits 0.
 pub fn stdout_of(cmd: &mut Command) -> Result<String> {
     let line = describe(cmd);
+    String::from_utf8(stdout_bytes(cmd)?).with_context(|| format!("`{line}` printed non-UTF-8"))
+}
+
+/// Runs `cmd` and returns its stdout as bytes; fails unless it exits 0.
+pub fn stdout_bytes(cmd: &mut Command) -> Result<Vec<u8>> {
+    let line = describe(cmd);
     let output = cmd
         .stdin(Stdio::null())
         .stderr(Stdio::inherit())
@@ -85,7 +91,7 @@ pub fn stdout_of(cmd: &mut Command) -> Result<String> {
     if !output.status.success() {
         bail!("`{line}` failed ({})", output.status);
     }
-    String::from_utf8(output.stdout).with_context(|| format!("`{line}` printed non-UTF-8"))
+    Ok(output.stdout)
 }
 
 /// True when `program args..` starts and exits 0; prints nothing.

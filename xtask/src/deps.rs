@@ -165,7 +165,26 @@ pub const TAR: Tool = Tool {
     package: "tar",
 };
 
-fn is_root() -> bool {
+/// python3's venv module, in which `cargo xtask dist` installs maturin and
+/// its check installs the wheel.
+pub const PYTHON_VENV: Tool = Tool {
+    name: "python3's venv",
+    program: "python3",
+    probe_args: &["-c", "import ensurepip, venv"],
+    package: "python3-venv",
+};
+
+/// dpkg-shlibdeps, with which cargo-deb works out the `.deb`'s Depends
+/// (the libc version the binaries need).
+pub const DPKG_DEV: Tool = Tool {
+    name: "dpkg-shlibdeps",
+    program: "dpkg-shlibdeps",
+    probe_args: &["--version"],
+    package: "dpkg-dev",
+};
+
+/// True when this process runs as root.
+pub fn is_root() -> bool {
     cmd::stdout_of(Command::new("id").arg("-u")).is_ok_and(|uid| uid.trim() == "0")
 }
 

@@ -13,6 +13,7 @@ mod cmd;
 mod cycles;
 mod demo;
 mod deps;
+mod dist;
 mod fuzz;
 mod llama_portable;
 mod llama_server;
@@ -33,7 +34,9 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Everything CI checks, in order, stopping at the first failure: rustfmt,
-    /// clippy, import cycles, the local model, the whole test suite (nextest) and doctests.
+    /// clippy, import cycles, the local model, the whole test suite (nextest),
+    /// doctests, then the packages of the debug build (`dist --profile dev`)
+    /// installed and run (`dist-check`).
     Ci {
         /// Install missing system tools (cmake, a C++ compiler, pip) with
         /// apt-get; needs root. Implied when `CI` is set.
@@ -88,6 +91,36 @@ enum Command {
         only: Option<String>,
         /// Install missing system tools with apt-get; needs root. Implied
         /// when `CI` is set.
+        #[arg(long)]
+        install_deps: bool,
+    },
+    /// The release artifacts, in <target>/dist: an archive
+    /// (subagent-VERSION-TRIPLE.tar.gz: the three binaries, completions for
+    /// every shell, man pages, licences, README), a .deb (cargo-deb), a
+    /// Python wheel (maturin's binary bindings) and SHA256SUMS over them.
+    ///
+    /// Installs maturin (PyPI, into the cache) and cargo-deb (crates.io, into
+    /// cargo's bin directory) on first use. `cargo xtask dist-check` then
+    /// installs and runs each artifact.
+    Dist {
+        /// Cargo profile of the binaries. `release` (fat LTO) is what ships;
+        /// `dev` packages the debug build instead, which is what CI checks
+        /// the packaging with: it reuses the build the tests made, where a
+        /// release build would take many minutes on 2 cores.
+        #[arg(long, value_enum, default_value = "release")]
+        profile: dist::Profile,
+        /// Install missing system tools (python3-venv, dpkg-dev) with
+        /// apt-get; needs root. Implied when `CI` is set.
+        #[arg(long)]
+        install_deps: bool,
+    },
+    /// Checks what `cargo xtask dist` wrote (also a step of `ci`):
+    /// SHA256SUMS, the archive's file list, the wheel installed into a fresh
+    /// venv and the .deb installed with dpkg (as root; else unpacked with
+    /// dpkg-deb -x), `subagent doctor` run from each.
+    DistCheck {
+        /// Install missing system tools (python3-venv, man-db) with apt-get;
+        /// needs root. Implied when `CI` is set.
         #[arg(long)]
         install_deps: bool,
     },
@@ -155,6 +188,11 @@ fn main() -> std::process::ExitCode {
             only,
             policy: deps::Policy::from_flag(install_deps),
         }),
+        Command::Dist {
+            profile,
+            install_deps,
+        } => dist::run(profile, deps::Policy::from_flag(install_deps)),
+        Command::DistCheck { install_deps } => dist::check(deps::Policy::from_flag(install_deps)),
         Command::Cycles => cycles::run(&paths::repo_root()),
         Command::Fuzz {
             seconds,

@@ -275,13 +275,19 @@ struct Outcome {
 /// The bar's text now.
 fn counts(progress: &BatchProgress) -> String {
     let (live_tokens, live_cost) = progress.live_usage();
-    counts_text(
+    let text = counts_text(
         &progress.tally(),
         progress.total(),
         progress.running(),
         live_tokens,
         live_cost,
-    )
+    );
+    // The running tasks' task lists (`todo_write`), summed: counts only,
+    // so the bar holds no model text.
+    match progress.live_todos() {
+        (_, 0) => text,
+        (done, total) => format!("{text} · tasks {done}/{total}"),
+    }
 }
 
 /// Width of the drawn bar, in cells.

@@ -37,6 +37,7 @@ fn the_bar_counts_finished_tasks_and_adds_the_running_ones_usage() {
         session_file: None,
         continued_from: None,
         changes: None,
+        todos: None,
     };
     tally.add(&line("a", subagent_supervisor::batch::TaskStatus::Ok));
     tally.add(&line("b", subagent_supervisor::batch::TaskStatus::Timeout));

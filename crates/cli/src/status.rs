@@ -1,6 +1,6 @@
 //! What `subagent run` shows on stderr while it runs: the live status line
-//! (one spinner line per running child: agent, turn, tool, tokens, cost,
-//! elapsed) and the operator's logs (`tracing`, filtered by `RUST_LOG`).
+//! (one spinner line per running child: agent, turn, tool, the model's
+//! task list, tokens, cost, elapsed) and the operator's logs (`tracing`, filtered by `RUST_LOG`).
 //!
 //! The status line exists only when stderr is a terminal and `--quiet` is
 //! off: piped, it writes nothing at all, not even an escape code. It is
@@ -23,6 +23,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
+use subagent_protocol::text::prefix_chars;
 use subagent_supervisor::run::{
     ChildProgress, ContentSink, ProgressEvent, ProgressSink, streamed_chars,
 };
@@ -232,6 +233,9 @@ fn style() -> ProgressStyle {
 pub(super) struct RunStatus {
     agent: String,
     tool: Option<Tool>,
+    /// The model's task list: `tasks 1/3: Running the tests`, made safe
+    /// when the list changed; `None` until it writes one.
+    todos: Option<String>,
     /// Turn (0 until the first starts), tokens and cost.
     progress: ChildProgress,
 }
@@ -249,6 +253,7 @@ impl RunStatus {
         Self {
             agent,
             tool: None,
+            todos: None,
             progress: ChildProgress::default(),
         }
     }
@@ -265,6 +270,12 @@ impl RunStatus {
                     Tool::Done(name)
                 });
             }
+            ProgressEvent::Todos {
+                done,
+                total,
+                active,
+                ..
+            } => self.todos = Some(todos_text(done, total, active.as_deref())),
             // A line is drawn from `Started` on: a queued run has none yet.
             ProgressEvent::Queued { .. }
             | ProgressEvent::LeftQueue { .. }
@@ -306,6 +317,9 @@ impl RunStatus {
             Some(Tool::Failed(name)) => parts.push(format!("{name} failed")),
             None => {}
         }
+        if let Some(todos) = &self.todos {
+            parts.push(todos.clone());
+        }
         parts.push(self.progress.tokens.text());
         if self.progress.tokens.cut_by_max_tokens {
             parts.push("cut at max_tokens".to_owned());
@@ -317,6 +331,33 @@ impl RunStatus {
         // terminal they are text, never sequences, and one line.
         strip_controls(&parts.join(" · ")).replace(['\n', '\t'], " ")
     }
+}
+
+/// Characters of the task in progress the status line shows: the line
+/// must stay one line on a terminal however long the model's text is.
+const ACTIVE_TODO_CHARS: usize = 48;
+
+/// `tasks 1/3: Running the tests`: items done of all, and what the item in
+/// progress says it is doing, cut to [`ACTIVE_TODO_CHARS`]. The text is the
+/// model's: its escape sequences are stripped here, alone, since one left
+/// unterminated would swallow the rest of the line if stripped with it.
+pub(super) fn todos_text(done: usize, total: usize, active: Option<&str>) -> String {
+    let counts = format!("tasks {done}/{total}");
+    let Some(active) = active else {
+        return counts;
+    };
+    let safe = strip_controls(active);
+    let one_line = safe.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.is_empty() {
+        return counts;
+    }
+    let shown = prefix_chars(&one_line, ACTIVE_TODO_CHARS);
+    let more = if shown.len() < one_line.len() {
+        "…"
+    } else {
+        ""
+    };
+    format!("{counts}: {shown}{more}")
 }
 
 /// Dollars: four decimals under a dollar (a turn of a small model costs

@@ -42,6 +42,59 @@ fn turn_tool_tokens_and_cost_read_left_to_right() {
     );
 }
 
+fn todos(done: usize, total: usize, active: Option<&str>) -> ProgressEvent {
+    ProgressEvent::Todos {
+        run_id: run_id(),
+        done,
+        total,
+        active: active.map(str::to_owned),
+    }
+}
+
+#[test]
+fn the_task_list_shows_done_of_total_and_the_item_in_progress() {
+    let mut s = RunStatus::new("general".into());
+    s.apply(ProgressEvent::Turn {
+        run_id: run_id(),
+        turn: 3,
+    });
+    s.apply(todos(1, 3, Some("Running the tests")));
+    assert_eq!(
+        s.line(),
+        "general · turn 3 · tasks 1/3: Running the tests · 0 in / 0 out tok"
+    );
+    s.apply(todos(3, 3, None));
+    assert_eq!(s.line(), "general · turn 3 · tasks 3/3 · 0 in / 0 out tok");
+}
+
+#[test]
+fn a_hostile_item_in_progress_stays_short_text_on_one_line() {
+    // An unterminated OSC would swallow the rest of the line if it were
+    // stripped together with it; the tokens after it must still show.
+    let hostile = format!(
+        "\x1b]0;pwned\x07Running\n\tthe \x1b[31mtests\x1b[0m\r{}\x1b]52;c;cHduZWQ=",
+        "A".repeat(2_000)
+    );
+    let mut s = RunStatus::new("general".into());
+    s.apply(todos(0, 2, Some(&hostile)));
+    let line = s.line();
+    assert!(
+        line.starts_with("general · starting · tasks 0/2: Running the tests"),
+        "{line}"
+    );
+    assert!(line.ends_with("… · 0 in / 0 out tok"), "{line}");
+    assert!(!line.chars().any(char::is_control), "{line:?}");
+    assert!(line.chars().count() < 120, "{}", line.chars().count());
+    assert_eq!(todos_text(0, 1, Some("\x1b[2J\n")), "tasks 0/1");
+    // Unterminated at the start: stripped with the whole line, it would
+    // take the tokens with it.
+    s.apply(todos(0, 1, Some("\x1b]52;c;cHduZWQ= Running")));
+    assert_eq!(
+        s.line(),
+        "general · starting · tasks 0/1 · 0 in / 0 out tok"
+    );
+}
+
 #[test]
 fn a_finished_tool_stays_shown_with_how_it_went() {
     let mut s = RunStatus::new("explorer".into());

@@ -115,6 +115,37 @@ pub struct SingleResult {
     /// with a copy-on-write layer, `--isolation overlay`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub changes: Option<Changes>,
+    /// The model's task list as its last accepted `todo_write` call left
+    /// it: present (`[]` until one is written) when `todo_write` was among
+    /// the run's tools, absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub todos: Option<Vec<TodoItem>>,
+}
+
+/// One item of a run's task list (Claude Code's `TodoWrite` item).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TodoItem {
+    /// What is to be done, imperative ("Run the tests").
+    pub content: String,
+    /// Where it stands.
+    pub status: TodoStatus,
+    /// The same, as it is being done ("Running the tests"); absent when
+    /// the model left it out (Claude Code's older form).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub active_form: Option<String>,
+}
+
+/// Where a task-list item stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TodoStatus {
+    /// Not started.
+    Pending,
+    /// Being worked on (one at a time).
+    InProgress,
+    /// Done.
+    Completed,
 }
 
 /// How a worker process ended (extra field beyond the contract: operators
@@ -165,6 +196,7 @@ impl SingleResult {
             sandbox: None,
             continued_from: None,
             changes: None,
+            todos: None,
         }
     }
 }

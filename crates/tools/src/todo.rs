@@ -5,9 +5,12 @@
 //! Each call replaces the whole list. The list is kept where every tool
 //! call is kept: the call and its result (the list as the model reads it
 //! back) are lines of the run's session file, so `subagent sessions show`
-//! shows them. This tool touches nothing: no file, no process.
+//! shows them. The supervisor reads the run's list from the same call and
+//! result (a list this tool refuses never counts) for the status line and
+//! the result's `todos`. This tool touches nothing: no file, no process.
 
 use serde::Deserialize;
+pub use subagent_protocol::result::TodoStatus;
 use subagent_protocol::tool_names::TODO_WRITE;
 
 use crate::arguments::parse_arguments;
@@ -22,18 +25,6 @@ const MAX_TODO_BYTES: usize = 2_000;
 /// The `todo_write` tool.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct TodoWrite;
-
-/// Where an item stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TodoStatus {
-    /// Not started.
-    Pending,
-    /// Being worked on (one at a time).
-    InProgress,
-    /// Done.
-    Completed,
-}
 
 /// One item of the list.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]

@@ -31,12 +31,42 @@ use super::llama::LlamaServer;
 use super::support::{assert_nothing_runs_in, binary, check_session_file, jsonl_files};
 
 /// Examples that cannot run here, by their doc and the start of the command.
-const SKIPPED: [(&str, &str, &str); 9] = [
+const SKIPPED: [(&str, &str, &str); 14] = [
     (
         "README.md",
         "cargo install --locked --path crates/cli",
         "tests/tests/suite/install.rs runs it as written (into a temporary root, reusing this \
          build) and runs doctor and a run of the installed subagent",
+    ),
+    (
+        "README.md",
+        "cargo xtask dist",
+        "a release build with fat LTO (many minutes on 2 cores); `cargo xtask ci` runs \
+         `cargo xtask dist --profile dev` as its last step",
+    ),
+    (
+        "README.md",
+        "cd target/dist && sha256sum -c SHA256SUMS",
+        "needs the artifacts of `cargo xtask dist`: `cargo xtask dist-check` (in `cargo xtask \
+         ci`) runs `sha256sum -c SHA256SUMS` in target/dist",
+    ),
+    (
+        "README.md",
+        "tar -xzf subagent-",
+        "needs the archive of `cargo xtask dist`: `cargo xtask dist-check` unpacks it, \
+         compares its file list and runs doctor from it",
+    ),
+    (
+        "README.md",
+        "sudo dpkg -i subagent_",
+        "needs the .deb of `cargo xtask dist` and root: `cargo xtask dist-check` installs it \
+         with dpkg -i, runs doctor and man from it and removes it",
+    ),
+    (
+        "README.md",
+        "pip install subagent-",
+        "needs the wheel of `cargo xtask dist`: `cargo xtask dist-check` installs it into a \
+         fresh venv and runs the venv's subagent doctor",
     ),
     (
         "README.md",

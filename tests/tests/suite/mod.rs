@@ -72,6 +72,7 @@ mod stale_cgroups;
 mod status_line;
 mod status_line_tokens;
 mod terminal_escapes;
+mod todo_e2e;
 mod tool_disk;
 mod tool_network;
 mod workspace_pinned;

@@ -6,7 +6,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use subagent_protocol::result::{
     ContentItem, Details, DisplayItem, ErrorInfo, LimitName, LimitReached, Mode, SingleResult,
-    SubagentResult, Truncation,
+    SubagentResult, TodoItem, TodoStatus, Truncation,
 };
 use subagent_protocol::usage::Usage;
 use subagent_protocol::{ErrorCode, RunMode};
@@ -41,6 +41,18 @@ fn full_single_result() -> SingleResult {
         model: Some("smollm2-135m-instruct".into()),
         duration_ms: Some(1_234),
         stop_reason: Some("completed".into()),
+        todos: Some(vec![
+            TodoItem {
+                content: "Read the diff".into(),
+                status: TodoStatus::Completed,
+                active_form: Some("Reading the diff".into()),
+            },
+            TodoItem {
+                content: "List the risks".into(),
+                status: TodoStatus::InProgress,
+                active_form: None,
+            },
+        ]),
         ..SingleResult::new("reviewer", "Review the diff.", 0)
     }
 }
@@ -72,6 +84,13 @@ fn successful_results_validate_in_every_mode() {
         assert_eq!(value["details"]["mode"], mode.as_str());
         assert_eq!(value["details"]["results"][0]["exitCode"], 0);
         assert_eq!(value["details"]["results"][0]["usage"]["cacheRead"], 50);
+        assert_eq!(
+            value["details"]["results"][0]["todos"],
+            json!([
+                {"content": "Read the diff", "status": "completed", "activeForm": "Reading the diff"},
+                {"content": "List the risks", "status": "in_progress"}
+            ])
+        );
         assert!(value["details"].get("error").is_none(), "absent, not null");
         assert_valid(&v, &value, mode.as_str());
     }

@@ -5,6 +5,7 @@
 //! Forked on the spawner thread (so its parent-death signal fires only
 //! when the whole process dies), it unshares `CLONE_NEWUSER |
 //! CLONE_NEWNET` (its uid and gid mapped to themselves), brings `lo` up,
+//! makes the stack's tap device [`TAP_NAME`] persistent (see below),
 //! and sends its two namespace descriptors back over a socket pair; once
 //! told (after the stack configured the namespace: the kernel checks a new
 //! route's gateway through the rules, and the gateway is often in a
@@ -15,13 +16,22 @@
 //! it stays non-dumpable). It then waits for that socket to close and
 //! exits; [`Holder`]'s drop kills and reaps it all the same.
 //!
+//! Why the holder makes the tap device: a stack that made its own
+//! (non-persistent) tap unregisters it when it exits, and that exit waits
+//! for the kernel's RCU grace periods: 20 to 57 ms measured for killing
+//! slirp4netns, most of what a run paid for its network. A persistent
+//! device the stack attaches to is instead unregistered with the network
+//! namespace, by the kernel's asynchronous namespace cleanup, which no
+//! process of ours waits for; it holds no reference to the namespace, so
+//! it goes with it (nothing of it outlives the run's processes).
+//!
 //! Everything after the fork is async-signal-safe: raw syscalls on data
 //! prepared before it. This module starts no other process.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
-use super::netlink::{self, Request};
+use super::netlink::{self, Batch, Request};
 use crate::isolation::raw::{fork_raw, write_file};
 use crate::isolation::step::Step;
 
@@ -33,7 +43,11 @@ enum Failed {
     Maps = 2,
     Rules = 3,
     OpenNamespace = 4,
+    Tap = 5,
 }
+
+/// The tap device the holder makes and the stack attaches to.
+pub(crate) const TAP_NAME: &str = "tap0";
 
 /// A running holder and its namespaces.
 #[derive(Debug)]
@@ -52,9 +66,11 @@ struct Prepared {
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
     /// Sent at once (`lo` up).
-    early: Vec<Request>,
+    early: Batch,
     /// Sent when told ([`Holder::install_rules`]).
-    rules: Vec<Request>,
+    rules: Batch,
+    /// `TUNSETIFF`'s argument for [`TAP_NAME`].
+    tap: libc::ifreq,
 }
 
 impl Holder {
@@ -67,8 +83,9 @@ impl Holder {
         let prepared = Prepared {
             uid_map: format!("{uid} {uid} 1\n").into_bytes(),
             gid_map: format!("{gid} {gid} 1\n").into_bytes(),
-            early,
-            rules,
+            early: Batch::new(&early),
+            rules: Batch::new(&rules),
+            tap: tap_request(),
         };
         let (ours, theirs) = crate::layer::handoff::pair()?;
         // SAFETY: the child runs only async-signal-safe code
@@ -238,9 +255,24 @@ fn report_error(step: u32, errno: i32, requests: usize) -> io::Error {
             (step >> 8) + 1,
             requests
         ),
+        s if s == Failed::Tap as u32 => {
+            let hint = if tun_usable() {
+                ""
+            } else {
+                " (/dev/net/tun is not readable and writable by this user; the network stack \
+                 needs it: most systems make it mode 0666)"
+            };
+            format!("making the private network's tap device failed{hint}")
+        }
         _ => "opening the private network's namespaces failed".to_owned(),
     };
     io::Error::new(os.kind(), format!("{what}: {os}"))
+}
+
+/// Whether this process may open `/dev/net/tun` for reading and writing.
+fn tun_usable() -> bool {
+    // SAFETY: access with a NUL-terminated path.
+    unsafe { libc::access(c"/dev/net/tun".as_ptr(), libc::R_OK | libc::W_OK) == 0 }
 }
 
 /// The holder's life.
@@ -287,6 +319,10 @@ unsafe fn holder_main(prepared: &Prepared, socket: RawFd) -> ! {
             report(Failed::Rules as u32, e, index as u32, None);
             libc::_exit(1);
         }
+        if let Err(e) = make_persistent_tap(&prepared.tap) {
+            report(Failed::Tap as u32, e, 0, None);
+            libc::_exit(1);
+        }
         let user = libc::open(
             c"/proc/self/ns/user".as_ptr(),
             libc::O_RDONLY | libc::O_CLOEXEC,
@@ -316,6 +352,40 @@ unsafe fn holder_main(prepared: &Prepared, socket: RawFd) -> ! {
                 libc::_exit(0);
             }
         }
+    }
+}
+
+/// `TUNSETIFF`'s argument: a tap named [`TAP_NAME`] without packet
+/// information, the flags both stacks ask for when they attach.
+fn tap_request() -> libc::ifreq {
+    // SAFETY: ifreq is plain data; zeroed is a valid empty one.
+    let mut request: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (slot, byte) in request.ifr_name.iter_mut().zip(TAP_NAME.bytes()) {
+        *slot = byte as libc::c_char;
+    }
+    request.ifr_ifru.ifru_flags = (libc::IFF_TAP | libc::IFF_NO_PI) as libc::c_short;
+    request
+}
+
+/// Makes the tap device of `request` in this network namespace and
+/// leaves it persistent (see the module doc); `Err(errno)` on failure.
+///
+/// # Safety
+/// Async-signal-safe (open, ioctl, close), for a forked child.
+unsafe fn make_persistent_tap(request: &libc::ifreq) -> Result<(), i32> {
+    // SAFETY: open with a NUL-terminated path; the ioctls read `request`
+    // (TUNSETIFF writes back into a copy) and an int.
+    unsafe {
+        let tun = libc::open(c"/dev/net/tun".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
+        if tun < 0 {
+            return Err(errno());
+        }
+        let mut request = *request;
+        let made = libc::ioctl(tun, libc::TUNSETIFF, &raw mut request) == 0
+            && libc::ioctl(tun, libc::TUNSETPERSIST, 1 as libc::c_ulong) == 0;
+        let result = if made { Ok(()) } else { Err(errno()) };
+        libc::close(tun);
+        result
     }
 }
 

@@ -2,14 +2,14 @@
 //! `lo` up, add the policy-routing rules that refuse ranges, and the rules
 //! that let the DNS forwarder through; for slirp4netns, which leaves IPv6
 //! to router advertisements (seconds late), the IPv6 address and default
-//! route it would advertise. Built before the fork as plain
-//! bytes; sent from inside the namespace by [`send_all`], which allocates
-//! nothing (it runs in a forked child of a multi-threaded process).
+//! route it would advertise. Built before the fork as plain bytes
+//! ([`Batch`]); sent from inside the namespace by [`send_all`], one `send`
+//! for many requests, which allocates nothing (it runs in a forked child
+//! of a multi-threaded process).
 //!
-//! Rules rather than routes: a rule needs no interface, so every one is in
-//! place before the user-mode stack creates its tap device, and the local
-//! table (rule 0) still comes first, so the namespace's own addresses stay
-//! its own. This module builds and sends; which ranges is the caller's.
+//! Rules rather than routes: a rule needs no interface, so none depends on
+//! the stack's tap device, and the local table (rule 0) still comes first,
+//! so the namespace's own addresses stay its own. This module builds and sends; which ranges is the caller's.
 
 use std::net::{IpAddr, Ipv6Addr};
 
@@ -49,12 +49,6 @@ pub(crate) const REFUSE_PRIORITY: u32 = 1100;
 /// One request, ready to send.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Request(Vec<u8>);
-
-impl Request {
-    pub(crate) fn bytes(&self) -> &[u8] {
-        &self.0
-    }
-}
 
 /// `ip link set lo up`: a fresh network namespace's loopback is down.
 pub(crate) fn loopback_up() -> Request {
@@ -201,13 +195,47 @@ fn message(kind: u16, flags: u16, body: &[u8]) -> Request {
     Request(bytes)
 }
 
-/// Sends each request on a fresh rtnetlink socket and checks its
-/// acknowledgement. `Err((index, errno))` names the first refused request.
+/// Requests at most this many to a `send`: their acknowledgements then
+/// fit the socket's receive buffer (about 1 KiB of it each) however many
+/// rules a host's own addresses add.
+const BATCH_MAX: usize = 32;
+
+/// Requests to send together, built before the fork: one buffer, each
+/// message numbered by its index + 1 so its acknowledgement names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Batch {
+    bytes: Vec<u8>,
+    /// Where each message ends in `bytes`.
+    ends: Vec<usize>,
+}
+
+impl Batch {
+    pub(crate) fn new(requests: &[Request]) -> Batch {
+        let mut bytes = Vec::with_capacity(requests.iter().map(|r| r.0.len()).sum());
+        let mut ends = Vec::with_capacity(requests.len());
+        for (index, request) in requests.iter().enumerate() {
+            let at = bytes.len();
+            bytes.extend_from_slice(&request.0);
+            let seq = u32::try_from(index + 1).unwrap_or(u32::MAX);
+            bytes[at + 8..at + 12].copy_from_slice(&seq.to_ne_bytes());
+            ends.push(bytes.len());
+        }
+        Batch { bytes, ends }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.ends.len()
+    }
+}
+
+/// Sends the batch on a fresh rtnetlink socket, [`BATCH_MAX`] requests to
+/// a `send` (the kernel handles them in order), and reads every
+/// acknowledgement. `Err((index, errno))` names a refused request.
 ///
 /// # Safety
 /// Async-signal-safe (socket, send, recv, close on prepared buffers), for a
 /// forked child.
-pub(crate) unsafe fn send_all(requests: &[Request]) -> Result<(), (usize, i32)> {
+pub(crate) unsafe fn send_all(batch: &Batch) -> Result<(), (usize, i32)> {
     // SAFETY (whole block): plain syscalls on live buffers.
     unsafe {
         let fd = libc::socket(
@@ -219,35 +247,58 @@ pub(crate) unsafe fn send_all(requests: &[Request]) -> Result<(), (usize, i32)> 
             return Err((0, errno()));
         }
         let mut result = Ok(());
-        for (index, request) in requests.iter().enumerate() {
-            if let Err(e) = exchange(fd, request.bytes()) {
-                result = Err((index, e));
-                break;
-            }
+        let mut first = 0;
+        while first < batch.ends.len() && result.is_ok() {
+            let last = (first + BATCH_MAX).min(batch.ends.len());
+            result = exchange(fd, batch, first, last);
+            first = last;
         }
         libc::close(fd);
         result
     }
 }
 
-/// One request and its acknowledgement: 0 in the error field is success.
-unsafe fn exchange(fd: libc::c_int, request: &[u8]) -> Result<(), i32> {
-    // SAFETY: as in `send_all`; the answer is read into this stack buffer.
+/// Sends requests `first..last` in one `send` and reads their
+/// acknowledgements: 0 in an error field is success.
+unsafe fn exchange(
+    fd: libc::c_int,
+    batch: &Batch,
+    first: usize,
+    last: usize,
+) -> Result<(), (usize, i32)> {
+    let from = if first == 0 { 0 } else { batch.ends[first - 1] };
+    let bytes = &batch.bytes[from..batch.ends[last - 1]];
+    // SAFETY: as in `send_all`; the answers are read into this stack
+    // buffer.
     unsafe {
-        let sent = libc::send(fd, request.as_ptr().cast(), request.len(), 0);
-        if usize::try_from(sent).ok() != Some(request.len()) {
-            return Err(errno());
+        let sent = libc::send(fd, bytes.as_ptr().cast(), bytes.len(), 0);
+        if usize::try_from(sent).ok() != Some(bytes.len()) {
+            return Err((first, errno()));
         }
-        let mut answer = [0u8; 512];
-        let got = libc::recv(fd, answer.as_mut_ptr().cast(), answer.len(), 0);
-        let Ok(got) = usize::try_from(got) else {
-            return Err(errno());
-        };
-        if got < 20 || u16::from_ne_bytes([answer[4], answer[5]]) != NLMSG_ERROR {
-            return Err(libc::EPROTO);
+        let mut acknowledged = 0;
+        let mut answer = [0u8; 4096];
+        while acknowledged < last - first {
+            let got = libc::recv(fd, answer.as_mut_ptr().cast(), answer.len(), 0);
+            let Ok(got) = usize::try_from(got) else {
+                return Err((first + acknowledged, errno()));
+            };
+            let mut at = 0;
+            while at + 20 <= got {
+                let word = |i: usize| [answer[i], answer[i + 1], answer[i + 2], answer[i + 3]];
+                let len = u32::from_ne_bytes(word(at)) as usize;
+                if u16::from_ne_bytes([answer[at + 4], answer[at + 5]]) != NLMSG_ERROR || len < 20 {
+                    return Err((first + acknowledged, libc::EPROTO));
+                }
+                let index = (u32::from_ne_bytes(word(at + 8)) as usize).saturating_sub(1);
+                let code = i32::from_ne_bytes(word(at + 16));
+                if code != 0 {
+                    return Err((index, -code));
+                }
+                acknowledged += 1;
+                at += len.next_multiple_of(4);
+            }
         }
-        let code = i32::from_ne_bytes([answer[16], answer[17], answer[18], answer[19]]);
-        if code == 0 { Ok(()) } else { Err(-code) }
+        Ok(())
     }
 }
 
@@ -264,7 +315,7 @@ mod tests {
     #[test]
     fn a_refusing_rule_is_laid_out_as_the_kernel_reads_it() {
         let request = refuse("10.0.0.0".parse().unwrap(), 8);
-        let bytes = request.bytes();
+        let bytes = &request.0;
         assert_eq!(
             u32::from_ne_bytes(bytes[0..4].try_into().unwrap()) as usize,
             bytes.len()
@@ -277,5 +328,46 @@ mod tests {
         // FRA_DST with the 4 address bytes, then FRA_PRIORITY.
         assert_eq!(&bytes[28..36], &[8, 0, 1, 0, 10, 0, 0, 0]);
         assert_eq!(bytes.len() % 4, 0);
+    }
+
+    #[test]
+    fn a_batch_numbers_its_requests_from_one() {
+        let requests = [loopback_up(), refuse("10.0.0.0".parse().unwrap(), 8)];
+        let batch = Batch::new(&requests);
+        assert_eq!(batch.len(), 2);
+        let second = batch.ends[0];
+        let seq = |at: usize| u32::from_ne_bytes(batch.bytes[at + 8..at + 12].try_into().unwrap());
+        assert_eq!((seq(0), seq(second)), (1, 2));
+        assert_eq!(batch.ends[1], batch.bytes.len());
+    }
+
+    #[test]
+    fn every_request_of_a_batch_is_acknowledged_and_a_refused_one_is_named() {
+        // A network namespace of this test thread's own (root only).
+        // SAFETY: unshare moves only the calling thread.
+        if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
+            eprintln!("skipped: unshare(CLONE_NEWNET) was refused (not root)");
+            return;
+        }
+        let mut requests = vec![loopback_up()];
+        requests.extend((0..40).map(|i| refuse(std::net::Ipv4Addr::new(10, i, 0, 0).into(), 16)));
+        // SAFETY: plain syscalls, in a test thread.
+        assert_eq!(unsafe { send_all(&Batch::new(&requests)) }, Ok(()));
+        // The same rules again: each exists (NLM_F_EXCL), the first is named.
+        requests.remove(0);
+        assert_eq!(
+            unsafe { send_all(&Batch::new(&requests)) },
+            Err((0, libc::EEXIST))
+        );
+        // A refused one past the first send (BATCH_MAX) is named by its
+        // index in the whole batch.
+        let mut fresh: Vec<Request> = (0..40)
+            .map(|i| refuse(std::net::Ipv4Addr::new(172, 16 + (i % 16), i, 0).into(), 24))
+            .collect();
+        fresh[35] = refuse(std::net::Ipv4Addr::new(10, 3, 0, 0).into(), 16);
+        assert_eq!(
+            unsafe { send_all(&Batch::new(&fresh)) },
+            Err((35, libc::EEXIST))
+        );
     }
 }

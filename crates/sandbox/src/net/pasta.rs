@@ -123,14 +123,6 @@ impl Pasta {
                     .unwrap_or("")
                     .trim()
                     .to_owned();
-                let said = if said.contains("tun") && !tun_usable() {
-                    format!(
-                        "{said} (/dev/net/tun is not readable and writable by this user; pasta \
-                         needs it: most systems make it mode 0666)"
-                    )
-                } else {
-                    said
-                };
                 Err(io::Error::other(if said.is_empty() {
                     format!("pasta did not set up the tools' private network: {e}")
                 } else {
@@ -184,6 +176,10 @@ fn arguments(args: &PastaArgs, ready: &Path) -> Vec<OsString> {
         out.push("--runas".into());
         out.push("0:0".into());
     }
+    // The holder's persistent tap (see holder.rs), not one named after
+    // the host's interface.
+    out.push("--ns-ifname".into());
+    out.push(super::holder::TAP_NAME.into());
     out.push("--pid".into());
     out.push(ready.into());
     out.push("--userns".into());
@@ -191,12 +187,6 @@ fn arguments(args: &PastaArgs, ready: &Path) -> Vec<OsString> {
     out.push("--netns".into());
     out.push("/proc/self/fd/4".into());
     out
-}
-
-/// Whether this process may open `/dev/net/tun` for reading and writing.
-fn tun_usable() -> bool {
-    // SAFETY: access with a NUL-terminated path.
-    unsafe { libc::access(c"/dev/net/tun".as_ptr(), libc::R_OK | libc::W_OK) == 0 }
 }
 
 fn open_nonblocking(path: &Path) -> io::Result<OwnedFd> {

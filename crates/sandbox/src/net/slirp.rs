@@ -44,8 +44,8 @@ pub const SLIRP_GATEWAY_V6: Ipv6Addr = Ipv6Addr::new(0xfd00, 0, 0, 0, 0, 0, 0, 2
 /// The namespace's IPv6 address, set by us: slirp4netns only advertises
 /// the prefix, and the advertisement takes seconds to act on.
 pub const SLIRP_ADDRESS_V6: Ipv6Addr = Ipv6Addr::new(0xfd00, 0, 0, 0, 0, 0, 0, 0x100);
-/// The tap device's index: the first device made in a fresh namespace
-/// after `lo` (1).
+/// The tap device's index: the holder makes it, the first device of a
+/// fresh namespace after `lo` (1).
 pub(crate) const TAP_INDEX: u32 = 2;
 
 /// The requests that give the namespace IPv6 at once (address and default
@@ -194,7 +194,7 @@ fn arguments(args: &SlirpArgs) -> Vec<String> {
         out.push("--disable-host-loopback".to_owned());
     }
     out.push("/proc/self/fd/4".to_owned());
-    out.push("tap0".to_owned());
+    out.push(super::holder::TAP_NAME.to_owned());
     out
 }
 

@@ -100,6 +100,12 @@ impl BatchProgress {
         })
     }
 
+    /// The running tasks' task lists (`todo_write`), summed: items done and
+    /// items.
+    pub fn live_todos(&self) -> (usize, usize) {
+        self.live.lock().map_or((0, 0), |live| live.running_todos())
+    }
+
     /// The supervisor's progress sink that keeps the running tasks' usage.
     pub fn sink(self: &Arc<Self>) -> ProgressSink {
         let state = Arc::clone(self);

@@ -73,6 +73,9 @@ pub struct ResultLine {
     /// task run with a copy-on-write layer).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub changes: Option<subagent_protocol::changes::Changes>,
+    /// The model's task list, as the result's `todos`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub todos: Option<Vec<subagent_protocol::result::TodoItem>>,
 }
 
 impl ResultLine {
@@ -106,6 +109,7 @@ impl ResultLine {
             session_file: child.and_then(|c| c.session_file.clone()),
             continued_from: child.and_then(|c| c.continued_from),
             changes: child.and_then(|c| c.changes.clone()),
+            todos: child.and_then(|c| c.todos.clone()),
         }
     }
 }

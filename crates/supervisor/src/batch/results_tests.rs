@@ -39,6 +39,7 @@ fn single(error: Option<ErrorCode>) -> SubagentResult {
                 sandbox: None,
                 continued_from: None,
                 changes: None,
+                todos: None,
             }],
             error: error.map(|code| ErrorInfo {
                 code,

@@ -25,6 +25,7 @@ fn line(id: &str, status: TaskStatus, ms: u64, cost: f64) -> ResultLine {
         session_file: None,
         continued_from: None,
         changes: None,
+        todos: None,
     }
 }
 

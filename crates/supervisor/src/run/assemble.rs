@@ -153,6 +153,7 @@ pub(super) fn assemble(a: &Assembly, run: ChildRun) -> SubagentResult {
     };
     single.usage.add(&run.nested_usage);
     single.sandbox = run.sandbox.clone();
+    single.todos = run.record.todos.for_result();
     single.stop_reason = Some(RunStop::of(&run).as_str().to_owned());
     if failure.is_some() {
         single.limit = super::ended_by::limit_reached(super::ended_by::EndedBy {

@@ -43,6 +43,7 @@ mod supervisor;
 mod tally;
 #[cfg(test)]
 pub(crate) mod test_events;
+mod todos;
 mod tool_subset;
 mod watch;
 mod workspace;
@@ -63,7 +64,7 @@ pub use open_files::{
     live_subagents_that_fit,
 };
 pub use plan::RunPlan;
-pub use progress::{ContentEvent, ContentSink, ProgressEvent, ProgressSink};
+pub use progress::{ContentEvent, ContentSink, MAX_ACTIVE_TODO_BYTES, ProgressEvent, ProgressSink};
 pub use request::{ResumeFrom, RunRequest, WorkerCommand};
 pub(crate) use stop::ending_of;
 pub use supervisor::Supervisor;

@@ -7,7 +7,10 @@
 //! arrive, so a sink must return at once: it must never block, wait on I/O
 //! or take a lock that something slow holds, or it would hold off the
 //! child's timeouts. It sees no more than session files do: names, counts
-//! and costs, never task text, tool arguments or output.
+//! and costs, never task text, tool arguments or output, but for one
+//! thing: the model's task list (`todo_write`), as its counts and the text
+//! of the item in progress, masked for secrets as the session file holds
+//! it. That text is the model's: a display makes it safe to show.
 //!
 //! A caller that relays the child's answer as it streams (`subagent call
 //! --sse`) asks for [`ContentEvent`]s too, through a separate
@@ -17,7 +20,13 @@
 use std::fmt;
 use std::sync::Arc;
 
+use subagent_protocol::result::TodoItem;
+use subagent_protocol::text::prefix_bytes;
 use subagent_protocol::{ErrorCode, Usage, WorkerEvent};
+
+/// Most bytes of a task-list item's text a [`ProgressEvent::Todos`]
+/// carries: more than one status line shows, a bound on what sinks copy.
+pub const MAX_ACTIVE_TODO_BYTES: usize = 256;
 
 /// One step of a running child, as a status display needs it.
 #[derive(Debug, Clone, PartialEq)]
@@ -97,6 +106,19 @@ pub enum ProgressEvent {
         /// that just ended.
         cut_by_max_tokens: bool,
     },
+    /// The model's task list changed: a `todo_write` call was accepted.
+    Todos {
+        /// The child's run id.
+        run_id: String,
+        /// Items completed.
+        done: usize,
+        /// Items in the list.
+        total: usize,
+        /// What the item in progress says it is doing (its `activeForm`,
+        /// else its content; the model's text, at most
+        /// [`MAX_ACTIVE_TODO_BYTES`]); `None` when none is in progress.
+        active: Option<String>,
+    },
     /// The child is over and its tree is gone.
     Ended {
         /// The child's run id.
@@ -145,6 +167,17 @@ impl ProgressEvent {
         }
     }
 
+    /// The task list `list` of run `run_id` as an event.
+    pub fn todos(run_id: &str, list: &[TodoItem]) -> Self {
+        let (done, total, active) = super::todos::summary(list);
+        Self::Todos {
+            run_id: run_id.to_owned(),
+            done,
+            total,
+            active: active.map(|a| prefix_bytes(a, MAX_ACTIVE_TODO_BYTES).to_owned()),
+        }
+    }
+
     /// The run this event belongs to.
     pub fn run_id(&self) -> &str {
         match self {
@@ -155,6 +188,7 @@ impl ProgressEvent {
             | Self::ToolStarted { run_id, .. }
             | Self::ToolFinished { run_id, .. }
             | Self::Usage { run_id, .. }
+            | Self::Todos { run_id, .. }
             | Self::Ended { run_id, .. } => run_id,
         }
     }

@@ -15,6 +15,7 @@ use subagent_protocol::session::{
 };
 use subagent_protocol::{Usage, WorkerEvent};
 
+use super::todos::RunTodos;
 use crate::sanitize::Sanitizer;
 
 /// Display items kept per run; later ones are dropped (the session file has all).
@@ -41,9 +42,22 @@ pub(super) struct EventRecord {
     pub last_event: Option<&'static str>,
     /// Last error-level log from the worker.
     pub last_error_log: Option<String>,
+    /// The model's task list (`todo_write`).
+    pub todos: RunTodos,
+    /// The last event changed the task list: the watch reports it.
+    pub todos_changed: bool,
 }
 
 impl EventRecord {
+    /// The record of a run offered `tools`, continuing `history` (empty
+    /// for a fresh run).
+    pub fn new(tools: &[String], history: &[subagent_protocol::HistoryMessage]) -> Self {
+        Self {
+            todos: RunTodos::new(tools, history),
+            ..Self::default()
+        }
+    }
+
     /// Takes in one event; returns the session line it becomes, if any, and
     /// whether it counts as progress for the idle timeout.
     pub fn observe(
@@ -52,6 +66,7 @@ impl EventRecord {
         sanitizer: &Sanitizer,
     ) -> (Option<SessionLine>, bool) {
         let line = |entry| Some(SessionLine::now(entry));
+        self.todos_changed = false;
         match event {
             WorkerEvent::TurnStart { .. } => {
                 self.last_event = Some("turn_start");
@@ -75,6 +90,7 @@ impl EventRecord {
             } => {
                 self.last_event = Some("tool_call");
                 let masked = sanitizer.mask_secrets(&arguments_json);
+                self.todos.on_call(&call_id, &name, &masked);
                 let args = parse_args(&masked);
                 self.push_display(DisplayItem::ToolCall {
                     name: name.clone(),
@@ -97,6 +113,7 @@ impl EventRecord {
                 is_error,
             } => {
                 self.last_event = Some("tool_result");
+                self.todos_changed = self.todos.on_result(&call_id, is_error).is_some();
                 let output = sanitizer.mask_secrets(&output);
                 (
                     line(SessionEntry::ToolResult(ToolResultLine {

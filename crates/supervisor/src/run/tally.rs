@@ -78,6 +78,9 @@ pub struct ChildProgress {
     pub tokens: LiveTokens,
     /// US dollars so far (the run's total, as its last usage report says).
     pub cost: f64,
+    /// Its task list (`todo_write`): items done and items; `None` until
+    /// it writes one.
+    pub todos: Option<(usize, usize)>,
 }
 
 impl ChildProgress {
@@ -88,6 +91,7 @@ impl ChildProgress {
             // Turns only grow; a late or repeated one never turns it back.
             ProgressEvent::Turn { turn, .. } => self.turn = self.turn.max(*turn),
             ProgressEvent::Usage { cost, .. } => self.cost = *cost,
+            ProgressEvent::Todos { done, total, .. } => self.todos = Some((*done, *total)),
             _ => {}
         }
     }
@@ -120,7 +124,8 @@ pub struct ProgressTally {
 
 impl ProgressTally {
     /// Takes in one event of one of the runs. Returns false when it changes
-    /// no figure here (a tool starting or finishing).
+    /// none of the totals (a tool starting or finishing; a task list, which
+    /// is kept per child, see [`Self::running_todos`]).
     pub fn observe(&mut self, event: &ProgressEvent) -> bool {
         match event {
             ProgressEvent::Started { run_id, .. } => {
@@ -135,6 +140,12 @@ impl ProgressTally {
             }
             // Waiting for a slot is a run's state, not a figure: a job's
             // view keeps it (`jobs::Streaming`).
+            ProgressEvent::Todos { run_id, .. } => {
+                if let Some(child) = self.running.get_mut(run_id) {
+                    child.observe(event);
+                }
+                return false;
+            }
             ProgressEvent::ToolStarted { .. }
             | ProgressEvent::ToolFinished { .. }
             | ProgressEvent::Queued { .. }
@@ -185,6 +196,17 @@ impl ProgressTally {
     /// Tokens and cost of every child.
     pub fn usage(&self) -> ProgressUsage {
         self.ended_usage.plus(self.running_usage())
+    }
+
+    /// The task lists of the children still running, summed: items done
+    /// and items (`(0, 0)` when none wrote one).
+    pub fn running_todos(&self) -> (usize, usize) {
+        self.running
+            .values()
+            .filter_map(|child| child.todos)
+            .fold((0, 0), |(done, total), (d, t)| {
+                (done.saturating_add(d), total.saturating_add(t))
+            })
     }
 
     /// Tokens and cost of the children still running.

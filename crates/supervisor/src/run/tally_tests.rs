@@ -115,3 +115,24 @@ fn a_results_usage_counts_the_cache_on_its_own_as_progress_events_do() {
         }
     );
 }
+
+#[test]
+fn the_running_childrens_task_lists_add_up_and_an_ended_ones_leaves() {
+    let todos = |run_id: &str, done: usize, total: usize| ProgressEvent::Todos {
+        run_id: run_id.into(),
+        done,
+        total,
+        active: Some("Doing it".into()),
+    };
+    let mut tally = ProgressTally::default();
+    tally.observe(&started("a"));
+    tally.observe(&started("b"));
+    assert_eq!(tally.running_todos(), (0, 0));
+    assert!(!tally.observe(&todos("a", 1, 3)), "no total changes");
+    tally.observe(&todos("a", 2, 3));
+    tally.observe(&todos("b", 0, 4));
+    tally.observe(&todos("gone", 5, 5));
+    assert_eq!(tally.running_todos(), (2, 7));
+    tally.observe(&ended("a", None));
+    assert_eq!(tally.running_todos(), (0, 4));
+}

@@ -226,6 +226,7 @@ impl<'c, 'a> Watch<'c, 'a> {
         let limits = &ctx.request.limits;
         let share = BudgetShare::new(spec.budget);
         let python_pending = matches!(spec.python, Some(PythonInterpreter::Pending));
+        let record = EventRecord::new(&spec.tools, &spec.history);
         let now = Instant::now();
         let wall = Duration::from_millis(limits.wall_timeout_ms);
         let idle = Duration::from_millis(limits.idle_timeout_ms);
@@ -241,7 +242,7 @@ impl<'c, 'a> Watch<'c, 'a> {
             phase: Phase::AwaitingHello,
             frames_open: true,
             exit: None,
-            record: EventRecord::default(),
+            record,
             share,
             subtree,
             starting: Vec::new(),
@@ -503,6 +504,10 @@ impl<'c, 'a> Watch<'c, 'a> {
                 let (line, progress) = self.record.observe(event, &self.ctx.sanitizer);
                 if let Some(shown) = shown {
                     self.ctx.progress(|| shown);
+                }
+                if self.record.todos_changed {
+                    let list = self.record.todos.current();
+                    self.ctx.progress(|| ProgressEvent::todos(run_id, list));
                 }
                 if let Some((sink, content)) = content {
                     sink.emit(&content);

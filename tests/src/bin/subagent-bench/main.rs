@@ -24,6 +24,7 @@ mod llama_server;
 mod loopback;
 mod mcp;
 mod micro;
+mod network;
 mod pi;
 mod report;
 mod scale;

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::{Result, bail};
 use subagent_protocol::{ApiKey, Limits, ProviderKind, ProviderSpec};
-use subagent_sandbox::net::{NetworkOptions, PrivateNetwork, StackKind};
+use subagent_sandbox::net::{NetworkOptions, PrivateNetwork};
 use subagent_sandbox::{Isolation, ResourceLimits, SandboxSpec};
 use subagent_supervisor::layer::WorkspaceIsolation;
 use subagent_supervisor::{RunRequest, Supervisor, SupervisorConfig, WorkerCommand};
@@ -202,44 +202,15 @@ pub fn run(cx: &BenchContext) -> Result<Vec<Row>> {
         }
         // Stopped once its per-call rows are measured.
         drop(private_network);
-        // Issue 33: a run with the network on pays this once (start on its
-        // first networked call, stop at its end): at most 10 ms. Measured
-        // on each stack installed; the target is the default one's
-        // (slirp4netns when installed).
-        let default_stack = subagent_sandbox::net::current_stack().ok();
-        for (id, kind) in [
-            ("spawn.tool_network_per_run", StackKind::Slirp4netns),
-            ("spawn.tool_network_per_run_pasta", StackKind::Pasta),
-        ] {
-            let Ok(stack) = subagent_sandbox::net::find_stack(
-                Some(std::ffi::OsStr::new(kind.program_name())),
-                None,
-                false,
-            ) else {
-                eprintln!("{id}: skipped: no {} here", kind.program_name());
-                continue;
-            };
-            let samples = rt.block_on(time_n_async(n.min(50), 3, || async {
-                let network =
-                    PrivateNetwork::start_on(stack.clone(), NetworkOptions::default()).await?;
-                drop(network);
-                Ok(())
-            }))?;
-            let row = Row::timed(
-                id,
-                &format!(
-                    "the run's private network on {}: holder, stack and its rules started, then stopped",
-                    kind.program_name()
-                ),
-                "ms",
-                &samples,
-            );
-            rows.push(if default_stack.as_ref().map(|s| s.kind) == Some(kind) {
-                row.target(Target::AtMost(10.0))
-            } else {
-                row
-            });
-        }
+        // Issue 33: what a run with the network on pays once (start on its
+        // first networked call, stop at its end), wall and CPU.
+        rows.extend(crate::network::per_run(
+            &rt,
+            n.min(50),
+            no_cgroup,
+            scratch.path(),
+            &strict,
+        )?);
         let python_n = n.min(50);
         let python_bare = Row::timed(
             "spawn.python_bare",

@@ -9,7 +9,8 @@
 //! sink only pushes the event's message onto the call's bounded queue
 //! ([`super::progress_queue`]): it never blocks (the sink's contract), and
 //! a client that does not read loses the oldest messages, not memory. It
-//! sees names and counts only, never task text or output.
+//! sees names and counts only, never task text or output (of the model's
+//! task list, the counts).
 //! A run over the server's concurrency limit says `queued` until it has a
 //! slot, then `running`.
 
@@ -92,6 +93,14 @@ pub(crate) fn message(event: &ProgressEvent) -> String {
                 "{run_id}: tokens {input_tokens} in{cached}, {output_tokens} out, ${cost:.4}{cut}"
             )
         }
+        // Counts only: the item's text is the model's (the result carries
+        // the list).
+        ProgressEvent::Todos {
+            run_id,
+            done,
+            total,
+            ..
+        } => format!("{run_id}: tasks {done}/{total} done"),
         ProgressEvent::Ended { run_id, error } => match error {
             None => format!("{run_id}: ended ok"),
             Some(code) => format!("{run_id}: ended {code}"),

@@ -35,6 +35,17 @@ fn messages_name_turns_tools_and_tokens() {
         message(&cached),
         "r1: tokens 11 in (+93 cached), 30 out, $0.0000; the turn was cut by max_tokens"
     );
+    let todos = ProgressEvent::Todos {
+        run_id: "r1".to_owned(),
+        done: 1,
+        total: 3,
+        active: Some("Reading the secret plan".to_owned()),
+    };
+    assert_eq!(
+        message(&todos),
+        "r1: tasks 1/3 done",
+        "counts, no model text"
+    );
 }
 
 #[tokio::test]
