@@ -95,6 +95,9 @@ pub enum PrepareWarning {
     /// for every run of a workspace, so callers that prepare many runs say
     /// each line once.
     Agent(String),
+    /// What a config file's reading ignored (an MCP server's Codex-only
+    /// key, an HTTP server skipped): the same for every run.
+    Config(String),
 }
 
 /// Why a run could not be prepared; each message says what to do next.
@@ -250,6 +253,7 @@ pub fn prepare(
         .unwrap_or_default();
 
     let mut config = SupervisorConfig::new(worker, sessions_dir);
+    config.mcp_servers = mcp_registry(&files, overrides, warn);
     config.catalog = catalog;
     config.subagents_disabled = resolved.subagents_disabled;
     if let Some(n) = resolved.max_concurrent {
@@ -272,6 +276,43 @@ pub fn prepare(
         configured_provider: resolved.configured_provider,
         call_key_variables,
     })
+}
+
+/// The MCP servers of the config files (the user's, then a trusted
+/// project's), with every provider key variable the files and flags name
+/// marked as one no server may be given.
+fn mcp_registry(
+    files: &super::LoadedConfig,
+    overrides: &RunOverrides,
+    warn: &dyn Fn(PrepareWarning),
+) -> crate::mcp::McpRegistry {
+    let mut registry = crate::mcp::McpRegistry::default();
+    for kind in [
+        subagent_protocol::ProviderKind::OpenaiChat,
+        subagent_protocol::ProviderKind::Anthropic,
+        subagent_protocol::ProviderKind::VertexaiAnthropic,
+    ] {
+        registry.protect_variable(super::kind_defaults(kind).api_key_var);
+    }
+    if let Some(var) = &overrides.api_key_env {
+        registry.protect_variable(var);
+    }
+    for layer in files.layers() {
+        for warning in &layer.file.warnings {
+            warn(PrepareWarning::Config(warning.clone()));
+        }
+        for var in layer
+            .file
+            .providers
+            .values()
+            .filter_map(|p| p.api_key_env.as_deref())
+            .chain(layer.file.call_key_variables.iter().map(String::as_str))
+        {
+            registry.protect_variable(var);
+        }
+        registry.add_layer(layer.file.mcp_servers.iter().cloned());
+    }
+    registry
 }
 
 /// The output schema's text: the caller's file, else the agent file's.
