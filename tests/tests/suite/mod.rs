@@ -45,6 +45,7 @@ mod install;
 mod install_files;
 mod interpreter_question;
 mod masking;
+mod mcp_config;
 mod memory_fallback;
 mod model_faults;
 mod modes;
