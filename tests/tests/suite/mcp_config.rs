@@ -237,3 +237,51 @@ fn a_call_cannot_ask_for_a_server_its_operator_did_not_give() {
     );
     assert!(stdout.contains("get_current_time"), "{stdout}");
 }
+
+/// Claude Code's `.mcp.json` of a project counts once the project is
+/// trusted, like its config and agent files: a tool may have written it.
+#[test]
+fn a_projects_mcp_json_counts_only_once_trusted() {
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(workspace.path().join(".git")).unwrap();
+    std::fs::write(
+        workspace.path().join(".mcp.json"),
+        r#"{"mcpServers": {
+            "time": {"type": "stdio", "command": "sh", "args": ["-c", "${MCP_ARG:-true}"],
+                     "env": {"TOKEN": "${MCP_TOKEN}"}},
+            "remote": {"type": "http", "url": "https://example.invalid/mcp"}
+        }}"#,
+    )
+    .unwrap();
+    let config = user_config(PROVIDER);
+    let untrusted = run(config.path(), workspace.path(), &["--tools", "mcp__time"]);
+    assert_refused(
+        &untrusted,
+        &["no MCP server named `time`", "configured: none"],
+    );
+    assert!(
+        text(&untrusted).contains("ignoring the project configuration"),
+        "{}",
+        text(&untrusted)
+    );
+
+    let trusted = Command::new(binary("subagent"))
+        .arg("trust")
+        .arg(workspace.path())
+        .env("XDG_CONFIG_HOME", config.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(trusted.status.code(), Some(0), "{}", text(&trusted));
+    let out = run(config.path(), workspace.path(), &["--tools", "mcp__time"]);
+    assert!(
+        text(&out).contains("`remote` is skipped"),
+        "an HTTP server is named in a warning: {}",
+        text(&out)
+    );
+    let spec = echoed(&out);
+    let server = &spec["mcpServers"][0];
+    assert_eq!(server["name"], "time", "{spec}");
+    assert_eq!(server["args"], json!(["-c", "true"]));
+    assert_eq!(server["env"], json!(["TOKEN"]));
+}

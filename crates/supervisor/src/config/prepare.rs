@@ -124,6 +124,10 @@ pub enum PrepareError {
     /// The settings do not resolve (unknown provider, no model, ...).
     #[error(transparent)]
     Resolve(#[from] ResolveError),
+    /// A trusted project's `.mcp.json` cannot be used (the message names
+    /// the file and the server).
+    #[error("{0}")]
+    McpJson(String),
     /// The output schema file given by the caller cannot be read.
     #[error("--output-schema {}: cannot read the file", path.display())]
     OutputSchema {
@@ -253,7 +257,7 @@ pub fn prepare(
         .unwrap_or_default();
 
     let mut config = SupervisorConfig::new(worker, sessions_dir);
-    config.mcp_servers = mcp_registry(&files, overrides, warn);
+    config.mcp_servers = mcp_registry(&files, &project, overrides, warn)?;
     config.catalog = catalog;
     config.subagents_disabled = resolved.subagents_disabled;
     if let Some(n) = resolved.max_concurrent {
@@ -283,9 +287,10 @@ pub fn prepare(
 /// marked as one no server may be given.
 fn mcp_registry(
     files: &super::LoadedConfig,
+    project: &ProjectConfig,
     overrides: &RunOverrides,
     warn: &dyn Fn(PrepareWarning),
-) -> crate::mcp::McpRegistry {
+) -> Result<crate::mcp::McpRegistry, PrepareError> {
     let mut registry = crate::mcp::McpRegistry::default();
     for kind in [
         subagent_protocol::ProviderKind::OpenaiChat,
@@ -310,9 +315,35 @@ fn mcp_registry(
         {
             registry.protect_variable(var);
         }
-        registry.add_layer(layer.file.mcp_servers.iter().cloned());
     }
-    registry
+    // Lowest first: the user's file, a trusted project's `.mcp.json`
+    // (Claude Code's), the project's own config.toml.
+    if let Some(user) = &files.user {
+        registry.add_layer(user.file.mcp_servers.iter().cloned());
+    }
+    add_mcp_json(&mut registry, project, warn)?;
+    if let Some(own) = &files.project {
+        registry.add_layer(own.file.mcp_servers.iter().cloned());
+    }
+    Ok(registry)
+}
+
+/// The servers of the project's `.mcp.json`, when the project is trusted.
+fn add_mcp_json(
+    registry: &mut crate::mcp::McpRegistry,
+    project: &ProjectConfig,
+    warn: &dyn Fn(PrepareWarning),
+) -> Result<(), PrepareError> {
+    let Some(file) = project.trusted_mcp_json() else {
+        return Ok(());
+    };
+    let (entries, warnings) =
+        crate::mcp::parse_mcp_json(&file.path, &file.text).map_err(PrepareError::McpJson)?;
+    for warning in warnings {
+        warn(PrepareWarning::Config(warning));
+    }
+    registry.add_layer(entries);
+    Ok(())
 }
 
 /// The output schema's text: the caller's file, else the agent file's.
