@@ -285,3 +285,28 @@ fn a_projects_mcp_json_counts_only_once_trusted() {
     assert_eq!(server["args"], json!(["-c", "true"]));
     assert_eq!(server["env"], json!(["TOKEN"]));
 }
+
+#[test]
+fn config_show_lists_servers_with_their_values_masked() {
+    let config = user_config(&format!(
+        "{PROVIDER}[mcp_servers.time]\ncommand = \"uvx\"\nargs = [\"mcp-server-time\"]\n\
+         env = {{ SECRET = \"literal-secret-value\" }}\nenv_vars = [\"MCP_TOKEN\"]\n"
+    ));
+    let out = Command::new(binary("subagent"))
+        .args(["config", "show"])
+        .env("XDG_CONFIG_HOME", config.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(
+        all.contains("mcp_servers.time.command") && all.contains("uvx mcp-server-time"),
+        "{all}"
+    );
+    assert!(
+        all.contains("SECRET=***") && all.contains("MCP_TOKEN (passed through)"),
+        "{all}"
+    );
+    assert!(!all.contains("literal-secret-value"), "{all}");
+}
