@@ -310,3 +310,37 @@ fn config_show_lists_servers_with_their_values_masked() {
     );
     assert!(!all.contains("literal-secret-value"), "{all}");
 }
+
+#[test]
+fn doctor_lists_servers_and_warns_of_a_missing_command() {
+    let workspace = tempfile::tempdir().unwrap();
+    let config = user_config(&format!(
+        "{PROVIDER}[mcp_servers.time]\ncommand = \"sh\"\n\
+         [mcp_servers.gone]\ncommand = \"no-such-mcp-server-xyz\"\n"
+    ));
+    let out = Command::new(binary("subagent"))
+        .args(["doctor", "--workspace"])
+        .arg(workspace.path())
+        .env("XDG_CONFIG_HOME", config.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let all = text(&out);
+    let line = |name: &str| {
+        all.lines()
+            .find(|l| l.contains(&format!("mcp server {name}:")))
+            .unwrap_or_else(|| panic!("no line for {name}: {all}"))
+            .to_owned()
+    };
+    assert!(
+        line("time").starts_with("ok") && line("time").contains("config.toml"),
+        "{all}"
+    );
+    let gone = line("gone");
+    assert!(
+        gone.starts_with("warning")
+            && gone.contains("not found on PATH")
+            && gone.contains("install"),
+        "{gone}"
+    );
+}

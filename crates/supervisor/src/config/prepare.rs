@@ -328,6 +328,15 @@ fn mcp_registry(
     Ok(registry)
 }
 
+/// The MCP servers a run in `project`'s workspace would know, for
+/// `subagent doctor`: the config files' and a trusted `.mcp.json`'s.
+pub fn configured_mcp_servers(
+    files: &super::LoadedConfig,
+    project: &ProjectConfig,
+) -> Result<crate::mcp::McpRegistry, PrepareError> {
+    mcp_registry(files, project, &RunOverrides::default(), &|_| {})
+}
+
 /// The servers of the project's `.mcp.json`, when the project is trusted.
 fn add_mcp_json(
     registry: &mut crate::mcp::McpRegistry,

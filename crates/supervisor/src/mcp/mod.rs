@@ -35,6 +35,7 @@ pub use entry::{
 };
 pub use json_shape::{parse_inline_server, parse_mcp_json};
 pub use registry::McpRegistry;
+pub(crate) use resolve::find_program;
 pub use resolve::{McpResolveError, RunSide, resolve_server};
 pub use select::{McpSelection, is_mcp_name, mcp_covered, servers_for_run, split_mcp_tools};
 pub use toml_shape::{TomlServersError, parse_toml_servers};

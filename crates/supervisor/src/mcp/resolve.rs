@@ -281,7 +281,7 @@ fn selection(entry: &McpServerEntry, only: Option<&[String]>) -> Result<McpToolS
 
 /// `command` as an absolute path: itself when it holds a `/` (then it must
 /// be absolute), else the first executable file of that name on `PATH`.
-fn find_program(command: &str, env: EnvLookup<'_>) -> Result<PathBuf, String> {
+pub(crate) fn find_program(command: &str, env: EnvLookup<'_>) -> Result<PathBuf, String> {
     if command.contains('/') {
         let path = PathBuf::from(command);
         if !path.is_absolute() {
