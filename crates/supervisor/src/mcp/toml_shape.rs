@@ -288,7 +288,7 @@ fn timeout(
         _ => return Err((name, "expected a number".to_owned())),
     };
     let ms = number * factor;
-    if !ms.is_finite() || ms < 1.0 || ms > MAX_TIMEOUT_MS {
+    if !ms.is_finite() || !(1.0..=MAX_TIMEOUT_MS).contains(&ms) {
         return Err((
             name,
             format!("`{number}` is out of range; use more than 0 and at most a day"),
