@@ -46,6 +46,7 @@ mod install;
 mod install_files;
 mod interpreter_question;
 mod masking;
+mod mcp_config;
 mod mcp_servers;
 mod memory_fallback;
 mod model_faults;
