@@ -84,6 +84,11 @@ fn run_with_config(
     checked(&out, 0)
 }
 
+/// The one run of a `--json` result.
+fn run_of(result: &Value) -> &Value {
+    &result["details"]["results"][0]
+}
+
 /// `(callId, output, isError)` of each tool result line.
 fn results(lines: &[Value]) -> Vec<(String, String, bool)> {
     of_type(lines, "tool_result")
@@ -146,7 +151,7 @@ fn real_servers_from_pypi_and_npm_answer_through_the_cli_inside_the_sandbox() {
         home.path(),
         "mcp__time,mcp__fs__read_text_file,mcp__every",
     );
-    assert_eq!(result["status"], "completed", "{result}");
+    assert_eq!(run_of(&result)["stopReason"], "completed", "{result}");
     let offered = offered_tools(&model.requests()[0]);
     for wanted in [
         "mcp__time__get_current_time",
@@ -225,8 +230,8 @@ fn servers_that_crash_hang_or_flood_are_tool_errors_and_the_run_completes() {
         home.path(),
         "mcp__crash__echo,mcp__hang__echo,mcp__flood__echo",
     );
-    assert_eq!(result["status"], "completed", "{result}");
-    assert_eq!(result["output"], "went on");
+    assert_eq!(run_of(&result)["stopReason"], "completed", "{result}");
+    assert_eq!(run_of(&result)["output"], "went on");
     let results = results(&lines);
     assert_eq!(results.len(), 3, "{results:#?}");
     for (id, output, failed) in &results {
