@@ -182,6 +182,17 @@ fn config_probes(workspace: &Path) -> Vec<Probe> {
     let Some(config) = config else {
         return probes;
     };
+    match subagent_supervisor::config::configured_mcp_servers(&config, &project) {
+        Ok(servers) => probes.extend(doctor::mcp_server_probes(
+            &servers,
+            &super::run_flags::env_value,
+        )),
+        Err(e) => probes.push(Probe::missing(
+            "mcp servers",
+            e.to_string(),
+            "fix the project's .mcp.json at the server named",
+        )),
+    }
     // Each name once, as a run would see it: the project's entry wins.
     let mut seen = Vec::new();
     for layer in config.layers().rev() {

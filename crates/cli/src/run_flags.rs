@@ -37,7 +37,10 @@ const TOOLS_HELP: &str = "Tools the subagent may call, comma-separated, e.g. \
     general: the file tools, python_execute and bash; explorer, reviewer: the four read-only \
     file tools; researcher: those and the web tools). `--tools ''` or \
     `--tools none` runs without tools. An unknown name fails before anything starts \
-    (exit 2).
+    (exit 2). An MCP server's tools are named as Claude Code names them: \
+    `mcp__NAME` (all of a configured server's tools) or `mcp__NAME__TOOL` (one); \
+    servers are configured in `[mcp_servers.NAME]` of config.toml or a trusted \
+    project's .mcp.json.
 
 Built-in tools (paths are relative to --workspace and confined to it):
   bash_find       list files whose path matches a glob (.gitignore'd and hidden
@@ -167,7 +170,7 @@ pub(super) struct RunFlags {
     #[arg(long, value_name = "DIR")]
     pub(super) workspace: Option<PathBuf>,
     /// Tools the subagent may call, comma-separated (default: the agent's
-    /// own list; '' or `none` for no tools).
+    /// own list; '' or `none` for no tools; `mcp__NAME` for an MCP server's).
     #[arg(
         long,
         value_name = "LIST",

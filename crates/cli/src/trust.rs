@@ -171,7 +171,9 @@ pub(super) fn load_project(workspace: &Path) -> Result<ProjectConfig> {
 /// per process: a server or batch that prepares every request repeats none.
 pub(super) fn print_warning(warning: PrepareWarning) {
     static WARNED: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
-    let (PrepareWarning::ProjectIgnored(warning) | PrepareWarning::Agent(warning)) = warning;
+    let (PrepareWarning::ProjectIgnored(warning)
+    | PrepareWarning::Agent(warning)
+    | PrepareWarning::Config(warning)) = warning;
     let first = WARNED
         .lock()
         .map_or(true, |mut warned| warned.insert(warning.clone()));

@@ -27,6 +27,7 @@ pub mod frame;
 pub mod history;
 mod limit_reached;
 pub mod limits;
+pub mod mcp_server;
 pub mod message;
 mod mode;
 pub mod result;
@@ -41,6 +42,7 @@ pub use error_code::ErrorCode;
 pub use frame::{FrameError, FrameReader, FrameWriter, MaxPayload};
 pub use history::{HistoryMessage, HistoryToolCall};
 pub use limits::Limits;
+pub use mcp_server::{McpEnvVar, McpServerSpec, McpToolSelection};
 pub use message::{
     FromWorker, Hello, Outcome, SpawnRequest, StopReason, SubagentReply, ToWorker, WorkerEvent,
 };
@@ -60,4 +62,5 @@ pub use usage::Usage;
 /// 6: `TaskSpec::history` (resumed runs), `WorkerEvent::UserMessage`.
 /// 7: `PythonInterpreter::Pending`, `ToWorker::Python`.
 /// 8: `WebSettings::allow_link_local_networks`.
-pub const PROTOCOL_VERSION: u32 = 8;
+/// 9: `TaskSpec::mcp_servers`.
+pub const PROTOCOL_VERSION: u32 = 9;

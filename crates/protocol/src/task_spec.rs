@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::history::HistoryMessage;
 use crate::limits::Limits;
+use crate::mcp_server::McpServerSpec;
 use crate::usage::ModelPrice;
 
 /// One subagent run, as handed from supervisor to worker.
@@ -67,6 +68,10 @@ pub struct TaskSpec {
     /// left out when empty (an interrupted run continued as it stood)
     /// (protocol 6).
     pub history: Vec<HistoryMessage>,
+    /// The MCP servers this run uses, with the tools of each it offers
+    /// (`mcp__SERVER__TOOL`); empty for none (protocol 9). Their names are
+    /// not in `tools`.
+    pub mcp_servers: Vec<McpServerSpec>,
 }
 
 /// The Python interpreter of `python_execute`, as the supervisor found it.

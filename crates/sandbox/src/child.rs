@@ -41,10 +41,12 @@ use crate::spec::SandboxSpec;
 pub async fn spawn(spec: SandboxSpec) -> Result<SandboxedChild, SpawnError> {
     let runtime = Handle::try_current().map_err(|_| SpawnError::NoRuntime)?;
     let (grace, capture_limits, notice) = (spec.grace, spec.capture, spec.exit_notice);
+    let talks = spec.conversation;
     let Launched {
         status,
         cgroup,
         pid,
+        stdin,
         stdout,
         stderr,
         started,
@@ -110,15 +112,29 @@ pub async fn spawn(spec: SandboxSpec) -> Result<SandboxedChild, SpawnError> {
             inode,
         })
     };
-    guard.stdout = Some(
-        capture(
-            stdout,
-            Stream::Stdout,
-            capture_limits.stdout_hard_bytes,
-            stdout_inode,
-        )
-        .map_err(|e| setup_error("the stdout pipe", e))?,
-    );
+    let conversation = if talks {
+        let (Some(to_child), Some(from_child)) = (stdin, stdout) else {
+            return Err(setup_error(
+                "the conversation pipes",
+                std::io::Error::other("the pipe was not created"),
+            ));
+        };
+        Some(Conversation {
+            to_child,
+            from_child,
+        })
+    } else {
+        guard.stdout = Some(
+            capture(
+                stdout,
+                Stream::Stdout,
+                capture_limits.stdout_hard_bytes,
+                stdout_inode,
+            )
+            .map_err(|e| setup_error("the stdout pipe", e))?,
+        );
+        None
+    };
     guard.stderr = Some(
         capture(
             stderr,
@@ -134,8 +150,20 @@ pub async fn spawn(spec: SandboxSpec) -> Result<SandboxedChild, SpawnError> {
         killer,
         hint,
         layer,
+        conversation,
         run: guard,
     })
+}
+
+/// Our ends of a child's stdin and stdout ([`crate::SandboxSpec::conversation`]).
+/// Closing `to_child` is the child's end of input; `from_child` reads what
+/// it writes, unbounded: the reader caps what it keeps.
+#[derive(Debug)]
+pub struct Conversation {
+    /// The write end of the child's stdin.
+    pub to_child: OwnedFd,
+    /// The read end of the child's stdout.
+    pub from_child: OwnedFd,
 }
 
 /// A running sandboxed child. Dropping it kills and reaps the whole tree.
@@ -146,6 +174,7 @@ pub struct SandboxedChild {
     killer: KillHandle,
     hint: ExitHint,
     layer: Option<RunLayer>,
+    conversation: Option<Conversation>,
     run: Running,
 }
 
@@ -176,6 +205,12 @@ impl SandboxedChild {
     /// once: its descriptors keep the layer alive after the child is gone.
     pub fn take_layer(&mut self) -> Option<RunLayer> {
         self.layer.take()
+    }
+
+    /// Our ends of the child's stdin and stdout, once, when the spec asked
+    /// for a conversation.
+    pub fn take_conversation(&mut self) -> Option<Conversation> {
+        self.conversation.take()
     }
 
     /// Resolves once the leader has exited, the tree is dead and reaped, and

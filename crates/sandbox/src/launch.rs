@@ -39,6 +39,8 @@ pub(crate) struct Launched {
     pub(crate) status: SandboxStatus,
     pub(crate) cgroup: Option<ChildCgroup>,
     pub(crate) pid: u32,
+    /// The write end of the child's stdin, for a conversation.
+    pub(crate) stdin: Option<OwnedFd>,
     pub(crate) stdout: Option<OwnedFd>,
     pub(crate) stderr: Option<OwnedFd>,
     /// Just before the leader was started.
@@ -144,7 +146,12 @@ fn launch_here(mut spec: SandboxSpec) -> Result<Launched, SpawnError> {
     let started = Instant::now();
     let started_leader = start_leader(&spec, setup);
     let received = report.as_ref().map(handoff::receive);
-    let (pid, stdout, stderr) = match started_leader {
+    let Leader {
+        pid,
+        stdin,
+        stdout,
+        stderr,
+    } = match started_leader {
         Ok(started) => started,
         Err(_) if let Some(Received::Failed { step, errno }) = received => {
             return Err(SpawnError::Layer {
@@ -191,6 +198,7 @@ fn launch_here(mut spec: SandboxSpec) -> Result<Launched, SpawnError> {
         status,
         cgroup,
         pid,
+        stdin,
         stdout,
         stderr,
         started,
@@ -200,17 +208,26 @@ fn launch_here(mut spec: SandboxSpec) -> Result<Launched, SpawnError> {
     })
 }
 
+/// A started leader's pid and our ends of its pipes.
+struct Leader {
+    pid: u32,
+    stdin: Option<OwnedFd>,
+    stdout: Option<OwnedFd>,
+    stderr: Option<OwnedFd>,
+}
+
 /// Starts the leader: through a borrowed-memory spawn ([`crate::vfork`])
 /// where it can, else through `Command` (a `fork`): the tool sandbox's
-/// namespaces fork again inside the hook, and a program named without a
-/// path needs `Command`'s search. Returns its pid and our pipe ends.
-fn start_leader(
-    spec: &SandboxSpec,
-    setup: ChildSetup,
-) -> std::io::Result<(u32, Option<OwnedFd>, Option<OwnedFd>)> {
+/// namespaces fork again inside the hook, a program named without a path
+/// needs `Command`'s search, and a conversation needs a stdin pipe.
+fn start_leader(spec: &SandboxSpec, setup: ChildSetup) -> std::io::Result<Leader> {
     // A pinned working directory is entered by the setup, by descriptor.
     let cwd = (!setup.enters_cwd()).then_some(spec.cwd.as_path());
-    if spec.isolation.is_none() && !setup.enters_layer() && spec.program.is_absolute() {
+    if spec.isolation.is_none()
+        && !setup.enters_layer()
+        && !spec.conversation
+        && spec.program.is_absolute()
+    {
         let (child, stdout, stderr) = VforkSpawn::new(
             &spec.program,
             spec.args.iter().map(OsString::as_os_str),
@@ -219,7 +236,12 @@ fn start_leader(
             setup,
         )?;
         let pid = child.spawn()?;
-        return Ok((pid, Some(stdout), Some(stderr)));
+        return Ok(Leader {
+            pid,
+            stdin: None,
+            stdout: Some(stdout),
+            stderr: Some(stderr),
+        });
     }
     let mut command = Command::new(&spec.program);
     if let Some(cwd) = cwd {
@@ -229,7 +251,11 @@ fn start_leader(
         .args(&spec.args)
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
+        .stdin(if spec.conversation {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
@@ -240,12 +266,15 @@ fn start_leader(
         command.pre_exec(move || setup.apply_in_child());
     }
     let mut child = command.spawn()?;
-    let pid = child.id();
-    let stdout = child.stdout.take().map(OwnedFd::from);
-    let stderr = child.stderr.take().map(OwnedFd::from);
+    let leader = Leader {
+        pid: child.id(),
+        stdin: child.stdin.take().map(OwnedFd::from),
+        stdout: child.stdout.take().map(OwnedFd::from),
+        stderr: child.stderr.take().map(OwnedFd::from),
+    };
     // The std handle is not needed: the exit watch waits by pid.
     drop(child);
-    Ok((pid, stdout, stderr))
+    Ok(leader)
 }
 
 fn setup_error(what: &'static str, source: std::io::Error) -> SpawnError {

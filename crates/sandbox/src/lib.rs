@@ -4,7 +4,8 @@
 //! Used by the supervisor (for worker processes) and by tools (for tool
 //! processes). [`spawn`] takes a [`SandboxSpec`] and starts the program:
 //! its own process group, an environment of exactly `spec.env`, stdin
-//! `/dev/null`, the protocol socket as fd 3 and no other inherited fd,
+//! `/dev/null` (or, for a conversation such as an MCP server's stdio, a
+//! pipe from the caller), the protocol socket as fd 3 and no other inherited fd,
 //! rlimits (core 0, open files, file size, CPU), a per-child cgroup with
 //! memory (including swap) and pids caps where the machine allows it, and
 //! `PR_SET_PDEATHSIG` so it dies with us. stdout and stderr are captured with
@@ -73,7 +74,7 @@ mod vfork;
 
 pub use capture::Captured;
 pub use cgroup::{CgroupKind, cgroup_support, prewarm_attach};
-pub use child::{SandboxedChild, spawn};
+pub use child::{Conversation, SandboxedChild, spawn};
 pub use error::SpawnError;
 pub use exit::{ChildExit, ResourceUsage, Termination};
 pub use exit_watch::{ExitHint, ExitNotice};

@@ -84,6 +84,12 @@ pub struct SandboxSpec {
     /// ([`crate::SandboxedChild::take_layer`]). `None`: the child works in
     /// the directory itself.
     pub layer: Option<WorkspaceLayer>,
+    /// The child talks with its caller over stdin and stdout (an MCP
+    /// server's stdio): stdin is a pipe, and its write end and stdout's
+    /// read end come back with the child, uncaptured
+    /// ([`crate::SandboxedChild::take_conversation`]); stderr is captured
+    /// as always. `false`: stdin is `/dev/null` and stdout is captured.
+    pub conversation: bool,
 }
 
 /// Work for the cleanup of a child's tree ([`SandboxSpec::after_exit`]).
@@ -127,6 +133,7 @@ impl SandboxSpec {
             exit_notice: ExitNotice::default(),
             after_exit: None,
             layer: None,
+            conversation: false,
         }
     }
 }

@@ -492,6 +492,10 @@ pub fn worker_probe(worker: Option<&Path>) -> Probe {
 mod layer;
 pub use layer::{layer_support, workspace_layer_probe};
 
+#[path = "doctor_mcp.rs"]
+mod mcp;
+pub use mcp::mcp_server_probes;
+
 #[path = "doctor_endpoint.rs"]
 mod endpoint;
 pub use endpoint::{

@@ -46,6 +46,7 @@ mod git_call;
 pub mod git_guard;
 mod ignore_rules;
 pub mod list_dir;
+pub mod mcp;
 pub mod network;
 pub mod output_cap;
 pub mod pin;

@@ -36,7 +36,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use subagent_sandbox::net::NetworkOptions;
+use subagent_sandbox::net::{NetworkOptions, PrivateNetwork};
 use subagent_sandbox::{
     AfterExit, CaptureLimits, ChildExit, Isolation, KillReason, NotApplied, ResourceLimits,
     SandboxPolicy, SandboxSpec, Stream, Termination, protection,
@@ -59,7 +59,7 @@ pub(crate) const KILL_GRACE: Duration = Duration::from_secs(1);
 
 /// Largest file a tool process may write, bytes (less when less of the
 /// run's `--tool-disk` is left).
-const FILE_SIZE_BYTES: u64 = 256 * 1024 * 1024;
+pub(crate) const FILE_SIZE_BYTES: u64 = 256 * 1024 * 1024;
 
 const MIB: u64 = 1024 * 1024;
 
@@ -120,21 +120,7 @@ pub(crate) async fn run(call: ProcessCall, ctx: &ToolContext) -> Result<ToolOutp
         .prefix("subagent-tool-")
         .tempdir()
         .map_err(|e| ToolError::Failed(format!("cannot create a private tmp dir: {e}")))?;
-    let network = if ctx.process.allow_network {
-        let openers = ctx.web.addresses.openers();
-        let options = NetworkOptions {
-            allow_private_networks: openers.private_networks,
-            allow_link_local_networks: openers.link_local_networks,
-        };
-        Some(
-            ctx.network
-                .get(options)
-                .await
-                .map_err(|e| ToolError::Failed(e.to_string()))?,
-        )
-    } else {
-        None
-    };
+    let network = network_for(ctx).await?;
     let mut spec = tool_spec(&call, &workspace, private_tmp.path(), ctx);
     if let Some(isolation) = spec.isolation.as_mut() {
         isolation.private_network = network;
@@ -204,10 +190,33 @@ pub(crate) async fn run(call: ProcessCall, ctx: &ToolContext) -> Result<ToolOutp
     }
 }
 
+/// The run's private network when process tools have the network on
+/// (started by the first caller), else `None`.
+pub(crate) async fn network_for(
+    ctx: &ToolContext,
+) -> Result<Option<Arc<PrivateNetwork>>, ToolError> {
+    if !ctx.process.allow_network {
+        return Ok(None);
+    }
+    let openers = ctx.web.addresses.openers();
+    let options = NetworkOptions {
+        allow_private_networks: openers.private_networks,
+        allow_link_local_networks: openers.link_local_networks,
+    };
+    ctx.network
+        .get(options)
+        .await
+        .map(Some)
+        .map_err(|e| ToolError::Failed(e.to_string()))
+}
+
 /// The workspace's directory to run in: the run's pinned one, once its
 /// path is checked to still lead there; else (a context without a run)
 /// the directory `workspace` names now.
-fn workspace_root(workspace: &Path, ctx: &ToolContext) -> Result<Arc<OwnedFd>, ToolError> {
+pub(crate) fn workspace_root(
+    workspace: &Path,
+    ctx: &ToolContext,
+) -> Result<Arc<OwnedFd>, ToolError> {
     match &ctx.workspace_pin {
         Some(pin) => {
             pin.check(workspace).map_err(ToolError::Failed)?;
@@ -224,7 +233,7 @@ fn workspace_root(workspace: &Path, ctx: &ToolContext) -> Result<Arc<OwnedFd>, T
     }
 }
 
-fn tool_spec(
+pub(crate) fn tool_spec(
     call: &ProcessCall,
     workspace: &Path,
     private_tmp: &Path,

@@ -17,6 +17,7 @@ mod suite {
     mod loop_basic;
     mod loop_budget;
     mod loop_cancel;
+    mod loop_mcp;
     mod loop_report_back;
     mod loop_resume;
     mod loop_support;

@@ -166,6 +166,17 @@ fn echo_spec(io: &mut Io, spec: &TaskSpec) {
         "envNames": std::env::vars().map(|(k, _)| k).collect::<Vec<_>>(),
         "envHasKey": env_has_key,
         "cwd": std::env::current_dir().unwrap(),
+        "mcpServers": spec.mcp_servers.iter().map(|s| serde_json::json!({
+            "name": s.name,
+            "command": s.command,
+            "args": s.args,
+            "env": s.env.iter().map(|v| &v.name).collect::<Vec<_>>(),
+            "readOnly": s.read_only,
+            "only": s.tools.only,
+            "disabled": s.tools.disabled,
+            "startupMs": s.startup_timeout_ms,
+            "toolMs": s.tool_timeout_ms,
+        })).collect::<Vec<_>>(),
     });
     io.done(&report.to_string(), StopReason::Completed, None);
 }

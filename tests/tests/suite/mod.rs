@@ -1,3 +1,4 @@
+pub mod cached_installs;
 pub mod docs_model;
 pub mod docs_text;
 pub mod fault_proxy;
@@ -45,6 +46,8 @@ mod install;
 mod install_files;
 mod interpreter_question;
 mod masking;
+mod mcp_config;
+mod mcp_servers;
 mod memory_fallback;
 mod model_faults;
 mod modes;

@@ -20,79 +20,12 @@ const MCP_VERSION: &str = "2.3.0";
 /// The client script; written into each test's directory.
 const CLIENT: &str = include_str!("serve_mcp_client.py");
 
-/// The cache root, by the rule of xtask's `cache_root`.
-fn cache_root() -> PathBuf {
-    let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
-    if let Some(dir) = env("SUBAGENT_CACHE_DIR") {
-        PathBuf::from(dir)
-    } else if let Some(dir) = env("XDG_CACHE_HOME") {
-        PathBuf::from(dir).join("subagent")
-    } else {
-        PathBuf::from(env("HOME").expect("HOME or SUBAGENT_CACHE_DIR")).join(".cache/subagent")
-    }
-}
-
-/// The venv's python with `mcp` installed, made on first use: built in a
-/// temp dir beside it and renamed into place, so a venv is whole or absent
-/// (a half-done install never looks done). When it cannot be made the test
-/// is skipped with one line, except under CI, where it fails.
+/// The python of a venv with `mcp` installed, made on first use (see
+/// [`super::cached_installs`]).
 pub(super) fn mcp_python(test: &str) -> Option<PathBuf> {
-    let root = cache_root();
-    let venv = root.join(format!("python-mcp-{MCP_VERSION}"));
-    let python = venv.join("bin/python");
-    if python.exists() {
-        return Some(python);
-    }
-    let fail = |why: String| -> Option<PathBuf> {
-        assert!(std::env::var_os("CI").is_none(), "{test}: {why}");
-        eprintln!("skipping {test}: {why}");
-        None
-    };
-    if let Err(e) = std::fs::create_dir_all(&root) {
-        return fail(format!(
-            "cannot create the cache dir {}: {e}",
-            root.display()
-        ));
-    }
-    let tmp = tempfile::Builder::new()
-        .prefix(".python-mcp-")
-        .tempdir_in(&root)
-        .unwrap();
-    let staged = tmp.path().join("venv");
-    let steps: [(&str, Vec<String>); 2] = [
-        (
-            "python3",
-            vec!["-m".into(), "venv".into(), staged.display().to_string()],
-        ),
-        (
-            &staged.join("bin/python").display().to_string(),
-            vec![
-                "-m".into(),
-                "pip".into(),
-                "install".into(),
-                "--quiet".into(),
-                "--disable-pip-version-check".into(),
-                format!("mcp=={MCP_VERSION}"),
-            ],
-        ),
-    ];
-    for (program, args) in &steps {
-        match Command::new(program).args(args).output() {
-            Ok(out) if out.status.success() => {}
-            Ok(out) => {
-                return fail(format!(
-                    "{program} {args:?} failed: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                ));
-            }
-            Err(e) => return fail(format!("cannot run {program}: {e}")),
-        }
-    }
-    // Another test may have won the race; its venv is as good as ours.
-    if std::fs::rename(&staged, &venv).is_err() && !python.exists() {
-        return fail(format!("cannot move the venv into {}", venv.display()));
-    }
-    Some(python)
+    let requirement = format!("mcp=={MCP_VERSION}");
+    super::cached_installs::python_venv(test, &format!("python-mcp-{MCP_VERSION}"), &[&requirement])
+        .map(|venv| venv.join("bin/python"))
 }
 
 /// One test's directories: sessions, and the workspace every process of

@@ -10,9 +10,9 @@ use subagent_protocol::message::{LogLevel, OutcomeError};
 use subagent_protocol::usage::ModelPrice;
 use subagent_protocol::{
     ApiKey, Budget, ErrorCode, FrameReader, FromWorker, Hello, HistoryMessage, HistoryToolCall,
-    Limits, MaxPayload, Outcome, OutputMode, ProviderKind, ProviderSpec, PythonInterpreter,
-    SearchBackend, SearchKind, SpawnRequest, StopReason, SubagentReply, TaskSpec, ToWorker, Usage,
-    WebSettings, WorkerEvent,
+    Limits, MaxPayload, McpEnvVar, McpServerSpec, McpToolSelection, Outcome, OutputMode,
+    ProviderKind, ProviderSpec, PythonInterpreter, SearchBackend, SearchKind, SpawnRequest,
+    StopReason, SubagentReply, TaskSpec, ToWorker, Usage, WebSettings, WorkerEvent,
 };
 
 /// A small cap keeps arbitrary headers from allocating up to 16 MiB per case.
@@ -169,6 +169,7 @@ fn task_spec() -> impl Strategy<Value = TaskSpec> {
             option::of(python_interpreter()),
             vec(text(), 0..3),
             vec(history_message(), 0..4),
+            vec(mcp_server(), 0..3),
         ),
     )
         .prop_map(
@@ -183,7 +184,7 @@ fn task_spec() -> impl Strategy<Value = TaskSpec> {
                 (workspace_dir, depth, max_depth),
                 (allow_network, require_sandbox),
                 web,
-                (python, protected_paths, history),
+                (python, protected_paths, history, mcp_servers),
             )| TaskSpec {
                 run_id,
                 agent,
@@ -207,6 +208,7 @@ fn task_spec() -> impl Strategy<Value = TaskSpec> {
                 python,
                 protected_paths,
                 history,
+                mcp_servers,
             },
         )
 }
@@ -236,6 +238,40 @@ fn history_message() -> impl Strategy<Value = HistoryMessage> {
             }
         }),
     ]
+}
+
+fn mcp_server() -> impl Strategy<Value = McpServerSpec> {
+    (
+        (text(), text(), vec(text(), 0..3)),
+        vec((text(), text()), 0..3),
+        vec(text(), 0..2),
+        (any::<u64>(), any::<u64>()),
+        (option::of(vec(text(), 0..3)), vec(text(), 0..2)),
+    )
+        .prop_map(
+            |(
+                (name, command, args),
+                env,
+                read_only,
+                (startup_timeout_ms, tool_timeout_ms),
+                (only, disabled),
+            )| McpServerSpec {
+                name,
+                command,
+                args,
+                env: env
+                    .into_iter()
+                    .map(|(name, value)| McpEnvVar {
+                        name,
+                        value: ApiKey::new(value),
+                    })
+                    .collect(),
+                read_only,
+                startup_timeout_ms,
+                tool_timeout_ms,
+                tools: McpToolSelection { only, disabled },
+            },
+        )
 }
 
 fn python_interpreter() -> impl Strategy<Value = PythonInterpreter> {

@@ -7,9 +7,10 @@ use std::collections::BTreeSet;
 use subagent_protocol::message::{LogLevel, OutcomeError};
 use subagent_protocol::usage::ModelPrice;
 use subagent_protocol::{
-    ApiKey, Budget, ErrorCode, FromWorker, Hello, HistoryMessage, HistoryToolCall, Limits, Outcome,
-    OutputMode, ProviderKind, ProviderSpec, PythonInterpreter, SearchBackend, SearchKind,
-    SpawnRequest, StopReason, SubagentReply, TaskSpec, ToWorker, Usage, WebSettings, WorkerEvent,
+    ApiKey, Budget, ErrorCode, FromWorker, Hello, HistoryMessage, HistoryToolCall, Limits,
+    McpEnvVar, McpServerSpec, McpToolSelection, Outcome, OutputMode, ProviderKind, ProviderSpec,
+    PythonInterpreter, SearchBackend, SearchKind, SpawnRequest, StopReason, SubagentReply,
+    TaskSpec, ToWorker, Usage, WebSettings, WorkerEvent,
 };
 
 /// A task spec with every optional field set and every limit distinct from
@@ -109,6 +110,22 @@ pub fn full_task_spec() -> TaskSpec {
                 is_error: false,
             },
         ],
+        mcp_servers: vec![McpServerSpec {
+            name: "time".into(),
+            command: "/opt/mcp/bin/mcp-server-time".into(),
+            args: vec!["--local-timezone".into(), "UTC".into()],
+            env: vec![McpEnvVar {
+                name: "TOKEN".into(),
+                value: ApiKey::new("s3cret"),
+            }],
+            read_only: vec!["/opt/mcp".into()],
+            startup_timeout_ms: 10_000,
+            tool_timeout_ms: 60_000,
+            tools: McpToolSelection {
+                only: Some(vec!["get_current_time".into()]),
+                disabled: vec!["convert_time".into()],
+            },
+        }],
     }
 }
 
@@ -143,6 +160,7 @@ pub fn minimal_task_spec() -> TaskSpec {
         python: None,
         protected_paths: Vec::new(),
         history: Vec::new(),
+        mcp_servers: Vec::new(),
     }
 }
 

@@ -2,6 +2,7 @@
 
 mod capture;
 mod cgroup_limits;
+mod conversation;
 mod deadline;
 mod exit_status;
 mod exit_watch;

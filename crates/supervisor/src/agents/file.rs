@@ -35,7 +35,8 @@
 //! `Bash(git:*)` gives its tool with a warning that the pattern is not
 //! enforced (docs/decisions.md, "Bash patterns"). Either flavor may list
 //! `subagent` (Claude Code's `Task`), which admission takes away at the
-//! depth limit. This module never reads the disk: the caller does.
+//! depth limit, and MCP tools as Claude Code names them (`mcp__NAME`,
+//! `mcp__NAME__TOOL`), which select configured servers (`crate::mcp`). This module never reads the disk: the caller does.
 
 use std::path::{Path, PathBuf};
 
@@ -311,9 +312,11 @@ fn split_frontmatter(text: &str) -> Option<(&str, &str)> {
     None
 }
 
-/// A tool an agent file may name here: a built-in, or `subagent`.
+/// A tool an agent file may name here: a built-in, `subagent`, or an MCP
+/// server's (`mcp__NAME`, `mcp__NAME__TOOL`: kept whether or not NAME is
+/// configured; a run leaves out a server nobody configured).
 fn is_tool_here(name: &str) -> bool {
-    name == SUBAGENT || BUILTIN_TOOLS.contains(&name)
+    name == SUBAGENT || BUILTIN_TOOLS.contains(&name) || crate::mcp::is_mcp_name(name)
 }
 
 /// Claude Code tool names as ours; names with no equivalent are dropped and
@@ -337,7 +340,9 @@ fn map_claude_tools(listed: &[String], warnings: &mut Vec<AgentWarning>) -> Vec<
                     .copied()
                     .chain([SUBAGENT])
                     .find(|t| *t == tool)
-            });
+            })
+            // Claude Code's own name for an MCP server's tool, kept as is.
+            .or_else(|| crate::mcp::is_mcp_name(tool).then_some(tool));
         match ours {
             Some(ours) => {
                 if pattern {

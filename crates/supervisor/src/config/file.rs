@@ -36,6 +36,10 @@
 //! allow_raise = ["timeout"]         # limit names, tools, network, model, ...
 //! allowed_models = ["gpt-4o-mini"]  # models a caller may pick besides the server's
 //!
+//! [mcp_servers.time]                # an MCP server runs may select (`mcp__time`)
+//! command = "uvx"                   # Codex's keys: args, env, env_vars, timeouts, ...
+//! args = ["mcp-server-time"]
+//!
 //! [call]                            # user config only: what `subagent call` payloads may name
 //! allowed_api_key_env = ["LOCAL_API_KEY"]  # key variables besides the kind's own
 //! ```
@@ -152,6 +156,11 @@ pub struct ConfigFile {
     /// payload's `api_key_name` may name besides its provider kind's own;
     /// read from the user's file only.
     pub call_key_variables: Vec<String>,
+    /// `[mcp_servers.NAME]`: MCP servers a run may select (Codex's shape,
+    /// `crate::mcp`).
+    pub mcp_servers: Vec<crate::mcp::McpServerEntry>,
+    /// What reading the file ignored (Codex-only MCP keys), one line each.
+    pub warnings: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -171,6 +180,7 @@ struct RawConfig {
     web: Option<RawWeb>,
     serve: Option<RawServe>,
     call: Option<RawCall>,
+    mcp_servers: Option<toml::Table>,
 }
 
 #[derive(Deserialize)]
@@ -402,6 +412,17 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigFileErr
             call.allowed_api_key_env
         }
     };
+    let (mcp_servers, warnings) = match &raw.mcp_servers {
+        None => (Vec::new(), Vec::new()),
+        Some(table) => crate::mcp::parse_toml_servers(path, table).map_err(|e| {
+            let header = line_of(text, &format!("[mcp_servers.{}]", e.server));
+            let line = e
+                .key
+                .as_deref()
+                .map_or(header, |key| line_of_key_after(text, key, header));
+            invalid(line, e.message)
+        })?,
+    };
     Ok(ConfigFile {
         default_provider: raw.default_provider,
         default_agent: raw.default_agent,
@@ -416,6 +437,8 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigFileErr
         web_allow_link_local_networks: raw.web.as_ref().and_then(|w| w.allow_link_local_networks),
         serve,
         call_key_variables,
+        mcp_servers,
+        warnings,
     })
 }
 

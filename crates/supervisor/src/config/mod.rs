@@ -56,8 +56,8 @@ pub use locations::{
 };
 pub use overrides::RequestPatch;
 pub use prepare::{
-    PrepareError, PrepareSettings, PrepareWarning, Prepared, agent_tools, env_value, prepare,
-    workspace_catalog, workspace_project,
+    PrepareError, PrepareSettings, PrepareWarning, Prepared, agent_tools, configured_mcp_servers,
+    env_value, prepare, workspace_catalog, workspace_project,
 };
 pub use project_files::{SkippedFile, md_files_in};
 pub use provenance::{EnvLookup, Origin, ResolveError, Sourced};

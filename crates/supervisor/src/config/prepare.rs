@@ -95,6 +95,9 @@ pub enum PrepareWarning {
     /// for every run of a workspace, so callers that prepare many runs say
     /// each line once.
     Agent(String),
+    /// What a config file's reading ignored (an MCP server's Codex-only
+    /// key, an HTTP server skipped): the same for every run.
+    Config(String),
 }
 
 /// Why a run could not be prepared; each message says what to do next.
@@ -121,6 +124,10 @@ pub enum PrepareError {
     /// The settings do not resolve (unknown provider, no model, ...).
     #[error(transparent)]
     Resolve(#[from] ResolveError),
+    /// A trusted project's `.mcp.json` cannot be used (the message names
+    /// the file and the server).
+    #[error("{0}")]
+    McpJson(String),
     /// The output schema file given by the caller cannot be read.
     #[error("--output-schema {}: cannot read the file", path.display())]
     OutputSchema {
@@ -250,6 +257,7 @@ pub fn prepare(
         .unwrap_or_default();
 
     let mut config = SupervisorConfig::new(worker, sessions_dir);
+    config.mcp_servers = mcp_registry(&files, &project, overrides, warn)?;
     config.catalog = catalog;
     config.subagents_disabled = resolved.subagents_disabled;
     if let Some(n) = resolved.max_concurrent {
@@ -272,6 +280,79 @@ pub fn prepare(
         configured_provider: resolved.configured_provider,
         call_key_variables,
     })
+}
+
+/// The MCP servers of the config files (the user's, then a trusted
+/// project's), with every provider key variable the files and flags name
+/// marked as one no server may be given.
+fn mcp_registry(
+    files: &super::LoadedConfig,
+    project: &ProjectConfig,
+    overrides: &RunOverrides,
+    warn: &dyn Fn(PrepareWarning),
+) -> Result<crate::mcp::McpRegistry, PrepareError> {
+    let mut registry = crate::mcp::McpRegistry::default();
+    for kind in [
+        subagent_protocol::ProviderKind::OpenaiChat,
+        subagent_protocol::ProviderKind::Anthropic,
+        subagent_protocol::ProviderKind::VertexaiAnthropic,
+    ] {
+        registry.protect_variable(super::kind_defaults(kind).api_key_var);
+    }
+    if let Some(var) = &overrides.api_key_env {
+        registry.protect_variable(var);
+    }
+    for layer in files.layers() {
+        for warning in &layer.file.warnings {
+            warn(PrepareWarning::Config(warning.clone()));
+        }
+        for var in layer
+            .file
+            .providers
+            .values()
+            .filter_map(|p| p.api_key_env.as_deref())
+            .chain(layer.file.call_key_variables.iter().map(String::as_str))
+        {
+            registry.protect_variable(var);
+        }
+    }
+    // Lowest first: the user's file, a trusted project's `.mcp.json`
+    // (Claude Code's), the project's own config.toml.
+    if let Some(user) = &files.user {
+        registry.add_layer(user.file.mcp_servers.iter().cloned());
+    }
+    add_mcp_json(&mut registry, project, warn)?;
+    if let Some(own) = &files.project {
+        registry.add_layer(own.file.mcp_servers.iter().cloned());
+    }
+    Ok(registry)
+}
+
+/// The MCP servers a run in `project`'s workspace would know, for
+/// `subagent doctor`: the config files' and a trusted `.mcp.json`'s.
+pub fn configured_mcp_servers(
+    files: &super::LoadedConfig,
+    project: &ProjectConfig,
+) -> Result<crate::mcp::McpRegistry, PrepareError> {
+    mcp_registry(files, project, &RunOverrides::default(), &|_| {})
+}
+
+/// The servers of the project's `.mcp.json`, when the project is trusted.
+fn add_mcp_json(
+    registry: &mut crate::mcp::McpRegistry,
+    project: &ProjectConfig,
+    warn: &dyn Fn(PrepareWarning),
+) -> Result<(), PrepareError> {
+    let Some(file) = project.trusted_mcp_json() else {
+        return Ok(());
+    };
+    let (entries, warnings) =
+        crate::mcp::parse_mcp_json(&file.path, &file.text).map_err(PrepareError::McpJson)?;
+    for warning in warnings {
+        warn(PrepareWarning::Config(warning));
+    }
+    registry.add_layer(entries);
+    Ok(())
 }
 
 /// The output schema's text: the caller's file, else the agent file's.

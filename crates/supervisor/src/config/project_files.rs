@@ -27,6 +27,8 @@ pub enum ProjectFileKind {
     Config,
     /// An agent file of this flavor.
     Agent(AgentFileFlavor),
+    /// A `.mcp.json` (Claude Code's MCP servers of a project).
+    McpJson,
 }
 
 /// One project file as read for the trust check.
@@ -67,7 +69,7 @@ impl ReadFiles {
     /// fails only when a regular file cannot be read.
     pub(super) fn read(&mut self, path: PathBuf, kind: ProjectFileKind) -> Result<(), TrustError> {
         let cap = match kind {
-            ProjectFileKind::Config => CONFIG_FILE_CAP,
+            ProjectFileKind::Config | ProjectFileKind::McpJson => CONFIG_FILE_CAP,
             ProjectFileKind::Agent(_) => AGENT_FILE_CAP,
         };
         let total = self.total;

@@ -116,6 +116,7 @@ pub fn describe_config(config: &LoadedConfig, env: EnvLookup<'_>) -> Vec<Sourced
         out.push(sourced(switch.key(), &allow.to_string(), origin));
     }
     out.extend(raise_settings(config));
+    out.extend(mcp_servers(config));
 
     for kind in [ProviderKind::OpenaiChat, ProviderKind::Anthropic] {
         let defaults = kind_defaults(kind);
@@ -210,4 +211,54 @@ fn key_state(var: &str, env: EnvLookup<'_>) -> String {
         Some(_) => format!("{var} (set: ***)"),
         None => format!("{var} (not set)"),
     }
+}
+
+/// Each config file's MCP servers (the highest file's of a name): program,
+/// arguments, the variables' names (never their values), timeouts and
+/// whether it is enabled. A project's `.mcp.json` is no config.toml
+/// layer and is not listed here.
+fn mcp_servers(config: &LoadedConfig) -> Vec<Sourced> {
+    let mut out = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for layer in config.layers().rev() {
+        let origin = layer_origin(config, &layer.path);
+        for entry in &layer.file.mcp_servers {
+            if seen.contains(&entry.name.as_str()) {
+                continue;
+            }
+            seen.push(&entry.name);
+            let key = |field: &str| format!("mcp_servers.{}.{field}", entry.name);
+            let mut command = entry.command.clone();
+            for arg in &entry.args {
+                command.push(' ');
+                command.push_str(&subagent_redact::mask_patterns(arg));
+            }
+            out.push(sourced(&key("command"), &command, origin.clone()));
+            let env: Vec<String> = entry
+                .env
+                .iter()
+                .map(|(var, value)| match value {
+                    crate::mcp::EnvValue::Passthrough => format!("{var} (passed through)"),
+                    _ => format!("{var}=***"),
+                })
+                .collect();
+            if !env.is_empty() {
+                out.push(sourced(&key("env"), &env.join(", "), origin.clone()));
+            }
+            out.push(sourced(
+                &key("timeouts"),
+                &format!(
+                    "startup {} ms, tool {} ms",
+                    entry.startup_timeout_ms, entry.tool_timeout_ms
+                ),
+                origin.clone(),
+            ));
+            out.push(sourced(
+                &key("enabled"),
+                &entry.enabled.to_string(),
+                origin.clone(),
+            ));
+        }
+    }
+    out
 }

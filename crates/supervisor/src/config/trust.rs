@@ -1,4 +1,4 @@
-//! Project trust: a project's `.subagent/config.toml` and agent files
+//! Project trust: a project's `.subagent/config.toml`, `.mcp.json` and agent files
 //! (`.subagent/agents/*.md`, `.claude/agents/*.md`, in the workspace and
 //! each parent up to the repository root) count only when the operator
 //! trusted them as they are now, like `direnv allow` or `mise trust`.
@@ -108,7 +108,7 @@ impl ProjectConfig {
     pub fn skipped_config_warnings(&self) -> Vec<String> {
         self.skipped
             .iter()
-            .filter(|f| f.kind == ProjectFileKind::Config)
+            .filter(|f| matches!(f.kind, ProjectFileKind::Config | ProjectFileKind::McpJson))
             .map(|f| format!("warning: project config skipped: {}", f.reason))
             .collect()
     }
@@ -129,11 +129,20 @@ impl ProjectConfig {
             .find(|f| f.kind == ProjectFileKind::Config)
     }
 
+    /// The `.mcp.json` a run loads: the nearest, when the project is
+    /// trusted.
+    pub fn trusted_mcp_json(&self) -> Option<&ProjectFile> {
+        self.trusted_files()
+            .iter()
+            .find(|f| f.kind == ProjectFileKind::McpJson)
+    }
+
     /// True when a `file` of the record lies where this workspace looks
     /// for project files (so its absence means it was removed).
     pub(super) fn watches(&self, file: &Path) -> bool {
         self.dirs.iter().any(|dir| {
             file == dir.join(PROJECT_CONFIG)
+                || file == dir.join(MCP_JSON)
                 || file.parent().is_some_and(|parent| {
                     parent == dir.join(SUBAGENT_AGENTS) || parent == dir.join(CLAUDE_AGENTS)
                 })
@@ -225,6 +234,8 @@ impl ProjectConfig {
     }
 }
 
+/// Claude Code's project MCP servers, in a project directory.
+const MCP_JSON: &str = ".mcp.json";
 /// `.subagent/agents` under a project directory.
 const SUBAGENT_AGENTS: &str = ".subagent/agents";
 /// Claude Code's agent files under a project directory.
@@ -243,6 +254,10 @@ pub fn read_project(workspace: &Path, store: Option<&Path>) -> Result<ProjectCon
         // Whatever stands at the name (a link included) is looked at.
         if std::fs::symlink_metadata(&config).is_ok() {
             read.read(config, ProjectFileKind::Config)?;
+        }
+        let mcp_json = dir.join(MCP_JSON);
+        if std::fs::symlink_metadata(&mcp_json).is_ok() {
+            read.read(mcp_json, ProjectFileKind::McpJson)?;
         }
         for (sub, flavor) in [
             (SUBAGENT_AGENTS, AgentFileFlavor::Subagent),

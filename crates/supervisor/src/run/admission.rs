@@ -352,6 +352,10 @@ impl Admission {
         if let Err(e) = tools_check {
             return Err(Refusal::new(ErrorCode::InvalidInput, e.to_string()));
         }
+        // Its MCP servers, resolved now so a refusal costs no process; the
+        // spec resolves them again from the same settings.
+        super::spec::mcp_servers(config, request, agent)
+            .map_err(|why| Refusal::new(ErrorCode::InvalidInput, why))?;
         check_depth(request.caller_depth, request.max_depth, "a child")?;
         if let Some(schema) = &request.output_schema_json
             && let Err(e) = subagent_report_back::ReportBackSchema::compile(schema)

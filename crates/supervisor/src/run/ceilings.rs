@@ -177,7 +177,7 @@ impl Ceilings {
         // refusal lists every known tool.
         let extra: Vec<String> = wanted
             .iter()
-            .filter(|t| !self.tools.contains(t) && is_known_tool(t))
+            .filter(|t| !self.covers(t) && is_known_tool(t))
             .cloned()
             .collect();
         if extra.is_empty() {
@@ -193,14 +193,14 @@ impl Ceilings {
         }
         // The agent's own list: the caller asked for nothing, so it runs
         // with the part of it the operator allows.
-        request.tools = Some(
-            wanted
-                .iter()
-                .filter(|t| self.tools.contains(t))
-                .cloned()
-                .collect(),
-        );
+        request.tools = Some(wanted.iter().filter(|t| self.covers(t)).cloned().collect());
         Ok(())
+    }
+
+    /// Whether the ceiling's tools allow `tool`: it lists it, or, for an
+    /// MCP tool, its whole server (`mcp__NAME` covers `mcp__NAME__TOOL`).
+    fn covers(&self, tool: &str) -> bool {
+        self.tools.iter().any(|t| t == tool) || crate::mcp::mcp_covered(&self.tools, tool)
     }
 
     fn admit_switches(&self, request: &RunRequest) -> Result<(), CeilingError> {
@@ -339,7 +339,9 @@ impl Ceilings {
 }
 
 fn is_known_tool(name: &str) -> bool {
-    name == tool_names::SUBAGENT || tool_names::BUILTIN_TOOLS.contains(&name)
+    name == tool_names::SUBAGENT
+        || tool_names::BUILTIN_TOOLS.contains(&name)
+        || crate::mcp::is_mcp_name(name)
 }
 
 /// True when `asked` is more than `ceiling` (`None`: unlimited).

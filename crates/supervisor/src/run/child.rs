@@ -208,6 +208,8 @@ async fn prepare(
     Box<SubagentResult>,
 > {
     let mut probe_spec = spec::task_spec(request, &agent, &new_run_id(), config.sandbox_policy);
+    probe_spec.mcp_servers = spec::mcp_servers(config, request, &agent)
+        .map_err(|message| Box::new(SubagentResult::refusal(ErrorCode::InvalidInput, message)))?;
     probe_spec.python = super::python::for_tools(&probe_spec.tools);
     probe_spec.protected_paths = protected.iter().map(|p| p.display().to_string()).collect();
     if let Err(message) = spec::check_spec_fits(&probe_spec) {

@@ -81,6 +81,9 @@ pub struct SupervisorConfig {
     /// Told of every child's streamed text, reasoning, tool calls and
     /// results; `None` (the default) tells no one.
     pub content: Option<ContentSink>,
+    /// The MCP servers runs may select by tool name (`mcp__NAME`), from
+    /// the config files; none by default.
+    pub mcp_servers: crate::mcp::McpRegistry,
 }
 
 impl SupervisorConfig {
@@ -100,6 +103,7 @@ impl SupervisorConfig {
             subagents_disabled: None,
             progress: None,
             content: None,
+            mcp_servers: crate::mcp::McpRegistry::default(),
         }
     }
 }

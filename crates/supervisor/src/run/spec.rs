@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use subagent_protocol::frame::encode_frame;
 use subagent_protocol::session::SandboxStatus;
-use subagent_protocol::{FrameError, MaxPayload, TaskSpec, ToWorker, tool_names};
+use subagent_protocol::{FrameError, MaxPayload, McpServerSpec, TaskSpec, ToWorker, tool_names};
 use subagent_sandbox::{Isolation, SandboxPolicy, SandboxSpec};
 
 use super::config::{CAPTURE_KEEP, SupervisorConfig, tools_for_depth};
@@ -67,6 +67,7 @@ pub(super) fn sandbox_spec(
         exit_notice: subagent_sandbox::ExitNotice::AfterHangUp,
         after_exit: None,
         layer: None,
+        conversation: false,
     }
 }
 
@@ -93,7 +94,7 @@ pub(super) fn check_spec_fits(spec: &TaskSpec) -> Result<(), String> {
 /// stack (slirp4netns or pasta): without one the run is refused before it
 /// starts, never given the host's network.
 pub(super) fn check_network_stack(spec: &TaskSpec) -> Result<(), String> {
-    if !spec.allow_network || !has_process_tool(&spec.tools) {
+    if !spec.allow_network || !has_process_tool(spec) {
         return Ok(());
     }
     match subagent_sandbox::net::current_stack() {
@@ -110,7 +111,7 @@ pub(super) fn check_network_stack(spec: &TaskSpec) -> Result<(), String> {
 /// cap that cannot be had listed as not applied, and the rlimit memory
 /// fallback); `None` when it has no process tool.
 pub(super) fn tool_sandbox_status(spec: &TaskSpec) -> Option<SandboxStatus> {
-    if !has_process_tool(&spec.tools) {
+    if !has_process_tool(spec) {
         return None;
     }
     let mut isolation = Isolation::strict(vec![PathBuf::from(&spec.workspace_dir)]);
@@ -126,12 +127,41 @@ pub(super) fn tool_sandbox_status(spec: &TaskSpec) -> Option<SandboxStatus> {
     Some(status)
 }
 
-/// Whether `tools` holds a tool that runs in the tool sandbox
-/// ([`tool_names::PROCESS_TOOLS`]).
-fn has_process_tool(tools: &[String]) -> bool {
-    tools
-        .iter()
-        .any(|t| tool_names::PROCESS_TOOLS.contains(&t.as_str()))
+/// Whether the run has a tool that runs in the tool sandbox
+/// ([`tool_names::PROCESS_TOOLS`]) or an MCP server, which runs there too.
+fn has_process_tool(spec: &TaskSpec) -> bool {
+    !spec.mcp_servers.is_empty()
+        || spec
+            .tools
+            .iter()
+            .any(|t| tool_names::PROCESS_TOOLS.contains(&t.as_str()))
+}
+
+/// The MCP servers the run selected by its tool names (`mcp__NAME`,
+/// `mcp__NAME__TOOL`: the caller's, else its agent's), resolved from the
+/// supervisor's configured ones. A server the caller named that is not
+/// configured, a program in the workspace, or a provider key given to a
+/// server is the refusal's text; a server only the agent's file names
+/// and nobody configured is left out (`agents ls --warnings` names it).
+pub(super) fn mcp_servers(
+    config: &SupervisorConfig,
+    request: &RunRequest,
+    agent: &AgentDefinition,
+) -> Result<Vec<McpServerSpec>, String> {
+    let (tools, strict) = match &request.tools {
+        Some(tools) => (tools.as_slice(), true),
+        None => (agent.tools.as_slice(), false),
+    };
+    if !tools.iter().any(|t| crate::mcp::is_mcp_name(t)) {
+        return Ok(Vec::new());
+    }
+    let run = crate::mcp::RunSide {
+        workspace: &request.workspace_dir,
+        provider_key: request.provider.api_key.as_ref().map(|k| k.expose()),
+        protected_vars: config.mcp_servers.protected_variables(),
+        env: &crate::config::env_value,
+    };
+    crate::mcp::servers_for_run(tools, strict, &config.mcp_servers, &[], &run)
 }
 
 /// What the worker is told to do: the request over its agent's defaults.
@@ -144,6 +174,11 @@ pub(super) fn task_spec(
     let child_depth = request.caller_depth.saturating_add(1);
     let tools = request.tools.clone().unwrap_or_else(|| agent.tools.clone());
     let tools = tools_for_depth(tools, child_depth, request.max_depth);
+    // MCP names select servers (`mcp_servers`), they are no built-in tool.
+    let tools: Vec<String> = tools
+        .into_iter()
+        .filter(|t| !crate::mcp::is_mcp_name(t))
+        .collect();
     TaskSpec {
         run_id: run_id.to_owned(),
         agent: request.agent.clone(),
@@ -173,6 +208,8 @@ pub(super) fn task_spec(
             .as_ref()
             .map(|r| r.history.clone())
             .unwrap_or_default(),
+        // Resolved from the configuration by `mcp_servers`, which can refuse.
+        mcp_servers: Vec::new(),
     }
 }
 

@@ -99,7 +99,12 @@ pub(super) fn check_tool_subset(
     for name in names {
         if name == REPORT_BACK_TOOL_NAME {
             report_back = true;
-        } else if !known_tools().any(|known| known == name) && !unknown.contains(name) {
+        } else if !known_tools().any(|known| known == name)
+            // An MCP name's server is checked against the configuration
+            // (`spec::mcp_servers`), whose refusal lists the servers.
+            && !crate::mcp::is_mcp_name(name)
+            && !unknown.contains(name)
+        {
             unknown.push(name.clone());
         }
     }

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use subagent_protocol::message::{LogLevel, OutcomeError};
 use subagent_protocol::usage::ModelPrice;
 use subagent_protocol::{ErrorCode, Outcome, StopReason, TaskSpec, Usage, WorkerEvent};
+use subagent_tools::mcp::{self, McpServers};
 use subagent_tools::{PythonLater, REPORT_BACK_TOOL_NAME, ToolContext, ToolRegistry, cap_output};
 use tokio_util::sync::CancellationToken;
 
@@ -81,9 +82,27 @@ pub async fn run_task_with_subagents(
             );
         }
     };
-    AgentLoop::new(spec, provider, tools, contract, env, subagents)
+    let tool_ctx = tool_context(spec, env.python_later.clone());
+    AgentLoop::new(spec, provider, tools, contract, env, tool_ctx, subagents)
         .run()
         .await
+}
+
+/// The context every tool call of the run gets.
+fn tool_context(spec: &TaskSpec, python_later: Option<PythonLater>) -> ToolContext {
+    ToolContext::from_limits(
+        PathBuf::from(&spec.workspace_dir),
+        &spec.limits,
+        spec.allow_network,
+        spec.require_sandbox,
+    )
+    .with_web(&spec.web)
+    .with_python(spec.python.as_ref(), python_later)
+    .with_protected(&spec.protected_paths)
+    .with_workspace_pin(
+        super::workspace::workspace_pin(Path::new(&spec.workspace_dir)),
+        &spec.run_id,
+    )
 }
 
 fn invalid_input(spec: &TaskSpec, message: String) -> Outcome {
@@ -127,6 +146,7 @@ impl<'s> AgentLoop<'s> {
         tools: ToolRegistry,
         contract: OutputContract,
         env: TaskEnv,
+        tool_ctx: ToolContext,
         subagents: Option<SubagentCalls>,
     ) -> Self {
         let mut definitions: Vec<ToolDefinition> = tools
@@ -147,7 +167,6 @@ impl<'s> AgentLoop<'s> {
             Some(line) => format!("{}\n\n{line}", spec.system_prompt),
             None => spec.system_prompt.clone(),
         };
-        let limits = &spec.limits;
         Self {
             provider,
             request: ChatRequest {
@@ -159,19 +178,7 @@ impl<'s> AgentLoop<'s> {
             tools,
             subagents,
             available: available_list(&names),
-            tool_ctx: ToolContext::from_limits(
-                PathBuf::from(&spec.workspace_dir),
-                limits,
-                spec.allow_network,
-                spec.require_sandbox,
-            )
-            .with_web(&spec.web)
-            .with_python(spec.python.as_ref(), env.python_later)
-            .with_protected(&spec.protected_paths)
-            .with_workspace_pin(
-                super::workspace::workspace_pin(Path::new(&spec.workspace_dir)),
-                &spec.run_id,
-            ),
+            tool_ctx,
             contract,
             budget: BudgetTracker::new(spec.budget),
             usage: Usage::default(),
@@ -186,6 +193,55 @@ impl<'s> AgentLoop<'s> {
     }
 
     async fn run(mut self) -> Outcome {
+        let Some(servers) = self.start_mcp_servers().await else {
+            return self.cancelled_outcome();
+        };
+        let outcome = self.run_turns().await;
+        for note in servers.stop().await {
+            self.events.log(note.level, note.text);
+        }
+        outcome
+    }
+
+    /// Starts the run's MCP servers and offers their tools; `None` when
+    /// the run was cancelled meanwhile (what had started is killed).
+    async fn start_mcp_servers(&mut self) -> Option<McpServers> {
+        if self.spec.mcp_servers.is_empty() {
+            return Some(McpServers::default());
+        }
+        let start = tokio::select! {
+            start = mcp::start_servers(&self.spec.mcp_servers, &self.tool_ctx) => start,
+            () = self.cancel.cancelled() => return None,
+        };
+        for note in start.notes {
+            self.events.log(note.level, note.text);
+        }
+        // Before report_back's definition, which the model should see last.
+        let mut position =
+            self.request.tools.len() - usize::from(self.contract.tool_definition().is_some());
+        for tool in start.tools {
+            let definition = ToolDefinition {
+                name: tool.name().to_owned(),
+                description: tool.description().to_owned(),
+                parameters: tool.parameters(),
+            };
+            match self.tools.register(tool) {
+                Ok(()) => {
+                    self.request.tools.insert(position, definition);
+                    position += 1;
+                }
+                Err(e) => self.events.log(
+                    LogLevel::Warn,
+                    format!("`{}` is not offered: {e}", definition.name),
+                ),
+            }
+        }
+        let names: Vec<String> = self.request.tools.iter().map(|d| d.name.clone()).collect();
+        self.available = available_list(&names);
+        Some(start.servers)
+    }
+
+    async fn run_turns(&mut self) -> Outcome {
         loop {
             if let Some(exhausted) = self.budget.exhausted() {
                 return self.budget_outcome(exhausted);

@@ -230,6 +230,7 @@ pub fn spec() -> TaskSpec {
         python: None,
         protected_paths: Vec::new(),
         history: Vec::new(),
+        mcp_servers: Vec::new(),
     }
 }
 

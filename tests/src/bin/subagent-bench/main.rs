@@ -22,6 +22,7 @@ mod llama;
 mod llama_batch;
 mod llama_server;
 mod loopback;
+mod mcp;
 mod micro;
 mod network;
 mod pi;
@@ -39,7 +40,7 @@ use report::Row;
 
 /// The groups, in the order they run: cheap and precise first.
 const GROUPS: &[&str] = &[
-    "spawn", "micro", "tools", "cow", "frames", "kill", "llama", "scale", "pi",
+    "spawn", "micro", "tools", "mcp", "cow", "frames", "kill", "llama", "scale", "pi",
 ];
 
 struct Args {
@@ -107,6 +108,7 @@ fn main() -> Result<()> {
             "spawn" => spawn::run(&cx),
             "micro" => micro::run(&cx),
             "tools" => acting::run(&cx),
+            "mcp" => mcp::run(&cx),
             "cow" => cow::run(&cx),
             "frames" => frames::run(&cx),
             "kill" => kill::run(&cx),

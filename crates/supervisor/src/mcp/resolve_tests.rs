@@ -1,0 +1,258 @@
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+
+use super::entry::{EnvValue, McpServerEntry};
+use super::resolve::{McpResolveError, RunSide, resolve_server};
+
+/// An executable file at `dir/name`.
+fn program(dir: &Path, name: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::create_dir_all(dir).unwrap_or_default();
+    std::fs::write(&path, "#!/bin/sh\n").unwrap_or_default();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap_or_default();
+    path
+}
+
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    workspace: PathBuf,
+}
+
+fn fixture() -> Fixture {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let root = std::fs::canonicalize(tmp.path()).unwrap_or_else(|e| panic!("{e}"));
+    let workspace = root.join("ws");
+    std::fs::create_dir_all(&workspace).unwrap_or_default();
+    program(&root.join("venv/bin"), "mcp-server-time");
+    Fixture {
+        _tmp: tmp,
+        root,
+        workspace,
+    }
+}
+
+fn env_of(pairs: Vec<(&'static str, String)>) -> impl Fn(&str) -> Option<String> {
+    move |var: &str| {
+        pairs
+            .iter()
+            .find(|(k, _)| *k == var)
+            .map(|(_, v)| v.clone())
+    }
+}
+
+fn resolve(
+    f: &Fixture,
+    entry: &McpServerEntry,
+    key: Option<&str>,
+    extra_env: Vec<(&'static str, String)>,
+) -> Result<subagent_protocol::McpServerSpec, McpResolveError> {
+    let mut pairs = vec![(
+        "PATH",
+        format!("{}:/usr/bin", f.root.join("venv/bin").display()),
+    )];
+    pairs.extend(extra_env);
+    let env = env_of(pairs);
+    let protected = vec!["OPENAI_API_KEY".to_owned(), "LOCAL_API_KEY".to_owned()];
+    resolve_server(
+        entry,
+        None,
+        &RunSide {
+            workspace: &f.workspace,
+            provider_key: key,
+            protected_vars: &protected,
+            env: &env,
+        },
+    )
+}
+
+fn entry(command: &str) -> McpServerEntry {
+    McpServerEntry::new(
+        "time",
+        PathBuf::from("/cfg/config.toml"),
+        command.to_owned(),
+        Vec::new(),
+    )
+}
+
+#[test]
+fn a_server_resolves_to_its_program_on_path_with_its_installation_read_only() {
+    let f = fixture();
+    let mut e = entry("mcp-server-time");
+    e.env = vec![
+        ("TZ".into(), EnvValue::Literal("UTC".into())),
+        ("TOKEN".into(), EnvValue::Passthrough),
+        ("UNSET".into(), EnvValue::Passthrough),
+    ];
+    e.enabled_tools = Some(vec!["get_current_time".into()]);
+    let spec = resolve(
+        &f,
+        &e,
+        Some("sk-provider-key-123"),
+        vec![("TOKEN", "t0k".into())],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        spec.command,
+        f.root
+            .join("venv/bin/mcp-server-time")
+            .display()
+            .to_string()
+    );
+    assert_eq!(spec.read_only, [f.root.join("venv").display().to_string()]);
+    let env: Vec<(&str, &str)> = spec
+        .env
+        .iter()
+        .map(|v| (v.name.as_str(), v.value.expose()))
+        .collect();
+    assert_eq!(
+        env,
+        [("TZ", "UTC"), ("TOKEN", "t0k")],
+        "an unset passed-through variable is left out"
+    );
+    assert_eq!(spec.startup_timeout_ms, 10_000);
+    assert!(spec.tools.offers("get_current_time") && !spec.tools.offers("convert_time"));
+}
+
+/// Attack: the operator's config passes the provider's key to a server
+/// (by its variable, or by its value under another name): the run is
+/// refused, naming the server and the variable.
+#[test]
+fn the_provider_key_never_reaches_a_server() {
+    let f = fixture();
+    let key = "sk-provider-key-123";
+    let mut by_name = entry("mcp-server-time");
+    by_name.env = vec![("OPENAI_API_KEY".into(), EnvValue::Passthrough)];
+    let err = resolve(
+        &f,
+        &by_name,
+        Some(key),
+        vec![("OPENAI_API_KEY", key.into())],
+    )
+    .err()
+    .map(|e| e.to_string())
+    .unwrap_or_default();
+    assert!(
+        err.contains("`time`") && err.contains("OPENAI_API_KEY"),
+        "{err}"
+    );
+
+    let mut expanded = entry("mcp-server-time");
+    expanded.expands = true;
+    expanded.env = vec![(
+        "K".into(),
+        EnvValue::Expand("Bearer ${LOCAL_API_KEY}".into()),
+    )];
+    assert!(matches!(
+        resolve(
+            &f,
+            &expanded,
+            Some(key),
+            vec![("LOCAL_API_KEY", key.into())]
+        ),
+        Err(McpResolveError::ProviderKeyVariable { .. })
+    ));
+
+    let mut by_value = entry("mcp-server-time");
+    by_value.env = vec![("OTHER".into(), EnvValue::Passthrough)];
+    let err = resolve(&f, &by_value, Some(key), vec![("OTHER", key.into())]);
+    assert!(
+        matches!(err, Err(McpResolveError::ProviderKeyValue { ref what, .. }) if what == "OTHER"),
+        "{err:?}"
+    );
+
+    let mut in_args = entry("mcp-server-time");
+    in_args.args = vec![format!("--token={key}")];
+    assert!(matches!(
+        resolve(&f, &in_args, Some(key), vec![]),
+        Err(McpResolveError::ProviderKeyValue { .. })
+    ));
+}
+
+/// Attack: a server whose program lies in the workspace, which the model
+/// can write (by path, or found on a PATH that holds the workspace).
+#[test]
+fn a_program_inside_the_workspace_is_refused() {
+    let f = fixture();
+    let planted = program(&f.workspace.join("bin"), "evil-server");
+    let err = resolve(&f, &entry(&planted.display().to_string()), None, vec![]);
+    assert!(
+        matches!(err, Err(McpResolveError::CommandInWorkspace { .. })),
+        "{err:?}"
+    );
+    let env = env_of(vec![(
+        "PATH",
+        f.workspace.join("bin").display().to_string(),
+    )]);
+    let err = resolve_server(
+        &entry("evil-server"),
+        None,
+        &RunSide {
+            workspace: &f.workspace,
+            provider_key: None,
+            protected_vars: &[],
+            env: &env,
+        },
+    );
+    assert!(
+        matches!(err, Err(McpResolveError::CommandInWorkspace { .. })),
+        "{err:?}"
+    );
+    // Through a link outside the workspace to a program inside it.
+    let link = f.root.join("link-server");
+    std::os::unix::fs::symlink(&planted, &link).unwrap_or_default();
+    let err = resolve(&f, &entry(&link.display().to_string()), None, vec![]);
+    assert!(
+        matches!(err, Err(McpResolveError::CommandInWorkspace { .. })),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn a_missing_program_unset_variable_or_turned_off_tool_says_what_to_do() {
+    let f = fixture();
+    let err = resolve(&f, &entry("no-such-server"), None, vec![])
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        err.contains("not found on PATH") && err.contains("install"),
+        "{err}"
+    );
+    let err = resolve(&f, &entry("rel/x"), None, vec![])
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(err.contains("relative path"), "{err}");
+    let mut e = entry("mcp-server-time");
+    e.expands = true;
+    e.env = vec![("T".into(), EnvValue::Expand("${NOPE}".into()))];
+    let err = resolve(&f, &e, None, vec![])
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(err.contains("NOPE") && err.contains(":-default"), "{err}");
+    e.env = vec![("T".into(), EnvValue::Expand("a${NOPE:-b}c${X}".into()))];
+    let spec = resolve(&f, &e, None, vec![("X", "d".into())]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(spec.env[0].value.expose(), "abcd");
+    let mut off = entry("mcp-server-time");
+    off.disabled_tools = vec!["convert_time".into()];
+    let env = env_of(vec![(
+        "PATH",
+        f.root.join("venv/bin").display().to_string(),
+    )]);
+    let err = resolve_server(
+        &off,
+        Some(&["convert_time".to_owned()]),
+        &RunSide {
+            workspace: &f.workspace,
+            provider_key: None,
+            protected_vars: &[],
+            env: &env,
+        },
+    );
+    assert!(
+        matches!(err, Err(McpResolveError::ToolOff { .. })),
+        "{err:?}"
+    );
+}
