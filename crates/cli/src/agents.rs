@@ -118,6 +118,41 @@ pub(super) fn print_agent_warnings(catalog: &AgentCatalog, agent: &str) {
     }
 }
 
+/// One warning per agent naming MCP tools of a server nobody defines: not
+/// in its own `mcpServers`, not in the config files or a trusted
+/// `.mcp.json`. Such tools are left out of the agent's runs.
+fn unserved_mcp_tools(catalog: &AgentCatalog, project: &ProjectConfig) -> Vec<String> {
+    use subagent_supervisor::config::{
+        configured_mcp_servers, default_user_config_path, load_config,
+    };
+    let registry = load_config(project, default_user_config_path().as_deref())
+        .ok()
+        .and_then(|files| configured_mcp_servers(&files, project).ok());
+    let mut lines = Vec::new();
+    for agent in catalog.agents() {
+        let mut missing: Vec<&str> = Vec::new();
+        for tool in &agent.tools {
+            let Some((server, _)) = subagent_protocol::mcp_server::parse_mcp_name(tool) else {
+                continue;
+            };
+            let defined = agent.mcp_servers.iter().any(|s| s.name == server)
+                || registry.as_ref().is_some_and(|r| r.get(server).is_some());
+            if !defined && !missing.contains(&server) {
+                missing.push(server);
+            }
+        }
+        for server in missing {
+            lines.push(format!(
+                "warning: agent {} ({}): no MCP server named `{server}` is configured, so its \
+                 mcp__{server} tools are left out; add [mcp_servers.{server}] to config.toml or \
+                 define it in the file's mcpServers",
+                agent.name, agent.source
+            ));
+        }
+    }
+    lines
+}
+
 pub(super) fn run(args: AgentsArgs) -> Result<i32> {
     match args.command {
         AgentsCommand::Ls {
@@ -129,6 +164,9 @@ pub(super) fn run(args: AgentsArgs) -> Result<i32> {
             let catalog = if warnings {
                 let catalog = discover_catalog(&project, default_user_agents_dir().as_deref())?;
                 for line in catalog.warning_lines(WarningDetail::Full) {
+                    console::err(&line);
+                }
+                for line in unserved_mcp_tools(&catalog, &project) {
                     console::err(&line);
                 }
                 catalog

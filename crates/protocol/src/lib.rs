@@ -20,6 +20,7 @@
 
 #![forbid(unsafe_code)]
 
+mod api_key;
 pub mod changes;
 pub mod codec;
 pub mod error_code;

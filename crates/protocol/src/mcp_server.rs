@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::task_spec::ApiKey;
+use crate::api_key::ApiKey;
 
 /// Prefix of every MCP tool name a model sees: `mcp__SERVER__TOOL`, as
 /// Claude Code names them.

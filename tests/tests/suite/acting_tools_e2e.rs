@@ -16,7 +16,7 @@ use super::support::*;
 use super::tools_e2e::{Workspace, run_cli};
 
 /// The `tool_result` lines of a run, by call id: (output, isError).
-fn results(lines: &[Value]) -> Vec<(String, String, bool)> {
+pub(super) fn results(lines: &[Value]) -> Vec<(String, String, bool)> {
     of_type(lines, "tool_result")
         .iter()
         .map(|l| {

@@ -344,3 +344,81 @@ fn doctor_lists_servers_and_warns_of_a_missing_command() {
         "{gone}"
     );
 }
+
+/// `web`, a user agent file whose `mcpServers` defines `inl` (running
+/// `command`) and whose tools select it.
+fn agent_with_inline_server(config: &Path, command: &str) {
+    let agents = config.join("subagent/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("web.md"),
+        format!(
+            "---\nname: web\ndescription: Browses.\ntools: bash_read, mcp__inl\nmcpServers:\n\
+             \x20 - inl:\n      command: \"{command}\"\n      args: [\"-c\", \"true\"]\n---\n\
+             You browse.\n"
+        ),
+    )
+    .unwrap();
+}
+
+#[test]
+fn an_agent_files_own_server_reaches_the_worker_and_is_confined_like_a_configured_one() {
+    let workspace = tempfile::tempdir().unwrap();
+    let config = user_config(PROVIDER);
+    agent_with_inline_server(config.path(), "sh");
+    let spec = echoed(&run(config.path(), workspace.path(), &["--agent", "web"]));
+    assert_eq!(spec["tools"], json!(["bash_read"]), "{spec}");
+    let server = &spec["mcpServers"][0];
+    assert_eq!(server["name"], "inl", "{spec}");
+    assert!(
+        server["command"].as_str().unwrap().ends_with("/sh"),
+        "{spec}"
+    );
+
+    // Attack: the agent file's server is a program the model can write.
+    let planted = workspace.path().join("server.sh");
+    std::fs::write(&planted, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o755)).unwrap();
+    agent_with_inline_server(config.path(), &planted.display().to_string());
+    assert_refused(
+        &run(config.path(), workspace.path(), &["--agent", "web"]),
+        &["MCP server `inl`", "inside the workspace"],
+    );
+}
+
+#[test]
+fn agents_ls_warnings_names_the_mcp_servers_nobody_defines() {
+    let workspace = tempfile::tempdir().unwrap();
+    let config = user_config(&format!("{PROVIDER}[mcp_servers.time]\ncommand = \"sh\"\n"));
+    agent_with_inline_server(config.path(), "sh");
+    std::fs::write(
+        config.path().join("subagent/agents/ghostly.md"),
+        "---\nname: ghostly\ndescription: Haunts.\n\
+         tools: bash_read, mcp__time, mcp__ghost__boo, mcp__ghost__hiss\n---\nBoo.\n",
+    )
+    .unwrap();
+    let out = Command::new(binary("subagent"))
+        .args(["agents", "ls", "--warnings", "--workspace"])
+        .arg(workspace.path())
+        .env("XDG_CONFIG_HOME", config.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("no MCP server named"))
+        .collect();
+    assert_eq!(
+        lines.len(),
+        1,
+        "one line for ghost, none for time or inl: {stderr}"
+    );
+    assert!(
+        lines[0].contains("agent ghostly")
+            && lines[0].contains("`ghost`")
+            && lines[0].contains("[mcp_servers.ghost]"),
+        "{stderr}"
+    );
+}

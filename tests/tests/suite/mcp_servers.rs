@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use super::acting_tools_e2e::results;
 use super::cached_installs::{npm_packages, python_venv};
 use super::scripted_model::{ScriptedModel, offered_tools, text_turn, tool_call_turn};
 use super::support::*;
@@ -87,20 +88,6 @@ fn run_with_config(
 /// The one run of a `--json` result.
 fn run_of(result: &Value) -> &Value {
     &result["details"]["results"][0]
-}
-
-/// `(callId, output, isError)` of each tool result line.
-fn results(lines: &[Value]) -> Vec<(String, String, bool)> {
-    of_type(lines, "tool_result")
-        .iter()
-        .map(|l| {
-            (
-                l["callId"].as_str().unwrap().to_owned(),
-                l["output"].as_str().unwrap().to_owned(),
-                l["isError"].as_bool().unwrap(),
-            )
-        })
-        .collect()
 }
 
 /// The messages of the session file's log lines.

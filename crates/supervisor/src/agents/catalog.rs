@@ -57,6 +57,10 @@ pub struct AgentDefinition {
     /// Tools it may call, by name (`subagent_protocol::tool_names`); the
     /// caller's subset replaces it when given.
     pub tools: Vec<String>,
+    /// MCP servers the file defines itself (`mcpServers`, Claude Code's
+    /// field), found before the configured ones of the same name when its
+    /// tools select them; empty for built-in agents.
+    pub mcp_servers: Vec<crate::mcp::McpServerEntry>,
     /// Where it was defined.
     pub source: AgentSource,
     /// `model` from its file: the run's model unless `--model` is given.

@@ -107,6 +107,70 @@ pub enum AgentFileError {
     },
 }
 
+/// The servers of the file's `mcpServers` field (Claude Code's): a list
+/// whose items name a configured server (nothing to define) or define
+/// servers inline (`NAME: {command, args, env}`), or one such map. Inline
+/// definitions are resolved and confined like configured ones when the
+/// file's tools select them; a kind not run here is left out with a
+/// warning.
+fn mcp_servers(
+    fields: &Fields<'_>,
+    warnings: &mut Vec<AgentWarning>,
+) -> Result<Vec<crate::mcp::McpServerEntry>, AgentFileError> {
+    const FIELD: &str = "mcpServers";
+    let mut defined = Vec::new();
+    let mut left_out = Vec::new();
+    let mut define = |map: &Mapping,
+                      defined: &mut Vec<crate::mcp::McpServerEntry>|
+     -> Result<(), AgentFileError> {
+        for (name, value) in map {
+            let Value::String(name) = name else {
+                return Err(fields.error(FIELD, "a server's name must be text".into()));
+            };
+            let json = serde_json::to_value(value).map_err(|e| {
+                fields.error(
+                    FIELD,
+                    format!("server `{name}` cannot be read as JSON ({e})"),
+                )
+            })?;
+            match crate::mcp::parse_inline_server(fields.path, name, &json, &mut left_out) {
+                Ok(Some(entry)) => defined.push(entry),
+                Ok(None) => {}
+                Err(message) => return Err(fields.error(FIELD, message)),
+            }
+        }
+        Ok(())
+    };
+    match fields.map.get(FIELD) {
+        None | Some(Value::Null) => {}
+        Some(Value::Mapping(map)) => define(map, &mut defined)?,
+        Some(Value::Sequence(items)) => {
+            for item in items {
+                match item {
+                    Value::String(name) => crate::mcp::check_server_name(name)
+                        .map_err(|message| fields.error(FIELD, message))?,
+                    Value::Mapping(map) => define(map, &mut defined)?,
+                    _ => {
+                        return Err(fields.error(
+                            FIELD,
+                            "each item is a configured server's name or `NAME: {command, args}`"
+                                .into(),
+                        ));
+                    }
+                }
+            }
+        }
+        Some(_) => {
+            return Err(fields.error(
+                FIELD,
+                "expected a list of server names or `NAME: {command, args}` maps".into(),
+            ));
+        }
+    }
+    warnings.extend(left_out.into_iter().map(AgentWarning::McpServer));
+    Ok(defined)
+}
+
 /// Parses an agent file's `text`; `path` is recorded as its source and
 /// named in errors.
 pub fn parse_agent_file(
@@ -241,11 +305,13 @@ pub fn parse_agent_file(
                 .map_err(|message| fields.error("isolation", message))?,
         ),
     };
+    let mcp_servers = mcp_servers(&fields, &mut warnings)?;
     Ok(AgentDefinition {
         name,
         description: fields.string("description")?.unwrap_or_default(),
         system_prompt: body.trim().to_owned(),
         tools,
+        mcp_servers,
         source: AgentSource::File(path.to_owned()),
         model,
         provider: fields.string("provider")?,
@@ -316,7 +382,9 @@ fn split_frontmatter(text: &str) -> Option<(&str, &str)> {
 /// server's (`mcp__NAME`, `mcp__NAME__TOOL`: kept whether or not NAME is
 /// configured; a run leaves out a server nobody configured).
 fn is_tool_here(name: &str) -> bool {
-    name == SUBAGENT || BUILTIN_TOOLS.contains(&name) || crate::mcp::is_mcp_name(name)
+    name == SUBAGENT
+        || BUILTIN_TOOLS.contains(&name)
+        || subagent_protocol::mcp_server::parse_mcp_name(name).is_some()
 }
 
 /// Claude Code tool names as ours; names with no equivalent are dropped and
@@ -342,7 +410,11 @@ fn map_claude_tools(listed: &[String], warnings: &mut Vec<AgentWarning>) -> Vec<
                     .find(|t| *t == tool)
             })
             // Claude Code's own name for an MCP server's tool, kept as is.
-            .or_else(|| crate::mcp::is_mcp_name(tool).then_some(tool));
+            .or_else(|| {
+                subagent_protocol::mcp_server::parse_mcp_name(tool)
+                    .is_some()
+                    .then_some(tool)
+            });
         match ours {
             Some(ours) => {
                 if pattern {

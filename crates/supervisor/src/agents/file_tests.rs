@@ -31,6 +31,7 @@ fn agents_file_fields_are_read_and_the_body_is_the_prompt() {
             description: "Reviews.".into(),
             system_prompt: "You review code.\n\nReport path:line.".into(),
             tools: vec!["bash_read".into(), "bash_ripgrep".into()],
+            mcp_servers: Vec::new(),
             source: AgentSource::File("a/review.md".into()),
             model: Some("gpt-4o-mini".into()),
             provider: Some("openai-chat".into()),
@@ -362,4 +363,49 @@ fn the_name_of_an_unreadable_file_is_its_name_line_else_its_stem() {
         unreadable_agent_name(path, "\n    ---\n    name: sqs-expert\n").as_deref(),
         Some("stem")
     );
+}
+
+#[test]
+fn an_agent_files_mcp_servers_defines_servers_inline_and_names_configured_ones() {
+    let agent = claude(
+        "---\nname: web\ntools: Read, mcp__inl, mcp__time__get_current_time\nmcpServers:\n\
+         \x20 - time\n\
+         \x20 - inl:\n      command: node\n      args: [\"server.js\", \"--flag\"]\n      env:\n        TZ: UTC\n\
+         \x20 - remote:\n      type: http\n      url: https://example.com/mcp\n---\nBody.\n",
+    );
+    assert_eq!(
+        agent.tools,
+        ["bash_read", "mcp__inl", "mcp__time__get_current_time"]
+    );
+    let names: Vec<&str> = agent.mcp_servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["inl"],
+        "only the inline stdio server is defined here"
+    );
+    assert_eq!(agent.mcp_servers[0].command, "node");
+    assert_eq!(agent.mcp_servers[0].args, ["server.js", "--flag"]);
+    let warnings: Vec<String> = agent.warnings.iter().map(ToString::to_string).collect();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.starts_with("mcpServers: ") && w.contains("remote")),
+        "the http server is left out with a warning: {warnings:?}"
+    );
+}
+
+#[test]
+fn a_bad_mcp_servers_field_is_an_error_naming_it() {
+    for bad in [
+        "mcpServers: 3\n",
+        "mcpServers:\n  - 3\n",
+        "mcpServers:\n  - bad__name\n",
+        "mcpServers:\n  - x:\n      args: [a]\n",
+    ] {
+        let text = format!("---\nname: web\n{bad}---\nBody.\n");
+        let err = parse_agent_file(Path::new("a/c.md"), &text, AgentFileFlavor::ClaudeCode)
+            .expect_err(bad)
+            .to_string();
+        assert!(err.contains("mcpServers"), "{bad}: {err}");
+    }
 }

@@ -20,7 +20,7 @@ impl AgentCatalog {
             WarningDetail::Full => true,
             WarningDetail::Grouped { full_for } => full_for == Some(name),
         };
-        let (mut files, mut tools, mut aliases, mut patterns) = (0, 0, 0, 0);
+        let (mut files, mut tools, mut aliases, mut patterns, mut servers) = (0, 0, 0, 0, 0);
         let mut full_lines = Vec::new();
         for agent in self.agents().iter().filter(|a| !a.warnings.is_empty()) {
             if full(&agent.name) {
@@ -38,6 +38,7 @@ impl AgentCatalog {
                     AgentWarning::ToolDropped(_) => tools += 1,
                     AgentWarning::ModelAlias(_) => aliases += 1,
                     AgentWarning::PatternNotEnforced(_) => patterns += 1,
+                    AgentWarning::McpServer(_) => servers += 1,
                 }
             }
         }
@@ -53,6 +54,12 @@ impl AgentCatalog {
                 parts.push(format!(
                     "{patterns} tool {} not enforced",
                     plural(patterns, "pattern")
+                ));
+            }
+            if servers > 0 {
+                parts.push(format!(
+                    "{servers} MCP {} left out",
+                    plural(servers, "server")
                 ));
             }
             if aliases > 0 {

@@ -29,6 +29,9 @@ pub enum AgentWarning {
     /// given, its pattern is not enforced (docs/decisions.md, "Bash
     /// patterns").
     PatternNotEnforced(String),
+    /// Something of its `mcpServers` field was left out (a server of a
+    /// kind not run here, a key not supported), and why.
+    McpServer(String),
 }
 
 impl fmt::Display for AgentWarning {
@@ -43,6 +46,7 @@ impl fmt::Display for AgentWarning {
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
+            AgentWarning::McpServer(text) => write!(f, "mcpServers: {text}"),
             AgentWarning::PatternNotEnforced(entry) => write!(
                 f,
                 "tool `{entry}` given without its pattern: patterns are not enforced here (a \

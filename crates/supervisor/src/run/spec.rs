@@ -161,7 +161,7 @@ pub(super) fn mcp_servers(
         protected_vars: config.mcp_servers.protected_variables(),
         env: &crate::config::env_value,
     };
-    crate::mcp::servers_for_run(tools, strict, &config.mcp_servers, &[], &run)
+    crate::mcp::servers_for_run(tools, strict, &config.mcp_servers, &agent.mcp_servers, &run)
 }
 
 /// What the worker is told to do: the request over its agent's defaults.
