@@ -422,3 +422,63 @@ fn agents_ls_warnings_names_the_mcp_servers_nobody_defines() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_batch_selects_servers_by_its_tool_names_for_every_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = user_config(&format!("{PROVIDER}[mcp_servers.time]\ncommand = \"sh\"\n"));
+    agent_with_inline_server(config.path(), "sh");
+    let tasks = dir.path().join("tasks.jsonl");
+    std::fs::write(
+        &tasks,
+        "{\"id\": \"flags\", \"task\": \"fixture:echo-spec\"}\n\
+         {\"id\": \"agent\", \"task\": \"fixture:echo-spec\", \"agent\": \"web\"}\n",
+    )
+    .unwrap();
+    let out = Command::new(binary("subagent"))
+        .arg("batch")
+        .arg(&tasks)
+        .arg("--results")
+        .arg(dir.path().join("results.jsonl"))
+        .args([
+            "--worker",
+            FIXTURE,
+            "--model",
+            "fixture-model",
+            "--provider",
+            "prod",
+        ])
+        .args([
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--tools",
+            "bash_read,mcp__time",
+        ])
+        .arg("--workspace")
+        .arg(dir.path())
+        .arg("--sessions-dir")
+        .arg(dir.path().join("sessions"))
+        .env("XDG_CONFIG_HOME", config.path())
+        .env("PROD_KEY", PROD_KEY)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_nothing_runs_in(dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let results = std::fs::read_to_string(dir.path().join("results.jsonl")).unwrap();
+    let specs: Vec<(String, Value)> = results
+        .lines()
+        .map(|l| {
+            let line: Value = serde_json::from_str(l).unwrap();
+            let output = line["output"].as_str().unwrap_or_default().to_owned();
+            let spec = serde_json::from_str(&output).unwrap_or_else(|e| panic!("{e}: {line}"));
+            (line["id"].as_str().unwrap().to_owned(), spec)
+        })
+        .collect();
+    let spec = |id: &str| specs.iter().find(|(i, _)| i == id).unwrap().1.clone();
+    assert_eq!(spec("flags")["mcpServers"][0]["name"], "time", "{specs:?}");
+    assert_eq!(spec("flags")["tools"], json!(["bash_read"]), "{specs:?}");
+    // The batch's --tools are every line's: the agent's own server is not
+    // among them, so the line gets the flags' selection.
+    assert_eq!(spec("agent")["mcpServers"][0]["name"], "time", "{specs:?}");
+}
