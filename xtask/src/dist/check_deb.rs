@@ -11,8 +11,9 @@ use std::process::Command;
 
 use anyhow::{Context, Result, ensure};
 
-use super::BINARIES;
-use super::installed::{doctor_finds_worker, man_pages_of, run_reaches_the_worker};
+use super::installed::{
+    binaries_left, binaries_missing, doctor_finds_worker, man_pages_of, run_reaches_the_worker,
+};
 use crate::cmd;
 
 /// The package's name (crates/cli/Cargo.toml, `[package.metadata.deb]`).
@@ -73,10 +74,7 @@ pub fn run(deb: &Path) -> Result<()> {
             "after dpkg -i, `man -w subagent` names {found:?}, not the installed page"
         );
         cmd::run(Command::new("dpkg").args(["-r", PACKAGE]))?;
-        let left: Vec<&str> = BINARIES
-            .into_iter()
-            .filter(|b| Path::new("/usr/bin").join(b).exists())
-            .collect();
+        let left = binaries_left(Path::new("/usr/bin"));
         ensure!(
             left.is_empty(),
             "dpkg -r {PACKAGE} left {left:?} in /usr/bin"
@@ -91,10 +89,7 @@ pub fn run(deb: &Path) -> Result<()> {
 /// under `prefix`.
 fn check_files(prefix: &Path, scratch: &Path) -> Result<()> {
     let bin = prefix.join("usr/bin");
-    let missing: Vec<&str> = BINARIES
-        .into_iter()
-        .filter(|b| !bin.join(b).is_file())
-        .collect();
+    let missing = binaries_missing(&bin);
     ensure!(
         missing.is_empty(),
         "the .deb has no {missing:?} in /usr/bin"

@@ -8,8 +8,9 @@ use std::process::Command;
 
 use anyhow::{Context, Result, ensure};
 
-use super::BINARIES;
-use super::installed::{doctor_finds_worker, run_reaches_the_worker};
+use super::installed::{
+    binaries_left, binaries_missing, doctor_finds_worker, run_reaches_the_worker,
+};
 use crate::cmd;
 
 /// Checks the wheel at `wheel`.
@@ -29,10 +30,7 @@ pub fn run(wheel: &Path) -> Result<()> {
             .arg(wheel),
     )?;
     let bin = venv.join("bin");
-    let missing: Vec<&str> = BINARIES
-        .into_iter()
-        .filter(|b| !bin.join(b).is_file())
-        .collect();
+    let missing = binaries_missing(&bin);
     ensure!(
         missing.is_empty(),
         "pip install of {} put no {missing:?} into the venv's bin/: the wheel must ship every \
@@ -51,10 +49,7 @@ pub fn run(wheel: &Path) -> Result<()> {
             ])
             .arg("subagent"),
     )?;
-    let left: Vec<&str> = BINARIES
-        .into_iter()
-        .filter(|b| bin.join(b).exists())
-        .collect();
+    let left = binaries_left(&bin);
     ensure!(
         left.is_empty(),
         "pip uninstall subagent left {left:?} in the venv"

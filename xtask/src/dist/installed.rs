@@ -16,6 +16,22 @@ use crate::cmd;
 const DOCTOR_EXITS: [i32; 2] = [0, 7];
 
 /// The names of the pages `subagent man --out` writes, sorted: what every
+/// The CLI's binaries that are not a file in `dir`.
+pub fn binaries_missing(dir: &Path) -> Vec<&'static str> {
+    super::BINARIES
+        .into_iter()
+        .filter(|b| !dir.join(b).is_file())
+        .collect()
+}
+
+/// The CLI's binaries of which anything is left in `dir`.
+pub fn binaries_left(dir: &Path) -> Vec<&'static str> {
+    super::BINARIES
+        .into_iter()
+        .filter(|b| dir.join(b).exists())
+        .collect()
+}
+
 /// package must ship.
 pub fn man_pages_of(subagent: &Path, scratch: &Path) -> Result<Vec<String>> {
     let out = scratch.join("expected-man-pages");
