@@ -105,7 +105,7 @@ fn asks_above(elsewhere: &Path) -> Vec<(Value, Vec<String>)> {
 
 /// A `serve --stdio` server with the fixture worker, its responses read
 /// by a thread.
-struct StdioServer {
+pub(super) struct StdioServer {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<Value>,
@@ -114,6 +114,16 @@ struct StdioServer {
 
 impl StdioServer {
     fn start(workspace: &Path, sessions: &Path, flags: &[&str]) -> Self {
+        Self::start_with_env(workspace, sessions, flags, &[])
+    }
+
+    /// [`Self::start`] with `env` set for the server.
+    pub(super) fn start_with_env(
+        workspace: &Path,
+        sessions: &Path,
+        flags: &[&str],
+        env: &[(&str, &Path)],
+    ) -> Self {
         let mut child = Command::new(binary("subagent"))
             .args(["serve", "--stdio", "--worker", FIXTURE])
             .args([
@@ -127,6 +137,7 @@ impl StdioServer {
             .arg("--sessions-dir")
             .arg(sessions)
             .args(flags)
+            .envs(env.iter().copied())
             .env_remove("OPENAI_API_KEY")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -152,7 +163,7 @@ impl StdioServer {
     }
 
     /// Sends a spawn and waits for its response.
-    fn spawn(&mut self, params: &Value) -> Value {
+    pub(super) fn spawn(&mut self, params: &Value) -> Value {
         self.next_id += 1;
         let id = self.next_id;
         let line = json!({"id": id, "method": "spawn", "params": params}).to_string();
@@ -171,7 +182,7 @@ impl StdioServer {
     }
 
     /// Closes stdin and waits for the server's exit.
-    fn stop(mut self) {
+    pub(super) fn stop(mut self) {
         drop(self.stdin.take());
         let status = self.child.wait().unwrap();
         assert!(status.success(), "serve --stdio exited {status}");

@@ -47,6 +47,7 @@ mod install_files;
 mod interpreter_question;
 mod masking;
 mod mcp_config;
+mod mcp_selection;
 mod mcp_servers;
 mod memory_fallback;
 mod model_faults;
