@@ -236,3 +236,49 @@ fn servers_that_crash_hang_or_flood_are_tool_errors_and_the_run_completes() {
     let took = begun.elapsed();
     assert!(took < std::time::Duration::from_secs(30), "{took:?}");
 }
+
+/// A console script whose `#!` interpreter is installed outside the system
+/// directories (as a uv- or pyenv-managed Python is) starts inside the
+/// sandbox: the interpreter's installation is given read-only with the
+/// script's. Here the interpreter is a launcher in its own prefix that
+/// runs the system Python; nothing else would show that prefix.
+#[test]
+fn a_console_script_under_an_interpreter_outside_the_system_dirs_starts() {
+    let installs = tempfile::tempdir().unwrap();
+    let launcher = installs.path().join("managed-python/bin/python3");
+    std::fs::create_dir_all(launcher.parent().unwrap()).unwrap();
+    std::fs::write(&launcher, "#!/bin/sh\nexec /usr/bin/python3 \"$@\"\n").unwrap();
+    let server = installs.path().join("tool-venv/bin/mcp-fixture");
+    std::fs::create_dir_all(server.parent().unwrap()).unwrap();
+    let code = std::fs::read_to_string(fixture()).unwrap();
+    std::fs::write(&server, format!("#!{}\n{code}", launcher.display())).unwrap();
+    for file in [&launcher, &server] {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let home = user_config(&format!(
+        "[mcp_servers.script]\ncommand = \"{}\"\nargs = [\"ok\"]\n",
+        server.display()
+    ));
+    let workspace = Workspace::new();
+    let model = ScriptedModel::start(vec![
+        tool_call_turn("echo", "mcp__script__echo", &json!({"text": "started"})),
+        text_turn("done"),
+    ]);
+    let sessions = tempfile::tempdir().unwrap();
+    let (result, lines) = run_with_config(
+        &model,
+        &workspace,
+        sessions.path(),
+        home.path(),
+        "mcp__script__echo",
+    );
+    assert_eq!(run_of(&result)["stopReason"], "completed", "{result}");
+    let results = results(&lines);
+    assert_eq!(
+        results,
+        vec![("echo".to_owned(), "started".to_owned(), false)],
+        "{:#?}",
+        log_messages(&lines)
+    );
+}

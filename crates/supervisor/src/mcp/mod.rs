@@ -12,6 +12,7 @@
 
 mod entry;
 mod install_dirs;
+mod interpreter;
 mod json_shape;
 mod registry;
 mod resolve;

@@ -20,6 +20,7 @@ use subagent_protocol::{ApiKey, McpEnvVar, McpServerSpec, McpToolSelection};
 
 use super::entry::{EnvValue, McpServerEntry};
 use super::install_dirs::installation_dirs;
+use super::interpreter::script_interpreter;
 use crate::config::EnvLookup;
 
 /// Keys at least this long are looked for inside values (`Bearer KEY`);
@@ -214,7 +215,15 @@ pub fn resolve_server(
     let canonical = std::fs::canonicalize(&program).unwrap_or_else(|_| program.clone());
     let workspace =
         std::fs::canonicalize(run.workspace).unwrap_or_else(|_| run.workspace.to_owned());
-    for path in [&program, &canonical] {
+    // A console script's interpreter runs the server's code as much as
+    // the script does: it must be as far from the model's reach, and
+    // visible in the sandbox.
+    let interpreter = script_interpreter(&canonical, run.env).map(|named| {
+        let real = std::fs::canonicalize(&named).unwrap_or_else(|_| named.clone());
+        (named, real)
+    });
+    let interpreter_paths = interpreter.iter().flat_map(|(named, real)| [named, real]);
+    for path in [&program, &canonical].into_iter().chain(interpreter_paths) {
         if path.starts_with(&workspace) || path.starts_with(run.workspace) {
             return Err(McpResolveError::CommandInWorkspace {
                 server: server(),
@@ -230,7 +239,17 @@ pub fn resolve_server(
         .iter()
         .map(|d| d.display().to_string())
         .collect();
-    for dir in installation_dirs(&program, &canonical, &args, &workspace, home.as_deref()) {
+    let mut given = installation_dirs(&program, &canonical, &args, &workspace, home.as_deref());
+    if let Some((named, real)) = &interpreter {
+        given.extend(installation_dirs(
+            named,
+            real,
+            &[],
+            &workspace,
+            home.as_deref(),
+        ));
+    }
+    for dir in given {
         let dir = dir.display().to_string();
         if !read_only.contains(&dir) {
             read_only.push(dir);

@@ -256,3 +256,112 @@ fn a_missing_program_unset_variable_or_turned_off_tool_says_what_to_do() {
         "{err:?}"
     );
 }
+
+/// An executable script at `dir/name` run by `interpreter`.
+fn script(dir: &Path, name: &str, interpreter: &str) -> PathBuf {
+    let path = program(dir, name);
+    std::fs::write(&path, format!("#!{interpreter}\nimport sys\n")).unwrap_or_default();
+    path
+}
+
+/// A console script (`uv tool install`) runs under a Python managed
+/// outside the system directories: the venv the script names and the
+/// Python it links to are both given read-only.
+#[test]
+fn a_console_scripts_interpreter_installation_is_given_too() {
+    let f = fixture();
+    let python = program(&f.root.join("managed/cpython-3.12/bin"), "python3.12");
+    let tool_venv = f.root.join("tools/time");
+    std::fs::create_dir_all(tool_venv.join("bin")).unwrap_or_default();
+    std::os::unix::fs::symlink(&python, tool_venv.join("bin/python")).unwrap_or_default();
+    let server = script(
+        &tool_venv.join("bin"),
+        "mcp-server-time",
+        &tool_venv.join("bin/python").display().to_string(),
+    );
+    let spec = resolve(&f, &entry(&server.display().to_string()), None, vec![])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let given = |dir: PathBuf| spec.read_only.contains(&dir.display().to_string());
+    assert!(given(tool_venv.clone()), "{:?}", spec.read_only);
+    assert!(
+        given(f.root.join("managed/cpython-3.12")),
+        "{:?}",
+        spec.read_only
+    );
+
+    // `#!/usr/bin/env NAME` is looked up on the run's PATH.
+    let by_env = script(
+        &f.root.join("venv/bin"),
+        "by-env",
+        "/usr/bin/env -S python3.12 -u",
+    );
+    let env = vec![(
+        "PATH",
+        format!(
+            "{}:{}",
+            f.root.join("venv/bin").display(),
+            python.parent().unwrap_or(&f.root).display()
+        ),
+    )];
+    let env = env_of(env);
+    let spec = resolve_server(
+        &entry(&by_env.display().to_string()),
+        None,
+        &RunSide {
+            workspace: &f.workspace,
+            provider_key: None,
+            protected_vars: &[],
+            env: &env,
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        spec.read_only
+            .contains(&f.root.join("managed/cpython-3.12").display().to_string()),
+        "{:?}",
+        spec.read_only
+    );
+}
+
+/// Attack: a server installed outside the workspace whose `#!` line names
+/// an interpreter inside it (directly, or through `env` and a PATH that
+/// holds the workspace): the model could replace the interpreter, so the
+/// run is refused like a program there.
+#[test]
+fn a_script_whose_interpreter_is_inside_the_workspace_is_refused() {
+    let f = fixture();
+    let planted = program(&f.workspace.join("bin"), "python3");
+    let direct = script(
+        &f.root.join("venv/bin"),
+        "direct",
+        &planted.display().to_string(),
+    );
+    let err = resolve(&f, &entry(&direct.display().to_string()), None, vec![]);
+    assert!(
+        matches!(&err, Err(McpResolveError::CommandInWorkspace { program, .. }) if *program == planted),
+        "{err:?}"
+    );
+    let by_env = script(&f.root.join("venv/bin"), "by-env", "/usr/bin/env python3");
+    let env = env_of(vec![(
+        "PATH",
+        format!(
+            "{}:{}:/usr/bin",
+            f.root.join("venv/bin").display(),
+            f.workspace.join("bin").display()
+        ),
+    )]);
+    let err = resolve_server(
+        &entry(&by_env.display().to_string()),
+        None,
+        &RunSide {
+            workspace: &f.workspace,
+            provider_key: None,
+            protected_vars: &[],
+            env: &env,
+        },
+    );
+    assert!(
+        matches!(err, Err(McpResolveError::CommandInWorkspace { .. })),
+        "{err:?}"
+    );
+}
