@@ -13,6 +13,7 @@
 
 use std::path::PathBuf;
 
+use crate::exit::Ending;
 use anyhow::Result;
 use serde_json::json;
 use subagent_supervisor::agents::{
@@ -20,7 +21,6 @@ use subagent_supervisor::agents::{
     discover_catalog,
 };
 use subagent_supervisor::config::{ProjectConfig, workspace_catalog};
-use subagent_supervisor::exit_codes;
 
 use super::trust::{load_project, print_warning, workspace_or_cwd};
 use crate::console;
@@ -153,7 +153,7 @@ fn unserved_mcp_tools(catalog: &AgentCatalog, project: &ProjectConfig) -> Vec<St
     lines
 }
 
-pub(super) fn run(args: AgentsArgs) -> Result<i32> {
+pub(super) fn run(args: AgentsArgs) -> Result<Ending> {
     match args.command {
         AgentsCommand::Ls {
             workspace,
@@ -179,7 +179,7 @@ pub(super) fn run(args: AgentsArgs) -> Result<i32> {
             } else {
                 console::out(&table(catalog.agents()))?;
             }
-            Ok(exit_codes::OK)
+            Ok(Ending::Success)
         }
         AgentsCommand::Show {
             name,
@@ -192,14 +192,14 @@ pub(super) fn run(args: AgentsArgs) -> Result<i32> {
                     "UNKNOWN_AGENT: {}",
                     catalog.unknown_message(&name)
                 ));
-                return Ok(exit_codes::INVALID_INPUT);
+                return Ok(Ending::InputRefused);
             };
             if json {
                 console::out(&serde_json::to_string_pretty(&agent_json(agent))?)?;
             } else {
                 console::out(&details(agent))?;
             }
-            Ok(exit_codes::OK)
+            Ok(Ending::Success)
         }
     }
 }

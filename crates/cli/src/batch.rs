@@ -29,7 +29,9 @@ use subagent_supervisor::batch::{
     preflight, read_task_bytes, write_merged,
 };
 use subagent_supervisor::run::{DEFAULT_MAX_CONCURRENT, MAX_CONCURRENT_CEILING, Owner};
-use subagent_supervisor::{RunRequest, Supervisor, SupervisorConfig, exit_codes};
+use subagent_supervisor::{RunRequest, Supervisor, SupervisorConfig};
+
+use crate::exit::{self, Ending};
 use tokio_util::sync::CancellationToken;
 
 use super::run_flags::{RunFlags, env_value};
@@ -120,7 +122,7 @@ struct MergeArgs {
     tasks: Option<PathBuf>,
 }
 
-pub(super) fn run(args: BatchArgs) -> Result<i32> {
+pub(super) fn run(args: BatchArgs) -> Result<Ending> {
     if let Some(BatchCommand::Merge(merge)) = args.command {
         return run_merge(&merge);
     }
@@ -158,8 +160,8 @@ pub(super) fn run(args: BatchArgs) -> Result<i32> {
     {
         console::err(&format!("batch not started: {e}"));
         return Ok(match e {
-            PreflightError::SessionsDir { .. } => exit_codes::SESSION_LOST,
-            _ => exit_codes::SUBAGENT_FAILED,
+            PreflightError::SessionsDir { .. } => Ending::SessionsDirUnwritable,
+            _ => Ending::WorkerMissing,
         });
     }
     let max_concurrent = match args.max_concurrent {
@@ -179,7 +181,7 @@ pub(super) fn run(args: BatchArgs) -> Result<i32> {
         && let Err(e) = subagent_supervisor::run::check_open_files(live, limit)
     {
         console::err(&format!("batch not started: -j {}: {e}", args.jobs));
-        return Ok(exit_codes::INVALID_INPUT);
+        return Ok(Ending::InputRefused);
     }
     // Locked from here on: a second batch on this file is refused rather
     // than running the same tasks.
@@ -206,9 +208,9 @@ pub(super) fn run(args: BatchArgs) -> Result<i32> {
         ));
     }
     let recorded_exit = if failed_before > 0 {
-        exit_codes::SUBAGENT_FAILED
+        Ending::TasksFailed
     } else {
-        exit_codes::OK
+        Ending::Success
     };
     let planned = plan(checked, pending);
     console::err(&format!(
@@ -254,14 +256,14 @@ pub(super) fn run(args: BatchArgs) -> Result<i32> {
     }
     if let Some(stop) = &batch.stopped {
         console::err(&format!("batch stopped: {}", stop.message));
-        return Ok(stop.exit_code);
+        return Ok(Ending::BatchStopped(stop.cause));
     }
     Ok(if cancelled {
-        exit_codes::CANCELLED
+        Ending::Cancelled
     } else if batch.tally.failed + batch.tally.timed_out > 0 || failed_before > 0 {
-        exit_codes::SUBAGENT_FAILED
+        Ending::TasksFailed
     } else {
-        exit_codes::OK
+        Ending::Success
     })
 }
 
@@ -346,6 +348,7 @@ fn execute(
             writer,
             &cancel,
             &progress,
+            exit::for_error,
         )
         .await
     });
@@ -378,7 +381,7 @@ fn progress_bar(shared: &Arc<BatchProgress>) -> ProgressBar {
 }
 
 /// `subagent batch merge`.
-fn run_merge(args: &MergeArgs) -> Result<i32> {
+fn run_merge(args: &MergeArgs) -> Result<Ending> {
     let mut scans = Vec::with_capacity(args.inputs.len());
     for input in &args.inputs {
         if !input.exists() {
@@ -442,9 +445,9 @@ fn run_merge(args: &MergeArgs) -> Result<i32> {
         ));
     }
     Ok(if report.is_complete() {
-        exit_codes::OK
+        Ending::Success
     } else {
-        exit_codes::SUBAGENT_FAILED
+        Ending::TasksFailed
     })
 }
 

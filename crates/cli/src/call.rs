@@ -20,13 +20,14 @@ use subagent_protocol::result::{ContentItem, SubagentResult};
 use subagent_supervisor::Supervisor;
 use subagent_supervisor::call::{CallInput, DONE_MARKER, SseRelay};
 use subagent_supervisor::config::{LimitSet, prepare};
-use subagent_supervisor::exit_codes;
 use subagent_supervisor::run::{Asked, ContentSink, Owner, ProgressSink};
 use tokio_util::sync::CancellationToken;
 
 use super::run_flags::{Prepared, RunFlags};
 use super::run_patch::agent_tools;
 use crate::console;
+use crate::error::{RESULT_NOT_WRITTEN, RecordLost};
+use crate::exit::Ending;
 
 #[derive(Debug, clap::Args)]
 pub(super) struct CallArgs {
@@ -44,14 +45,15 @@ pub(super) struct CallArgs {
     flags: RunFlags,
 }
 
-/// Runs one call; the exit code is the run's (2 for a request that cannot
-/// run), or 0 with `--exit-zero`.
-pub(super) fn run(args: CallArgs) -> i32 {
+/// Runs one call; it ends as the run did (or as a request that cannot
+/// run), or as a success with `--exit-zero`.
+pub(super) fn run(args: CallArgs) -> Result<Ending> {
     let (sse, exit_zero) = (args.sse, args.exit_zero);
-    // Every failure was written as `Error: <message>` where the caller
-    // reads before this, so `--exit-zero` hides no reason.
-    let code = match call(args) {
-        Ok(code) => code,
+    // Every failure is written as `Error: <message>` where the caller
+    // reads (and on stderr), so `--exit-zero` hides no reason.
+    match call(args) {
+        Ok(_) if exit_zero => Ok(Ending::Success),
+        Ok(ending) => Ok(ending),
         Err(e) => {
             let message = format!("{e:#}");
             if sse {
@@ -59,14 +61,17 @@ pub(super) fn run(args: CallArgs) -> i32 {
             } else {
                 let _ = console::out(&format!("Error: {message}"));
             }
-            console::err(&message);
-            exit_codes::INVALID_INPUT
+            if exit_zero {
+                console::err(&message);
+                Ok(Ending::Success)
+            } else {
+                Err(e)
+            }
         }
-    };
-    if exit_zero { exit_codes::OK } else { code }
+    }
 }
 
-fn call(args: CallArgs) -> Result<i32> {
+fn call(args: CallArgs) -> Result<Ending> {
     let stdin = std::io::read_to_string(std::io::stdin()).context("cannot read stdin")?;
     let input = CallInput::parse(&stdin)?;
     let flags = args.flags.overrides();
@@ -181,7 +186,8 @@ fn call(args: CallArgs) -> Result<i32> {
         let _ = writer.join();
     }
     if !args.sse {
-        print_plain(&result, structured.as_deref(), error.as_deref())?;
+        print_plain(&result, structured.as_deref(), error.as_deref())
+            .context(RecordLost(RESULT_NOT_WRITTEN))?;
     }
     if let Some(message) = &error {
         console::err(message);
@@ -194,9 +200,7 @@ fn call(args: CallArgs) -> Result<i32> {
     {
         console::err(&format!("session file: {file}"));
     }
-    Ok(exit_codes::for_error(
-        result.details.error.as_ref().map(|e| e.code),
-    ))
+    Ok(Ending::Run(result.details.error.as_ref().map(|e| e.code)))
 }
 
 /// The structured answer as compact JSON, when the run produced one.

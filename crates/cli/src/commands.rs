@@ -1,15 +1,16 @@
 //! Command-line parsing and dispatch: one module per subcommand, this one
 //! only declares the command tree and routes to them.
 //!
-//! Every subcommand returns its exit code (`subagent_supervisor::exit_codes`)
-//! or an error that [`CliError::exit_code`] maps, and writes to the
-//! terminal only through [`crate::console`].
+//! Every subcommand returns how it ended ([`Ending`]) or the error that
+//! ended it ([`CliError`]), which [`crate::exit::exit_status`] maps to the
+//! exit status, and writes to the terminal only through [`crate::console`].
 
 use std::sync::OnceLock;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::error::CliError;
+use crate::exit::{Ending, exit_status};
 use crate::{
     agents, batch, call, config, doctor, install_files, kept_changes, run, serve_cmd, sessions,
     status, trust,
@@ -54,7 +55,8 @@ enum Command {
         --task 'Pick the most surprising of these: {previous}' \\\n      \
         --model smollm2 --base-url http://127.0.0.1:8080/v1\n\n\
         EXIT STATUS:\n  0 success, 1 subagent failed, 2 invalid input, 3 timeout,\n  \
-        4 budget exceeded, 5 output truncated, 6 sandbox unavailable, 130 cancelled\n  \
+        4 budget exceeded, 5 output truncated, 6 sandbox unavailable,\n  \
+        9 the session file or the result could not be written, 130 cancelled\n  \
         --parallel: 0 when every task succeeded, else the code of the first failing task (in task order)\n  \
         --chain: the code of the failing step; later steps are not run")]
     Run(run::RunArgs),
@@ -69,7 +71,8 @@ enum Command {
         # join the shards; report missing and duplicate ids\n  \
         subagent batch merge results-*.jsonl --tasks tasks.jsonl -o results.jsonl\n\n\
         EXIT STATUS:\n  0 every task ok, 1 a task failed or timed out (or merge found missing,\n  \
-        duplicate or unknown ids), 2 invalid input (nothing ran), 130 cancelled")]
+        duplicate or unknown ids), 2 invalid input (nothing ran), 9 the results file or\n  \
+        a session file could not be written (the batch stopped), 130 cancelled")]
     Batch(batch::BatchArgs),
     /// Run one call_subagent request read as JSON on stdin; print the answer (--sse: as events).
     #[command(after_help = "EXAMPLES:\n  \
@@ -118,7 +121,8 @@ enum Command {
         # wake a harness when a background run ends: CMD gets the lifecycle line on stdin\n  \
         subagent serve --stdio --notify-cmd 'my-harness wake' --model smollm2 \\\n      \
         --base-url http://127.0.0.1:8080/v1\n\n\
-        EXIT STATUS:\n  0 the client closed stdin or a signal stopped the server, 2 invalid flags")]
+        EXIT STATUS:\n  0 the client closed stdin or a signal stopped the server, 2 invalid flags,\n  \
+        9 the server's own session file could not be kept")]
     Serve(serve_cmd::ServeArgs),
     /// Apply the changes a run's copy-on-write layer kept (--apply never, or
     /// conflicts), file by file with the rules of a run's end.
@@ -150,32 +154,30 @@ fn version_text() -> &'static str {
 /// Parses arguments, runs, prints; returns the exit code.
 pub fn main() -> i32 {
     status::init_logs();
-    match Cli::try_parse().map_err(CliError::Usage).and_then(dispatch) {
-        Ok(code) => code,
-        Err(e) => {
-            e.report();
-            e.exit_code()
-        }
+    let ended = Cli::try_parse().map_err(CliError::Usage).and_then(dispatch);
+    if let Err(e) = &ended {
+        e.report();
     }
+    exit_status(&ended)
 }
 
-/// Runs the command; its exit code, or the error that ended it.
-fn dispatch(cli: Cli) -> Result<i32, CliError> {
+/// Runs the command; how it ended, or the error that ended it.
+fn dispatch(cli: Cli) -> Result<Ending, CliError> {
     match cli.command {
-        Command::Run(args) => run::run(args).map_err(CliError::Input),
-        Command::Batch(args) => batch::run(args).map_err(CliError::Input),
-        Command::Call(args) => Ok(call::run(args)),
+        Command::Run(args) => run::run(args).map_err(CliError::from),
+        Command::Batch(args) => batch::run(args).map_err(CliError::from),
+        Command::Call(args) => call::run(args).map_err(CliError::from),
         Command::Doctor(args) => doctor::run(args).map_err(CliError::Doctor),
-        Command::Sessions(args) => sessions::run(args).map_err(CliError::Input),
-        Command::Agents(args) => agents::run(args).map_err(CliError::Input),
-        Command::Config(args) => config::run(args).map_err(CliError::Input),
-        Command::Trust(args) => trust::run(args).map_err(CliError::Input),
-        Command::Serve(args) => serve_cmd::serve(args).map_err(CliError::Input),
-        Command::Apply(args) => kept_changes::apply(args).map_err(CliError::Input),
-        Command::Diff(args) => kept_changes::diff(args).map_err(CliError::Input),
+        Command::Sessions(args) => sessions::run(args).map_err(CliError::from),
+        Command::Agents(args) => agents::run(args).map_err(CliError::from),
+        Command::Config(args) => config::run(args).map_err(CliError::from),
+        Command::Trust(args) => trust::run(args).map_err(CliError::from),
+        Command::Serve(args) => serve_cmd::serve(args).map_err(CliError::from),
+        Command::Apply(args) => kept_changes::apply(args).map_err(CliError::from),
+        Command::Diff(args) => kept_changes::diff(args).map_err(CliError::from),
         Command::Completions(args) => {
-            install_files::completions(args, Cli::command()).map_err(CliError::Input)
+            install_files::completions(args, Cli::command()).map_err(CliError::from)
         }
-        Command::Man(args) => install_files::man(args, Cli::command()).map_err(CliError::Input),
+        Command::Man(args) => install_files::man(args, Cli::command()).map_err(CliError::from),
     }
 }

@@ -4,13 +4,13 @@
 
 use std::path::PathBuf;
 
+use crate::exit::Ending;
 use anyhow::Result;
 use serde_json::json;
 use subagent_supervisor::config::{
     LoadedConfig, ProjectConfig, ProjectFileKind, TrustVerdict, default_user_config_path,
     describe_config, find_project_config, load_config, project_config_home,
 };
-use subagent_supervisor::exit_codes;
 
 use super::run_flags::env_value;
 use super::trust::{load_project, workspace_or_cwd};
@@ -81,7 +81,7 @@ enum ConfigCommand {
     },
 }
 
-pub(super) fn run(args: ConfigArgs) -> Result<i32> {
+pub(super) fn run(args: ConfigArgs) -> Result<Ending> {
     match args.command {
         ConfigCommand::Show { workspace, json } => {
             let workspace = workspace_or_cwd(workspace)?;
@@ -121,7 +121,7 @@ pub(super) fn run(args: ConfigArgs) -> Result<i32> {
                 }
                 console::out(&mask(text.trim_end()))?;
             }
-            Ok(exit_codes::OK)
+            Ok(Ending::Success)
         }
         ConfigCommand::Path {
             workspace,
@@ -140,7 +140,7 @@ pub(super) fn run(args: ConfigArgs) -> Result<i32> {
                     Some(p) => console::out(&p.display().to_string())?,
                     None => {
                         console::err("no user config path: set HOME or XDG_CONFIG_HOME");
-                        return Ok(exit_codes::INVALID_INPUT);
+                        return Ok(Ending::InputRefused);
                     }
                 }
             } else if project {
@@ -159,7 +159,7 @@ pub(super) fn run(args: ConfigArgs) -> Result<i32> {
                     exists(project_state.1)
                 ))?;
             }
-            Ok(exit_codes::OK)
+            Ok(Ending::Success)
         }
     }
 }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use std::path::Path;
 
+use crate::exit::Ending;
 use anyhow::{Context, Result};
 use subagent_protocol::ProviderKind;
 use subagent_supervisor::WorkerCommand;
@@ -13,7 +14,6 @@ use subagent_supervisor::config::{
     default_trust_file_path, default_user_config_path, kind_defaults, load_config, read_project,
 };
 use subagent_supervisor::doctor::{self, Probe, Report};
-use subagent_supervisor::exit_codes;
 use subagent_supervisor::session::default_sessions_dir;
 
 use crate::console;
@@ -57,7 +57,7 @@ pub(super) struct DoctorArgs {
 
 /// Runs every probe, prints them, and returns 0 when all are ok, else
 /// `DOCTOR_MISSING`.
-pub(super) fn run(args: DoctorArgs) -> Result<i32> {
+pub(super) fn run(args: DoctorArgs) -> Result<Ending> {
     let mut probes: Vec<Probe> = doctor::isolation_probes(subagent_sandbox::isolation_support());
     probes.push(doctor::network_stack_probe(
         &subagent_sandbox::net::network_stack(),
@@ -100,9 +100,9 @@ pub(super) fn run(args: DoctorArgs) -> Result<i32> {
         }
     }
     Ok(if report.ok {
-        exit_codes::OK
+        Ending::Success
     } else {
-        exit_codes::DOCTOR_MISSING
+        Ending::DoctorMissing
     })
 }
 

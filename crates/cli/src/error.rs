@@ -1,15 +1,9 @@
-//! The one place where an error that ends a command becomes an exit
-//! status. Commands return `Ok(code)` for every outcome they report
-//! themselves (a failed run's code comes from its result,
-//! `subagent_supervisor::exit_codes::for_error`); what they cannot report
-//! ends here as a [`CliError`].
-//!
-//! The statuses are the library's (`subagent_supervisor::exit_codes`):
-//! this module chooses among them and never defines one.
+//! The errors that end a command before it can report how it ended: the
+//! kinds a caller's exit status is chosen from ([`crate::exit`], the one
+//! table), each wrapping the cause to print. Commands return
+//! `Ok(Ending)` for every outcome they report themselves.
 
 use std::fmt;
-
-use subagent_supervisor::exit_codes;
 
 use crate::console;
 
@@ -19,20 +13,56 @@ pub enum CliError {
     /// The arguments do not parse, or `--help`/`--version` was asked for
     /// (clap prints both).
     Usage(clap::Error),
-    /// Nothing could run: bad flags, config, agent or input files (exit 2).
+    /// Nothing could run: bad flags, config, agent or input files.
     Input(anyhow::Error),
-    /// `doctor` could not finish its probes: something is missing (exit 7).
+    /// `doctor` could not finish its probes: something is missing.
     Doctor(anyhow::Error),
+    /// What runs subagents could not start (the async runtime): nothing
+    /// ran, and not for the input's sake.
+    Runtime(anyhow::Error),
+    /// A record could not be written: a run's result to stdout (a full
+    /// disk, an I/O error), or a server's own session file and jobs
+    /// registry: the caller would not get what it asked for.
+    RecordLost(anyhow::Error),
 }
 
-impl CliError {
-    /// The exit status this error ends the process with.
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            CliError::Usage(e) if !e.use_stderr() => exit_codes::OK,
-            CliError::Usage(_) | CliError::Input(_) => exit_codes::INVALID_INPUT,
-            CliError::Doctor(_) => exit_codes::DOCTOR_MISSING,
+/// A command's failure, by the marker its cause chain holds: what runs
+/// subagents did not start ([`Unstarted`]), a record that could not be
+/// written ([`RecordLost`]); anything else is the input's.
+impl From<anyhow::Error> for CliError {
+    fn from(error: anyhow::Error) -> Self {
+        if error.downcast_ref::<Unstarted>().is_some() {
+            CliError::Runtime(error)
+        } else if error.downcast_ref::<RecordLost>().is_some() {
+            CliError::RecordLost(error)
+        } else {
+            CliError::Input(error)
         }
+    }
+}
+
+/// Marks a cause chain (`.context(Unstarted(..))`): what runs subagents
+/// could not start, through no fault of the input.
+#[derive(Debug, Clone, Copy)]
+pub struct Unstarted(pub &'static str);
+
+/// Marks a cause chain (`.context(RecordLost(..))`): a record the caller
+/// asked for could not be written.
+#[derive(Debug, Clone, Copy)]
+pub struct RecordLost(pub &'static str);
+
+/// What a run says when its result cannot be written to stdout.
+pub const RESULT_NOT_WRITTEN: &str = "cannot write the result to stdout";
+
+impl fmt::Display for Unstarted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl fmt::Display for RecordLost {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
     }
 }
 
@@ -54,7 +84,10 @@ impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CliError::Usage(e) => write!(f, "{e}"),
-            CliError::Input(e) | CliError::Doctor(e) => write!(f, "{e:#}"),
+            CliError::Input(e)
+            | CliError::Doctor(e)
+            | CliError::Runtime(e)
+            | CliError::RecordLost(e) => write!(f, "{e:#}"),
         }
     }
 }

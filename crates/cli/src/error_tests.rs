@@ -1,37 +1,28 @@
-use clap::Parser;
 use pretty_assertions::assert_eq;
 
 use super::*;
-
-#[derive(Debug, Parser)]
-struct Args {
-    #[arg(long)]
-    n: u32,
-}
-
-#[test]
-fn every_error_ends_with_its_documented_status() {
-    let usage = Args::try_parse_from(["x", "--n", "many"]).unwrap_err();
-    let help = Args::try_parse_from(["x", "--help"]).unwrap_err();
-    let cases = [
-        (CliError::Usage(usage), exit_codes::INVALID_INPUT),
-        (CliError::Usage(help), exit_codes::OK),
-        (
-            CliError::Input(anyhow::anyhow!("bad flag")),
-            exit_codes::INVALID_INPUT,
-        ),
-        (
-            CliError::Doctor(anyhow::anyhow!("no python3")),
-            exit_codes::DOCTOR_MISSING,
-        ),
-    ];
-    for (error, code) in cases {
-        assert_eq!(error.exit_code(), code, "{error:?}");
-    }
-}
 
 #[test]
 fn an_error_prints_its_whole_cause_chain_on_one_line() {
     let error = CliError::Input(anyhow::anyhow!("the file is gone").context("cannot read tasks"));
     assert_eq!(error.to_string(), "cannot read tasks: the file is gone");
+}
+
+#[test]
+fn a_cause_chain_is_classified_by_its_marker_wherever_it_sits() {
+    let io = || std::io::Error::other("no space left on device");
+    let lost = CliError::from(
+        anyhow::Error::from(io())
+            .context(RecordLost(RESULT_NOT_WRITTEN))
+            .context("run"),
+    );
+    assert!(matches!(lost, CliError::RecordLost(_)), "{lost:?}");
+    assert_eq!(
+        lost.to_string(),
+        "run: cannot write the result to stdout: no space left on device"
+    );
+    let unstarted = CliError::from(anyhow::Error::from(io()).context(Unstarted("no runtime")));
+    assert!(matches!(unstarted, CliError::Runtime(_)), "{unstarted:?}");
+    let input = CliError::from(anyhow::anyhow!("bad flag").context("parsing"));
+    assert!(matches!(input, CliError::Input(_)), "{input:?}");
 }

@@ -9,9 +9,9 @@
 
 use std::path::PathBuf;
 
+use crate::exit::Ending;
 use anyhow::{Context, Result};
 use clap_complete::Shell;
-use subagent_supervisor::exit_codes;
 
 use crate::console;
 
@@ -38,17 +38,17 @@ pub(super) struct ManArgs {
 
 /// Prints the completion script of `args.shell` for `tree` (the whole
 /// command tree, handed in by `commands`) on stdout.
-pub(super) fn completions(args: CompletionsArgs, mut tree: clap::Command) -> Result<i32> {
+pub(super) fn completions(args: CompletionsArgs, mut tree: clap::Command) -> Result<Ending> {
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut tree, "subagent", &mut script);
     let script = String::from_utf8(script).context("the completion script is not UTF-8")?;
     console::out(script.trim_end())?;
-    Ok(exit_codes::OK)
+    Ok(Ending::Success)
 }
 
 /// Writes one man page per command of `tree` into `args.out`; prints their
 /// paths.
-pub(super) fn man(args: ManArgs, tree: clap::Command) -> Result<i32> {
+pub(super) fn man(args: ManArgs, tree: clap::Command) -> Result<Ending> {
     std::fs::create_dir_all(&args.out).with_context(|| {
         format!(
             "cannot make {}: pass --out a directory you can write",
@@ -74,5 +74,5 @@ pub(super) fn man(args: ManArgs, tree: clap::Command) -> Result<i32> {
     pages.sort();
     let listing: Vec<String> = pages.iter().map(|p| p.display().to_string()).collect();
     console::out(&listing.join("\n"))?;
-    Ok(exit_codes::OK)
+    Ok(Ending::Success)
 }

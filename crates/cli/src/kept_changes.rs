@@ -6,8 +6,8 @@
 
 use std::path::PathBuf;
 
+use crate::exit::Ending;
 use anyhow::{Context, Result};
-use subagent_supervisor::exit_codes;
 use subagent_supervisor::layer::KeptLayer;
 use subagent_supervisor::session::changes_text::changes_text;
 use subagent_supervisor::session::default_sessions_dir;
@@ -53,7 +53,7 @@ fn sessions_dir(given: Option<PathBuf>) -> Result<PathBuf> {
 }
 
 /// `subagent apply`.
-pub(super) fn apply(args: ApplyArgs) -> Result<i32> {
+pub(super) fn apply(args: ApplyArgs) -> Result<Ending> {
     let dir = sessions_dir(args.sessions_dir)?;
     let mut kept = KeptLayer::load(&dir, &args.run)?;
     let changes = kept.apply(args.dry_run)?;
@@ -64,17 +64,17 @@ pub(super) fn apply(args: ApplyArgs) -> Result<i32> {
     }
     Ok(
         if changes.conflicts.is_empty() && changes.refused.is_empty() {
-            exit_codes::OK
+            Ending::Success
         } else {
-            exit_codes::SUBAGENT_FAILED
+            Ending::ChangesLeft
         },
     )
 }
 
 /// `subagent diff`.
-pub(super) fn diff(args: DiffArgs) -> Result<i32> {
+pub(super) fn diff(args: DiffArgs) -> Result<Ending> {
     let dir = sessions_dir(args.sessions_dir)?;
     let kept = KeptLayer::load(&dir, &args.run)?;
     console::out_text(kept.diff()?.trim_end())?;
-    Ok(exit_codes::OK)
+    Ok(Ending::Success)
 }

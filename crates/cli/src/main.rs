@@ -15,6 +15,7 @@ mod config;
 mod console;
 mod doctor;
 mod error;
+mod exit;
 mod install_files;
 mod kept_changes;
 mod run;

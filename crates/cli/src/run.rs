@@ -7,10 +7,11 @@ mod modes;
 
 use std::path::PathBuf;
 
+use crate::error::{RESULT_NOT_WRITTEN, RecordLost};
+use crate::exit::Ending;
 use anyhow::{Context, Result};
 use subagent_protocol::result::SubagentResult;
 use subagent_supervisor::Supervisor;
-use subagent_supervisor::exit_codes;
 use tokio_util::sync::CancellationToken;
 
 use super::run_flags::{Prepared, RunFlags};
@@ -63,7 +64,7 @@ pub(super) struct RunArgs {
     quiet: bool,
 }
 
-pub(super) fn run(args: RunArgs) -> Result<i32> {
+pub(super) fn run(args: RunArgs) -> Result<Ending> {
     let resume = match args.resume.clone() {
         Some(target) => Some(recorded_run(&args, &target)?),
         None => None,
@@ -110,10 +111,8 @@ pub(super) fn run(args: RunArgs) -> Result<i32> {
         modes::execute(&supervisor, plan, request, cancel).await
     });
     status.finish();
-    print_result(&result, args.json, args.quiet)?;
-    Ok(exit_codes::for_error(
-        result.details.error.as_ref().map(|e| e.code),
-    ))
+    print_result(&result, args.json, args.quiet).context(RecordLost(RESULT_NOT_WRITTEN))?;
+    Ok(Ending::Run(result.details.error.as_ref().map(|e| e.code)))
 }
 
 /// The run `--resume` names, read back (only when its chain holds), and

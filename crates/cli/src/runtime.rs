@@ -20,7 +20,7 @@ pub(super) fn supervisor_runtime() -> Result<tokio::runtime::Runtime> {
         .worker_threads(2)
         .enable_all()
         .build()
-        .context("cannot start the async runtime")
+        .context(crate::error::Unstarted("cannot start the async runtime"))
 }
 
 /// Resolves on SIGINT or SIGTERM; false if signals cannot be watched.

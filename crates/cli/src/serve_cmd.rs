@@ -7,12 +7,19 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Result;
-use subagent_supervisor::exit_codes;
-use subagent_supervisor::serve::{McpServe, ServeDefaults, StdioOptions, StdioServer};
+
+use subagent_supervisor::serve::{
+    McpServe, McpServeError, ServeDefaults, ServeError, StdioOptions, StdioServer,
+};
 
 use super::run_flags::RunFlags;
 use super::trust::print_warning;
 use crate::console;
+use crate::error::RecordLost;
+use crate::exit::Ending;
+
+/// What a server says when its own record cannot be kept.
+const SERVER_RECORD_LOST: &str = "the server's session file and jobs registry cannot be kept";
 
 /// `subagent serve`: which protocol, and the defaults of every run.
 #[derive(Debug, clap::Args)]
@@ -30,7 +37,7 @@ pub(super) struct ServeArgs {
 }
 
 /// `subagent serve`: `--stdio` or `--mcp`.
-pub(super) fn serve(args: ServeArgs) -> Result<i32> {
+pub(super) fn serve(args: ServeArgs) -> Result<Ending> {
     if args.stdio {
         return serve_stdio(args.flags, args.stdio_args);
     }
@@ -38,14 +45,19 @@ pub(super) fn serve(args: ServeArgs) -> Result<i32> {
 }
 
 /// Runs the MCP server until the client closes stdin or a signal arrives.
-fn serve_mcp(flags: RunFlags) -> Result<i32> {
+fn serve_mcp(flags: RunFlags) -> Result<Ending> {
     let server = McpServe::new(flags.serve_defaults())?;
     let runtime = super::runtime::supervisor_runtime()?;
     let served = runtime.block_on(server.run());
     // A pending read of stdin cannot be cancelled; do not wait for it.
     runtime.shutdown_background();
-    served?;
-    Ok(exit_codes::OK)
+    match served {
+        Ok(()) => Ok(Ending::Success),
+        Err(e @ (McpServeError::Jobs(_) | McpServeError::Recover(_))) => {
+            Err(anyhow::Error::from(e).context(RecordLost(SERVER_RECORD_LOST)))
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// The flags `serve --stdio` adds to the run flags.
@@ -73,7 +85,7 @@ impl RunFlags {
 }
 
 /// Runs the JSON-lines server until stdin closes or a signal arrives.
-fn serve_stdio(flags: RunFlags, args: StdioArgs) -> Result<i32> {
+fn serve_stdio(flags: RunFlags, args: StdioArgs) -> Result<Ending> {
     let options = StdioOptions {
         notify_cmd: args.notify_cmd,
         parent_session: args.parent_session,
@@ -86,6 +98,11 @@ fn serve_stdio(flags: RunFlags, args: StdioArgs) -> Result<i32> {
     // stdin, and a signal would not end the server. Every job has ended
     // by now; do not wait for that read.
     runtime.shutdown_background();
-    served?;
-    Ok(exit_codes::OK)
+    match served {
+        Ok(()) => Ok(Ending::Success),
+        Err(e @ ServeError::Jobs(_)) => {
+            Err(anyhow::Error::from(e).context(RecordLost(SERVER_RECORD_LOST)))
+        }
+        Err(e) => Err(e.into()),
+    }
 }

@@ -7,8 +7,8 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+use crate::exit::Ending;
 use anyhow::{Context, Result};
-use subagent_supervisor::exit_codes;
 use subagent_supervisor::session::default_sessions_dir;
 use subagent_supervisor::session::format::{
     Style, format_closing, format_item, format_json, format_table, format_transcript,
@@ -148,7 +148,7 @@ struct GcArgs {
 }
 
 /// Runs one `sessions` subcommand; returns the exit code.
-pub(super) fn run(args: SessionsArgs) -> Result<i32> {
+pub(super) fn run(args: SessionsArgs) -> Result<Ending> {
     let dir = args.sessions_dir.or_else(default_sessions_dir).context(
         "no sessions dir: set SUBAGENT_HOME, XDG_STATE_HOME or HOME, or pass --sessions-dir",
     )?;
@@ -168,7 +168,7 @@ pub(super) fn run(args: SessionsArgs) -> Result<i32> {
     }
 }
 
-fn ls(dir: &Path, args: LsArgs, style: Style) -> Result<i32> {
+fn ls(dir: &Path, args: LsArgs, style: Style) -> Result<Ending> {
     let filter = SessionFilter {
         since: args
             .since
@@ -189,7 +189,7 @@ fn ls(dir: &Path, args: LsArgs, style: Style) -> Result<i32> {
     } else {
         console::out(&format_table(&shortened(dir, sessions)?, style))?;
     }
-    Ok(exit_codes::OK)
+    Ok(Ending::Success)
 }
 
 /// `sessions` with each run id as its shortest unique prefix (at least 8
@@ -209,7 +209,7 @@ fn shortened(dir: &Path, mut sessions: Vec<SessionSummary>) -> Result<Vec<Sessio
     Ok(sessions)
 }
 
-fn show(dir: &Path, run: &str, style: Style) -> Result<i32> {
+fn show(dir: &Path, run: &str, style: Style) -> Result<Ending> {
     let path = find_session(dir, run)?;
     let items = read_session(&path)?;
     let summary = summarize(&path, &items);
@@ -220,10 +220,10 @@ fn show(dir: &Path, run: &str, style: Style) -> Result<i32> {
             console::out(&format!("continued by {id} ({})", file.display()))?;
         }
     }
-    Ok(exit_codes::OK)
+    Ok(Ending::Success)
 }
 
-fn tail(dir: &Path, run: &str, follow: bool, style: Style) -> Result<i32> {
+fn tail(dir: &Path, run: &str, follow: bool, style: Style) -> Result<Ending> {
     let path = find_session(dir, run)?;
     let mut tail = SessionTail::new(&path);
     let mut seen: Vec<ReadItem> = Vec::new();
@@ -248,10 +248,10 @@ fn tail(dir: &Path, run: &str, follow: bool, style: Style) -> Result<i32> {
     if follow && let Some(summary) = summarize(&path, &seen) {
         console::out(&format_closing(&summary, style))?;
     }
-    Ok(exit_codes::OK)
+    Ok(Ending::Success)
 }
 
-fn gc(dir: &Path, args: GcArgs) -> Result<i32> {
+fn gc(dir: &Path, args: GcArgs) -> Result<Ending> {
     let victims = plan_gc(dir, args.older_than, SystemTime::now())?;
     if args.dry_run {
         for v in &victims {
@@ -268,11 +268,11 @@ fn gc(dir: &Path, args: GcArgs) -> Result<i32> {
             "dry run: {} session(s) would be removed",
             victims.len()
         ))?;
-        return Ok(exit_codes::OK);
+        return Ok(Ending::Success);
     }
     for path in remove_sessions(dir, &victims)? {
         console::out(&format!("removed {}", path.display()))?;
     }
     console::out(&format!("{} session(s) removed", victims.len()))?;
-    Ok(exit_codes::OK)
+    Ok(Ending::Success)
 }

@@ -11,12 +11,12 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use crate::exit::Ending;
 use anyhow::{Context, Result, bail};
 use subagent_supervisor::config::{
     PrepareWarning, ProjectConfig, TrustVerdict, default_trust_file_path, read_project,
     read_records, workspace_project, write_records,
 };
-use subagent_supervisor::exit_codes;
 
 use crate::console;
 
@@ -48,7 +48,7 @@ pub(super) struct TrustArgs {
     list: bool,
 }
 
-pub(super) fn run(args: TrustArgs) -> Result<i32> {
+pub(super) fn run(args: TrustArgs) -> Result<Ending> {
     let Some(store) = default_trust_file_path() else {
         bail!("no place for the trust record: set HOME or XDG_CONFIG_HOME");
     };
@@ -72,7 +72,7 @@ pub(super) fn run(args: TrustArgs) -> Result<i32> {
             }
         }
         console::out(text.trim_end())?;
-        return Ok(exit_codes::OK);
+        return Ok(Ending::Success);
     }
     let workspace = workspace_or_cwd(args.dir)?;
     let project = read_project(&workspace, Some(&store))?;
@@ -90,7 +90,7 @@ pub(super) fn run(args: TrustArgs) -> Result<i32> {
         } else {
             console::out(&format!("{} was not trusted", project.root.display()))?;
         }
-        return Ok(exit_codes::OK);
+        return Ok(Ending::Success);
     }
     if project.files().is_empty() {
         console::out(&format!(
@@ -98,7 +98,7 @@ pub(super) fn run(args: TrustArgs) -> Result<i32> {
             project.workspace.display(),
             project.root.display()
         ))?;
-        return Ok(exit_codes::OK);
+        return Ok(Ending::Success);
     }
     records.trust(&project);
     write_records(&store, &records)?;
@@ -120,12 +120,12 @@ pub(super) fn run(args: TrustArgs) -> Result<i32> {
         store.display()
     ));
     console::out(&text)?;
-    Ok(exit_codes::OK)
+    Ok(Ending::Success)
 }
 
 /// `trust --list DIR`: DIR's project files that keep it untrusted, one a
 /// line, what the one-line warning of a run there counts.
-fn list_project(dir: &Path, store: &Path) -> Result<i32> {
+fn list_project(dir: &Path, store: &Path) -> Result<Ending> {
     let project = read_project(dir, Some(store))?;
     let mut text = format!("# project {}\n", project.root.display());
     let changes = project.changes_listing();
@@ -149,7 +149,7 @@ fn list_project(dir: &Path, store: &Path) -> Result<i32> {
         text.push_str(&format!("\nnot read: {}", file.reason));
     }
     console::out(text.trim_end())?;
-    Ok(exit_codes::OK)
+    Ok(Ending::Success)
 }
 
 /// `--workspace`, else the current directory.

@@ -18,7 +18,6 @@ pub mod call;
 pub mod config;
 pub mod doctor;
 pub mod error_chain;
-pub mod exit_codes;
 pub mod interrupt;
 pub mod jobs;
 pub mod layer;

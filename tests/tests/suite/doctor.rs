@@ -7,7 +7,7 @@ use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use subagent_supervisor::exit_codes;
+use super::exit_codes;
 
 use super::support::*;
 

@@ -6,7 +6,7 @@
 use std::io::{Read, Write};
 use std::net::TcpListener;
 
-use subagent_supervisor::exit_codes;
+use super::exit_codes;
 
 use super::doctor::{doctor, probe, report, serve_one_model_list};
 use super::support::assert_nothing_runs_in;

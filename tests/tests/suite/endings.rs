@@ -96,11 +96,7 @@ fn a_run_stopped_by_max_turns_after_text_keeps_its_reason_in_ending_ls_and_show(
             "Read notes.txt",
         ],
     );
-    assert_eq!(
-        code,
-        Some(subagent_supervisor::exit_codes::BUDGET_EXCEEDED),
-        "{result:#}"
-    );
+    assert_eq!(code, Some(super::exit_codes::BUDGET_EXCEEDED), "{result:#}");
     let single = &result["details"]["results"][0];
     assert!(
         single["output"]

@@ -39,6 +39,7 @@ mod doctor;
 mod doctor_model;
 mod e2e_llama;
 mod endings;
+mod exit_codes;
 mod file_tools_e2e;
 mod frame_memory;
 mod git_quarantine;

@@ -267,7 +267,7 @@ fn timed_out_run(workspace: &Path, sessions: &Path) -> (String, Vec<Value>) {
     assert_children_reaped(&result);
     assert_eq!(
         out.status.code(),
-        Some(subagent_supervisor::exit_codes::TIMEOUT),
+        Some(super::exit_codes::TIMEOUT),
         "{result:#}"
     );
     let file = result["details"]["results"][0]["sessionFile"]
@@ -384,7 +384,7 @@ fn exporting_an_unknown_run_says_where_it_looked_and_what_to_do() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
         out.status.code(),
-        Some(subagent_supervisor::exit_codes::INVALID_INPUT),
+        Some(super::exit_codes::INVALID_INPUT),
         "{stderr}"
     );
     assert!(

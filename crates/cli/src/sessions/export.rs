@@ -9,8 +9,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use crate::exit::Ending;
 use anyhow::{Context, Result, bail};
-use subagent_supervisor::exit_codes;
 use subagent_supervisor::session::html::render_page;
 use subagent_supervisor::session::read::{ReadError, find_session, read_session, summarize};
 
@@ -42,7 +42,7 @@ pub(super) const EXPORT_HELP: &str = "EXAMPLES:\n  \
     and how the run ended. Session text is escaped, never interpreted.";
 
 /// Exports one run; returns the exit code.
-pub(super) fn run(dir: &Path, args: ExportArgs) -> Result<i32> {
+pub(super) fn run(dir: &Path, args: ExportArgs) -> Result<Ending> {
     debug_assert!(args.html, "clap requires --html");
     let path = find_session(dir, &args.run).map_err(|e| match e {
         ReadError::NotFound { .. } => anyhow::anyhow!(
@@ -67,7 +67,7 @@ pub(super) fn run(dir: &Path, args: ExportArgs) -> Result<i32> {
             ));
         }
     }
-    Ok(exit_codes::OK)
+    Ok(Ending::Success)
 }
 
 /// Writes `bytes` to a temporary file beside `target`, syncs it and

@@ -4,11 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::exit::Ending;
 use anyhow::{Context, Result};
 use subagent_protocol::OutputMode;
 use subagent_supervisor::Supervisor;
 use subagent_supervisor::config::{PrepareSettings, RunOverrides, agent_tools, prepare};
-use subagent_supervisor::exit_codes;
 use subagent_supervisor::session::read::find_session;
 use subagent_supervisor::session::replay::{
     ReplayInvocation, ReplayReport, read_recording, replay, replay_warnings,
@@ -57,7 +57,7 @@ pub(super) struct ReplayArgs {
 }
 
 /// Replays one run; the replay's session file goes to `sessions_dir` too.
-pub(super) fn run(sessions_dir: &Path, args: ReplayArgs) -> Result<i32> {
+pub(super) fn run(sessions_dir: &Path, args: ReplayArgs) -> Result<Ending> {
     let path = find_session(sessions_dir, &args.run)?;
     let recording = read_recording(&path)?;
     for warning in replay_warnings(&recording) {
@@ -111,12 +111,12 @@ pub(super) fn run(sessions_dir: &Path, args: ReplayArgs) -> Result<i32> {
     // An interrupted replay differs from its recording for that reason
     // alone; the caller learns it was interrupted, as from `run`.
     if cancel.is_cancelled() {
-        return Ok(exit_codes::CANCELLED);
+        return Ok(Ending::Cancelled);
     }
     Ok(if report.matches {
-        exit_codes::OK
+        Ending::Success
     } else {
-        exit_codes::REPLAY_DIVERGED
+        Ending::ReplayDiverged
     })
 }
 

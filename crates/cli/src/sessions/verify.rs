@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
+use crate::exit::Ending;
 use anyhow::Result;
-use subagent_supervisor::exit_codes;
 use subagent_supervisor::session::read::find_session;
 use subagent_supervisor::session::verified::{VerifyError, read_verified};
 
@@ -35,13 +35,13 @@ pub(super) struct VerifyArgs {
 }
 
 /// Verifies one file; the exit code says whether it holds.
-pub(super) fn run(sessions_dir: &Path, args: &VerifyArgs) -> Result<i32> {
+pub(super) fn run(sessions_dir: &Path, args: &VerifyArgs) -> Result<Ending> {
     let path = find_session(sessions_dir, &args.run)?;
     let file = match read_verified(&path) {
         Ok(file) => file,
         Err(e @ (VerifyError::Broken { .. } | VerifyError::Empty { .. })) => {
             console::err(&e.to_string());
-            return Ok(exit_codes::SESSION_UNVERIFIED);
+            return Ok(Ending::SessionUnverified);
         }
         Err(e) => return Err(e.into()),
     };
@@ -63,5 +63,5 @@ pub(super) fn run(sessions_dir: &Path, args: &VerifyArgs) -> Result<i32> {
              the line after it"
         ))?;
     }
-    Ok(exit_codes::OK)
+    Ok(Ending::Success)
 }

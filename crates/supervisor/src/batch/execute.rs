@@ -23,9 +23,9 @@ use futures_util::StreamExt;
 use subagent_protocol::ErrorCode;
 use tokio_util::sync::CancellationToken;
 
-use super::{ResultLine, ResultsWriter, Tally, machine_fault};
+use super::{CliExitOf, ResultLine, ResultsWriter, Tally, machine_fault};
 use crate::run::{ProgressEvent, ProgressSink, ProgressTally};
-use crate::{RunRequest, Supervisor, exit_codes};
+use crate::{RunRequest, Supervisor};
 
 /// A fault that stops the whole batch: the results file cannot be written,
 /// or the machine failed a task. The task it hit is not recorded.
@@ -33,8 +33,20 @@ use crate::{RunRequest, Supervisor, exit_codes};
 pub struct BatchStop {
     /// What happened, naming the task.
     pub message: String,
-    /// The exit status the batch ends with.
-    pub exit_code: i32,
+    /// Why: what the caller's exit status is chosen from.
+    pub cause: BatchStopCause,
+}
+
+/// Why a batch stopped before its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BatchStopCause {
+    /// The results file could not be written, or was replaced while the
+    /// batch ran: its record is not where it was asked to be.
+    ResultsLost,
+    /// The machine, not the task, failed a task (a lost session file, a
+    /// protection that could not be applied, a worker that did not start),
+    /// with the task's error code.
+    TaskFault(ErrorCode),
 }
 
 /// How a batch's run ended.
@@ -141,6 +153,7 @@ pub async fn execute(
     writer: ResultsWriter,
     cancel: &CancellationToken,
     progress: &Arc<BatchProgress>,
+    cli_exit: CliExitOf,
 ) -> BatchOutcome {
     let writer = Arc::new(Mutex::new(writer));
     // Boxed, and the list of them rebuilt: every run's future keeps its
@@ -155,19 +168,29 @@ pub async fn execute(
     // iteration), sized for the unboxed requests: shrunk, that is given back.
     requests.shrink_to_fit();
     futures_util::stream::iter(requests)
-        .map(|(id, request)| run_one(supervisor, id, request, cancel, progress, &writer))
+        .map(|(id, request)| {
+            run_one(
+                supervisor,
+                (id, request),
+                cancel,
+                progress,
+                &writer,
+                cli_exit,
+            )
+        })
         .buffer_unordered(concurrency)
         .collect::<Vec<()>>()
         .await;
     // A file renamed over the results after the last append is told too.
     let verified = tokio::task::spawn_blocking(move || match writer.lock() {
-        Ok(mut w) => w.verify().map_err(|e| (e.to_string(), e.exit_code())),
+        Ok(mut w) => w.verify().map_err(|e| e.to_string()),
         Err(_) => Ok(()),
     })
     .await
     .unwrap_or(Ok(()));
-    if let Err((message, exit_code)) = verified {
-        progress.stop(BatchStop { message, exit_code }, cancel);
+    if let Err(message) = verified {
+        let cause = BatchStopCause::ResultsLost;
+        progress.stop(BatchStop { message, cause }, cancel);
     }
     BatchOutcome {
         tally: progress.tally(),
@@ -180,11 +203,11 @@ pub async fn execute(
 /// not recorded, so a re-run runs it.
 async fn run_one(
     supervisor: &Supervisor,
-    id: String,
-    request: Box<RunRequest>,
+    (id, request): (String, Box<RunRequest>),
     cancel: &CancellationToken,
     shared: &Arc<BatchProgress>,
     writer: &Arc<Mutex<ResultsWriter>>,
+    cli_exit: CliExitOf,
 ) {
     if cancel.is_cancelled() {
         shared.not_run.fetch_add(1, Ordering::SeqCst);
@@ -205,34 +228,32 @@ async fn run_one(
         // task that never truly ran (or whose record is torn).
         shared.not_run.fetch_add(1, Ordering::SeqCst);
         let message = format!("task `{id}`: {fault}");
-        let exit_code = exit_codes::for_error(code);
-        shared.stop(BatchStop { message, exit_code }, cancel);
+        let cause = BatchStopCause::TaskFault(code.unwrap_or(ErrorCode::SubagentFailed));
+        shared.stop(BatchStop { message, cause }, cancel);
         return;
     }
     let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let line = ResultLine::from_result(&id, &agent, &result, ms);
+    let line = ResultLine::from_result(&id, &agent, &result, ms, cli_exit);
     // The fsync blocks; off the runtime's threads so other children's
     // watches keep their timeouts.
     let to_write = line.clone();
     let writer = Arc::clone(writer);
-    let failed = |message: String| (message, exit_codes::SUBAGENT_FAILED);
     let written = tokio::task::spawn_blocking(move || match writer.lock() {
-        Ok(mut w) => w
-            .append(&to_write)
-            .map_err(|e| (e.to_string(), e.exit_code())),
-        Err(_) => Err(failed("the results writer is poisoned".to_owned())),
+        Ok(mut w) => w.append(&to_write).map_err(|e| e.to_string()),
+        Err(_) => Err("the results writer is poisoned".to_owned()),
     })
     .await
-    .unwrap_or_else(|e| Err(failed(format!("the results writer stopped: {e}"))));
+    .unwrap_or_else(|e| Err(format!("the results writer stopped: {e}")));
     match written {
         Ok(()) => {
             if let Ok(mut tally) = shared.tally.lock() {
                 tally.add(&line);
             }
         }
-        Err((message, exit_code)) => {
+        Err(message) => {
             // Running on would lose every later result: stop the batch.
-            shared.stop(BatchStop { message, exit_code }, cancel);
+            let cause = BatchStopCause::ResultsLost;
+            shared.stop(BatchStop { message, cause }, cancel);
         }
     }
 }

@@ -30,13 +30,13 @@ pub mod shard;
 pub mod summary;
 pub mod task;
 
-pub use execute::{BatchOutcome, BatchProgress, BatchStop, execute};
+pub use execute::{BatchOutcome, BatchProgress, BatchStop, BatchStopCause, execute};
 pub use fault::{PreflightError, machine_fault, preflight};
 pub use in_flight::{InFlight, continue_in_flight};
 pub use merge::{MergeReport, merge_results};
 pub use merge_output::{MergeWritten, write_merged};
 pub use plan::{BatchPlan, CheckedSettings, check_settings, plan, task_overrides};
-pub use results::{ResultLine, ResultsError, ResultsFile, ResultsWriter, TaskStatus};
+pub use results::{CliExitOf, ResultLine, ResultsError, ResultsFile, ResultsWriter, TaskStatus};
 pub use shard::{Shard, ShardError};
 pub use summary::Tally;
 pub use task::{TaskFileError, TaskLine, parse_task_bytes, parse_tasks, read_task_bytes};

@@ -7,8 +7,6 @@ use serde::{Deserialize, Serialize};
 use subagent_protocol::result::{ContentItem, SubagentResult};
 use subagent_protocol::{ErrorCode, Usage};
 
-use crate::exit_codes;
-
 /// How a task ended, as the summary counts it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -21,6 +19,10 @@ pub enum TaskStatus {
     Timeout,
 }
 
+/// The exit status `subagent run` has for a result's error code (`None`:
+/// success). The binary owns the numbers; the library only records them.
+pub type CliExitOf = fn(Option<ErrorCode>) -> i32;
+
 /// One line of the results file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -30,7 +32,7 @@ pub struct ResultLine {
     /// ok, failed or timeout.
     pub status: TaskStatus,
     /// What `subagent run` would have exited with for this task: the CLI's
-    /// exit (`crate::exit_codes`), not the worker's exit status, which is a
+    /// exit (the [`CliExitOf`] the batch was given), not the worker's exit status, which is a
     /// result object's `exitCode`. Written `cliExit`; files written before
     /// the rename say `exitCode`, still read (docs/decisions.md, "Format
     /// changes").
@@ -79,8 +81,15 @@ pub struct ResultLine {
 }
 
 impl ResultLine {
-    /// The line for task `id` from its result object.
-    pub fn from_result(id: &str, agent: &str, result: &SubagentResult, duration_ms: u64) -> Self {
+    /// The line for task `id` from its result object; `cli_exit` gives the
+    /// exit status `subagent run` has for its error code.
+    pub fn from_result(
+        id: &str,
+        agent: &str,
+        result: &SubagentResult,
+        duration_ms: u64,
+        cli_exit: CliExitOf,
+    ) -> Self {
         let code = result.details.error.as_ref().map(|e| e.code);
         let child = result.details.results.first();
         let content_text = result.content.iter().find_map(|item| {
@@ -94,7 +103,7 @@ impl ResultLine {
                 Some(ErrorCode::SubagentTimeout) => TaskStatus::Timeout,
                 Some(_) => TaskStatus::Failed,
             },
-            cli_exit: exit_codes::for_error(code),
+            cli_exit: cli_exit(code),
             error_code: code,
             error: result.details.error.as_ref().map(|e| e.message.clone()),
             agent: child.map_or_else(|| agent.to_owned(), |c| c.agent.clone()),

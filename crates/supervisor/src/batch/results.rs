@@ -30,7 +30,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::lock::{LockedResults, lock_results_file};
-pub use super::result_line::{ResultLine, TaskStatus};
+pub use super::result_line::{CliExitOf, ResultLine, TaskStatus};
 pub use super::results_error::ResultsError;
 pub use super::results_writer::ResultsWriter;
 use crate::untrusted_file::{CappedLine, CappedLines, UntrustedFileError, open_read};

@@ -3,7 +3,6 @@
 
 use std::path::PathBuf;
 
-use crate::exit_codes;
 use crate::untrusted_file::UntrustedFileError;
 
 /// Why the results file cannot be used.
@@ -72,18 +71,5 @@ pub enum ResultsError {
 impl From<UntrustedFileError> for ResultsError {
     fn from(error: UntrustedFileError) -> Self {
         ResultsError::Untrusted(error)
-    }
-}
-
-impl ResultsError {
-    /// The exit status of a batch stopped by this error: a replaced file
-    /// means the batch's record is not where it was asked to be (as a lost
-    /// session file is a run's), anything else that the results cannot be
-    /// written.
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            ResultsError::Replaced { .. } => exit_codes::SESSION_LOST,
-            _ => exit_codes::SUBAGENT_FAILED,
-        }
     }
 }
