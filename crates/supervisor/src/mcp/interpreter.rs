@@ -28,7 +28,7 @@ pub(super) fn script_interpreter(program: &Path, env: EnvLookup<'_>) -> Option<P
         .read_to_end(&mut head)
         .ok()?;
     let named = shebang_program(&head)?;
-    super::resolve::find_program(&named, env).ok()
+    super::program::find_program(&named, env).ok()
 }
 
 /// The program a `#!` line starts: its interpreter, or for `env` the

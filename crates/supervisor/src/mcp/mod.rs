@@ -13,6 +13,7 @@
 mod entry;
 mod install_dirs;
 mod interpreter;
+mod program;
 mod json_shape;
 mod registry;
 mod resolve;
@@ -36,7 +37,7 @@ pub use entry::{
 };
 pub use json_shape::{parse_inline_server, parse_mcp_json};
 pub use registry::McpRegistry;
-pub(crate) use resolve::find_program;
+pub(crate) use program::find_program;
 pub use resolve::{McpResolveError, RunSide, resolve_server};
 pub use select::{McpSelection, is_mcp_name, mcp_covered, servers_for_run, split_mcp_tools};
 pub use toml_shape::{TomlServersError, parse_toml_servers};

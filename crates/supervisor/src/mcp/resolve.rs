@@ -21,6 +21,7 @@ use subagent_protocol::{ApiKey, McpEnvVar, McpServerSpec, McpToolSelection};
 use super::entry::{EnvValue, McpServerEntry};
 use super::install_dirs::installation_dirs;
 use super::interpreter::script_interpreter;
+use super::program::find_program;
 use crate::config::EnvLookup;
 
 /// Keys at least this long are looked for inside values (`Bearer KEY`);
@@ -296,33 +297,6 @@ fn selection(entry: &McpServerEntry, only: Option<&[String]>) -> Result<McpToolS
         only,
         disabled: entry.disabled_tools.clone(),
     })
-}
-
-/// `command` as an absolute path: itself when it holds a `/` (then it must
-/// be absolute), else the first executable file of that name on `PATH`.
-pub(crate) fn find_program(command: &str, env: EnvLookup<'_>) -> Result<PathBuf, String> {
-    if command.contains('/') {
-        let path = PathBuf::from(command);
-        if !path.is_absolute() {
-            return Err("is a relative path".to_owned());
-        }
-        return if is_executable(&path) {
-            Ok(path)
-        } else {
-            Err("is not an executable file".to_owned())
-        };
-    }
-    let path_var = env("PATH").unwrap_or_default();
-    std::env::split_paths(&path_var)
-        .filter(|dir| dir.is_absolute())
-        .map(|dir| dir.join(command))
-        .find(|candidate| is_executable(candidate))
-        .ok_or_else(|| "is not found on PATH".to_owned())
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt as _;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// Why a `${VAR}` expansion stopped.
