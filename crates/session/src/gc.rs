@@ -53,7 +53,7 @@ pub fn plan_gc(
         let output = file.with_extension("output.txt");
         // A header is the run's own writing, read back: its id names a
         // directory of the layers dir only when it is a plain name.
-        let kept_layer = Some(crate::layer::layers_dir(sessions_dir).join(&run_id)).filter(|dir| {
+        let kept_layer = Some(crate::paths::layers_dir(sessions_dir).join(&run_id)).filter(|dir| {
             !run_id.is_empty()
                 && !run_id.starts_with('.')
                 && !run_id.contains('/')

@@ -18,7 +18,7 @@ fn line(entry: SessionEntry) -> String {
 
 /// `text` chained as the writer chains it (the unit tests' fixed key).
 fn sealed(text: &str) -> String {
-    crate::session::chain::reseal(&crate::session::key::SessionKey::fixed(7), text).unwrap()
+    crate::chain::reseal(&crate::key::SessionKey::fixed(7), text).unwrap()
 }
 
 fn header_of(run_id: &str, resumed_from: Option<ResumedFrom>) -> SessionHeader {

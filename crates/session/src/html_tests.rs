@@ -6,7 +6,7 @@ use serde_json::json;
 use subagent_protocol::Usage;
 
 use super::*;
-use crate::session::read::{parse_session, summarize};
+use crate::read::{parse_session, summarize};
 
 const PAYLOAD: &str =
     "</script><script>document.title='pwned'</script><img src=x onerror=alert(1)>";

@@ -19,8 +19,8 @@ use std::sync::OnceLock;
 
 use rand::TryRngCore;
 
-use crate::config::user_config_dir;
 use crate::untrusted_file::read_capped;
+use crate::user_dirs::user_config_dir;
 
 /// The key file's name in the user's config dir.
 pub const KEY_FILE: &str = "session.key";

@@ -1,8 +1,11 @@
 //! Session files: where they live, the one writer that appends to them,
-//! and reading them back for people.
+//! and reading them back for people and programs (the CLI's `sessions`
+//! commands, the supervisor, any outside reader). Must not run anything:
+//! replaying a file, which runs a supervisor, is the supervisor's
+//! (`subagent_supervisor::replay`).
 //!
 //! Declares and re-exports only; see [`paths`], [`writer`], [`read`], [`gc`],
-//! [`ending`], [`format`], [`table`], [`html`], [`replay`], [`history`] (a
+//! [`ending`], [`format`], [`table`], [`html`], [`history`] (a
 //! file read back into the conversation a resumed run continues) and
 //! [`heads`] (every file's header, for the links between runs); files read
 //! back are opened as untrusted input ([`crate::untrusted_file`], at most
@@ -24,12 +27,16 @@ pub mod html_text;
 pub mod key;
 pub mod paths;
 pub mod read;
-pub mod replay;
 pub mod run_ids;
 pub mod table;
 pub mod tail;
 pub mod verified;
 pub mod writer;
+
+pub mod terminal_text;
+pub mod units;
+pub mod untrusted_file;
+pub mod user_dirs;
 
 pub use paths::{SessionPaths, default_sessions_dir};
 

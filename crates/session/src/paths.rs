@@ -69,3 +69,10 @@ fn file_safe(name: &str) -> String {
 #[cfg(test)]
 #[path = "paths_tests.rs"]
 mod tests;
+
+/// Where the kept layers of a sessions dir live (a run's copy-on-write
+/// changes kept for `subagent apply`): beside the session files, so `gc`
+/// removes a run's layer with its file.
+pub fn layers_dir(sessions_dir: &Path) -> PathBuf {
+    sessions_dir.join("layers")
+}

@@ -9,7 +9,7 @@ use subagent_protocol::session::{
 };
 
 use super::*;
-use crate::session::gc::{GcVictim, plan_gc, remove_sessions};
+use crate::gc::{GcVictim, plan_gc, remove_sessions};
 
 fn at(timestamp: &str, entry: SessionEntry) -> String {
     serde_json::to_string(&SessionLine {
@@ -295,7 +295,7 @@ fn listing_skips_a_fifo_a_device_link_and_an_oversized_file_and_says_why() {
     std::os::unix::fs::symlink("/dev/zero", day.join("zero.jsonl")).unwrap();
     std::fs::File::create(day.join("big.jsonl"))
         .unwrap()
-        .set_len(crate::session::SESSION_FILE_CAP + 1)
+        .set_len(crate::SESSION_FILE_CAP + 1)
         .unwrap();
     // Neither the FIFO (no writer) nor /dev/zero holds up the listing.
     let (found, skipped) = list_sessions(dir.path()).unwrap();

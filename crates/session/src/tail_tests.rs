@@ -1,5 +1,5 @@
 use super::*;
-use crate::session::read::{is_terminal, parse_session};
+use crate::read::{is_terminal, parse_session};
 
 const FULL: &str = concat!(
     r#"{"type":"log","level":"info","source":"supervisor","message":"started","timestamp":"2026-11-22T12:00:00.000Z"}"#,

@@ -1,6 +1,6 @@
 use super::*;
-use crate::session::chain::reseal;
-use crate::session::key::SessionKey;
+use crate::chain::reseal;
+use crate::key::SessionKey;
 
 const HEADER: &str =
     r#"{"type":"session","version":1,"runId":"r1","timestamp":"2026-01-01T00:00:00Z"}"#;

@@ -32,7 +32,7 @@
 //! Appends to a parent's file block too: [`append_to_parent`] runs them on
 //! the runtime's blocking pool.
 //!
-//! Every line is chained ([`crate::session::chain`]): sealed onto the line
+//! Every line is chained ([`crate::chain`]): sealed onto the line
 //! before it in its file, whoever in this process appends it
 //! ([`chained`]). A file is created only with the key at hand, so no
 //! session file of this version starts unchained.

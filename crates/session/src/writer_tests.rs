@@ -445,7 +445,7 @@ async fn a_file_its_writer_and_parent_appends_share_verifies_whole() {
     }
     assert_eq!(writer.close().await.unwrap(), 50);
     let bytes = std::fs::read(&path).unwrap();
-    let key = crate::session::key::session_key().unwrap();
-    let verified = crate::session::chain::verify(key, &bytes).unwrap();
+    let key = crate::key::session_key().unwrap();
+    let verified = crate::chain::verify(key, &bytes).unwrap();
     assert_eq!(verified.lines, 100);
 }

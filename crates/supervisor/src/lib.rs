@@ -22,15 +22,18 @@ pub mod interrupt;
 pub mod jobs;
 pub mod layer;
 pub mod mcp;
+pub mod replay;
 pub mod resume;
 pub mod run;
 pub mod sanitize;
 pub mod serve;
-pub mod session;
-pub mod terminal_text;
 pub mod truncate;
-pub mod units;
-pub mod untrusted_file;
+
+// Session files and the untrusted-input readers are a crate of their own
+// (`subagent-session`); under their old names here, so callers keep their
+// paths.
+pub use subagent_session as session;
+pub use subagent_session::{terminal_text, units, untrusted_file};
 
 pub use run::{
     CANCEL_WINDOW, GateDecision, RunRequest, SpawnGate, Supervisor, SupervisorConfig, WorkerCommand,

@@ -1,6 +1,6 @@
 //! `subagent sessions replay`: flags in, one replay run, the report out.
 //! The replay itself (provider, run, comparison) lives in
-//! `subagent_supervisor::session::replay`.
+//! `subagent_supervisor::replay`.
 
 use std::path::{Path, PathBuf};
 
@@ -9,10 +9,10 @@ use anyhow::{Context, Result};
 use subagent_protocol::OutputMode;
 use subagent_supervisor::Supervisor;
 use subagent_supervisor::config::{PrepareSettings, RunOverrides, agent_tools, prepare};
-use subagent_supervisor::session::read::find_session;
-use subagent_supervisor::session::replay::{
+use subagent_supervisor::replay::{
     ReplayInvocation, ReplayReport, read_recording, replay, replay_warnings,
 };
+use subagent_supervisor::session::read::find_session;
 use tokio_util::sync::CancellationToken;
 
 use crate::console;

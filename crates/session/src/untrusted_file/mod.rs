@@ -27,7 +27,7 @@
 //! `spawn_blocking`. It never follows a link in the last component of a
 //! path and never reads more than the cap it is given; it decides nothing
 //! about what the bytes mean (whether a session file is to be believed is
-//! [`crate::session::chain`]'s), and the caps are its callers'.
+//! [`crate::chain`]'s), and the caps are its callers'.
 
 mod error;
 mod lines;

@@ -23,9 +23,9 @@ use std::sync::{Arc, LazyLock, Mutex, PoisonError, Weak};
 use subagent_protocol::session::SessionLine;
 
 use super::SessionWriterError;
-use crate::session::SESSION_FILE_CAP;
-use crate::session::chain::{ChainValue, GENESIS, MEMBER_LEN, seal, split};
-use crate::session::key::session_key;
+use crate::SESSION_FILE_CAP;
+use crate::chain::{ChainValue, GENESIS, MEMBER_LEN, seal, split};
+use crate::key::session_key;
 use crate::untrusted_file::FileIdentity;
 
 /// The chains of the files some appender of this process holds now.

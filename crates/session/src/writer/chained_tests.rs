@@ -5,8 +5,8 @@ use subagent_protocol::message::LogLevel;
 use subagent_protocol::session::{LogLine, LogSource, SessionEntry};
 
 use super::*;
-use crate::session::chain::verify;
-use crate::session::key::session_key;
+use crate::chain::verify;
+use crate::key::session_key;
 use crate::untrusted_file::open_append_existing;
 
 fn log(message: &str) -> SessionLine {

@@ -9,23 +9,7 @@ use std::path::{Path, PathBuf};
 /// The project config's place relative to a project directory.
 pub const PROJECT_CONFIG: &str = ".subagent/config.toml";
 
-/// The user's config dir: `$XDG_CONFIG_HOME/subagent` when that is set
-/// and absolute, else `$HOME/.config/subagent`; it holds `config.toml` and
-/// the user's `agents/`.
-pub fn user_config_dir(
-    xdg_config_home: Option<OsString>,
-    home: Option<OsString>,
-) -> Option<PathBuf> {
-    let xdg = xdg_config_home
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute());
-    let config = xdg.or_else(|| {
-        home.map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-            .map(|h| h.join(".config"))
-    })?;
-    Some(config.join("subagent"))
-}
+pub use subagent_session::user_dirs::user_config_dir;
 
 /// The user's config file: `config.toml` in [`user_config_dir`].
 pub fn user_config_path(

@@ -22,9 +22,10 @@ fn start(job: &str, session_file: Option<&str>) -> AgentEvent {
     event
 }
 
-/// `text` chained as subagent chains it (the unit tests' fixed key).
+/// `text` chained as subagent chains it (this process's key: the session
+/// crate's fixed test key is its own tests' only).
 fn sealed(text: &str) -> String {
-    crate::session::chain::reseal(&crate::session::key::SessionKey::fixed(7), text).unwrap()
+    crate::session::chain::reseal(crate::session::key::session_key().unwrap(), text).unwrap()
 }
 
 fn line(event: AgentEvent) -> String {

@@ -39,8 +39,8 @@ fn recovery_marks_a_dead_servers_file_and_lists_its_runs_interrupted() {
         "2026-01-02T03:04:05.000Z",
     );
     let text = format!("{}\n", serde_json::to_string(&start).unwrap());
-    let key = crate::session::key::SessionKey::fixed(7);
-    std::fs::write(&dead, crate::session::chain::reseal(&key, &text).unwrap()).unwrap();
+    let key = crate::session::key::session_key().unwrap();
+    std::fs::write(&dead, crate::session::chain::reseal(key, &text).unwrap()).unwrap();
 
     let jobs = Jobs::new(config(dir.path()), Some(serve_dir.join("serve-2.jsonl"))).unwrap();
     let marked = jobs.recover_interrupted(&serve_dir).unwrap();

@@ -31,10 +31,7 @@ const MANIFEST_CAP: u64 = 64 * 1024 * 1024;
 /// Version written in a manifest.
 const MANIFEST_VERSION: u32 = 1;
 
-/// Where the kept layers of a sessions dir live.
-pub fn layers_dir(sessions_dir: &Path) -> PathBuf {
-    sessions_dir.join("layers")
-}
+pub use subagent_session::paths::layers_dir;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

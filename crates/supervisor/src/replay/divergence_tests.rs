@@ -6,7 +6,7 @@ use subagent_protocol::session::{
 use subagent_protocol::{Limits, Usage};
 
 use super::*;
-use crate::session::replay::recording::{RecordedTurn, Recording};
+use crate::replay::recording::{RecordedTurn, Recording};
 
 fn header() -> SessionHeader {
     SessionHeader {
