@@ -92,7 +92,7 @@ impl ChildSetup {
     /// Must only be called in a freshly forked child. It makes only
     /// async-signal-safe calls and does not allocate.
     pub(crate) unsafe fn apply_in_child(&self) -> io::Result<()> {
-        // SAFETY (whole block): prctl, getppid, _exit, open, write, close,
+        // SAFETY: (the whole block) prctl, getppid, _exit, open, write, close,
         // dup2, fcntl, close_range and setrlimit are async-signal-safe
         // syscalls; all pointers passed point into data prepared pre-fork.
         unsafe {

@@ -232,7 +232,7 @@ unsafe fn prepare_and_exec(spawn: &VforkSpawn) -> i32 {
             .raw_os_error()
             .unwrap_or(libc::EINVAL)
     };
-    // SAFETY (whole block): async-signal-safe system calls on data prepared
+    // SAFETY: (the whole block) async-signal-safe system calls on data prepared
     // before the clone.
     unsafe {
         // Our handlers must never run on the borrowed memory: every signal

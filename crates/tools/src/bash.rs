@@ -39,12 +39,10 @@ struct Arguments {
     command: String,
     /// Milliseconds, as Claude Code's.
     timeout: Option<f64>,
-    #[serde(default)]
-    #[allow(
-        dead_code,
-        reason = "shown with the call in the session file; never run"
-    )]
-    description: Option<String>,
+    /// Shown with the call in the session file; never run (accepted so a
+    /// Claude Code call is not refused for it).
+    #[serde(default, rename = "description")]
+    _description: Option<String>,
     #[serde(default)]
     run_in_background: bool,
 }

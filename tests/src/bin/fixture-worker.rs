@@ -4,8 +4,8 @@
 //! can find every process of the tree in /proc by its command line; children
 //! this fixture starts re-exec it with the same marker.
 //!
-//! Test code: panics and `expect` are fine here, a failure is a test failure.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+//! Test code: panics and `unwrap` are fine here, a failure is a test failure.
+#![expect(clippy::unwrap_used, clippy::panic)]
 
 use std::io::Write;
 use std::os::fd::FromRawFd;
@@ -76,6 +76,8 @@ impl Io {
     }
     fn raw(&mut self, bytes: &[u8]) {
         // Bypass framing: write straight to the socket.
+        // SAFETY: fd 3 is the protocol socket the supervisor passed; the dup
+        // is a new descriptor this stream alone owns and closes.
         let mut sock = unsafe { UnixStream::from_raw_fd(libc::dup(3)) };
         sock.write_all(bytes).unwrap();
     }
@@ -354,16 +356,22 @@ fn main() {
         // -- helpers run as descendants --
         "hold" => sleep_forever(),
         "setsid-hold" => {
+            // SAFETY: setsid takes no pointers; its failure is harmless here.
             unsafe { libc::setsid() };
             sleep_forever()
         }
         "daemonize" => {
             // Classic double fork: child forks a setsid grandchild and exits.
+            // SAFETY: the fixture is single-threaded here; each child only
+            // calls setsid, fork, sleep and _exit.
             if unsafe { libc::fork() } == 0 {
+                // SAFETY: no pointers; a failure leaves the session as it is.
                 unsafe { libc::setsid() };
+                // SAFETY: as the fork above.
                 if unsafe { libc::fork() } == 0 {
                     sleep_forever();
                 }
+                // SAFETY: _exit ends this child without running anything.
                 unsafe { libc::_exit(0) };
             }
             std::process::exit(0);
@@ -458,6 +466,7 @@ fn main() {
             sleep_forever()
         }
         "ignore-term" => {
+            // SAFETY: SIG_IGN installs no handler code.
             unsafe { libc::signal(libc::SIGTERM, libc::SIG_IGN) };
             io.handshake();
             io.event(WorkerEvent::TurnStart { turn: 1 });
@@ -566,6 +575,8 @@ fn main() {
             io.handshake();
             // Rust's own SIGSEGV handler (stack-overflow detection) would
             // swallow a raised signal; restore the default action first.
+            // SAFETY: SIG_DFL installs no handler code; raise takes no
+            // pointers.
             unsafe {
                 libc::signal(libc::SIGSEGV, libc::SIG_DFL);
                 libc::raise(libc::SIGSEGV);
@@ -580,6 +591,7 @@ fn main() {
             io.handshake();
             let mut started = 0u32;
             for _ in 0..100_000 {
+                // SAFETY: each child only sleeps; the parent counts.
                 match unsafe { libc::fork() } {
                     0 => sleep_forever(),
                     -1 => break,

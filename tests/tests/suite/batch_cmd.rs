@@ -324,6 +324,7 @@ fn signal_cancels_running_tasks_and_keeps_finished_results(signal: libc::c_int) 
         "{}",
         stderr(&second)
     );
+    // SAFETY: kill takes no pointers; the pid is our own unreaped child.
     unsafe { libc::kill(child.id() as libc::pid_t, signal) };
     let out = child.wait_with_output().unwrap();
     let err = stderr(&out);

@@ -176,6 +176,7 @@ fn sigint_cancels_the_run_and_the_session_ends_aborted() {
         .spawn()
         .unwrap();
     let pid = wait_for_worker_pid(dir.path(), Instant::now() + Duration::from_secs(20));
+    // SAFETY: kill takes no pointers; the pid is our own unreaped child.
     unsafe { libc::kill(sup.id() as i32, libc::SIGINT) };
     let out = sup.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130));

@@ -74,6 +74,7 @@ impl LoopFs {
         let path = std::ffi::CString::new(self.mnt.as_os_str().as_encoded_bytes()).unwrap();
         // SAFETY: statvfs fills the zeroed struct from a NUL-terminated path.
         let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+        // SAFETY: `path` is NUL-terminated and `stat` lives for the call.
         assert_eq!(unsafe { libc::statvfs(path.as_ptr(), &mut stat) }, 0);
         (stat.f_bavail * stat.f_frsize, stat.f_favail)
     }

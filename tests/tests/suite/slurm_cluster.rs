@@ -46,6 +46,7 @@ const POLL: Duration = Duration::from_millis(100);
 
 /// Why the cluster cannot run here (not root, a program missing), if so.
 pub fn unavailable() -> Option<String> {
+    // SAFETY: geteuid takes nothing and cannot fail.
     if unsafe { libc::geteuid() } != 0 {
         return Some("not root: munged, slurmctld and slurmd must run as root".into());
     }
@@ -172,6 +173,7 @@ impl Cluster {
         // Slurm's daemons first: they talk to munged while they stop.
         for (_, child) in self.daemons.iter_mut().rev() {
             // SIGTERM: each daemon saves its state and exits.
+            // SAFETY: kill takes no pointers; the pid is our own unreaped child.
             unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
             let deadline = Instant::now() + WAIT;
             while child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {

@@ -84,6 +84,7 @@ async fn the_api_key_reaches_the_worker_in_the_task_spec_not_its_environment() {
     // SAFETY: no other thread of this test reads the environment concurrently.
     unsafe { std::env::set_var("SUBAGENT_TEST_PARENT_SECRET", TEST_API_KEY) };
     let o = f.run(f.request()).await;
+    // SAFETY: as the set_var above: no other thread reads the environment.
     unsafe { std::env::remove_var("SUBAGENT_TEST_PARENT_SECRET") };
     assert_eq!(o.code(), None, "{:#}", o.json);
     let report: serde_json::Value =

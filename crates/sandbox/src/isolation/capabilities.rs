@@ -85,7 +85,7 @@ fn capset_own(data: &[CapData; 2]) -> io::Result<()> {
 /// Async-signal-safe; for the forked child, after every step that needs a
 /// capability (mounting /proc).
 pub(crate) unsafe fn drop_all() -> io::Result<()> {
-    // SAFETY (whole block): prctl and capset with pointers to locals that
+    // SAFETY: (the whole block) prctl and capset with pointers to locals that
     // live for the call are async-signal-safe.
     unsafe {
         match drop_bounding() {
@@ -207,7 +207,7 @@ unsafe fn drop_bounding() -> io::Result<()> {
 /// # Safety
 /// Async-signal-safe, as [`drop_all`].
 unsafe fn clear_sets(keep_permitted: u32) -> io::Result<()> {
-    // SAFETY (whole block): as in `drop_all`.
+    // SAFETY: (the whole block) as in `drop_all`.
     unsafe {
         // Kernels before 4.3 have no ambient set: nothing to clear there.
         let clear_ambient = libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong;

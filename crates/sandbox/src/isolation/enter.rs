@@ -30,7 +30,7 @@ impl IsolationSetup {
     /// # Safety
     /// Only in a freshly forked child; async-signal-safe.
     pub(crate) unsafe fn apply_in_child(&self) -> io::Result<()> {
-        // SAFETY (whole block): each step is async-signal-safe and meant for
+        // SAFETY: (the whole block) each step is async-signal-safe and meant for
         // the forked child, which is where this runs.
         unsafe {
             if let Some(namespaces) = &self.namespaces {

@@ -155,7 +155,7 @@ impl LandlockPlan {
     /// # Safety
     /// Async-signal-safe; for the forked child.
     pub(crate) unsafe fn apply(&self) -> io::Result<()> {
-        // SAFETY (whole block): the landlock syscalls, open, close and prctl
+        // SAFETY: (the whole block) the landlock syscalls, open, close and prctl
         // are async-signal-safe; all pointers point into `self`, prepared
         // before the fork, or into locals that live for the call.
         unsafe {

@@ -71,7 +71,7 @@ impl NamespacePlan {
     /// # Safety
     /// Only in a freshly forked child: it forks again and mounts.
     pub(crate) unsafe fn enter(&self, view: Option<&ViewPlan>) -> Result<(), StepError> {
-        // SAFETY (whole block): unshare, open, write, close, clone, wait4,
+        // SAFETY: (the whole block) unshare, open, write, close, clone, wait4,
         // prctl, mount and _exit are async-signal-safe syscalls; every
         // pointer points into data prepared before the fork.
         unsafe {
@@ -158,7 +158,7 @@ impl NamespacePlan {
 /// # Safety
 /// Only in the forked keeper; never returns.
 unsafe fn keep(child: libc::pid_t) -> ! {
-    // SAFETY (whole block): close_range, wait4, signal, sigprocmask, kill,
+    // SAFETY: (the whole block) close_range, wait4, signal, sigprocmask, kill,
     // getpid and _exit are async-signal-safe; `status` and `set` live on
     // this stack for the calls.
     unsafe {

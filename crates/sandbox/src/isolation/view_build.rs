@@ -55,7 +55,7 @@ impl ViewPlan {
     /// # Safety
     /// Only in the forked child; async-signal-safe.
     pub(crate) unsafe fn build(&self) -> Result<(), StepError> {
-        // SAFETY (whole block): mount, umount2, mkdir, open, close, symlink,
+        // SAFETY: (the whole block) mount, umount2, mkdir, open, close, symlink,
         // chdir and the pivot_root and statfs syscalls are async-signal-safe;
         // every pointer is a NUL-terminated string of the plan or a constant.
         unsafe {

@@ -148,7 +148,7 @@ impl LayerSetup {
     /// # Safety
     /// As [`Self::apply_in_child`].
     unsafe fn enter(&self) -> Result<[RawFd; handoff::MAX_FDS], Failure> {
-        // SAFETY (whole block): every call is a raw, async-signal-safe
+        // SAFETY: (the whole block) every call is a raw, async-signal-safe
         // syscall on NUL-terminated strings of the plan, stack buffers or
         // descriptors this process holds.
         unsafe {
@@ -234,7 +234,7 @@ impl LayerSetup {
     /// # Safety
     /// As [`Self::apply_in_child`].
     unsafe fn own_namespaces(&self) -> Result<(), Failure> {
-        // SAFETY (whole block): as in `enter`.
+        // SAFETY: (the whole block) as in `enter`.
         unsafe {
             if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) != 0 {
                 return Err(last(LayerStep::Unshare));
@@ -272,7 +272,7 @@ impl LayerSetup {
     /// # Safety
     /// As [`Self::apply_in_child`].
     unsafe fn join(&self, join: &LayerJoin) -> Result<(), Failure> {
-        // SAFETY (whole block): as in `enter`; `stat` buffers live on
+        // SAFETY: (the whole block) as in `enter`; `stat` buffers live on
         // this stack.
         unsafe {
             if libc::setns(join.user_ns.as_raw_fd(), libc::CLONE_NEWUSER) != 0 {
@@ -408,7 +408,7 @@ unsafe fn fs_string(fs: RawFd, key: &CStr, value: &CStr, step: LayerStep) -> Res
 /// # Safety
 /// Async-signal-safe; for the forked child.
 unsafe fn fs_mount(fs: RawFd, step: LayerStep) -> Result<RawFd, Failure> {
-    // SAFETY (whole block): fsconfig, fsmount and close on our descriptor.
+    // SAFETY: (the whole block) fsconfig, fsmount and close on our descriptor.
     unsafe {
         let created = libc::syscall(
             libc::SYS_fsconfig,

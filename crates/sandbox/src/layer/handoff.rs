@@ -58,7 +58,7 @@ pub(crate) unsafe fn send(socket: RawFd, outcome: Result<&[RawFd], (LayerStep, i
     };
     let count = fds.len().min(MAX_FDS);
     let mut control = [0u64; CONTROL_WORDS];
-    // SAFETY (whole block): msghdr and iovec are plain data pointing into
+    // SAFETY: (the whole block) msghdr and iovec are plain data pointing into
     // this stack frame; the CMSG_* macros only compute offsets inside
     // `control`, which holds CMSG_SPACE(MAX_FDS * 4); sendmsg is
     // async-signal-safe.
@@ -102,7 +102,7 @@ pub(crate) enum Received {
 pub(crate) fn receive(socket: &OwnedFd) -> Received {
     let mut data = [0u8; DATA_BYTES];
     let mut control = [0u64; CONTROL_WORDS];
-    // SAFETY (whole block): recvmsg writes into `data` and `control`, both
+    // SAFETY: (the whole block) recvmsg writes into `data` and `control`, both
     // live for the call and described by their lengths; the CMSG_* walk
     // stays inside the `msg_controllen` the kernel set; each descriptor
     // read out of it was installed in this process by the kernel

@@ -280,7 +280,7 @@ fn tun_usable() -> bool {
 /// # Safety
 /// Only in the freshly forked child; never returns.
 unsafe fn holder_main(prepared: &Prepared, socket: RawFd) -> ! {
-    // SAFETY (whole block): async-signal-safe syscalls on data prepared
+    // SAFETY: (the whole block) async-signal-safe syscalls on data prepared
     // before the fork.
     unsafe {
         libc::prctl(

@@ -236,7 +236,7 @@ impl Batch {
 /// Async-signal-safe (socket, send, recv, close on prepared buffers), for a
 /// forked child.
 pub(crate) unsafe fn send_all(batch: &Batch) -> Result<(), (usize, i32)> {
-    // SAFETY (whole block): plain syscalls on live buffers.
+    // SAFETY: (the whole block) plain syscalls on live buffers.
     unsafe {
         let fd = libc::socket(
             libc::AF_NETLINK,
@@ -356,6 +356,7 @@ mod tests {
         // The same rules again: each exists (NLM_F_EXCL), the first is named.
         requests.remove(0);
         assert_eq!(
+            // SAFETY: plain syscalls on the batch's live buffers, in a test thread.
             unsafe { send_all(&Batch::new(&requests)) },
             Err((0, libc::EEXIST))
         );
@@ -366,6 +367,7 @@ mod tests {
             .collect();
         fresh[35] = refuse(std::net::Ipv4Addr::new(10, 3, 0, 0).into(), 16);
         assert_eq!(
+            // SAFETY: plain syscalls on the batch's live buffers, in a test thread.
             unsafe { send_all(&Batch::new(&fresh)) },
             Err((35, libc::EEXIST))
         );

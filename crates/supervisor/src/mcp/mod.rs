@@ -13,8 +13,8 @@
 mod entry;
 mod install_dirs;
 mod interpreter;
-mod program;
 mod json_shape;
+mod program;
 mod registry;
 mod resolve;
 mod select;
@@ -36,8 +36,8 @@ pub use entry::{
     check_server_name,
 };
 pub use json_shape::{parse_inline_server, parse_mcp_json};
-pub use registry::McpRegistry;
 pub(crate) use program::find_program;
+pub use registry::McpRegistry;
 pub use resolve::{McpResolveError, RunSide, resolve_server};
 pub use select::{McpSelection, is_mcp_name, mcp_covered, servers_for_run, split_mcp_tools};
 pub use toml_shape::{TomlServersError, parse_toml_servers};
