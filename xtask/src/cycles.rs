@@ -1,5 +1,7 @@
 //! `cargo xtask cycles`: fails when the modules of any crate of the
-//! workspace import each other in a cycle.
+//! workspace import each other in a cycle, file by file or among a crate's
+//! top-level modules (each file counted as the top-level module it lies
+//! in: `run/child.rs` is `run`).
 //!
 //! For every library and binary target `cargo metadata` lists, it walks the
 //! module tree from the target's root file ([`modules`]), reads every
@@ -31,12 +33,27 @@ pub use modules::ModuleGraph;
 pub fn run(root: &Path) -> Result<()> {
     let roots = target_roots(root)?;
     let mut found = Vec::new();
+    let mut known = Vec::new();
     for (name, file) in &roots {
         let graph = ModuleGraph::load(file)
             .with_context(|| format!("reading the modules of {name} ({})", file.display()))?;
         for cycle in graph.cycles() {
             found.push(format!("{name}: {}", describe(&graph, &cycle, root)));
         }
+        for cycle in graph.top_level_cycles() {
+            let text = format!(
+                "{name}, top-level modules: {}",
+                describe_top_level(&graph, &cycle, root)
+            );
+            if is_known_knot(name, &cycle) {
+                known.push(text);
+            } else {
+                found.push(text);
+            }
+        }
+    }
+    for knot in &known {
+        eprintln!("xtask: known knot, to untangle (KNOWN_KNOTS in xtask/src/cycles.rs): {knot}");
     }
     if !found.is_empty() {
         bail!(
@@ -46,10 +63,31 @@ pub fn run(root: &Path) -> Result<()> {
         );
     }
     eprintln!(
-        "xtask: no import cycle among the modules of {} targets",
-        roots.len()
+        "xtask: no import cycle among the modules of {} targets, and no top-level knot but {} known",
+        roots.len(),
+        known.len()
     );
     Ok(())
+}
+
+/// Top-level knots that predate the check, by target name and modules: a
+/// cycle within one of these sets is reported, not failed; a new knot, or
+/// one that grows past its set, fails. Untangling one means deleting its
+/// line here (issue 39 for the supervisor's).
+const KNOWN_KNOTS: &[(&str, &[&str])] = &[
+    ("subagent_supervisor", &["agents", "config", "mcp", "run"]),
+    ("subagent_sandbox", &["isolation", "net"]),
+    ("subagent_tools", &["arguments", "blocking", "tool", "web"]),
+];
+
+/// Whether `cycle` of target `name` lies within a knot of [`KNOWN_KNOTS`].
+fn is_known_knot(name: &str, cycle: &[(String, String, usize, usize)]) -> bool {
+    KNOWN_KNOTS.iter().any(|(target, modules)| {
+        name.split(' ').next() == Some(*target)
+            && cycle
+                .iter()
+                .all(|(a, b, _, _)| modules.contains(&a.as_str()) && modules.contains(&b.as_str()))
+    })
 }
 
 /// `(target name, root file)` of every library and binary target.
@@ -106,6 +144,27 @@ fn describe(graph: &ModuleGraph, cycle: &BTreeSet<usize>, root: &Path) -> String
         .map(|(from, to)| format!("{} -> {}", show(from), show(to)))
         .collect();
     edges.join(", ")
+}
+
+/// One cycle among top-level modules: each edge with the file-level
+/// import that makes it.
+fn describe_top_level(
+    graph: &ModuleGraph,
+    cycle: &[(String, String, usize, usize)],
+    root: &Path,
+) -> String {
+    let show = |m: usize| {
+        let file = &graph.modules[m].file;
+        file.strip_prefix(root)
+            .unwrap_or(file)
+            .display()
+            .to_string()
+    };
+    cycle
+        .iter()
+        .map(|(a, b, from, to)| format!("{a} -> {b} ({} uses {})", show(*from), show(*to)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Strongly connected components of more than one node (Tarjan), each as
@@ -176,6 +235,52 @@ impl ModuleGraph {
     /// The import cycles among this target's module files.
     pub fn cycles(&self) -> Vec<BTreeSet<usize>> {
         strongly_connected(&self.edges)
+    }
+
+    /// The import cycles among this target's top-level modules (`run`,
+    /// `session`, ...), each module file counted as the top-level module
+    /// it lies in: the knots a file-level check misses, where `a/x.rs`
+    /// uses `b/y.rs` and `b/z.rs` uses `a/w.rs`. Each cycle is the
+    /// top-level names, with one file-level import per edge as evidence.
+    pub fn top_level_cycles(&self) -> Vec<Vec<(String, String, usize, usize)>> {
+        let top = |m: usize| self.modules[m].path.first().cloned();
+        let names: Vec<String> = self
+            .modules
+            .iter()
+            .filter_map(|m| m.path.first().cloned())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let slot = |name: &str| names.iter().position(|n| n == name);
+        let mut edges = vec![BTreeSet::new(); names.len()];
+        let mut evidence: BTreeMap<(usize, usize), (usize, usize)> = BTreeMap::new();
+        for (from, targets) in self.edges.iter().enumerate() {
+            let Some(a) = top(from).and_then(|n| slot(&n)) else {
+                continue;
+            };
+            for &to in targets {
+                let Some(b) = top(to).and_then(|n| slot(&n)) else {
+                    continue;
+                };
+                if a != b {
+                    edges[a].insert(b);
+                    evidence.entry((a, b)).or_insert((from, to));
+                }
+            }
+        }
+        strongly_connected(&edges)
+            .into_iter()
+            .map(|cycle| {
+                let mut shown = Vec::new();
+                for &a in &cycle {
+                    for &b in edges[a].iter().filter(|b| cycle.contains(b)) {
+                        let (from, to) = evidence[&(a, b)];
+                        shown.push((names[a].clone(), names[b].clone(), from, to));
+                    }
+                }
+                shown
+            })
+            .collect()
     }
 }
 

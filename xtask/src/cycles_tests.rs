@@ -128,3 +128,49 @@ fn a_missing_module_file_is_an_error_naming_it() {
     let err = ModuleGraph::load(&dir.path().join("lib.rs")).unwrap_err();
     assert!(format!("{err:#}").contains("mod gone"), "{err:#}");
 }
+
+#[test]
+fn top_level_modules_that_reach_each_other_through_their_files_are_a_knot() {
+    let (_dir, graph) = graph_of(&[
+        ("lib.rs", "mod a;\nmod b;\nmod c;\n"),
+        ("a/mod.rs", "mod x;\nmod w;\n"),
+        ("a/x.rs", "use crate::b::y::Y;\npub struct X(Y);\n"),
+        ("a/w.rs", "pub struct W;\n"),
+        ("b/mod.rs", "pub mod y;\nmod z;\n"),
+        ("b/y.rs", "pub struct Y;\n"),
+        ("b/z.rs", "use crate::a::w::W;\npub struct Z(W);\n"),
+        ("c.rs", "use crate::b::y::Y;\npub struct C(Y);\n"),
+    ]);
+    // No file-level cycle: x -> y, z -> w.
+    assert_eq!(graph.cycles(), Vec::<BTreeSet<usize>>::new());
+    let knots = graph.top_level_cycles();
+    assert_eq!(knots.len(), 1, "{knots:?}");
+    let mut edges: Vec<(String, String)> = knots[0]
+        .iter()
+        .map(|(a, b, _, _)| (a.clone(), b.clone()))
+        .collect();
+    edges.sort();
+    assert_eq!(
+        edges,
+        vec![
+            ("a".to_owned(), "b".to_owned()),
+            ("b".to_owned(), "a".to_owned())
+        ]
+    );
+    // The evidence names the files that make each edge.
+    let files: Vec<String> = knots[0]
+        .iter()
+        .map(|(_, _, from, _)| graph.modules[*from].path.join("::"))
+        .collect();
+    assert!(files.contains(&"a::x".to_owned()) && files.contains(&"b::z".to_owned()));
+}
+
+#[test]
+fn a_knot_is_known_only_within_its_listed_modules() {
+    let edge = |a: &str, b: &str| (a.to_owned(), b.to_owned(), 0, 0);
+    let within = [edge("run", "config"), edge("config", "run")];
+    assert!(is_known_knot("subagent_supervisor (lib)", &within));
+    let grown = [edge("run", "batch"), edge("batch", "run")];
+    assert!(!is_known_knot("subagent_supervisor (lib)", &grown));
+    assert!(!is_known_knot("subagent_cli (bin)", &within));
+}
