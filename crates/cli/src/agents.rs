@@ -20,7 +20,8 @@ use subagent_supervisor::agents::{
     AgentCatalog, AgentDefinition, AgentOutputSchema, WarningDetail, default_user_agents_dir,
     discover_catalog,
 };
-use subagent_supervisor::config::{ProjectConfig, workspace_catalog};
+use subagent_supervisor::config::ProjectConfig;
+use subagent_supervisor::prepare::workspace_catalog;
 
 use super::trust::{load_project, print_warning, workspace_or_cwd};
 use crate::console;
@@ -122,9 +123,8 @@ pub(super) fn print_agent_warnings(catalog: &AgentCatalog, agent: &str) {
 /// in its own `mcpServers`, not in the config files or a trusted
 /// `.mcp.json`. Such tools are left out of the agent's runs.
 fn unserved_mcp_tools(catalog: &AgentCatalog, project: &ProjectConfig) -> Vec<String> {
-    use subagent_supervisor::config::{
-        configured_mcp_servers, default_user_config_path, load_config,
-    };
+    use subagent_supervisor::config::{default_user_config_path, load_config};
+    use subagent_supervisor::prepare::configured_mcp_servers;
     let registry = load_config(project, default_user_config_path().as_deref())
         .ok()
         .and_then(|files| configured_mcp_servers(&files, project).ok());

@@ -19,7 +19,8 @@ use subagent_protocol::ErrorCode;
 use subagent_protocol::result::{ContentItem, SubagentResult};
 use subagent_supervisor::Supervisor;
 use subagent_supervisor::call::{CallInput, DONE_MARKER, SseRelay};
-use subagent_supervisor::config::{LimitSet, prepare};
+use subagent_supervisor::config::LimitSet;
+use subagent_supervisor::prepare::prepare;
 use subagent_supervisor::run::{Asked, ContentSink, Owner, ProgressSink};
 use tokio_util::sync::CancellationToken;
 

@@ -182,7 +182,7 @@ fn config_probes(workspace: &Path) -> Vec<Probe> {
     let Some(config) = config else {
         return probes;
     };
-    match subagent_supervisor::config::configured_mcp_servers(&config, &project) {
+    match subagent_supervisor::prepare::configured_mcp_servers(&config, &project) {
         Ok(servers) => probes.extend(doctor::mcp_server_probes(
             &servers,
             &super::run_flags::env_value,

@@ -84,7 +84,7 @@ pub(super) fn run(args: RunArgs) -> Result<Ending> {
         ask.current_tools = request
             .tools
             .clone()
-            .unwrap_or_else(|| subagent_supervisor::config::agent_tools(&config, &request.agent));
+            .unwrap_or_else(|| subagent_supervisor::prepare::agent_tools(&config, &request.agent));
         subagent_supervisor::resume::continue_request(recorded, &mut request, ask)?;
     }
     super::agents::print_agent_warnings(&config.catalog, &request.agent);

@@ -14,11 +14,11 @@ use anyhow::Result;
 use clap::ValueEnum;
 use subagent_protocol::{Budget, Limits, OutputMode};
 use subagent_supervisor::config::{
-    DEFAULT_MAX_DEPTH, LimitKey, LimitSet, LimitValue, PrepareSettings, Raise, RawLimit,
-    RunOverrides, prepare,
+    DEFAULT_MAX_DEPTH, LimitKey, LimitSet, LimitValue, Raise, RawLimit, RunOverrides,
 };
-pub(super) use subagent_supervisor::config::{Prepared, env_value};
 use subagent_supervisor::layer::{ApplyMode, WorkspaceIsolation};
+use subagent_supervisor::prepare::{PrepareSettings, prepare};
+pub(super) use subagent_supervisor::prepare::{Prepared, env_value};
 
 use super::trust::print_warning;
 
@@ -311,7 +311,7 @@ impl RunFlags {
 
     /// The request template and supervisor config for `overrides` (these
     /// flags' own, or patched), with the config files and agent files of
-    /// the workspace ([`subagent_supervisor::config::prepare`]); warnings
+    /// the workspace ([`subagent_supervisor::prepare::prepare`]); warnings
     /// on stderr.
     pub(super) fn prepare(&self, overrides: &RunOverrides) -> Result<Prepared> {
         Ok(prepare(&self.settings(), overrides, &print_warning)?)

@@ -2,13 +2,13 @@
 //! --ceilings-from-flags`, `call` payloads): the flags resolved with the
 //! config and agent files (`subagent_supervisor::run::Ceilings`). A
 //! request's own changes go through the library's one overrides path,
-//! `subagent_supervisor::config::RequestPatch`; the servers' through
+//! `subagent_supervisor::request::RequestPatch`; the servers' through
 //! `subagent_supervisor::serve::ServeDefaults`.
 //!
 //! It never reads a request and never runs one.
 
 use anyhow::Result;
-pub(super) use subagent_supervisor::config::agent_tools;
+pub(super) use subagent_supervisor::prepare::agent_tools;
 use subagent_supervisor::run::{Ceilings, Owner};
 
 use super::run_flags::RunFlags;

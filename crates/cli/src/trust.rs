@@ -14,9 +14,9 @@ use std::sync::Mutex;
 use crate::exit::Ending;
 use anyhow::{Context, Result, bail};
 use subagent_supervisor::config::{
-    PrepareWarning, ProjectConfig, TrustVerdict, default_trust_file_path, read_project,
-    read_records, workspace_project, write_records,
+    ProjectConfig, TrustVerdict, default_trust_file_path, read_project, read_records, write_records,
 };
+use subagent_supervisor::prepare::{PrepareWarning, workspace_project};
 
 use crate::console;
 

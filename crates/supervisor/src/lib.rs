@@ -12,17 +12,19 @@
 
 #![forbid(unsafe_code)]
 
-pub mod agents;
 pub mod batch;
 pub mod call;
 pub mod config;
 pub mod doctor;
+pub mod env_lookup;
 pub mod error_chain;
 pub mod interrupt;
 pub mod jobs;
 pub mod layer;
 pub mod mcp;
+pub mod prepare;
 pub mod replay;
+pub mod request;
 pub mod resume;
 pub mod run;
 pub mod sanitize;
@@ -32,6 +34,7 @@ pub mod truncate;
 // Session files and the untrusted-input readers are a crate of their own
 // (`subagent-session`); under their old names here, so callers keep their
 // paths.
+pub use config::agents;
 pub use subagent_session as session;
 pub use subagent_session::{terminal_text, units, untrusted_file};
 

@@ -8,7 +8,8 @@ use crate::exit::Ending;
 use anyhow::{Context, Result};
 use subagent_protocol::OutputMode;
 use subagent_supervisor::Supervisor;
-use subagent_supervisor::config::{PrepareSettings, RunOverrides, agent_tools, prepare};
+use subagent_supervisor::config::RunOverrides;
+use subagent_supervisor::prepare::{PrepareSettings, agent_tools, prepare};
 use subagent_supervisor::replay::{
     ReplayInvocation, ReplayReport, read_recording, replay, replay_warnings,
 };

@@ -13,10 +13,11 @@ use std::collections::HashMap;
 
 use super::TaskLine;
 use super::task::{LineProblem, TaskFileError};
-use crate::config::{
-    PrepareSettings, PrepareWarning, Prepared, RunOverrides, agent_tools, prepare as prepare_run,
-};
+use crate::config::RunOverrides;
 use crate::error_chain::error_chain;
+use crate::prepare::{
+    PrepareSettings, PrepareWarning, Prepared, agent_tools, prepare as prepare_run,
+};
 use crate::run::{Asked, Ceilings};
 use crate::{RunRequest, SupervisorConfig};
 

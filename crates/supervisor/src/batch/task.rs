@@ -14,7 +14,8 @@ use std::fmt;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::config::{LimitSet, RequestPatch};
+use crate::config::LimitSet;
+use crate::request::RequestPatch;
 
 /// One task of the file, checked.
 #[derive(Debug, Clone, PartialEq)]

@@ -9,7 +9,7 @@
 //! The command's flags are ceilings: a provider, URL, model or key variable
 //! the flags pin cannot be changed by the payload ([`CallInput::check_pinned`]),
 //! and `tool_subset`, `think` and `max_tokens` are held under the flags'
-//! by [`crate::run::Ceilings`]. What the flags leave open the payload
+//! by [`crate::request::Ceilings`]. What the flags leave open the payload
 //! chooses, as the call_subagent contract says, but never where the
 //! operator's keys go ([`CallInput::check_operator_keys`]): a provider of
 //! the operator's config keeps its URL and key variable, and `api_key_name`
@@ -273,7 +273,7 @@ impl CallInput {
 
     /// `base` (the command's flags) with what this request names instead.
     pub fn overrides(&self, base: RunOverrides) -> RunOverrides {
-        let mut patched = crate::config::RequestPatch {
+        let mut patched = crate::request::RequestPatch {
             model: given(&self.model),
             provider: given(&self.provider),
             base_url: given(&self.url),
@@ -290,7 +290,7 @@ impl CallInput {
 
     /// Puts the task and the request's own settings into `request`.
     pub fn apply(&self, request: &mut RunRequest) {
-        crate::config::RequestPatch {
+        crate::request::RequestPatch {
             task: Some(self.prompt.clone()),
             system_prompt: given(&self.system_prompt),
             tools: self.tool_subset.clone(),

@@ -59,6 +59,10 @@ use super::key_variable::check_key_variable;
 use super::limits::{LimitKey, LimitSet, RawLimit};
 use super::raise::{Raise, RaiseSettings};
 
+/// Subagents running at once in one supervisor, by default
+/// (`max_concurrent`).
+pub const DEFAULT_MAX_CONCURRENT: usize = 16;
+
 /// The highest `max_concurrent` accepted: far past what one machine's
 /// usual limits hold (BENCHMARKS.md: 5,000 live measured here, what 10,000
 /// and 50,000 need), low enough that a typo of a few digits is refused.

@@ -4,10 +4,12 @@
 //! project trust (a project's files count only once the operator trusted
 //! them as they are).
 //!
-//! Also preparing a run ([`prepare`]): a way in's settings and overrides,
-//! with those files, turned into a request template and the supervisor's
-//! own [`crate::SupervisorConfig`] (how children are run).
+//! Also agents ([`agents`]): agent files and the catalog, which config and
+//! trust decide about as much as they read them. Parsing and deciding
+//! only: preparing a run from all of this is [`crate::prepare`]'s, and
+//! nothing here imports a module that runs (`cargo xtask cycles`).
 
+pub mod agents;
 mod endpoint;
 mod file;
 mod host_files;
@@ -15,9 +17,7 @@ mod key_variable;
 mod limits;
 mod load;
 mod locations;
-mod overrides;
 mod path_trail;
-mod prepare;
 mod project_files;
 mod provenance;
 mod raise;
@@ -43,8 +43,8 @@ mod resolve_tests;
 
 pub use endpoint::api_base_url;
 pub use file::{
-    BRAVE_DEFAULT_KEY_VAR, BRAVE_DEFAULT_URL, ConfigFile, ConfigFileError, MAX_CONCURRENT_CEILING,
-    ProviderEntry, SearchEntry, parse_config,
+    BRAVE_DEFAULT_KEY_VAR, BRAVE_DEFAULT_URL, ConfigFile, ConfigFileError, DEFAULT_MAX_CONCURRENT,
+    MAX_CONCURRENT_CEILING, ProviderEntry, SearchEntry, parse_config,
 };
 pub use host_files::{Admitted, HostFile, HostFileKind, HostFiles};
 pub use key_variable::{KeyVariableProblem, check_key_variable};
@@ -53,11 +53,6 @@ pub use load::{ConfigLayer, LoadedConfig, load_config};
 pub use locations::{
     PROJECT_CONFIG, default_user_config_path, find_project_config, project_config_home,
     project_dirs, user_config_dir, user_config_path,
-};
-pub use overrides::RequestPatch;
-pub use prepare::{
-    PrepareError, PrepareSettings, PrepareWarning, Prepared, agent_tools, configured_mcp_servers,
-    env_value, prepare, workspace_catalog, workspace_project,
 };
 pub use project_files::{SkippedFile, md_files_in};
 pub use provenance::{EnvLookup, Origin, ResolveError, Sourced};

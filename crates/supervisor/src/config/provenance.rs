@@ -115,8 +115,7 @@ pub struct Sourced {
     pub origin: Origin,
 }
 
-/// A variable's value; unset and empty are the same (as for the SDKs).
-pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+pub use crate::env_lookup::EnvLookup;
 
 /// The origin of the layer read from `path`.
 pub(super) fn layer_origin(config: &LoadedConfig, path: &std::path::Path) -> Origin {

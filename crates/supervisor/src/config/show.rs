@@ -7,11 +7,11 @@
 
 use subagent_protocol::ProviderKind;
 
+use super::DEFAULT_MAX_CONCURRENT;
 use super::load::LoadedConfig;
 use super::provenance::{EnvLookup, Origin, Sourced, layer_origin, sourced};
 use super::resolve::{DEFAULT_AGENT, kind_defaults, resolve_limits, subagents_switch};
 use super::web::{WebSwitch, key_variable, kind_name, search_entry, web_switch};
-use crate::run::DEFAULT_MAX_CONCURRENT;
 
 /// The merged configuration: each setting with its value and origin.
 pub fn describe_config(config: &LoadedConfig, env: EnvLookup<'_>) -> Vec<Sourced> {

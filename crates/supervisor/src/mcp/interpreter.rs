@@ -13,7 +13,7 @@
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
-use crate::config::EnvLookup;
+use crate::env_lookup::EnvLookup;
 
 /// The longest `#!` line read; the kernel itself reads 256 bytes.
 const SHEBANG_CAP: u64 = 256;

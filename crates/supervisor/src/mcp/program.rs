@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::config::EnvLookup;
+use crate::env_lookup::EnvLookup;
 
 /// `command` as an absolute path: itself when it holds a `/` (then it must
 /// be absolute), else the first executable file of that name on `PATH`.

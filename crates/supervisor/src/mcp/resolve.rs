@@ -22,7 +22,7 @@ use super::entry::{EnvValue, McpServerEntry};
 use super::install_dirs::installation_dirs;
 use super::interpreter::script_interpreter;
 use super::program::find_program;
-use crate::config::EnvLookup;
+use crate::env_lookup::EnvLookup;
 
 /// Keys at least this long are looked for inside values (`Bearer KEY`);
 /// a shorter one (a test's, a local server's dummy) only as a whole value,

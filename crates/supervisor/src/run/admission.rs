@@ -34,12 +34,12 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use super::config::SupervisorConfig;
-use super::request::RunRequest;
 use super::reservation::{Asked, BudgetShare, ReservationId};
 use super::tool_subset::{SubsetOrigin, check_tool_subset};
 use super::workspace::{self, AdmittedWorkspace};
 use crate::agents::{AgentCatalog, AgentDefinition};
 use crate::config::HostFiles;
+use crate::request::RunRequest;
 
 /// The embedding program's answer to "may this child start?".
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -80,7 +80,7 @@ fn the_tree_cap_counts_every_spawn_and_stops_at_the_cap() {
 }
 
 fn config() -> SupervisorConfig {
-    let worker = super::super::request::WorkerCommand {
+    let worker = crate::request::WorkerCommand {
         program: "/nonexistent/worker".into(),
         args: Vec::new(),
     };

@@ -30,12 +30,12 @@ use super::journal::{RunJournal, mark_session_lost};
 use super::layered::{self, LiveLayer};
 use super::nested::NestedRunner;
 use super::progress::ProgressEvent;
-use super::request::{RunRequest, new_run_id};
 use super::spec;
 use super::stop::StopCause;
 use super::watch::{Watched, watch_worker};
 use super::workspace::AdmittedWorkspace;
 use crate::agents::AgentDefinition;
+use crate::request::{RunRequest, new_run_id};
 use crate::sanitize::Sanitizer;
 use crate::session::{SessionPaths, SessionWriter, SessionWriterError};
 

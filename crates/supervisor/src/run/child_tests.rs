@@ -1,7 +1,7 @@
 use std::time::SystemTime;
 
 use super::*;
-use crate::run::request::WorkerCommand;
+use crate::request::WorkerCommand;
 
 fn config(sessions_dir: &std::path::Path) -> SupervisorConfig {
     SupervisorConfig::new(

@@ -12,12 +12,11 @@ use std::time::Duration;
 use subagent_sandbox::SandboxPolicy;
 
 use super::progress::{ContentSink, ProgressSink};
-use super::request::WorkerCommand;
 use super::tool_subset::SUBAGENT_TOOL;
 use crate::agents::AgentCatalog;
+use crate::request::WorkerCommand;
 
-/// Subagents running at once in one supervisor, by default.
-pub const DEFAULT_MAX_CONCURRENT: usize = 16;
+pub use crate::config::DEFAULT_MAX_CONCURRENT;
 
 pub use crate::config::MAX_CONCURRENT_CEILING;
 

@@ -15,8 +15,8 @@ use super::journal::RunJournal;
 use super::layered::LiveLayer;
 use super::nested::NestedRunner;
 use super::progress::ProgressEvent;
-use super::request::RunRequest;
 use super::workspace::AdmittedWorkspace;
+use crate::request::RunRequest;
 use crate::sanitize::Sanitizer;
 
 /// Everything about the run that the steps below share.

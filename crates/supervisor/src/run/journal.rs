@@ -22,8 +22,8 @@ use subagent_protocol::session::{
     LogLine, LogSource, SessionEntry, SessionLine,
 };
 
-use super::request::RunRequest;
 use super::stop::{LimitHit, ending_of};
+use crate::request::RunRequest;
 use crate::session::ending::{ending_error, ending_stop_reason};
 use crate::session::{
     SessionPaths, SessionWriter, SessionWriterError, append_to_parent, append_to_parent_blocking,

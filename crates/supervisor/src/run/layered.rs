@@ -22,7 +22,7 @@ use subagent_sandbox::{LayerJoin, RunLayer, SpawnError, WorkspaceLayer};
 use crate::layer::{ParentView, Settlement, WorkspaceIsolation};
 
 use super::journal::RunJournal;
-use super::request::RunRequest;
+use crate::request::RunRequest;
 
 /// Fewest inodes a layer holds, whatever its byte cap.
 const MIN_LAYER_INODES: u64 = 4096;

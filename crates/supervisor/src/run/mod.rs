@@ -3,8 +3,8 @@
 //! - decide: `supervisor.rs` is the way in (`plan.rs` runs a call's
 //!   [`RunPlan`]: single, parallel or chain, composed in `modes.rs`); `admission.rs` admits or refuses
 //!   (input, agent, tool subset, depth, gate, slots, spawn caps, a nested
-//!   spawn's budget); `spec.rs` builds the task and sandbox specs;
-//!   `ceilings.rs` holds a request under the operator's settings.
+//!   spawn's budget); `spec.rs` builds the task and sandbox specs (the
+//!   request and its ceilings are [`crate::request`]'s).
 //! - act: `child.rs` runs one child's life: spawn, then `watch.rs` (its
 //!   `watch/phase.rs` and the ending table in `stop.rs`) until the tree is
 //!   gone, driving the nested runs `nested.rs` builds; they go back up
@@ -17,8 +17,6 @@
 
 mod admission;
 mod assemble;
-mod ceiling_error;
-mod ceilings;
 mod child;
 mod config;
 mod context;
@@ -35,7 +33,6 @@ mod plan;
 mod progress;
 mod python;
 mod record;
-mod request;
 mod reservation;
 mod spec;
 mod stop;
@@ -49,8 +46,6 @@ mod watch;
 mod workspace;
 
 pub use admission::{GateDecision, SpawnGate};
-pub use ceiling_error::{CeilingError, Owner};
-pub use ceilings::{Asked, Ceilings};
 pub use config::{
     CANCEL_WINDOW, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_PER_CALL, MAX_CONCURRENT_CEILING,
     SupervisorConfig,
@@ -65,7 +60,11 @@ pub use open_files::{
 };
 pub use plan::RunPlan;
 pub use progress::{ContentEvent, ContentSink, MAX_ACTIVE_TODO_BYTES, ProgressEvent, ProgressSink};
-pub use request::{ResumeFrom, RunRequest, WorkerCommand};
+// The request and its ceilings are `crate::request`'s; under their old
+// names here too, for callers of the library.
+pub use crate::request::{
+    Asked, CeilingError, Ceilings, Owner, ResumeFrom, RunRequest, WorkerCommand,
+};
 pub(crate) use stop::ending_of;
 pub use supervisor::Supervisor;
 pub use tally::{ChildProgress, ProgressTally, ProgressUsage};

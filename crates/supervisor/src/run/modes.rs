@@ -21,8 +21,8 @@ use subagent_protocol::text::prefix_chars;
 use tokio_util::sync::CancellationToken;
 
 use super::config::DEFAULT_MAX_PER_CALL;
-use super::request::{RunRequest, new_run_id};
 use super::supervisor::Supervisor;
+use crate::request::{RunRequest, new_run_id};
 
 /// What a chain step writes where the previous step's output should go.
 pub const PREVIOUS_PLACEHOLDER: &str = "{previous}";

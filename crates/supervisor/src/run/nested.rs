@@ -27,12 +27,11 @@ use subagent_protocol::{Budget, ErrorCode, SpawnRequest, SubagentReply, Usage};
 use tokio_util::sync::CancellationToken;
 
 use super::admission::SpawnTree;
-use super::ceiling_error::Owner;
-use super::ceilings::{Asked, Ceilings};
-use super::request::RunRequest;
 use super::reservation::ReservationId;
 use crate::agents::AgentCatalog;
 use crate::config::{LimitSet, RaiseSettings};
+use crate::request::RunRequest;
+use crate::request::{Asked, Ceilings, Owner};
 
 /// The way back up to the supervisor for a nested run: the run's context
 /// holds this rather than the supervisor itself, so that nothing below the

@@ -12,8 +12,8 @@ use subagent_protocol::RunMode;
 use subagent_protocol::result::SubagentResult;
 use tokio_util::sync::CancellationToken;
 
-use super::request::RunRequest;
 use super::supervisor::Supervisor;
+use crate::request::RunRequest;
 
 /// What one call runs, and how.
 #[derive(Debug, Clone)]

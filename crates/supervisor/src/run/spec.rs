@@ -15,8 +15,8 @@ use subagent_protocol::{FrameError, MaxPayload, McpServerSpec, TaskSpec, ToWorke
 use subagent_sandbox::{Isolation, SandboxPolicy, SandboxSpec};
 
 use super::config::{CAPTURE_KEEP, SupervisorConfig, tools_for_depth};
-use super::request::RunRequest;
 use crate::agents::AgentDefinition;
+use crate::request::RunRequest;
 
 /// How the worker process is started and capped: the configured worker
 /// command in the request's workspace (entered by `workspace`, the
@@ -159,7 +159,7 @@ pub(super) fn mcp_servers(
         workspace: &request.workspace_dir,
         provider_key: request.provider.api_key.as_ref().map(|k| k.expose()),
         protected_vars: config.mcp_servers.protected_variables(),
-        env: &crate::config::env_value,
+        env: &crate::env_lookup::env_value,
     };
     crate::mcp::servers_for_run(tools, strict, &config.mcp_servers, &agent.mcp_servers, &run)
 }

@@ -22,7 +22,7 @@ use super::child::{Begin, ToRun, run_child};
 use super::config::SupervisorConfig;
 use super::nested::NestedRunner;
 use super::progress::ProgressEvent;
-use super::request::{RunRequest, new_run_id};
+use crate::request::{RunRequest, new_run_id};
 
 /// Runs subagents under one set of limits.
 pub struct Supervisor {

@@ -9,12 +9,13 @@
 use std::sync::Arc;
 
 use crate::RunRequest;
-use crate::config::{
-    PrepareError, PrepareSettings, PrepareWarning, Prepared, RequestPatch, RunOverrides,
-    agent_tools, prepare,
-};
+use crate::config::RunOverrides;
 pub use crate::error_chain::error_chain;
 use crate::jobs::JobsError;
+use crate::prepare::{
+    PrepareError, PrepareSettings, PrepareWarning, Prepared, agent_tools, prepare,
+};
+use crate::request::RequestPatch;
 use crate::resume::{self, ResumeError};
 use crate::run::{Asked, CeilingError, Ceilings};
 

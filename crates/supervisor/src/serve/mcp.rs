@@ -47,9 +47,9 @@ use tokio_util::sync::CancellationToken;
 use super::defaults::{ServeDefaults, SpawnError, error_chain};
 use super::spawn::Spawn;
 use crate::RunRequest;
-use crate::config::{PrepareError, Prepared};
 use crate::interrupt::wait_for_interrupt;
 use crate::jobs::{JobId, JobRequest, JobState, Jobs, JobsError};
+use crate::prepare::{PrepareError, Prepared};
 use crate::run::{Ceilings, Owner, concurrency_for};
 
 /// What every call shares.

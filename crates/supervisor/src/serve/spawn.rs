@@ -15,7 +15,8 @@ use serde_json::{Map, Value};
 use subagent_protocol::RunMode;
 
 use crate::RunRequest;
-use crate::config::{LimitSet, RequestPatch};
+use crate::config::LimitSet;
+use crate::request::RequestPatch;
 use crate::run::RunPlan;
 
 /// A spawn, checked: what the server resolves and runs.

@@ -39,9 +39,9 @@ use super::defaults::{Report, ServeDefaults, SpawnError, error_chain};
 use super::io::{MAX_LINE_BYTES, Output, ReadLine, RequestLines};
 use super::protocol::{self, Method, Request, ResponseCode, Spawn};
 use crate::RunRequest;
-use crate::config::PrepareError;
 use crate::interrupt::wait_for_interrupt;
 use crate::jobs::{JobRequest, JobState, JobStatus, Jobs, JobsError};
+use crate::prepare::PrepareError;
 use crate::run::{Ceilings, Owner};
 
 /// How long `--notify-cmd` may run before its process group is killed:
@@ -91,7 +91,7 @@ pub enum ServeError {
 pub struct StdioServer {
     defaults: ServeDefaults,
     options: StdioOptions,
-    prepared: crate::config::Prepared,
+    prepared: crate::prepare::Prepared,
     report: Report,
 }
 

@@ -16,16 +16,16 @@ use std::path::{Path, PathBuf};
 use subagent_protocol::{OutputMode, ProviderSpec};
 use subagent_sandbox::SandboxPolicy;
 
-use super::{
-    CONFIG_FILE_CAP, ConfigFileError, ConfiguredProvider, ProjectConfig, Raise, RaiseSettings,
-    ResolveError, RunOverrides, TrustError, default_trust_file_path, default_user_config_path,
-    load_config, read_project, resolve_run,
-};
 use crate::agents::{
     AgentCatalog, AgentDefinition, AgentOutputSchema, DiscoverError, WarningDetail,
     default_user_agents_dir, discover_catalog,
 };
-use crate::run::{Ceilings, Owner};
+use crate::config::{
+    CONFIG_FILE_CAP, ConfigFileError, ConfiguredProvider, ProjectConfig, Raise, RaiseSettings,
+    ResolveError, RunOverrides, TrustError, default_trust_file_path, default_user_config_path,
+    load_config, read_project, resolve_run,
+};
+use crate::request::{Ceilings, Owner};
 use crate::session::default_sessions_dir;
 use crate::untrusted_file::read_capped_string;
 use crate::{RunRequest, SupervisorConfig, WorkerCommand};
@@ -155,11 +155,7 @@ pub enum PrepareError {
     },
 }
 
-/// A variable's value, or `None` when it is unset, empty or not UTF-8 (an
-/// exported-but-empty variable means "not configured" to the SDKs too).
-pub fn env_value(var: &str) -> Option<String> {
-    std::env::var(var).ok().filter(|v| !v.is_empty())
-}
+pub use crate::env_lookup::env_value;
 
 /// The project files of `workspace` with their verdict (against the
 /// operator's trust record); a warning when some are left out.
@@ -286,7 +282,7 @@ pub fn prepare(
 /// project's), with every provider key variable the files and flags name
 /// marked as one no server may be given.
 fn mcp_registry(
-    files: &super::LoadedConfig,
+    files: &crate::config::LoadedConfig,
     project: &ProjectConfig,
     overrides: &RunOverrides,
     warn: &dyn Fn(PrepareWarning),
@@ -297,7 +293,7 @@ fn mcp_registry(
         subagent_protocol::ProviderKind::Anthropic,
         subagent_protocol::ProviderKind::VertexaiAnthropic,
     ] {
-        registry.protect_variable(super::kind_defaults(kind).api_key_var);
+        registry.protect_variable(crate::config::kind_defaults(kind).api_key_var);
     }
     if let Some(var) = &overrides.api_key_env {
         registry.protect_variable(var);
@@ -331,7 +327,7 @@ fn mcp_registry(
 /// The MCP servers a run in `project`'s workspace would know, for
 /// `subagent doctor`: the config files' and a trusted `.mcp.json`'s.
 pub fn configured_mcp_servers(
-    files: &super::LoadedConfig,
+    files: &crate::config::LoadedConfig,
     project: &ProjectConfig,
 ) -> Result<crate::mcp::McpRegistry, PrepareError> {
     mcp_registry(files, project, &RunOverrides::default(), &|_| {})

@@ -7,12 +7,12 @@
 //!
 //! It never reads a request off the wire (the ways in parse their own
 //! format into a patch) and never checks the patch against the way in's
-//! ceilings (`crate::run::Ceilings` does, on the patched request).
+//! ceilings (`super::Ceilings` does, on the patched request).
 
 use std::path::PathBuf;
 
-use super::{LimitSet, RunOverrides};
-use crate::RunRequest;
+use super::run_request::RunRequest;
+use crate::config::{LimitSet, RunOverrides};
 
 /// What one request changes of its way in's settings; `None` (or empty
 /// limits) leaves a setting as the way in has it.

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use subagent_protocol::{ProviderSpec, tool_names};
 
 use super::ceiling_error::{CeilingError, Owner};
-use super::request::RunRequest;
+use super::run_request::RunRequest;
 use crate::config::{LimitKey, LimitSet, LimitValue, Raise, RaiseSettings};
 use crate::layer::{ApplyMode, WorkspaceIsolation};
 

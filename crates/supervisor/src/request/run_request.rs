@@ -143,6 +143,6 @@ impl RunRequest {
 }
 
 /// A fresh run id (a UUIDv7 in 32 hex digits: see [`crate::session::run_ids`]).
-pub(super) fn new_run_id() -> String {
+pub(crate) fn new_run_id() -> String {
     crate::session::run_ids::new_run_id()
 }
