@@ -26,6 +26,7 @@ pub mod mcp;
 pub mod resume;
 pub mod run;
 pub mod sanitize;
+pub mod telemetry;
 pub mod serve;
 pub mod session;
 pub mod terminal_text;
