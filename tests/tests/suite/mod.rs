@@ -72,6 +72,7 @@ mod slurm;
 mod stale_cgroups;
 mod status_line;
 mod status_line_tokens;
+mod telemetry;
 mod terminal_escapes;
 mod todo_e2e;
 mod tool_disk;
