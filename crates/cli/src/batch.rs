@@ -254,9 +254,8 @@ pub(super) fn run(args: BatchArgs) -> Result<i32> {
     }
     let outcome = execute(config, requests, concurrency, writer)?;
     let Outcome { batch, cancelled } = outcome;
-    batch_span.end(
-        usize::try_from(batch.tally.failed + batch.tally.timed_out).unwrap_or(usize::MAX),
-    );
+    batch_span
+        .end(usize::try_from(batch.tally.failed + batch.tally.timed_out).unwrap_or(usize::MAX));
     for line in batch.tally.render(skipped, batch.not_run) {
         console::err(&line);
     }

@@ -40,7 +40,9 @@ fn free_port() -> u16 {
 /// status and body; `None` when nothing listens yet.
 fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .ok()?;
     write!(stream, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
     let mut response = Vec::new();
     stream.read_to_end(&mut response).ok()?;
@@ -86,7 +88,11 @@ impl Phoenix {
             if let Ok(Some(status)) = phoenix.child.try_wait() {
                 panic!("Phoenix exited ({status}): {}", phoenix.log());
             }
-            assert!(Instant::now() < deadline, "Phoenix never answered: {}", phoenix.log());
+            assert!(
+                Instant::now() < deadline,
+                "Phoenix never answered: {}",
+                phoenix.log()
+            );
             std::thread::sleep(Duration::from_millis(200));
         }
     }
@@ -103,7 +109,8 @@ impl Phoenix {
     fn spans(&self, n: usize) -> Vec<Value> {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            if let Some((200, body)) = http_get(self.port, "/v1/projects/default/spans?limit=1000") {
+            if let Some((200, body)) = http_get(self.port, "/v1/projects/default/spans?limit=1000")
+            {
                 let spans = serde_json::from_str::<Value>(&body).unwrap()["data"]
                     .as_array()
                     .cloned()
@@ -111,7 +118,11 @@ impl Phoenix {
                 if spans.len() >= n {
                     return spans;
                 }
-                assert!(Instant::now() < deadline, "only {} spans stored: {spans:#?}", spans.len());
+                assert!(
+                    Instant::now() < deadline,
+                    "only {} spans stored: {spans:#?}",
+                    spans.len()
+                );
             } else {
                 assert!(Instant::now() < deadline, "no span list: {}", self.log());
             }
@@ -162,7 +173,12 @@ fn nested_script() -> Vec<Vec<u8>> {
     ]
 }
 
-fn run_nested(model: &ScriptedModel, workspace: &Path, sessions: &Path, env: &[(&str, &str)]) -> Output {
+fn run_nested(
+    model: &ScriptedModel,
+    workspace: &Path,
+    sessions: &Path,
+    env: &[(&str, &str)],
+) -> Output {
     let mut c = model.run_command(workspace, sessions);
     c.args([
         "--json",
@@ -190,7 +206,8 @@ fn result_of(out: &Output) -> Value {
 
 #[test]
 fn a_nested_run_started_with_traceparent_is_one_trace_under_the_callers_span_in_phoenix() {
-    let test = "a_nested_run_started_with_traceparent_is_one_trace_under_the_callers_span_in_phoenix";
+    let test =
+        "a_nested_run_started_with_traceparent_is_one_trace_under_the_callers_span_in_phoenix";
     let Some(phoenix) = Phoenix::start(test) else {
         return;
     };
@@ -219,7 +236,10 @@ fn a_nested_run_started_with_traceparent_is_one_trace_under_the_callers_span_in_
     let spans = phoenix.spans(8);
     assert_eq!(spans.len(), 8, "{spans:#?}");
     for span in &spans {
-        assert_eq!(span["context"]["trace_id"], CALLER_TRACE, "one trace: {span:#}");
+        assert_eq!(
+            span["context"]["trace_id"], CALLER_TRACE,
+            "one trace: {span:#}"
+        );
     }
     let agents = named(&spans, "invoke_agent general");
     assert_eq!(agents.len(), 2, "{spans:#?}");
@@ -227,25 +247,40 @@ fn a_nested_run_started_with_traceparent_is_one_trace_under_the_callers_span_in_
         .iter()
         .find(|s| attr(s, "subagent.run_id") == run_id.as_str())
         .expect("the root run's span");
-    let grandchild = agents.iter().find(|s| s["context"]["span_id"] != root["context"]["span_id"]).unwrap();
-    assert_eq!(root["parent_id"], CALLER_SPAN, "the root's parent is the caller's span");
+    let grandchild = agents
+        .iter()
+        .find(|s| s["context"]["span_id"] != root["context"]["span_id"])
+        .unwrap();
+    assert_eq!(
+        root["parent_id"], CALLER_SPAN,
+        "the root's parent is the caller's span"
+    );
     assert_eq!(attr(root, "gen_ai.operation.name"), "invoke_agent");
     assert_eq!(attr(root, "gen_ai.agent.name"), "general");
     assert_eq!(attr(root, "gen_ai.request.model"), "scripted");
     assert_eq!(attr(root, "gen_ai.provider.name"), "openai");
     assert_eq!(attr(root, "subagent.status"), "ok");
-    assert!(attr(root, "subagent.task").is_null(), "no content unless opted in: {root:#}");
+    assert!(
+        attr(root, "subagent.task").is_null(),
+        "no content unless opted in: {root:#}"
+    );
 
     let tools = |name: &str| named(&spans, &format!("execute_tool {name}"));
     let (sub, find) = (tools("subagent"), tools("bash_find"));
     assert_eq!((sub.len(), find.len()), (1, 1), "{spans:#?}");
-    for (span, call_id, tool) in [(sub[0], "call_sub", "subagent"), (find[0], "call_find", "bash_find")] {
+    for (span, call_id, tool) in [
+        (sub[0], "call_sub", "subagent"),
+        (find[0], "call_find", "bash_find"),
+    ] {
         assert_eq!(span["parent_id"], root["context"]["span_id"]);
         assert_eq!(attr(span, "gen_ai.operation.name"), "execute_tool");
         assert_eq!(attr(span, "gen_ai.tool.name"), tool);
         assert_eq!(attr(span, "gen_ai.tool.call.id"), call_id);
         assert_eq!(attr(span, "subagent.tool.outcome"), "ok");
-        assert!(attr(span, "subagent.tool.duration_ms").is_number(), "{span:#}");
+        assert!(
+            attr(span, "subagent.tool.duration_ms").is_number(),
+            "{span:#}"
+        );
     }
     // The nested child is a child of the tool call that started it.
     assert_eq!(grandchild["parent_id"], sub[0]["context"]["span_id"]);
@@ -261,18 +296,30 @@ fn a_nested_run_started_with_traceparent_is_one_trace_under_the_callers_span_in_
     assert_eq!((under(root), under(grandchild)), (3, 1));
     for chat in &chats {
         assert_eq!(attr(chat, "gen_ai.operation.name"), "chat");
-        assert!(attr(chat, "gen_ai.usage.input_tokens").is_number(), "{chat:#}");
-        assert!(attr(chat, "gen_ai.usage.output_tokens").is_number(), "{chat:#}");
-        assert!(!attr(chat, "gen_ai.response.finish_reasons").is_null(), "{chat:#}");
+        assert!(
+            attr(chat, "gen_ai.usage.input_tokens").is_number(),
+            "{chat:#}"
+        );
+        assert!(
+            attr(chat, "gen_ai.usage.output_tokens").is_number(),
+            "{chat:#}"
+        );
+        assert!(
+            !attr(chat, "gen_ai.response.finish_reasons").is_null(),
+            "{chat:#}"
+        );
     }
     phoenix.stop();
 }
+
+/// A request's head (lowercased) and body.
+type Received = (String, Vec<u8>);
 
 /// A loopback OTLP receiver of this file: answers 200 to every POST and
 /// keeps each request's head and body.
 struct Capture {
     port: u16,
-    seen: Arc<Mutex<Vec<(String, Vec<u8>)>>>,
+    seen: Arc<Mutex<Vec<Received>>>,
 }
 
 impl Capture {
@@ -296,7 +343,7 @@ impl Capture {
     }
 }
 
-fn read_request(stream: &mut TcpStream) -> Option<(String, Vec<u8>)> {
+fn read_request(stream: &mut TcpStream) -> Option<Received> {
     let mut data = Vec::new();
     let mut buf = [0u8; 8192];
     loop {
@@ -332,7 +379,14 @@ fn http_json_carries_the_spans_and_headers_to_the_collector_and_nothing_of_otel_
     ]);
     let out = model
         .run_command(workspace.path(), sessions.path())
-        .args(["--json", "--quiet", "--task", "Look around.", "--tools", "python_execute"])
+        .args([
+            "--json",
+            "--quiet",
+            "--task",
+            "Look around.",
+            "--tools",
+            "python_execute",
+        ])
         .env(
             "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
             format!("http://127.0.0.1:{}/v1/traces", capture.port),
@@ -346,7 +400,9 @@ fn http_json_carries_the_spans_and_headers_to_the_collector_and_nothing_of_otel_
     assert_nothing_runs_in(workspace.path());
     let result = result_of(&out);
     // The tool saw no telemetry variable: its environment is an allowlist.
-    let file = result["details"]["results"][0]["sessionFile"].as_str().unwrap();
+    let file = result["details"]["results"][0]["sessionFile"]
+        .as_str()
+        .unwrap();
     let tool_output = check_session_file(Path::new(file))
         .into_iter()
         .find(|l| l["type"] == "tool_result")
@@ -354,7 +410,10 @@ fn http_json_carries_the_spans_and_headers_to_the_collector_and_nothing_of_otel_
         .as_str()
         .unwrap()
         .to_owned();
-    assert!(tool_output.contains("[]"), "telemetry variables reached the tool: {tool_output}");
+    assert!(
+        tool_output.contains("[]"),
+        "telemetry variables reached the tool: {tool_output}"
+    );
 
     let seen = capture.seen.lock().unwrap().clone();
     assert!(!seen.is_empty(), "nothing exported");
@@ -381,7 +440,12 @@ fn http_json_carries_the_spans_and_headers_to_the_collector_and_nothing_of_otel_
     names.sort();
     assert_eq!(
         names,
-        ["chat scripted", "chat scripted", "execute_tool python_execute", "invoke_agent general"]
+        [
+            "chat scripted",
+            "chat scripted",
+            "execute_tool python_execute",
+            "invoke_agent general"
+        ]
     );
     assert_eq!(root_parent, Some(json!(CALLER_SPAN)));
 }
@@ -398,8 +462,18 @@ fn a_dead_collector_and_an_invalid_traceparent_cost_one_warning_each_never_the_r
     let started = Instant::now();
     let out = model
         .run_command(workspace.path(), sessions.path())
-        .args(["--json", "--quiet", "--task", "Look.", "--tools", "bash_find"])
-        .env("OTEL_EXPORTER_OTLP_ENDPOINT", format!("http://127.0.0.1:{closed}"))
+        .args([
+            "--json",
+            "--quiet",
+            "--task",
+            "Look.",
+            "--tools",
+            "bash_find",
+        ])
+        .env(
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            format!("http://127.0.0.1:{closed}"),
+        )
         .env("TRACEPARENT", "not-a-traceparent")
         .output()
         .unwrap();
@@ -411,6 +485,10 @@ fn a_dead_collector_and_an_invalid_traceparent_cost_one_warning_each_never_the_r
     let count = |needle: &str| stderr.lines().filter(|l| l.contains(needle)).count();
     assert_eq!(count("cannot export traces"), 1, "{stderr}");
     assert_eq!(count("ignoring TRACEPARENT"), 1, "{stderr}");
-    assert_eq!(stderr.lines().filter(|l| l.contains("WARN")).count(), 2, "{stderr}");
+    assert_eq!(
+        stderr.lines().filter(|l| l.contains("WARN")).count(),
+        2,
+        "{stderr}"
+    );
     assert!(took < Duration::from_secs(10), "the run took {took:?}");
 }

@@ -173,7 +173,11 @@ pub fn parse_spawn(wire: &SpawnWire, mut params: Map<String, Value>) -> Result<S
         _ => None,
     };
     let trace_parent = if wire.trace_fields {
-        trace_parent_of(params.remove("traceparent"), params.remove("tracestate"), "traceparent")
+        trace_parent_of(
+            params.remove("traceparent"),
+            params.remove("tracestate"),
+            "traceparent",
+        )
     } else {
         None
     };

@@ -33,12 +33,19 @@ impl TraceParent {
 
     /// Like [`Self::parse`], but an invalid value is logged once as a
     /// warning naming `source` (where it came from) and ignored.
-    pub fn parse_or_warn(source: &str, traceparent: &str, tracestate: Option<&str>) -> Option<Self> {
+    pub fn parse_or_warn(
+        source: &str,
+        traceparent: &str,
+        tracestate: Option<&str>,
+    ) -> Option<Self> {
         let parsed = Self::parse(traceparent, tracestate);
         if parsed.is_none() {
             tracing::warn!(
                 "ignoring {source}: `{}` is not a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>); the run starts a trace of its own",
-                crate::terminal_text::strip_controls(subagent_protocol::text::prefix_bytes(traceparent, 80))
+                crate::terminal_text::strip_controls(subagent_protocol::text::prefix_bytes(
+                    traceparent,
+                    80
+                ))
             );
         }
         parsed
@@ -47,7 +54,9 @@ impl TraceParent {
     /// `TRACEPARENT` and `TRACESTATE` of this process's environment, the
     /// OpenTelemetry convention for environment carriers.
     pub fn of_env() -> Option<Self> {
-        let parent = std::env::var("TRACEPARENT").ok().filter(|v| !v.is_empty())?;
+        let parent = std::env::var("TRACEPARENT")
+            .ok()
+            .filter(|v| !v.is_empty())?;
         let state = std::env::var("TRACESTATE").ok();
         Self::parse_or_warn("TRACEPARENT", &parent, state.as_deref())
     }

@@ -7,7 +7,10 @@ fn a_valid_traceparent_names_its_trace_and_span() {
         Some("vendor=x"),
     )
     .unwrap();
-    assert_eq!(p.header(), "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+    assert_eq!(
+        p.header(),
+        "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    );
     assert_eq!(p.0.trace_state().header(), "vendor=x");
 }
 

@@ -150,7 +150,11 @@ impl Telemetry {
 
     /// The spans of one run under `parent` (else the environment's
     /// `TRACEPARENT`, else a trace of its own); a no-op when off.
-    pub fn run_spans(&self, start: run_spans::RunStart<'_>, parent: Option<&TraceParent>) -> RunSpans {
+    pub fn run_spans(
+        &self,
+        start: run_spans::RunStart<'_>,
+        parent: Option<&TraceParent>,
+    ) -> RunSpans {
         match &self.0 {
             None => RunSpans::off(),
             Some(live) => RunSpans::start(

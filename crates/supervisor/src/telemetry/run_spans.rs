@@ -10,14 +10,12 @@
 //! This module decides nothing about the run and writes no file.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 use std::time::Instant;
 
-use opentelemetry::trace::{
-    Span as _, SpanKind, Status, TraceContextExt, Tracer as _,
-};
+use opentelemetry::trace::{Span as _, SpanKind, Status, TraceContextExt, Tracer as _};
 use opentelemetry::{Array, Context, KeyValue, StringValue, Value};
 use opentelemetry_sdk::trace::{SdkTracer, Span};
 use subagent_protocol::result::SubagentResult;
@@ -71,7 +69,11 @@ fn provider_name(kind: ProviderKind) -> &'static str {
 }
 
 fn text(value: &str) -> Value {
-    Value::String(subagent_protocol::text::prefix_bytes(value, MAX_TEXT_BYTES).to_owned().into())
+    Value::String(
+        subagent_protocol::text::prefix_bytes(value, MAX_TEXT_BYTES)
+            .to_owned()
+            .into(),
+    )
 }
 
 impl RunSpans {
@@ -140,7 +142,11 @@ impl RunSpans {
         // The worker makes the model's call id unique as `ID#N` before it
         // asks for the spawn (worker/src/subagent_calls.rs).
         let model_call_id = call_id.rsplit_once('#').map_or(call_id, |(id, _)| id);
-        let context = match live.tools.get(call_id).or_else(|| live.tools.get(model_call_id)) {
+        let context = match live
+            .tools
+            .get(call_id)
+            .or_else(|| live.tools.get(model_call_id))
+        {
             Some((span, _)) => span.span_context().clone(),
             None => live.root.span().span_context().clone(),
         };
@@ -152,7 +158,9 @@ impl RunSpans {
         let Some(Ok(live)) = self.0.as_ref().map(|l| l.lock()) else {
             return 0;
         };
-        live.dropped.load(Ordering::Relaxed).saturating_sub(live.dropped_at_start)
+        live.dropped
+            .load(Ordering::Relaxed)
+            .saturating_sub(live.dropped_at_start)
     }
 
     /// Ends every span of the run with what `result` says.
@@ -182,7 +190,9 @@ impl Live {
                 self.chat = Some(span);
             }
             WorkerEvent::AssistantMessageEnd {
-                stop_reason, text: answer, ..
+                stop_reason,
+                text: answer,
+                ..
             } => {
                 if let Some(chat) = &mut self.chat {
                     chat.set_attribute(KeyValue::new(
@@ -196,9 +206,15 @@ impl Live {
             }
             WorkerEvent::Usage { usage, .. } => {
                 if let Some(mut chat) = self.chat.take() {
-                    let input = usage.input.saturating_add(usage.cache_read).saturating_add(usage.cache_write);
+                    let input = usage
+                        .input
+                        .saturating_add(usage.cache_read)
+                        .saturating_add(usage.cache_write);
                     chat.set_attribute(KeyValue::new("gen_ai.usage.input_tokens", clamp(input)));
-                    chat.set_attribute(KeyValue::new("gen_ai.usage.output_tokens", clamp(usage.output)));
+                    chat.set_attribute(KeyValue::new(
+                        "gen_ai.usage.output_tokens",
+                        clamp(usage.output),
+                    ));
                     chat.end();
                 }
             }
@@ -214,7 +230,10 @@ impl Live {
                     KeyValue::new("gen_ai.tool.call.id", call_id.clone()),
                 ];
                 if self.include_content {
-                    attributes.push(KeyValue::new("gen_ai.tool.call.arguments", text(&mask(arguments_json))));
+                    attributes.push(KeyValue::new(
+                        "gen_ai.tool.call.arguments",
+                        text(&mask(arguments_json)),
+                    ));
                 }
                 let span = self
                     .tracer
@@ -233,7 +252,10 @@ impl Live {
                 if let Some((mut span, started)) = self.tools.remove(call_id) {
                     end_tool(&mut span, started, *is_error);
                     if self.include_content {
-                        span.set_attribute(KeyValue::new("gen_ai.tool.call.result", text(&mask(output))));
+                        span.set_attribute(KeyValue::new(
+                            "gen_ai.tool.call.result",
+                            text(&mask(output)),
+                        ));
                     }
                     span.end();
                 }
@@ -254,8 +276,14 @@ impl Live {
         let root = self.root.span();
         let single = result.details.results.first();
         if let Some(single) = single {
-            root.set_attribute(KeyValue::new("gen_ai.usage.input_tokens", clamp(single.usage.input)));
-            root.set_attribute(KeyValue::new("gen_ai.usage.output_tokens", clamp(single.usage.output)));
+            root.set_attribute(KeyValue::new(
+                "gen_ai.usage.input_tokens",
+                clamp(single.usage.input),
+            ));
+            root.set_attribute(KeyValue::new(
+                "gen_ai.usage.output_tokens",
+                clamp(single.usage.output),
+            ));
             if let Some(reason) = &single.stop_reason {
                 root.set_attribute(KeyValue::new("subagent.stop_reason", reason.clone()));
             }
@@ -325,7 +353,9 @@ impl BatchSpan {
 
     /// The parent its tasks' runs are given.
     pub fn parent(&self) -> Option<TraceParent> {
-        self.0.as_ref().map(|s| TraceParent(s.span_context().clone()))
+        self.0
+            .as_ref()
+            .map(|s| TraceParent(s.span_context().clone()))
     }
 
     /// Ends it, with how many tasks failed.

@@ -80,7 +80,11 @@ pub fn resolve(
     env: &dyn Fn(&str) -> Option<String>,
     warn: &mut dyn FnMut(String),
 ) -> Option<Settings> {
-    let var = |name: &str| env(name).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
+    let var = |name: &str| {
+        env(name)
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+    };
     if var("OTEL_SDK_DISABLED").is_some_and(|v| v.eq_ignore_ascii_case("true"))
         || section.enabled == Some(false)
     {
@@ -106,7 +110,12 @@ pub fn resolve(
     let named = var("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
         .map(|v| ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", v))
         .or_else(|| var("OTEL_EXPORTER_OTLP_PROTOCOL").map(|v| ("OTEL_EXPORTER_OTLP_PROTOCOL", v)))
-        .or_else(|| section.protocol.clone().map(|v| ("[telemetry] protocol", v)));
+        .or_else(|| {
+            section
+                .protocol
+                .clone()
+                .map(|v| ("[telemetry] protocol", v))
+        });
     let protocol = match named {
         None => ExportProtocol::Protobuf,
         Some((_, v)) if v == "http/protobuf" => ExportProtocol::Protobuf,

@@ -8,7 +8,9 @@ fn resolved(section: &TelemetrySection, vars: &[(&str, &str)]) -> (Option<Settin
         .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
         .collect();
     let mut warnings = Vec::new();
-    let settings = resolve(section, &|name| vars.get(name).cloned(), &mut |w| warnings.push(w));
+    let settings = resolve(section, &|name| vars.get(name).cloned(), &mut |w| {
+        warnings.push(w)
+    });
     (settings, warnings)
 }
 
@@ -19,7 +21,10 @@ fn off_without_an_endpoint() {
 
 #[test]
 fn the_base_endpoint_gets_the_traces_path_and_the_traces_endpoint_is_used_as_is() {
-    let (s, _) = resolved(&TelemetrySection::default(), &[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://h:4318/")]);
+    let (s, _) = resolved(
+        &TelemetrySection::default(),
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://h:4318/")],
+    );
     assert_eq!(s.unwrap().traces_url, "http://h:4318/v1/traces");
     let (s, _) = resolved(
         &TelemetrySection::default(),
@@ -41,24 +46,52 @@ fn the_environment_wins_over_the_config_and_disabled_wins_over_all() {
     };
     let (s, w) = resolved(&section, &[]);
     let s = s.unwrap();
-    assert_eq!((s.traces_url.as_str(), s.protocol, s.service_name.as_str()), ("http://config:4318/v1/traces", ExportProtocol::Json, "from-config"));
+    assert_eq!(
+        (s.traces_url.as_str(), s.protocol, s.service_name.as_str()),
+        (
+            "http://config:4318/v1/traces",
+            ExportProtocol::Json,
+            "from-config"
+        )
+    );
     assert!(w.is_empty());
-    let (s, _) = resolved(&section, &[("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"), ("OTEL_SERVICE_NAME", "env")]);
+    let (s, _) = resolved(
+        &section,
+        &[
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"),
+            ("OTEL_SERVICE_NAME", "env"),
+        ],
+    );
     let s = s.unwrap();
-    assert_eq!((s.protocol, s.service_name.as_str()), (ExportProtocol::Protobuf, "env"));
+    assert_eq!(
+        (s.protocol, s.service_name.as_str()),
+        (ExportProtocol::Protobuf, "env")
+    );
     assert_eq!(resolved(&section, &[("OTEL_SDK_DISABLED", "TRUE")]).0, None);
-    let off = TelemetrySection { enabled: Some(false), ..section };
-    assert_eq!(resolved(&off, &[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://h")]).0, None);
+    let off = TelemetrySection {
+        enabled: Some(false),
+        ..section
+    };
+    assert_eq!(
+        resolved(&off, &[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://h")]).0,
+        None
+    );
 }
 
 #[test]
 fn an_unusable_protocol_or_endpoint_is_one_warning_never_an_error() {
     let (s, w) = resolved(
         &TelemetrySection::default(),
-        &[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://h"), ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")],
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://h"),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+        ],
     );
     assert_eq!(s.unwrap().protocol, ExportProtocol::Protobuf);
     assert_eq!(w.len(), 1, "{w:?}");
-    let (s, w) = resolved(&TelemetrySection::default(), &[("OTEL_EXPORTER_OTLP_ENDPOINT", "h:4318")]);
+    let (s, w) = resolved(
+        &TelemetrySection::default(),
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", "h:4318")],
+    );
     assert_eq!((s, w.len()), (None, 1));
 }

@@ -41,7 +41,17 @@ use report::Row;
 
 /// The groups, in the order they run: cheap and precise first.
 const GROUPS: &[&str] = &[
-    "spawn", "micro", "telemetry", "tools", "mcp", "cow", "frames", "kill", "llama", "scale", "pi",
+    "spawn",
+    "micro",
+    "telemetry",
+    "tools",
+    "mcp",
+    "cow",
+    "frames",
+    "kill",
+    "llama",
+    "scale",
+    "pi",
 ];
 
 struct Args {

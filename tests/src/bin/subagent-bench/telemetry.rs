@@ -133,7 +133,10 @@ pub fn run(cx: &BenchContext) -> Result<Vec<Row>> {
     )
     .against_row(&off_row)
     .target(Target::OverBaselineAtMost(1.0))
-    .note_if(live.dropped() > 0, format!("{} spans dropped", live.dropped()));
+    .note_if(
+        live.dropped() > 0,
+        format!("{} spans dropped", live.dropped()),
+    );
     let dead_row = Row::timed(
         "telemetry.run_dead_collector",
         "a run's trace work, collector unreachable",
@@ -142,6 +145,9 @@ pub fn run(cx: &BenchContext) -> Result<Vec<Row>> {
     )
     .against_row(&off_row)
     .target(Target::OverBaselineAtMost(1.0))
-    .note_if(dead.dropped() > 0, format!("{} spans dropped", dead.dropped()));
+    .note_if(
+        dead.dropped() > 0,
+        format!("{} spans dropped", dead.dropped()),
+    );
     Ok(vec![off_row, on_row, dead_row])
 }
