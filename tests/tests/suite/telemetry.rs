@@ -614,3 +614,77 @@ fn an_mcp_calls_meta_traceparent_makes_its_run_a_child_of_the_callers_span() {
     assert_eq!(answer["result"]["isError"], false, "{answer:#}");
     assert_eq!(root_parents(&capture), [json!(CALLER_SPAN)]);
 }
+
+#[test]
+fn a_batchs_tasks_are_spans_of_one_batch_span_under_the_callers_span() {
+    let capture = Capture::start();
+    let model = ScriptedModel::start(vec![text_turn("one"), text_turn("two")]);
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("workspace");
+    std::fs::create_dir(&workspace).unwrap();
+    let tasks = dir.path().join("tasks.jsonl");
+    std::fs::write(
+        &tasks,
+        "{\"id\":\"a\",\"task\":\"Say one.\"}\n{\"id\":\"b\",\"task\":\"Say two.\"}\n",
+    )
+    .unwrap();
+    let out = Command::new(binary("subagent"))
+        .arg("batch")
+        .arg(&tasks)
+        .arg("--results")
+        .arg(dir.path().join("results.jsonl"))
+        .arg("--sessions-dir")
+        .arg(dir.path().join("sessions"))
+        .arg("--workspace")
+        .arg(&workspace)
+        .args([
+            "--provider",
+            "openai-chat",
+            "--model",
+            "scripted",
+            "--tools",
+            "none",
+        ])
+        .arg("--base-url")
+        .arg(model.base_url())
+        .env_remove("SUBAGENT_WORKER")
+        .env(
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+            format!("http://127.0.0.1:{}/v1/traces", capture.port),
+        )
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+        .env("TRACEPARENT", caller_traceparent())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_nothing_runs_in(&workspace);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut batch_span = None;
+    let mut parents = Vec::new();
+    for (_, body) in capture.seen.lock().unwrap().iter() {
+        let body: Value = serde_json::from_slice(body).unwrap();
+        for rs in body["resourceSpans"].as_array().unwrap() {
+            for ss in rs["scopeSpans"].as_array().unwrap() {
+                for span in ss["spans"].as_array().unwrap() {
+                    assert_eq!(span["traceId"], CALLER_TRACE);
+                    match span["name"].as_str().unwrap() {
+                        "batch" => batch_span = Some(span.clone()),
+                        "invoke_agent general" => parents.push(span["parentSpanId"].clone()),
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    let batch_span = batch_span.expect("a batch span");
+    assert_eq!(batch_span["parentSpanId"], CALLER_SPAN);
+    assert_eq!(
+        parents,
+        [batch_span["spanId"].clone(), batch_span["spanId"].clone()]
+    );
+}
