@@ -73,6 +73,7 @@ mod stale_cgroups;
 mod status_line;
 mod status_line_tokens;
 mod telemetry;
+mod telemetry_carriers;
 mod terminal_escapes;
 mod todo_e2e;
 mod tool_disk;

@@ -93,6 +93,18 @@ impl BoundedProcessor {
         })
     }
 
+    /// A processor whose queue is `queue`, drained by no thread (tests).
+    #[cfg(test)]
+    fn undrained(capacity: usize, dropped: Arc<AtomicU64>) -> (Self, Receiver<Queued>) {
+        let (tx, rx) = sync_channel(capacity);
+        let processor = Self {
+            queue: Mutex::new(Some(tx)),
+            dropped,
+            thread: Mutex::new(None),
+        };
+        (processor, rx)
+    }
+
     fn sender(&self) -> Option<SyncSender<Queued>> {
         self.queue.lock().ok().and_then(|q| q.clone())
     }
@@ -141,13 +153,30 @@ impl BoundedProcessor {
         let Some(tx) = self.sender() else {
             return Err(OTelSdkError::AlreadyShutdown);
         };
+        let deadline = std::time::Instant::now() + timeout;
         let (ack_tx, ack_rx) = sync_channel(1);
         // A full queue is waited on here, at a flush only (the end of the
-        // process), never in a run.
-        tx.send(Queued::Flush(ack_tx))
-            .map_err(|_| OTelSdkError::InternalFailure("export thread gone".into()))?;
+        // process), never in a run, and never past `timeout`: a hung
+        // collector must not hold the process.
+        let mut flush = Queued::Flush(ack_tx);
+        loop {
+            match tx.try_send(flush) {
+                Ok(()) => break,
+                Err(TrySendError::Disconnected(_)) => {
+                    return Err(OTelSdkError::InternalFailure("export thread gone".into()));
+                }
+                Err(TrySendError::Full(back)) => {
+                    if std::time::Instant::now() >= deadline {
+                        return Err(OTelSdkError::Timeout(timeout));
+                    }
+                    flush = back;
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            }
+        }
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
         ack_rx
-            .recv_timeout(timeout)
+            .recv_timeout(left)
             .map_err(|_| OTelSdkError::Timeout(timeout))
     }
 }
@@ -197,3 +226,7 @@ fn drain<E: SpanExporter>(rx: Receiver<Queued>, exporter: E, endpoint: &str) {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "export_tests.rs"]
+mod tests;
