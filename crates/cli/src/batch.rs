@@ -249,8 +249,15 @@ pub(super) fn run(args: BatchArgs) -> Result<Ending> {
             console::err(&format!("{why}; it runs from the start"));
         }
     }
+    // The tasks' runs are spans of one batch span (when traces are on).
+    let batch_span = subagent_supervisor::telemetry::current().batch_span(requests.len());
+    for (_, request) in &mut requests {
+        request.trace_parent = batch_span.parent();
+    }
     let outcome = execute(config, requests, concurrency, writer)?;
     let Outcome { batch, cancelled } = outcome;
+    batch_span
+        .end(usize::try_from(batch.tally.failed + batch.tally.timed_out).unwrap_or(usize::MAX));
     for line in batch.tally.render(skipped, batch.not_run) {
         console::err(&line);
     }

@@ -41,6 +41,8 @@ fn main() {
     // leaves the limit as it was; a batch that does not fit says so.
     let _ = subagent_sandbox::raise_open_files_limit();
     let code = commands::main();
+    // Spans still queued go to the collector, a few seconds at most.
+    subagent_supervisor::telemetry::flush_at_exit();
     // Chores still queued (the isolation probe's child, a cgroup's removal)
     // finish, and the cgroup made ahead for a next child goes: nothing of
     // this program may outlive it.

@@ -29,6 +29,7 @@ pub mod resume;
 pub mod run;
 pub mod sanitize;
 pub mod serve;
+pub mod telemetry;
 pub mod truncate;
 
 // Session files and the untrusted-input readers are a crate of their own

@@ -264,6 +264,15 @@ pub fn prepare(
     }
     // Only the operator's own file may let callers go above the
     // ceilings, never a project's (which a run may have written).
+    // Telemetry settings, like the raise ones, come from the operator's
+    // own file only: a project's could send traces anywhere.
+    crate::telemetry::init(
+        &files
+            .user
+            .as_ref()
+            .map(|layer| layer.file.telemetry.clone())
+            .unwrap_or_default(),
+    );
     let (raise, call_key_variables) = files
         .user
         .map(|layer| (layer.file.serve, layer.file.call_key_variables))

@@ -74,6 +74,8 @@ mod slurm;
 mod stale_cgroups;
 mod status_line;
 mod status_line_tokens;
+mod telemetry;
+mod telemetry_carriers;
 mod terminal_escapes;
 mod todo_e2e;
 mod tool_disk;

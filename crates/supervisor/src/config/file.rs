@@ -40,6 +40,11 @@
 //! command = "uvx"                   # Codex's keys: args, env, env_vars, timeouts, ...
 //! args = ["mcp-server-time"]
 //!
+//! [telemetry]                       # user config only: OpenTelemetry traces (OTEL_* win)
+//! endpoint = "http://127.0.0.1:4318" # OTLP/HTTP base URL; /v1/traces is appended
+//! protocol = "http/protobuf"        # or http/json
+//! include_content = false           # true: tasks, answers, tool text (masked)
+//!
 //! [call]                            # user config only: what `subagent call` payloads may name
 //! allowed_api_key_env = ["LOCAL_API_KEY"]  # key variables besides the kind's own
 //! ```
@@ -165,6 +170,8 @@ pub struct ConfigFile {
     pub mcp_servers: Vec<crate::mcp::McpServerEntry>,
     /// What reading the file ignored (Codex-only MCP keys), one line each.
     pub warnings: Vec<String>,
+    /// `[telemetry]`: read from the user's file only.
+    pub telemetry: crate::telemetry::TelemetrySection,
 }
 
 #[derive(Deserialize)]
@@ -185,6 +192,18 @@ struct RawConfig {
     serve: Option<RawServe>,
     call: Option<RawCall>,
     mcp_servers: Option<toml::Table>,
+    telemetry: Option<RawTelemetry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTelemetry {
+    enabled: Option<bool>,
+    endpoint: Option<String>,
+    protocol: Option<String>,
+    service_name: Option<String>,
+    include_content: Option<bool>,
+    queue_spans: Option<usize>,
 }
 
 #[derive(Deserialize)]
@@ -443,6 +462,17 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigFileErr
         call_key_variables,
         mcp_servers,
         warnings,
+        telemetry: raw
+            .telemetry
+            .map(|t| crate::telemetry::TelemetrySection {
+                enabled: t.enabled,
+                endpoint: t.endpoint,
+                protocol: t.protocol,
+                service_name: t.service_name,
+                include_content: t.include_content,
+                queue_spans: t.queue_spans,
+            })
+            .unwrap_or_default(),
     })
 }
 

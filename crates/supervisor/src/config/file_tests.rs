@@ -217,3 +217,20 @@ fn max_concurrent_is_read_and_bounded() {
         Some(5000)
     );
 }
+
+#[test]
+fn the_telemetry_section_is_read_and_its_unknown_keys_refused() {
+    let file = parse(
+        "[telemetry]\nendpoint = \"http://127.0.0.1:4318\"\nprotocol = \"http/json\"\ninclude_content = true\n",
+    )
+    .unwrap();
+    assert_eq!(
+        file.telemetry.endpoint.as_deref(),
+        Some("http://127.0.0.1:4318")
+    );
+    assert_eq!(file.telemetry.protocol.as_deref(), Some("http/json"));
+    assert_eq!(file.telemetry.include_content, Some(true));
+    let (line, message) = invalid("[telemetry]\nheaders = \"x-api-key=k\"\n");
+    assert_eq!(line, 2, "{message}");
+    assert!(message.contains("headers"), "{message}");
+}

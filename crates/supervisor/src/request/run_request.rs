@@ -88,6 +88,10 @@ pub struct RunRequest {
     /// The parent's copy-on-write view, for a nested run of a layered
     /// parent: it works on what the parent sees, and its changes go there.
     pub parent_view: Option<crate::layer::ParentView>,
+    /// The span its trace spans are children of (the caller's W3C trace
+    /// context, a nested run's parent tool call, a batch); the process's
+    /// `TRACEPARENT` when `None`.
+    pub trace_parent: Option<crate::telemetry::TraceParent>,
 }
 
 /// A recorded conversation a run continues (built by [`crate::resume`]
@@ -138,6 +142,7 @@ impl RunRequest {
             isolation: crate::layer::WorkspaceIsolation::default(),
             apply: crate::layer::ApplyMode::default(),
             parent_view: None,
+            trace_parent: None,
         }
     }
 }

@@ -128,7 +128,18 @@ pub(super) async fn run_child(
             sanitizer,
             journal,
             layer: None,
+            spans: crate::telemetry::RunSpans::off(),
         };
+        ctx.spans = crate::telemetry::current().run_spans(
+            crate::telemetry::RunStart {
+                run_id: &ctx.run_id,
+                agent: &request.agent,
+                model: &request.provider.model,
+                provider: request.provider.kind,
+                task: &ctx.sanitizer.mask_secrets(&request.task),
+            },
+            request.trace_parent.as_ref(),
+        );
         match created {
             Ok(writer) => ctx.journal.opened(writer),
             Err(e) => {
@@ -177,6 +188,18 @@ pub(super) async fn run_child(
         for single in &mut result.details.results {
             single.continued_from = Some(resume.turns);
         }
+    }
+    ctx.spans.end(&result);
+    let dropped = ctx.spans.dropped_during_run();
+    if dropped > 0 {
+        ctx.journal
+            .log(
+                LogLevel::Warn,
+                format!(
+                    "telemetry: {dropped} trace spans dropped while this run ran (the export queue was full); the run was not slowed"
+                ),
+            )
+            .await;
     }
     if let Err(e) = Box::pin(ctx.journal.finish(&result)).await {
         mark_session_lost(&mut result, &e);

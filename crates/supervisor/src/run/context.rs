@@ -37,6 +37,8 @@ pub(super) struct RunContext<'a> {
     /// The run's copy-on-write workspace layer, once its worker started
     /// in one; settled when the run ended.
     pub(super) layer: Option<LiveLayer>,
+    /// Its trace spans (a no-op when telemetry is off).
+    pub(super) spans: crate::telemetry::RunSpans,
 }
 
 impl RunContext<'_> {

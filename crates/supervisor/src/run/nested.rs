@@ -101,6 +101,8 @@ pub(super) fn grandchild_request(
         apply: p.apply,
         // Filled in by the parent's watch, which holds the parent's layer.
         parent_view: None,
+        // Filled in by the parent's watch, which holds the call's span.
+        trace_parent: None,
     }
 }
 

@@ -501,6 +501,9 @@ impl<'c, 'a> Watch<'c, 'a> {
                     })
                     .map(|c| (sink, c))
                 });
+                self.ctx
+                    .spans
+                    .on_event(&event, &|t| self.ctx.sanitizer.mask_secrets(t));
                 let (line, progress) = self.record.observe(event, &self.ctx.sanitizer);
                 if let Some(shown) = shown {
                     self.ctx.progress(|| shown);

@@ -170,7 +170,14 @@ impl McpServer {
         context: RequestContext<RoleServer>,
     ) -> rmcp::model::CallToolResult {
         let call = match tools::parse_spawn(arguments) {
-            Ok(call) => call,
+            Ok(mut call) => {
+                call.trace_parent = super::spawn::trace_parent_of(
+                    context.meta.get("traceparent").cloned(),
+                    context.meta.get("tracestate").cloned(),
+                    "_meta.traceparent",
+                );
+                call
+            }
             Err(message) => return tools::refusal(ErrorCode::InvalidInput, &message),
         };
         let requests = match self.requests(&call).await {
@@ -259,6 +266,7 @@ impl McpServer {
                 call.tasks.clone(),
             )
             .await
+            .map(|requests| call.traced(requests))
     }
 }
 

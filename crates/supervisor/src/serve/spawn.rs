@@ -54,9 +54,21 @@ pub struct Spawn {
     pub isolation: Option<crate::layer::WorkspaceIsolation>,
     /// When a layered run's changes are applied: `on-success` or `never`.
     pub apply: Option<crate::layer::ApplyMode>,
+    /// The caller's W3C trace context: the runs' spans are its children.
+    pub trace_parent: Option<crate::telemetry::TraceParent>,
 }
 
 impl Spawn {
+    /// `requests` with this spawn's trace parent, if it names one.
+    pub fn traced(&self, mut requests: Vec<RunRequest>) -> Vec<RunRequest> {
+        if let Some(parent) = &self.trace_parent {
+            for request in &mut requests {
+                request.trace_parent = Some(parent.clone());
+            }
+        }
+        requests
+    }
+
     /// What this spawn changes of the server's settings.
     pub fn patch(&self) -> RequestPatch {
         RequestPatch {
@@ -93,6 +105,9 @@ pub struct SpawnWire {
     pub default_concurrency: Option<usize>,
     /// How `task`, `tasks` and `mode` combine.
     pub tasks: TaskFields,
+    /// `traceparent` and `tracestate` are fields (stdio; MCP has them in
+    /// the request's `_meta`).
+    pub trace_fields: bool,
 }
 
 /// How a wire reads `task`, `tasks` and `mode`.
@@ -112,6 +127,7 @@ pub const STDIO: SpawnWire = SpawnWire {
     concurrency: false,
     default_concurrency: None,
     tasks: TaskFields::ByMode,
+    trace_fields: true,
 };
 
 /// `serve --mcp`'s `subagent` tool arguments.
@@ -122,6 +138,7 @@ pub const MCP: SpawnWire = SpawnWire {
     // (`run::concurrency_for`), which the parser does not know.
     default_concurrency: None,
     tasks: TaskFields::Joined,
+    trace_fields: false,
 };
 
 /// The fields both wires share, as the client sent them.
@@ -155,6 +172,15 @@ pub fn parse_spawn(wire: &SpawnWire, mut params: Map<String, Value>) -> Result<S
         Some(Some(value)) => serde_json::from_value::<Option<usize>>(value)
             .map_err(|e| format!("{}: concurrency: {e}", wire.invalid))?,
         _ => None,
+    };
+    let trace_parent = if wire.trace_fields {
+        trace_parent_of(
+            params.remove("traceparent"),
+            params.remove("tracestate"),
+            "traceparent",
+        )
+    } else {
+        None
     };
     let raw: RawSpawn = serde_json::from_value(Value::Object(params))
         .map_err(|e| format!("{}: {e}", wire.invalid))?;
@@ -196,7 +222,31 @@ pub fn parse_spawn(wire: &SpawnWire, mut params: Map<String, Value>) -> Result<S
             .map(str::parse)
             .transpose()
             .map_err(|e| format!("{}: {e}", wire.invalid))?,
+        trace_parent,
     })
+}
+
+/// The trace parent a caller's `traceparent` (and `tracestate`) value
+/// names; anything else is ignored with one warning naming `source`:
+/// trace context never fails a spawn.
+pub fn trace_parent_of(
+    traceparent: Option<Value>,
+    tracestate: Option<Value>,
+    source: &str,
+) -> Option<crate::telemetry::TraceParent> {
+    let state = match tracestate {
+        Some(Value::String(state)) => Some(state),
+        _ => None,
+    };
+    match traceparent? {
+        Value::String(parent) => {
+            crate::telemetry::TraceParent::parse_or_warn(source, &parent, state.as_deref())
+        }
+        other => {
+            tracing::warn!("ignoring {source}: it must be a string, not {other}");
+            None
+        }
+    }
 }
 
 /// [`TaskFields::ByMode`].

@@ -223,3 +223,33 @@ fn a_spawn_patches_what_it_names_and_plans_its_mode_and_concurrency() {
         (RunMode::Parallel, Some(2), 2)
     );
 }
+
+#[test]
+fn a_stdio_spawn_takes_its_callers_trace_context_and_ignores_a_bad_one() {
+    let parse = |params: Value| {
+        let Value::Object(map) = params else {
+            panic!("params are an object")
+        };
+        parse_spawn(&STDIO, map)
+    };
+    let traced = parse(json!({
+        "task": "t",
+        "traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+        "tracestate": "vendor=x"
+    }))
+    .unwrap();
+    assert_eq!(
+        traced.trace_parent.map(|p| p.header()),
+        Some("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".to_owned())
+    );
+    // Never a refusal: a bad value is ignored (with one warning).
+    for bad in [json!("nope"), json!(7), json!(null)] {
+        let spawn = parse(json!({"task": "t", "traceparent": bad})).unwrap();
+        assert_eq!(spawn.trace_parent, None, "{bad}");
+    }
+    // MCP carries it in `_meta`, not in the arguments.
+    let Value::Object(map) = json!({"task": "t", "traceparent": "x"}) else {
+        unreachable!()
+    };
+    assert!(parse_spawn(&MCP, map).is_err());
+}

@@ -399,6 +399,7 @@ impl Server {
                 spawn.tasks.clone(),
             )
             .await
+            .map(|requests| spawn.traced(requests))
     }
 }
 

@@ -29,6 +29,7 @@ mod pi;
 mod report;
 mod scale;
 mod spawn;
+mod telemetry;
 mod timing;
 mod worker_private;
 mod worker_rss;
@@ -40,7 +41,17 @@ use report::Row;
 
 /// The groups, in the order they run: cheap and precise first.
 const GROUPS: &[&str] = &[
-    "spawn", "micro", "tools", "mcp", "cow", "frames", "kill", "llama", "scale", "pi",
+    "spawn",
+    "micro",
+    "telemetry",
+    "tools",
+    "mcp",
+    "cow",
+    "frames",
+    "kill",
+    "llama",
+    "scale",
+    "pi",
 ];
 
 struct Args {
@@ -119,6 +130,7 @@ fn main() -> Result<()> {
             }),
             "pi" => pi::run(&cx),
             "scale" => scale::run(&cx),
+            "telemetry" => telemetry::run(&cx),
             _ => Ok(Vec::new()),
         };
         match result {

@@ -46,6 +46,8 @@ impl Watch<'_, '_> {
                     budget,
                 );
                 request.parent_view = self.ctx.layer.as_ref().and_then(|l| l.view());
+                // Its spans are children of the tool call that started it.
+                request.trace_parent = self.ctx.spans.parent_of_call(&call_id);
                 let catalog = &self.ctx.config.catalog;
                 if let Err(message) =
                     nested::hold_under_parent(parent, catalog, &spawn, &mut request)
