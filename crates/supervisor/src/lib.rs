@@ -22,6 +22,7 @@ pub mod exit_codes;
 pub mod interrupt;
 pub mod jobs;
 pub mod layer;
+pub mod live;
 pub mod mcp;
 pub mod resume;
 pub mod run;

@@ -37,6 +37,8 @@ pub(super) struct RunContext<'a> {
     /// The run's copy-on-write workspace layer, once its worker started
     /// in one; settled when the run ended.
     pub(super) layer: Option<LiveLayer>,
+    /// What it does now, for `subagent ps`; removed when the run is dropped.
+    pub(super) live: crate::live::LiveRun,
 }
 
 impl RunContext<'_> {

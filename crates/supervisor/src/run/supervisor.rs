@@ -23,6 +23,7 @@ use super::config::SupervisorConfig;
 use super::nested::NestedRunner;
 use super::progress::ProgressEvent;
 use super::request::{RunRequest, new_run_id};
+use crate::live::LiveRun;
 
 /// Runs subagents under one set of limits.
 pub struct Supervisor {
@@ -105,7 +106,17 @@ impl Supervisor {
         tree: Option<Arc<SpawnTree>>,
     ) -> SubagentResult {
         let run_id = new_run_id();
-        let on_queue = |step: QueueStep| self.queue_progress(&run_id, &request.agent, step);
+        let live = LiveRun::begin(
+            &self.config.sessions_dir,
+            &run_id,
+            &request.agent,
+            &request.provider.model,
+            request.parent_session.as_deref(),
+        );
+        let on_queue = |step: QueueStep| {
+            live.queued(matches!(step, QueueStep::Waiting { .. }));
+            self.queue_progress(&run_id, &request.agent, step);
+        };
         let admitted =
             Box::pin(
                 self.admission
@@ -139,6 +150,7 @@ impl Supervisor {
             workspace,
             run_id,
             begin,
+            live,
         };
         let result = run_child(&self.config, self, run, cancel, tree).await;
         drop(permit);
