@@ -17,6 +17,7 @@ mod doctor;
 mod error;
 mod install_files;
 mod kept_changes;
+mod ps;
 mod run;
 mod run_flags;
 mod run_patch;
