@@ -384,6 +384,11 @@ fn forged_copied_replayed_and_odd_files_in_live_are_never_listed() {
     let job = spawned["result"]["jobId"].as_str().unwrap().to_owned();
     let runs = wait_for_ps(sessions.path(), "the server's run", |runs| runs.len() == 1);
     let run_id = runs[0]["runId"].as_str().unwrap().to_owned();
+    assert_eq!(
+        runs[0]["parentRunId"],
+        Value::Null,
+        "a server's job has no parent run"
+    );
     let live = sessions.path().join(".live");
     let record = std::fs::read(live.join(&run_id)).unwrap();
     let text = String::from_utf8(record.clone()).unwrap();

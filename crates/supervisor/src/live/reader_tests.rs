@@ -54,14 +54,30 @@ fn a_run_of_this_process_is_listed_with_its_durations() {
         &id,
         "general",
         "m",
-        Some(Path::new("/x/0190ab-general.jsonl")),
+        Some(Path::new("/x/0190abcd-general.jsonl")),
     );
     let listing = list_live(dir.path(), Duration::ZERO).unwrap();
     let [entry] = listing.runs.as_slice() else {
         panic!("{listing:?}");
     };
     assert_eq!(entry.run_id, id);
-    assert_eq!(entry.parent_run_id.as_deref(), Some("0190ab"));
+    assert_eq!(entry.parent_run_id.as_deref(), Some("0190abcd"));
     assert_eq!(entry.supervisor_pid, std::process::id());
+    drop(run);
+}
+
+#[test]
+fn a_parent_file_that_is_no_runs_names_no_parent() {
+    let dir = tempfile::tempdir().unwrap();
+    let id = crate::session::run_ids::new_run_id();
+    let run = LiveRun::begin(
+        dir.path(),
+        &id,
+        "general",
+        "m",
+        Some(Path::new("/x/serve-1234.jsonl")),
+    );
+    let listing = list_live(dir.path(), Duration::ZERO).unwrap();
+    assert_eq!(listing.runs[0].parent_run_id, None);
     drop(run);
 }

@@ -251,10 +251,13 @@ impl Drop for LiveRun {
     }
 }
 
-/// The run id of the run whose session file is `parent_session`.
+/// The run id of the run whose session file is `parent_session`; `None`
+/// when that file is no run's (a server's own file of lifecycle lines).
 fn parent_run_id(parent_session: &Path) -> Option<String> {
     let name = parent_session.file_name()?.to_str()?;
-    Some(bounded(run_id_of_file_name(name)))
+    let id = run_id_of_file_name(name);
+    let is_run_id = matches!(id.len(), 8 | 32) && id.bytes().all(|b| b.is_ascii_hexdigit());
+    is_run_id.then(|| id.to_owned())
 }
 
 /// Makes the record: a temporary file in `.live/` (a directory of this
