@@ -91,8 +91,21 @@ fn wait_nothing_runs_in(dir: &Path) {
     assert_nothing_runs_in(dir);
 }
 
-/// The files left in `<sessions>/.live`.
+/// The records left in `<sessions>/.live` (spares, kept locked by their
+/// process for its next run, have dot names and are left out).
 fn live_files(sessions: &Path) -> Vec<String> {
+    std::fs::read_dir(sessions.join(".live"))
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| !n.starts_with('.'))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Every file in `<sessions>/.live`, spares too.
+fn all_live_files(sessions: &Path) -> Vec<String> {
     std::fs::read_dir(sessions.join(".live"))
         .map(|d| {
             d.flatten()
@@ -156,7 +169,8 @@ fn ps_shows_a_run_waiting_for_the_model_its_silence_growing_and_nothing_once_it_
     );
     // Gone before the supervisor exited: no wait needed.
     assert_eq!(ps_json(sessions.path()), Vec::<Value>::new());
-    assert_eq!(live_files(sessions.path()), Vec::<String>::new());
+    // The process is gone, so are its spares: `ps` removed them.
+    assert_eq!(all_live_files(sessions.path()), Vec::<String>::new());
     assert_nothing_runs_in(ws.path());
 }
 
@@ -270,7 +284,8 @@ fn ps_lists_every_run_of_a_batch_of_fifty_and_none_after_it() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(ps_json(sessions.path()), Vec::<Value>::new());
-    assert_eq!(live_files(sessions.path()), Vec::<String>::new());
+    // The process is gone, so are its spares: `ps` removed them.
+    assert_eq!(all_live_files(sessions.path()), Vec::<String>::new());
     assert_nothing_runs_in(ws.path());
 }
 
@@ -293,9 +308,9 @@ fn a_run_whose_supervisor_was_sigkilled_leaves_the_list() {
     assert_eq!(live_files(sessions.path()).len(), 1);
     assert_eq!(ps_json(sessions.path()), Vec::<Value>::new());
     assert_eq!(
-        live_files(sessions.path()),
+        all_live_files(sessions.path()),
         Vec::<String>::new(),
-        "ps removes a dead run's record"
+        "ps removes a dead run's record (and a dead process's spares)"
     );
     wait_nothing_runs_in(ws.path());
 }

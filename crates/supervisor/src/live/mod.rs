@@ -18,6 +18,7 @@ pub mod lock;
 pub mod process;
 pub mod reader;
 pub mod record;
+mod spare;
 pub mod writer;
 
 pub use reader::{LiveEntry, LiveListing, list_live};

@@ -17,6 +17,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 
 use super::record::{LiveRecord, LiveState, MAX_RECORD_BYTES, RecordError};
+use super::spare::SPARE_PREFIX;
 use super::{LIVE_DIR, lock, process};
 use crate::session::key::{SessionKey, session_key};
 use crate::untrusted_file::open_read;
@@ -135,8 +136,13 @@ pub fn list_live(sessions_dir: &Path, silent_after: Duration) -> Result<LiveList
             listing.not_believed += 1;
             continue;
         };
-        // A record being made is named `.<id>.new` until it is locked.
+        // A record being made is named `.<id>.new` until it is locked; a
+        // spare ([`super::spare`]) is kept locked by its process, and is
+        // removed once nobody holds it.
         if name.starts_with('.') {
+            if name.starts_with(SPARE_PREFIX) && unheld(&entry.path()) {
+                let _ = std::fs::remove_file(entry.path());
+            }
             continue;
         }
         match read_record(&entry.path(), name, key, &mut starts) {
@@ -211,6 +217,11 @@ fn read_record(path: &Path, name: &str, key: &SessionKey, starts: &mut StartTime
     } else {
         Verdict::NotBelieved
     }
+}
+
+/// Whether nobody holds a lock on the regular file at `path`.
+fn unheld(path: &Path) -> bool {
+    matches!(open_read(path), Ok(Some(opened)) if matches!(lock::holder(&opened.file), Ok(None)))
 }
 
 /// The record in `file` when its seal holds, read again when a read met

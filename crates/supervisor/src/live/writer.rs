@@ -27,7 +27,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use subagent_protocol::WorkerEvent;
 
 use super::record::{LiveRecord, LiveState, bounded};
-use super::{LIVE_DIR, lock, process};
+use super::{LIVE_DIR, lock, process, spare};
 use crate::session::key::{SessionKey, session_key};
 use crate::session::run_ids::run_id_of_file_name;
 use crate::untrusted_file::create_temp;
@@ -243,10 +243,20 @@ impl Drop for LiveRun {
     fn drop(&mut self) {
         if let Some(slot) = self.slot.take() {
             slot.removed.store(true, Ordering::Release);
-            // Unlinked here, not on the thread: a run that ended is gone
-            // from `subagent ps` before its caller hears of its end. The
-            // lock goes with the last handle of the file.
-            let _ = std::fs::remove_file(&slot.path);
+            // Renamed away or unlinked here, not on the thread: a run that
+            // ended is gone from `subagent ps` before its caller hears of
+            // its end. A file the writer thread still holds is unlinked;
+            // its lock goes with the thread's handle.
+            let kept = match Arc::try_unwrap(slot) {
+                Ok(slot) => match slot.path.parent() {
+                    Some(dir) => spare::keep(dir, &slot.path, slot.file).map_err(|_| slot.path),
+                    None => Err(slot.path),
+                },
+                Err(slot) => Err(slot.path.clone()),
+            };
+            if let Err(path) = kept {
+                let _ = std::fs::remove_file(path);
+            }
         }
     }
 }
@@ -266,15 +276,19 @@ fn make(sessions_dir: &Path, record: LiveRecord) -> Result<Slot, String> {
     let key = session_key().map_err(|e| e.to_string())?;
     let dir = live_dir(sessions_dir)?;
     let path = dir.join(&record.run_id);
-    let temp = dir.join(format!(".{}.new", record.run_id));
-    let file = create_temp(&temp).map_err(|e| e.to_string())?;
-    let made = lock::lock(&file)
-        .and_then(|()| write_record(&file, &record.seal(key)))
-        .and_then(|()| std::fs::rename(&temp, &path));
-    if let Err(e) = made {
-        let _ = std::fs::remove_file(&temp);
-        return Err(format!("cannot write {}: {e}", path.display()));
-    }
+    let sealed = record.seal(key);
+    let file = match spare::take(&dir) {
+        Some(spare) => match write_record(&spare.file, &sealed)
+            .and_then(|()| std::fs::rename(&spare.path, &path))
+        {
+            Ok(()) => spare.file,
+            Err(_) => {
+                let _ = std::fs::remove_file(&spare.path);
+                created(&dir, &path, &sealed)?
+            }
+        },
+        None => created(&dir, &path, &sealed)?,
+    };
     Ok(Slot {
         path,
         file,
@@ -287,6 +301,25 @@ fn make(sessions_dir: &Path, record: LiveRecord) -> Result<Slot, String> {
         pending: AtomicBool::new(false),
         removed: AtomicBool::new(false),
     })
+}
+
+/// A new record file at `path` holding `sealed`: made under a temporary
+/// name, locked and written, then renamed.
+fn created(dir: &Path, path: &Path, sealed: &[u8]) -> Result<File, String> {
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    let temp = dir.join(format!(".{name}.new"));
+    let file = create_temp(&temp).map_err(|e| e.to_string())?;
+    let made = lock::lock(&file)
+        .and_then(|()| write_record(&file, sealed))
+        .and_then(|()| std::fs::rename(&temp, path));
+    if let Err(e) = made {
+        let _ = std::fs::remove_file(&temp);
+        return Err(format!("cannot write {}: {e}", path.display()));
+    }
+    Ok(file)
 }
 
 /// `<sessions_dir>/.live`, made mode 0700 if missing; refused unless it is

@@ -53,12 +53,22 @@ fn a_record_follows_the_run_and_goes_when_the_run_is_dropped() {
     );
     drop(run);
     assert!(live_state(dir.path()).is_empty());
-    assert!(
-        std::fs::read_dir(dir.path().join(LIVE_DIR))
+    // What is left is a spare (a dot name), kept for the next run.
+    let names = |dir: &Path| -> Vec<String> {
+        std::fs::read_dir(dir.join(LIVE_DIR))
             .unwrap()
-            .next()
-            .is_none()
-    );
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect()
+    };
+    let left = names(dir.path());
+    assert!(left.iter().all(|n| n.starts_with(".spare.")), "{left:?}");
+    // The next run takes it: no new file is made.
+    let next = crate::session::run_ids::new_run_id();
+    let again = LiveRun::begin(dir.path(), &next, "general", "m", None);
+    let now = names(dir.path());
+    assert_eq!(now.len(), left.len().max(1), "{now:?}");
+    assert!(now.contains(&next), "{now:?}");
+    drop(again);
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //! comparisons need and passes their paths in the environment).
 //!
 //! Usage: `subagent-bench [--iterations N] [--json PATH] [--only GROUP,..]`.
-//! Groups: spawn, micro, cow, frames, kill, llama, scale, pi. Exit status 0 when every
+//! Groups: spawn, micro, live, cow, frames, kill, llama, scale, pi. Exit status 0 when every
 //! row with a target met it, 1 when one missed, 2 when a row could not run.
 //!
 //! Wall-clock figures on a shared 2-core machine are noisy: every timed
@@ -18,6 +18,7 @@ mod cow;
 mod frames;
 mod hello;
 mod kill;
+mod live;
 mod llama;
 mod llama_batch;
 mod llama_server;
@@ -40,7 +41,7 @@ use report::Row;
 
 /// The groups, in the order they run: cheap and precise first.
 const GROUPS: &[&str] = &[
-    "spawn", "micro", "tools", "mcp", "cow", "frames", "kill", "llama", "scale", "pi",
+    "spawn", "micro", "live", "tools", "mcp", "cow", "frames", "kill", "llama", "scale", "pi",
 ];
 
 struct Args {
@@ -107,6 +108,7 @@ fn main() -> Result<()> {
         let result = match *group {
             "spawn" => spawn::run(&cx),
             "micro" => micro::run(&cx),
+            "live" => live::run(&cx),
             "tools" => acting::run(&cx),
             "mcp" => mcp::run(&cx),
             "cow" => cow::run(&cx),
