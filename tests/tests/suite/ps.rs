@@ -290,6 +290,71 @@ fn ps_lists_every_run_of_a_batch_of_fifty_and_none_after_it() {
 }
 
 #[test]
+fn ps_shows_the_runs_queued_for_a_slot() {
+    let ws = tempfile::tempdir().unwrap();
+    let sessions = tempfile::tempdir().unwrap();
+    // One slot for the whole server (config.toml's max_concurrent): the
+    // second job waits for it. The config dir holds the session key too,
+    // so `ps` looks with the same one.
+    let config_home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(config_home.path().join("subagent")).unwrap();
+    std::fs::write(
+        config_home.path().join("subagent/config.toml"),
+        "max_concurrent = 1\n",
+    )
+    .unwrap();
+    let mut server = Server::start_with(ws.path(), sessions.path(), |c| {
+        c.env("XDG_CONFIG_HOME", config_home.path());
+    });
+    let jobs: Vec<String> = [1, 2]
+        .iter()
+        .map(|id| {
+            let answer = server.ask(json!({"id": id, "method": "spawn",
+                "params": {"task": "fixture:sleep", "background": true}}));
+            answer["result"]["jobId"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    let ps = |sessions: &Path| {
+        let out = Command::new(binary("subagent"))
+            .args(["ps", "--json", "--sessions-dir"])
+            .arg(sessions)
+            .env("XDG_CONFIG_HOME", config_home.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let deadline = Instant::now() + WAIT;
+    let runs = loop {
+        let runs = ps(sessions.path());
+        let states: Vec<&str> = runs.as_array().unwrap().iter().map(state_of).collect();
+        if states.contains(&"queued") && states.contains(&"waiting_for_model") {
+            break runs;
+        }
+        assert!(Instant::now() < deadline, "no queued run seen: {runs:#}");
+        std::thread::sleep(POLL);
+    };
+    let queued = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| state_of(r) == "queued")
+        .unwrap();
+    assert!(
+        queued["pid"].is_null(),
+        "a queued run has no worker: {queued:#}"
+    );
+    for (n, job) in jobs.iter().enumerate() {
+        server.ask(json!({"id": 10 + n, "method": "cancel", "params": {"jobId": job}}));
+        server.ask(json!({"id": 20 + n, "method": "wait", "params": {"jobId": job}}));
+    }
+    drop(server.stdin);
+    assert!(server.child.wait().unwrap().success());
+    assert_eq!(ps(sessions.path()), json!([]));
+    assert_nothing_runs_in(ws.path());
+}
+
+#[test]
 fn a_run_whose_supervisor_was_sigkilled_leaves_the_list() {
     let ws = tempfile::tempdir().unwrap();
     let sessions = tempfile::tempdir().unwrap();
@@ -324,7 +389,13 @@ struct Server {
 
 impl Server {
     fn start(ws: &Path, sessions: &Path) -> Self {
-        let mut child = fixture_command(&["serve", "--stdio"], sessions)
+        Self::start_with(ws, sessions, |_| {})
+    }
+
+    fn start_with(ws: &Path, sessions: &Path, setup: impl FnOnce(&mut Command)) -> Self {
+        let mut command = fixture_command(&["serve", "--stdio"], sessions);
+        setup(&mut command);
+        let mut child = command
             .current_dir(ws)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

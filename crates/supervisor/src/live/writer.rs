@@ -326,10 +326,14 @@ fn created(dir: &Path, path: &Path, sealed: &[u8]) -> Result<File, String> {
 /// a directory (not a link to one) of this user's.
 fn live_dir(sessions_dir: &Path) -> Result<PathBuf, String> {
     let dir = sessions_dir.join(LIVE_DIR);
-    let made = std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&dir);
+    // The sessions dir as the session writer makes it; `.live` private.
+    let made =
+        std::fs::create_dir_all(sessions_dir).and_then(|()| {
+            match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+                other => other,
+            }
+        });
     if let Err(e) = made {
         return Err(format!("cannot make {}: {e}", dir.display()));
     }

@@ -62,8 +62,9 @@ pub(super) struct ToRun {
     /// it queued.
     pub run_id: String,
     pub begin: Begin,
-    /// Its live record, for `subagent ps`.
-    pub live: LiveRun,
+    /// Its live record, for `subagent ps`, if it was made while the run
+    /// queued (else it is made beside the session file).
+    pub live: Option<LiveRun>,
 }
 
 /// Runs one admitted request to its result; `tree` is the spawn tree its
@@ -81,7 +82,7 @@ pub(super) async fn run_child(
         workspace,
         run_id,
         begin,
-        mut live,
+        live,
     } = run;
     let started_wall = SystemTime::now();
     let started_at = subagent_protocol::time::rfc3339_ms(started_wall);
@@ -121,15 +122,16 @@ pub(super) async fn run_child(
             started_at,
             started,
         );
-        if live.run_id().is_some_and(|id| id != run_id) {
-            live = LiveRun::begin(
+        let live = match live {
+            Some(live) if live.run_id().is_some_and(|id| id == run_id) => live,
+            _ => LiveRun::begin(
                 &config.sessions_dir,
                 &run_id,
                 &request.agent,
                 &request.provider.model,
                 request.parent_session.as_deref(),
-            );
-        }
+            ),
+        };
         live.session_file(&journal.paths().session_file);
         let mut ctx = RunContext {
             config,

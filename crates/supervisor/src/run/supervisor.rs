@@ -106,15 +106,12 @@ impl Supervisor {
         tree: Option<Arc<SpawnTree>>,
     ) -> SubagentResult {
         let run_id = new_run_id();
-        let live = LiveRun::begin(
-            &self.config.sessions_dir,
-            &run_id,
-            &request.agent,
-            &request.provider.model,
-            request.parent_session.as_deref(),
-        );
+        // Made here only if the run queues (else beside its session file):
+        // a refused run leaves nothing behind, not even a sessions dir.
+        let mut live: Option<LiveRun> = None;
         let on_queue = |step: QueueStep| {
-            live.queued(matches!(step, QueueStep::Waiting { .. }));
+            live.get_or_insert_with(|| self.live_record(&run_id, &request))
+                .queued(matches!(step, QueueStep::Waiting { .. }));
             self.queue_progress(&run_id, &request.agent, step);
         };
         let admitted =
@@ -155,6 +152,17 @@ impl Supervisor {
         let result = run_child(&self.config, self, run, cancel, tree).await;
         drop(permit);
         result
+    }
+
+    /// The live record of run `run_id`, for `subagent ps`.
+    fn live_record(&self, run_id: &str, request: &RunRequest) -> LiveRun {
+        LiveRun::begin(
+            &self.config.sessions_dir,
+            run_id,
+            &request.agent,
+            &request.provider.model,
+            request.parent_session.as_deref(),
+        )
     }
 
     /// Tells the progress sink, if any, that `run_id` waits for a slot or
