@@ -85,7 +85,7 @@ enum Command {
         /// Also write every row as JSON to this file, to compare two runs.
         #[arg(long, value_name = "FILE")]
         json: Option<std::path::PathBuf>,
-        /// Run only these groups (comma-separated): spawn, micro, tools,
+        /// Run only these groups (comma-separated): spawn, micro, live, tools,
         /// frames, kill, llama, scale, pi.
         #[arg(long, value_name = "GROUPS")]
         only: Option<String>,

@@ -12,7 +12,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 use crate::error::CliError;
 use crate::exit::{Ending, exit_status};
 use crate::{
-    agents, batch, call, config, doctor, install_files, kept_changes, run, serve_cmd, sessions,
+    agents, batch, call, config, doctor, install_files, kept_changes, ps, run, serve_cmd, sessions,
     status, trust,
 };
 
@@ -99,6 +99,23 @@ enum Command {
     Doctor(doctor::DoctorArgs),
     /// Browse session files: list runs, show or follow one, remove old ones.
     Sessions(sessions::SessionsArgs),
+    /// List every live run of this user (run, serve, batch, nested): what it
+    /// does now, for how long, how long its worker has been silent.
+    #[command(after_help = "EXAMPLES:\n  \
+        # what every live run does now\n  \
+        subagent ps\n\n  \
+        # the runs whose worker has sent nothing for 2 minutes, for a script\n  \
+        subagent ps --json --silent-after 2m | jq '.[] | select(.silent)'\n\n  \
+        # a live view, redrawn every second; q or Ctrl-C quits\n  \
+        subagent ps --watch\n\n\
+        STATES:\n  queued, starting, waiting for the model, streaming, running tool NAME,\n  \
+        working (between a model turn and the next step), finishing\n\n\
+        A run is listed while the supervisor running it lives: a run that ended, or\n\
+        whose supervisor was killed, is gone from the list. The list is read from\n\
+        <sessions dir>/.live/, where each run keeps a small record sealed with this\n\
+        user's session key; a file put there by anything else is not listed.\n\n\
+        EXIT STATUS:\n  0 listed (also when nothing runs), 2 the sessions dir cannot be read")]
+    Ps(ps::PsArgs),
     /// List agents and where each is defined (agent files, built-ins).
     Agents(agents::AgentsArgs),
     /// Show the merged configuration and where each value came from, or
@@ -169,6 +186,7 @@ fn dispatch(cli: Cli) -> Result<Ending, CliError> {
         Command::Call(args) => call::run(args).map_err(CliError::from),
         Command::Doctor(args) => doctor::run(args).map_err(CliError::Doctor),
         Command::Sessions(args) => sessions::run(args).map_err(CliError::from),
+        Command::Ps(args) => ps::run(args).map_err(CliError::from),
         Command::Agents(args) => agents::run(args).map_err(CliError::from),
         Command::Config(args) => config::run(args).map_err(CliError::from),
         Command::Trust(args) => trust::run(args).map_err(CliError::from),

@@ -18,6 +18,7 @@ mod error;
 mod exit;
 mod install_files;
 mod kept_changes;
+mod ps;
 mod run;
 mod run_flags;
 mod run_patch;

@@ -42,9 +42,30 @@ impl std::fmt::Debug for SessionKey {
 }
 
 impl SessionKey {
+    /// A key from its 32 bytes: for a program that keeps the key elsewhere,
+    /// and for tests that need keys of their own. A run's files are chained
+    /// only with [`session_key`]'s.
+    pub fn from_bytes(bytes: [u8; 32]) -> Self {
+        Self(bytes)
+    }
+
     /// The key's bytes, for the MAC.
     pub(super) fn bytes(&self) -> &[u8] {
         &self.0
+    }
+
+    /// HMAC-SHA256 of `message` under this key, for the use `domain`
+    /// names (its own, so a MAC made for one use is never valid for
+    /// another, e.g. a live record's for a session line's).
+    pub fn mac(&self, domain: &[u8], message: &[u8]) -> [u8; 32] {
+        use hmac::{Hmac, KeyInit, Mac};
+        // HMAC takes a key of any length: this never fails for 32 bytes.
+        let mut mac = <Hmac<sha2::Sha256> as KeyInit>::new_from_slice(&self.0)
+            .unwrap_or_else(|_| <Hmac<sha2::Sha256> as KeyInit>::new(&Default::default()));
+        mac.update(domain);
+        mac.update(&(message.len() as u64).to_be_bytes());
+        mac.update(message);
+        mac.finalize().into_bytes().into()
     }
 
     /// A key of fixed bytes (unit tests of this crate).
@@ -194,7 +215,7 @@ fn create_key(config_dir: &Path, path: &Path) -> Result<(), KeyError> {
 }
 
 /// Lowercase hex of `bytes`.
-pub(super) fn hex_encode(bytes: &[u8]) -> String {
+pub fn hex_encode(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(bytes.len() * 2);
     for b in bytes {
@@ -206,7 +227,7 @@ pub(super) fn hex_encode(bytes: &[u8]) -> String {
 
 /// Decodes lowercase hex `text` into `out` (exactly twice its length);
 /// false when it is not that.
-pub(super) fn hex_decode(text: &str, out: &mut [u8]) -> bool {
+pub fn hex_decode(text: &str, out: &mut [u8]) -> bool {
     let digit = |c: u8| match c {
         b'0'..=b'9' => Some(c - b'0'),
         b'a'..=b'f' => Some(c - b'a' + 10),

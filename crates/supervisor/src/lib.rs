@@ -21,6 +21,7 @@ pub mod error_chain;
 pub mod interrupt;
 pub mod jobs;
 pub mod layer;
+pub mod live;
 pub mod mcp;
 pub mod prepare;
 pub mod replay;

@@ -31,7 +31,12 @@ use super::llama::LlamaServer;
 use super::support::{assert_nothing_runs_in, binary, check_session_file, jsonl_files};
 
 /// Examples that cannot run here, by their doc and the start of the command.
-const SKIPPED: [(&str, &str, &str); 14] = [
+const SKIPPED: [(&str, &str, &str); 15] = [
+    (
+        "README.md",
+        "subagent ps --watch",
+        "runs until q or Ctrl-C: tests/tests/suite/ps.rs runs it in a terminal (tmux) and piped",
+    ),
     (
         "README.md",
         "cargo install --locked --path crates/cli",

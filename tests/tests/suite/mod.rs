@@ -56,6 +56,8 @@ mod modes;
 mod nested_e2e;
 mod portable_model;
 mod project_trust;
+mod ps;
+mod ps_serve;
 mod read_back_config;
 mod read_back_results;
 mod resume_batch;

@@ -35,6 +35,7 @@ use super::stop::StopCause;
 use super::watch::{Watched, watch_worker};
 use super::workspace::AdmittedWorkspace;
 use crate::agents::AgentDefinition;
+use crate::live::LiveRun;
 use crate::request::{RunRequest, new_run_id};
 use crate::sanitize::Sanitizer;
 use crate::session::{SessionPaths, SessionWriter, SessionWriterError};
@@ -61,6 +62,9 @@ pub(super) struct ToRun {
     /// it queued.
     pub run_id: String,
     pub begin: Begin,
+    /// Its live record, for `subagent ps`, if it was made while the run
+    /// queued (else it is made beside the session file).
+    pub live: Option<LiveRun>,
 }
 
 /// Runs one admitted request to its result; `tree` is the spawn tree its
@@ -78,6 +82,7 @@ pub(super) async fn run_child(
         workspace,
         run_id,
         begin,
+        live,
     } = run;
     let started_wall = SystemTime::now();
     let started_at = subagent_protocol::time::rfc3339_ms(started_wall);
@@ -117,6 +122,17 @@ pub(super) async fn run_child(
             started_at,
             started,
         );
+        let live = match live {
+            Some(live) if live.run_id().is_some_and(|id| id == run_id) => live,
+            _ => LiveRun::begin(
+                &config.sessions_dir,
+                &run_id,
+                &request.agent,
+                &request.provider.model,
+                request.parent_session.as_deref(),
+            ),
+        };
+        live.session_file(&journal.paths().session_file);
         let mut ctx = RunContext {
             config,
             runner,
@@ -129,6 +145,7 @@ pub(super) async fn run_child(
             journal,
             layer: None,
             spans: crate::telemetry::RunSpans::off(),
+            live,
         };
         ctx.spans = crate::telemetry::current().run_spans(
             crate::telemetry::RunStart {
@@ -358,6 +375,7 @@ async fn start_worker(
         }
     };
     ctx.journal.set_pid(child.pid());
+    ctx.live.worker_started(child.pid());
     if let Some(target) = layer_target {
         // The sandbox hands a layer back or refuses the spawn; a child
         // without one must not run as if it had it.

@@ -39,6 +39,8 @@ pub(super) struct RunContext<'a> {
     pub(super) layer: Option<LiveLayer>,
     /// Its trace spans (a no-op when telemetry is off).
     pub(super) spans: crate::telemetry::RunSpans,
+    /// What it does now, for `subagent ps`; removed when the run is dropped.
+    pub(super) live: crate::live::LiveRun,
 }
 
 impl RunContext<'_> {

@@ -22,6 +22,7 @@ use super::child::{Begin, ToRun, run_child};
 use super::config::SupervisorConfig;
 use super::nested::NestedRunner;
 use super::progress::ProgressEvent;
+use crate::live::LiveRun;
 use crate::request::{RunRequest, new_run_id};
 
 /// Runs subagents under one set of limits.
@@ -105,7 +106,14 @@ impl Supervisor {
         tree: Option<Arc<SpawnTree>>,
     ) -> SubagentResult {
         let run_id = new_run_id();
-        let on_queue = |step: QueueStep| self.queue_progress(&run_id, &request.agent, step);
+        // Made here only if the run queues (else beside its session file):
+        // a refused run leaves nothing behind, not even a sessions dir.
+        let mut live: Option<LiveRun> = None;
+        let on_queue = |step: QueueStep| {
+            live.get_or_insert_with(|| self.live_record(&run_id, &request))
+                .queued(matches!(step, QueueStep::Waiting { .. }));
+            self.queue_progress(&run_id, &request.agent, step);
+        };
         let admitted =
             Box::pin(
                 self.admission
@@ -139,10 +147,22 @@ impl Supervisor {
             workspace,
             run_id,
             begin,
+            live,
         };
         let result = run_child(&self.config, self, run, cancel, tree).await;
         drop(permit);
         result
+    }
+
+    /// The live record of run `run_id`, for `subagent ps`.
+    fn live_record(&self, run_id: &str, request: &RunRequest) -> LiveRun {
+        LiveRun::begin(
+            &self.config.sessions_dir,
+            run_id,
+            &request.agent,
+            &request.provider.model,
+            request.parent_session.as_deref(),
+        )
     }
 
     /// Tells the progress sink, if any, that `run_id` waits for a slot or

@@ -395,6 +395,7 @@ impl<'c, 'a> Watch<'c, 'a> {
     /// Records `cause` as the phase's and stops the worker the way the
     /// ending table says.
     fn stop(&mut self, cause: StopCause) {
+        self.ctx.live.finishing();
         let how = cause.how();
         let reason = cause.kill_reason();
         self.phase.stop(cause, Instant::now(), CANCEL_WINDOW);
@@ -486,6 +487,7 @@ impl<'c, 'a> Watch<'c, 'a> {
             FromWorker::Hello(_) => self.violation("the worker sent Hello twice"),
             _ if !self.phase.greeted() => self.violation("the worker sent a message before Hello"),
             FromWorker::Event(event) => {
+                self.ctx.live.observe(&event);
                 if self.python_pending
                     && matches!(&event, WorkerEvent::ToolCall { name, .. } if name == PYTHON_EXECUTE)
                 {
@@ -534,6 +536,7 @@ impl<'c, 'a> Watch<'c, 'a> {
             FromWorker::Pong => {}
             FromWorker::SpawnSubagent(request) => self.on_spawn(*request).await,
             FromWorker::Done(outcome) => {
+                self.ctx.live.finishing();
                 if self
                     .phase
                     .report(*outcome, Instant::now(), EXIT_AFTER_DONE)

@@ -4,7 +4,7 @@
 //! comparisons need and passes their paths in the environment).
 //!
 //! Usage: `subagent-bench [--iterations N] [--json PATH] [--only GROUP,..]`.
-//! Groups: spawn, micro, cow, frames, kill, llama, scale, pi. Exit status 0 when every
+//! Groups: spawn, micro, live, cow, frames, kill, llama, scale, pi. Exit status 0 when every
 //! row with a target met it, 1 when one missed, 2 when a row could not run.
 //!
 //! Wall-clock figures on a shared 2-core machine are noisy: every timed
@@ -18,6 +18,7 @@ mod cow;
 mod frames;
 mod hello;
 mod kill;
+mod live;
 mod llama;
 mod llama_batch;
 mod llama_server;
@@ -43,6 +44,7 @@ use report::Row;
 const GROUPS: &[&str] = &[
     "spawn",
     "micro",
+    "live",
     "telemetry",
     "tools",
     "mcp",
@@ -118,6 +120,7 @@ fn main() -> Result<()> {
         let result = match *group {
             "spawn" => spawn::run(&cx),
             "micro" => micro::run(&cx),
+            "live" => live::run(&cx),
             "tools" => acting::run(&cx),
             "mcp" => mcp::run(&cx),
             "cow" => cow::run(&cx),
