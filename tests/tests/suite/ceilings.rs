@@ -296,16 +296,19 @@ pub(super) fn session_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// The Python MCP client: calls `subagent` once per argument object of
-/// argv[3] (JSON) and prints what each returned.
-const MCP_CLIENT: &str = r#"
-import json, sys
+/// argv[2] (JSON) on the server started as argv[1] argv[3:], and prints
+/// what each returned. The server gets this process's environment (the
+/// stdio client passes only a few variables by default).
+pub(super) const MCP_CLIENT: &str = r#"
+import json, os, sys
 import anyio
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 async def main():
     command, calls, args = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3:]
+    params = StdioServerParameters(command=command, args=args, env=dict(os.environ))
     out = []
-    async with stdio_client(StdioServerParameters(command=command, args=args)) as (r, w):
+    async with stdio_client(params) as (r, w):
         async with ClientSession(r, w) as session:
             await session.initialize()
             for arguments in calls:

@@ -8,7 +8,9 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 use super::ceilings::session_files;
-use super::scripted_model::{ScriptedModel, offered_tools, text_turn, tool_call_turn};
+use super::scripted_model::{
+    ScriptedModel, offered_tools, text_turn, tool_call_turn, tool_result_text,
+};
 use super::support::*;
 
 #[test]
@@ -62,26 +64,15 @@ fn a_nested_call_gets_at_most_its_parents_tools_and_limits() {
     assert_eq!(model.replies_left(), 0);
 
     let requests = model.requests();
-    let tool_result = |request: &Value, call_id: &str| -> String {
-        request["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
-            .unwrap_or_else(|| panic!("no result for {call_id}"))["content"]
-            .as_str()
-            .unwrap()
-            .to_owned()
-    };
     // Asked more memory than the parent: refused before anything ran.
-    let memory = tool_result(&requests[1], "call_mem");
+    let memory = tool_result_text(&requests[1], "call_mem");
     assert!(memory.starts_with("INVALID_INPUT: "), "{memory}");
     assert!(
         memory.contains("limits.memory = 20G is above the parent run's ceiling of 256M"),
         "{memory}"
     );
     // Asked a tool the parent lacks: refused, naming what the parent has.
-    let tools = tool_result(&requests[2], "call_tools");
+    let tools = tool_result_text(&requests[2], "call_tools");
     assert!(tools.starts_with("INVALID_INPUT: "), "{tools}");
     assert!(
         tools.contains("`python_execute`") && tools.contains("(`subagent`)"),

@@ -13,8 +13,10 @@ use std::process::{Command, Stdio};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use super::ceilings::{StdioServer, session_files};
-use super::scripted_model::{ScriptedModel, offered_tools, text_turn, tool_call_turn};
+use super::ceilings::{MCP_CLIENT, StdioServer, session_files};
+use super::scripted_model::{
+    ScriptedModel, offered_tools, text_turn, tool_call_turn, tool_result_text,
+};
 use super::support::*;
 
 /// A user config dir (`XDG_CONFIG_HOME`) whose config.toml is `text`.
@@ -84,33 +86,6 @@ fn a_serve_stdio_spawn_narrows_to_one_mcp_tool_and_cannot_reach_another_server()
     server.stop();
     assert_nothing_runs_in(&workspace);
 }
-
-/// A Python MCP client: calls `subagent` once per argument object of
-/// argv[2] (JSON) on the server started as argv[1] argv[3:], with this
-/// process's environment (the stdio client passes only a few variables by
-/// default, and the server must see the test's config dir).
-const MCP_CLIENT: &str = r#"
-import json, os, sys
-import anyio
-from mcp import ClientSession, StdioServerParameters, stdio_client
-
-async def main():
-    command, calls, args = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3:]
-    params = StdioServerParameters(command=command, args=args, env=dict(os.environ))
-    out = []
-    async with stdio_client(params) as (r, w):
-        async with ClientSession(r, w) as session:
-            await session.initialize()
-            for arguments in calls:
-                result = await session.call_tool("subagent", arguments)
-                out.append({
-                    "isError": bool(result.is_error),
-                    "texts": [c.text for c in result.content if getattr(c, "type", "") == "text"],
-                })
-    print(json.dumps(out))
-
-anyio.run(main)
-"#;
 
 #[test]
 fn a_serve_mcp_call_narrows_to_one_mcp_tool_and_cannot_reach_another_server() {
@@ -225,17 +200,6 @@ fn a_nested_call_narrows_its_parents_server_to_one_tool_and_cannot_reach_another
     assert_eq!(model.replies_left(), 0);
 
     let requests = model.requests();
-    let tool_result = |request: &Value, call_id: &str| -> String {
-        request["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
-            .unwrap_or_else(|| panic!("no result for {call_id}: {request}"))["content"]
-            .as_str()
-            .unwrap()
-            .to_owned()
-    };
     // The parent has `ok` whole and not `other`.
     let parent_tools = offered_tools(&requests[0]);
     assert!(
@@ -243,7 +207,7 @@ fn a_nested_call_narrows_its_parents_server_to_one_tool_and_cannot_reach_another
             && !parent_tools.iter().any(|t| t.starts_with("mcp__other")),
         "{parent_tools:?}"
     );
-    let refused = tool_result(&requests[1], "call_other");
+    let refused = tool_result_text(&requests[1], "call_other");
     assert!(
         refused.starts_with("INVALID_INPUT: ") && refused.contains("`mcp__other`"),
         "{refused}"
@@ -253,9 +217,9 @@ fn a_nested_call_narrows_its_parents_server_to_one_tool_and_cannot_reach_another
         offered_tools(&requests[2]),
         vec!["mcp__ok__echo".to_owned()]
     );
-    assert_eq!(tool_result(&requests[3], "echo"), "from the child");
+    assert_eq!(tool_result_text(&requests[3], "echo"), "from the child");
     assert!(
-        tool_result(&requests[4], "call_echo").contains("Child: echoed."),
+        tool_result_text(&requests[4], "call_echo").contains("Child: echoed."),
         "{}",
         requests[4]
     );

@@ -436,3 +436,16 @@ pub fn offered_tools(request: &Value) -> Vec<String> {
     names.sort();
     names
 }
+
+/// The text of the tool result for `call_id` among `request`'s messages.
+pub fn tool_result_text(request: &Value, call_id: &str) -> String {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
+        .unwrap_or_else(|| panic!("no result for {call_id}: {request}"))["content"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}

@@ -65,15 +65,19 @@ async fn the_idle_timeout_fires_when_nothing_progresses() {
 #[tokio::test]
 async fn a_cancel_gets_the_workers_partial_output_and_an_aborted_lifecycle_line() {
     let f = Fixture::new("cancel-ok");
+    // In place (no layer): the fixture's file must reach the workspace the
+    // test watches, not the run's copy-on-write layer.
+    let mut request = f.request();
+    request.isolation = subagent_supervisor::layer::WorkspaceIsolation::None;
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
     // The fixture makes this file once its partial answer is out: cancel
     // then, not after a guessed delay (a slow first spawn used to let a
     // 300 ms cancel arrive before the worker's Start).
-    let awaited = f
-        .request()
+    let awaited = request
         .workspace_dir
         .join(subagent_tests::CANCEL_AWAITED_FILE);
+    let seen = awaited.clone();
     tokio::spawn(async move {
         let deadline = std::time::Instant::now() + Duration::from_secs(60);
         while !awaited.exists() && std::time::Instant::now() < deadline {
@@ -82,8 +86,12 @@ async fn a_cancel_gets_the_workers_partial_output_and_an_aborted_lifecycle_line(
         trigger.cancel();
     });
     let o = f
-        .run_with(Supervisor::new(f.config()), f.request(), cancel)
+        .run_with(Supervisor::new(f.config()), request, cancel)
         .await;
+    assert!(
+        seen.exists(),
+        "the fixture's file never reached the workspace: the cancel came by the deadline"
+    );
     assert_eq!(o.code(), Some("SUBAGENT_CANCELLED"));
     assert_eq!(o.text(), "half an answ");
     assert_eq!(

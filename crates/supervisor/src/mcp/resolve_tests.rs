@@ -66,6 +66,25 @@ fn resolve(
     )
 }
 
+/// `entry` resolved for a run in `f`'s workspace with `env` as its
+/// environment, no provider key and no protected variables.
+fn resolve_with(
+    f: &Fixture,
+    entry: &McpServerEntry,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<subagent_protocol::McpServerSpec, McpResolveError> {
+    resolve_server(
+        entry,
+        None,
+        &RunSide {
+            workspace: &f.workspace,
+            provider_key: None,
+            protected_vars: &[],
+            env,
+        },
+    )
+}
+
 fn entry(command: &str) -> McpServerEntry {
     McpServerEntry::new(
         "time",
@@ -184,16 +203,7 @@ fn a_program_inside_the_workspace_is_refused() {
         "PATH",
         f.workspace.join("bin").display().to_string(),
     )]);
-    let err = resolve_server(
-        &entry("evil-server"),
-        None,
-        &RunSide {
-            workspace: &f.workspace,
-            provider_key: None,
-            protected_vars: &[],
-            env: &env,
-        },
-    );
+    let err = resolve_with(&f, &entry("evil-server"), &env);
     assert!(
         matches!(err, Err(McpResolveError::CommandInWorkspace { .. })),
         "{err:?}"
@@ -304,17 +314,8 @@ fn a_console_scripts_interpreter_installation_is_given_too() {
         ),
     )];
     let env = env_of(env);
-    let spec = resolve_server(
-        &entry(&by_env.display().to_string()),
-        None,
-        &RunSide {
-            workspace: &f.workspace,
-            provider_key: None,
-            protected_vars: &[],
-            env: &env,
-        },
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let spec = resolve_with(&f, &entry(&by_env.display().to_string()), &env)
+        .unwrap_or_else(|e| panic!("{e}"));
     assert!(
         spec.read_only
             .contains(&f.root.join("managed/cpython-3.12").display().to_string()),
@@ -350,16 +351,7 @@ fn a_script_whose_interpreter_is_inside_the_workspace_is_refused() {
             f.workspace.join("bin").display()
         ),
     )]);
-    let err = resolve_server(
-        &entry(&by_env.display().to_string()),
-        None,
-        &RunSide {
-            workspace: &f.workspace,
-            provider_key: None,
-            protected_vars: &[],
-            env: &env,
-        },
-    );
+    let err = resolve_with(&f, &entry(&by_env.display().to_string()), &env);
     assert!(
         matches!(err, Err(McpResolveError::CommandInWorkspace { .. })),
         "{err:?}"
