@@ -83,38 +83,32 @@ pub(super) fn wait_for_ps(
     }
 }
 
-/// Waits until nothing runs in `dir` any more (a killed supervisor's
-/// worker goes a moment after it), then asserts it.
-fn wait_nothing_runs_in(dir: &Path) {
-    let deadline = Instant::now() + WAIT;
-    while !processes_in(dir).is_empty() && Instant::now() < deadline {
-        std::thread::sleep(POLL);
-    }
-    assert_nothing_runs_in(dir);
-}
-
-/// The records left in `<sessions>/.live` (spares, kept locked by their
-/// process for its next run, have dot names and are left out).
-fn live_files(sessions: &Path) -> Vec<String> {
+/// The files in `<sessions>/.live`: the records, and with `spares` also
+/// the spares (kept locked by their process for its next run, dot names).
+fn live_files(sessions: &Path, spares: bool) -> Vec<String> {
     std::fs::read_dir(sessions.join(".live"))
         .map(|d| {
             d.flatten()
                 .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| !n.starts_with('.'))
+                .filter(|n| spares || !n.starts_with('.'))
                 .collect()
         })
         .unwrap_or_default()
 }
 
-/// Every file in `<sessions>/.live`, spares too.
-fn all_live_files(sessions: &Path) -> Vec<String> {
-    std::fs::read_dir(sessions.join(".live"))
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default()
+/// A run that ended with `code` left `ps` and the live dir (its process
+/// is gone, so are its spares: `ps` removed them), and nothing it started
+/// runs in `ws`.
+fn assert_ended_and_unlisted(out: &std::process::Output, code: i32, sessions: &Path, ws: &Path) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(ps_json(sessions), Vec::<Value>::new());
+    assert_eq!(live_files(sessions, true), Vec::<String>::new());
+    assert_nothing_runs_in(ws);
 }
 
 pub(super) fn state_of(run: &Value) -> &str {
@@ -163,17 +157,8 @@ fn ps_shows_a_run_waiting_for_the_model_its_silence_growing_and_nothing_once_it_
 
     model.release();
     let out = run.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     // Gone before the supervisor exited: no wait needed.
-    assert_eq!(ps_json(sessions.path()), Vec::<Value>::new());
-    // The process is gone, so are its spares: `ps` removed them.
-    assert_eq!(all_live_files(sessions.path()), Vec::<String>::new());
-    assert_nothing_runs_in(ws.path());
+    assert_ended_and_unlisted(&out, 0, sessions.path(), ws.path());
 }
 
 #[test]
@@ -234,14 +219,7 @@ fn ps_shows_a_parent_running_the_subagent_tool_and_its_nested_child() {
     model.release();
     model.release();
     let out = root.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(ps_json(sessions.path()), Vec::<Value>::new());
-    assert_nothing_runs_in(ws.path());
+    assert_ended_and_unlisted(&out, 0, sessions.path(), ws.path());
 }
 
 pub(super) fn interrupt(child: &Child) {
@@ -279,16 +257,7 @@ fn ps_lists_every_run_of_a_batch_of_fifty_and_none_after_it() {
 
     interrupt(&batch);
     let out = batch.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(ps_json(sessions.path()), Vec::<Value>::new());
-    // The process is gone, so are its spares: `ps` removed them.
-    assert_eq!(all_live_files(sessions.path()), Vec::<String>::new());
-    assert_nothing_runs_in(ws.path());
+    assert_ended_and_unlisted(&out, 130, sessions.path(), ws.path());
 }
 
 #[test]
@@ -307,14 +276,16 @@ fn a_run_whose_supervisor_was_sigkilled_leaves_the_list() {
     run.kill().unwrap();
     run.wait().unwrap();
     // Its record is still there (nobody removed it), but nobody holds it.
-    assert_eq!(live_files(sessions.path()).len(), 1);
+    assert_eq!(live_files(sessions.path(), false).len(), 1);
     assert_eq!(ps_json(sessions.path()), Vec::<Value>::new());
     assert_eq!(
-        all_live_files(sessions.path()),
+        live_files(sessions.path(), true),
         Vec::<String>::new(),
         "ps removes a dead run's record (and a dead process's spares)"
     );
-    wait_nothing_runs_in(ws.path());
+    // A killed supervisor's worker goes a moment after it.
+    super::batch_cmd::wait_until("the worker gone", || processes_in(ws.path()).is_empty());
+    assert_nothing_runs_in(ws.path());
 }
 
 #[test]

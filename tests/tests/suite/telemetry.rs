@@ -341,6 +341,17 @@ impl Capture {
         });
         Self { port, seen }
     }
+
+    /// The variables that export a run's spans here as http/json.
+    pub(super) fn export_env(&self) -> [(&'static str, String); 2] {
+        [
+            (
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                format!("http://127.0.0.1:{}/v1/traces", self.port),
+            ),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json".to_owned()),
+        ]
+    }
 }
 
 fn read_request(stream: &mut TcpStream) -> Option<Received> {
@@ -387,11 +398,7 @@ fn http_json_carries_the_spans_and_headers_to_the_collector_and_nothing_of_otel_
             "--tools",
             "python_execute",
         ])
-        .env(
-            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-            format!("http://127.0.0.1:{}/v1/traces", capture.port),
-        )
-        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+        .envs(capture.export_env())
         .env("OTEL_EXPORTER_OTLP_HEADERS", "x-api-key=otel-secret-key")
         .env("TRACEPARENT", caller_traceparent())
         .env("TRACESTATE", "vendor=otel")

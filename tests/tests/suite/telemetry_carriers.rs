@@ -41,11 +41,7 @@ fn serve_once(
         .arg("--sessions-dir")
         .arg(sessions.path())
         .env_remove("SUBAGENT_WORKER")
-        .env(
-            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-            format!("http://127.0.0.1:{}/v1/traces", capture.port),
-        )
-        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+        .envs(capture.export_env())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -167,11 +163,7 @@ fn a_batchs_tasks_are_spans_of_one_batch_span_under_the_callers_span() {
         .arg("--base-url")
         .arg(model.base_url())
         .env_remove("SUBAGENT_WORKER")
-        .env(
-            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-            format!("http://127.0.0.1:{}/v1/traces", capture.port),
-        )
-        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+        .envs(capture.export_env())
         .env("TRACEPARENT", caller_traceparent())
         .stdin(Stdio::null())
         .output()
