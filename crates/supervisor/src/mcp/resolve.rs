@@ -219,7 +219,7 @@ pub fn resolve_server(
     // A console script's interpreter runs the server's code as much as
     // the script does: it must be as far from the model's reach, and
     // visible in the sandbox.
-    let interpreter = script_interpreter(&canonical, run.env).map(|named| {
+    let interpreter = script_interpreter(&canonical, &workspace, run.env).map(|named| {
         let real = std::fs::canonicalize(&named).unwrap_or_else(|_| named.clone());
         (named, real)
     });

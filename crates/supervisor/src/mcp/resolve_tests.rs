@@ -357,3 +357,25 @@ fn a_script_whose_interpreter_is_inside_the_workspace_is_refused() {
         "{err:?}"
     );
 }
+
+/// Attack: a `#!` line naming its interpreter by a relative path, or a
+/// bare name, which the kernel resolves against the server's working
+/// directory: the workspace. The model could plant that interpreter, so
+/// the run is refused like a program there.
+#[test]
+fn a_script_whose_interpreter_is_relative_is_refused() {
+    let f = fixture();
+    for shebang in [
+        "python3-planted",
+        "bin/python3-planted",
+        "./python3-planted",
+    ] {
+        let server = script(&f.root.join("venv/bin"), "relative", shebang);
+        let err = resolve(&f, &entry(&server.display().to_string()), None, vec![]);
+        assert!(
+            matches!(&err, Err(McpResolveError::CommandInWorkspace { program, .. })
+                if program.starts_with(&f.workspace)),
+            "{shebang}: {err:?}"
+        );
+    }
+}
