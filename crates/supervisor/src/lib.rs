@@ -14,15 +14,12 @@
 
 pub mod batch;
 pub mod call;
-pub mod config;
 pub mod doctor;
-pub mod env_lookup;
 pub mod error_chain;
 pub mod interrupt;
 pub mod jobs;
 pub mod layer;
 pub mod live;
-pub mod mcp;
 pub mod prepare;
 pub mod replay;
 pub mod request;
@@ -36,8 +33,11 @@ pub mod truncate;
 // Session files and the untrusted-input readers are a crate of their own
 // (`subagent-session`); under their old names here, so callers keep their
 // paths.
-pub use config::agents;
 pub use subagent_session as session;
+// Configuration is a crate of its own too (`subagent-config`); its
+// modules keep their old paths here.
+pub use subagent_config as config;
+pub use subagent_config::{agents, env_lookup, mcp};
 pub use subagent_session::{terminal_text, units, untrusted_file};
 
 pub use run::{

@@ -24,4 +24,5 @@ pub(crate) mod settle;
 pub use kept::{KeptLayer, KeptLayerError, layers_dir};
 pub use parent_view::ParentView;
 pub(crate) use settle::Settlement;
-pub use settle::{ApplyMode, WorkspaceIsolation, change_clock_now, settle_completed};
+pub use settle::{change_clock_now, settle_completed};
+pub use subagent_config::{ApplyMode, WorkspaceIsolation};

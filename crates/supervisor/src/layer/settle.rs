@@ -2,20 +2,20 @@
 //! collected, judged, and applied to the workspace when the run completed
 //! and `--apply on-success` holds, kept when some are left (`--apply
 //! never`, conflicts), discarded when the run did not complete. The
-//! settings that choose ([`WorkspaceIsolation`], [`ApplyMode`]) are defined here.
+//! settings that choose ([`WorkspaceIsolation`], [`ApplyMode`]) are
+//! configuration's (`subagent-config`).
 //!
 //! Runs one settlement at a time in this process, so parallel runs apply
 //! in the order they completed and never interleave. Blocking: callers on
 //! an async runtime use `spawn_blocking`.
 
-use std::fmt;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
 use rustix::fs::{Mode, OFlags};
+use subagent_config::ApplyMode;
 use subagent_protocol::changes::{ChangeIssue, Changes};
 use subagent_sandbox::{RunLayer, UPPER_DIR};
 
@@ -23,81 +23,6 @@ use super::apply::apply;
 use super::change::{Change, Contents};
 use super::kept::KeptLayer;
 use super::{collect, policy};
-
-/// How a run's tools see the workspace.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum WorkspaceIsolation {
-    /// Through a copy-on-write layer of its own; changes are applied when
-    /// the run completes.
-    #[default]
-    Overlay,
-    /// The workspace itself: writes land as they happen.
-    None,
-}
-
-/// When a run's changes are applied.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ApplyMode {
-    /// When the run completes.
-    #[default]
-    OnSuccess,
-    /// Never by the run: kept for `subagent apply`.
-    Never,
-}
-
-impl WorkspaceIsolation {
-    /// The name flags and files use.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            WorkspaceIsolation::Overlay => "overlay",
-            WorkspaceIsolation::None => "none",
-        }
-    }
-}
-
-impl ApplyMode {
-    /// The name flags and files use.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ApplyMode::OnSuccess => "on-success",
-            ApplyMode::Never => "never",
-        }
-    }
-}
-
-impl FromStr for WorkspaceIsolation {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim() {
-            "overlay" => Ok(WorkspaceIsolation::Overlay),
-            "none" => Ok(WorkspaceIsolation::None),
-            other => Err(format!("isolation `{other}` is not one of: overlay, none")),
-        }
-    }
-}
-
-impl FromStr for ApplyMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim() {
-            "on-success" | "on_success" => Ok(ApplyMode::OnSuccess),
-            "never" => Ok(ApplyMode::Never),
-            other => Err(format!("apply `{other}` is not one of: on-success, never")),
-        }
-    }
-}
-
-impl fmt::Display for WorkspaceIsolation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl fmt::Display for ApplyMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// The clock a filesystem stamps change times from (the kernel's coarse
 /// clock, one tick behind the fine one): a run's start read from it is

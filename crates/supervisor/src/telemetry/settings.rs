@@ -11,6 +11,7 @@
 //! This module reads no environment itself: the caller passes a lookup.
 
 use opentelemetry_otlp::Protocol;
+pub use subagent_config::TelemetrySection;
 
 /// The spans queued for export at most; past it a span is dropped and
 /// counted (the run never waits on the collector).
@@ -19,25 +20,6 @@ pub const DEFAULT_QUEUE_SPANS: usize = 2048;
 /// The collector used when telemetry is enabled with no endpoint: the
 /// OTLP/HTTP default.
 pub const DEFAULT_ENDPOINT: &str = "http://localhost:4318";
-
-/// `[telemetry]` of the user's config file.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TelemetrySection {
-    /// `enabled`: false turns telemetry off; true turns it on with the
-    /// default endpoint when none is named.
-    pub enabled: Option<bool>,
-    /// `endpoint`: the collector's base URL (`/v1/traces` is appended).
-    pub endpoint: Option<String>,
-    /// `protocol`: `http/protobuf` or `http/json`.
-    pub protocol: Option<String>,
-    /// `service_name`: the `service.name` of the spans.
-    pub service_name: Option<String>,
-    /// `include_content`: export tasks, answers, tool arguments and
-    /// results, masked for secrets (off by default).
-    pub include_content: Option<bool>,
-    /// `queue_spans`: the export queue's bound.
-    pub queue_spans: Option<usize>,
-}
 
 /// Telemetry as resolved: on, with these.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 //!
 //! Pure: names in, a typed [`Raise`] out, or a message listing the names
 //! accepted. Whether a request stays under its ceilings is decided in
-//! [`crate::request::Ceilings`], which reads these.
+//! the supervisor's `request::Ceilings`, which reads these.
 
 use std::fmt;
 

@@ -9,7 +9,7 @@ use crate::env_lookup::EnvLookup;
 
 /// `command` as an absolute path: itself when it holds a `/` (then it must
 /// be absolute), else the first executable file of that name on `PATH`.
-pub(crate) fn find_program(command: &str, env: EnvLookup<'_>) -> Result<PathBuf, String> {
+pub fn find_program(command: &str, env: EnvLookup<'_>) -> Result<PathBuf, String> {
     if command.contains('/') {
         let path = PathBuf::from(command);
         if !path.is_absolute() {

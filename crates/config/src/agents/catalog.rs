@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use super::tool_guide::tool_guide;
 use super::warnings::{AgentWarning, UnreadableAgentFile};
-use crate::config::LimitSet;
+use crate::LimitSet;
 
 /// Where a definition came from: shown by `subagent agents ls` and named
 /// in refusals, so an operator knows which file to edit.
@@ -85,7 +85,7 @@ pub struct AgentDefinition {
     pub describes_tools: bool,
     /// `isolation` from its file (`overlay` or `none`): the run's unless
     /// `--isolation` is given.
-    pub isolation: Option<crate::layer::WorkspaceIsolation>,
+    pub isolation: Option<crate::WorkspaceIsolation>,
 }
 
 impl AgentDefinition {

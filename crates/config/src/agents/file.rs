@@ -47,16 +47,8 @@ use super::catalog::{AgentDefinition, AgentOutputSchema, AgentSource};
 use super::claude_tools::CLAUDE_TOOL_MAP;
 use super::lenient::read_key_value_lines;
 use super::warnings::AgentWarning;
-use crate::config::{LimitKey, LimitSet, RawLimit};
-
-/// Which tool vocabulary an agent file is written in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AgentFileFlavor {
-    /// `.subagent/agents`: tools are named as in `tool_names`.
-    Subagent,
-    /// `.claude/agents`: tools are Claude Code's, mapped by [`CLAUDE_TOOL_MAP`].
-    ClaudeCode,
-}
+pub use crate::project_files::AgentFileFlavor;
+use crate::{LimitKey, LimitSet, RawLimit};
 
 /// Claude Code's model aliases: they name its own model choice, so here
 /// they are dropped with a warning and the run's model is used.
@@ -301,7 +293,7 @@ pub fn parse_agent_file(
     let isolation = match fields.string("isolation")? {
         None => None,
         Some(text) => Some(
-            text.parse::<crate::layer::WorkspaceIsolation>()
+            text.parse::<crate::WorkspaceIsolation>()
                 .map_err(|message| fields.error("isolation", message))?,
         ),
     };

@@ -340,10 +340,7 @@ fn show_gives_max_concurrent_from_the_highest_file_else_the_default() {
     );
     assert_eq!(
         get(&config("", "")),
-        Some((
-            crate::run::DEFAULT_MAX_CONCURRENT.to_string(),
-            Origin::Default
-        ))
+        Some((crate::DEFAULT_MAX_CONCURRENT.to_string(), Origin::Default))
     );
 }
 

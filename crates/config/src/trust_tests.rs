@@ -3,8 +3,8 @@ use std::path::{Path, PathBuf};
 use pretty_assertions::assert_eq;
 
 use super::*;
-use crate::config::read_caps::{AGENT_FILE_CAP, PROJECT_FILES_CAP, TRUST_RECORD_CAP};
-use crate::config::trust_store::{read_records, write_records};
+use crate::read_caps::{AGENT_FILE_CAP, PROJECT_FILES_CAP, TRUST_RECORD_CAP};
+use crate::trust_store::{read_records, write_records};
 
 /// A repository `repo/.git` with a workspace `repo/sub`, and the place of
 /// the trust record outside it.

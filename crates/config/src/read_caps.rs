@@ -6,8 +6,8 @@
 //! warning naming it, a config file or the trust record refuses the run.
 //!
 //! Numbers only, for the files of the config module's concern: the
-//! reading is [`crate::untrusted_file`]'s, and session files keep their
-//! cap with the session code ([`crate::session::SESSION_FILE_CAP`]).
+//! reading is [`subagent_session::untrusted_file`]'s, and session files keep their
+//! cap with the session code ([`subagent_session::SESSION_FILE_CAP`]).
 
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * KIB;

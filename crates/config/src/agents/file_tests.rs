@@ -5,7 +5,7 @@ use subagent_protocol::tool_names::BUILTIN_TOOLS;
 
 use super::catalog::{AgentDefinition, AgentOutputSchema, AgentSource};
 use super::file::{AgentFileError, AgentFileFlavor, parse_agent_file};
-use crate::config::{LimitKey, LimitSet, LimitValue};
+use crate::{LimitKey, LimitSet, LimitValue};
 
 fn parse(text: &str) -> Result<AgentDefinition, AgentFileError> {
     parse_agent_file(Path::new("a/review.md"), text, AgentFileFlavor::Subagent)

@@ -12,7 +12,7 @@ use std::fmt;
 
 use subagent_protocol::{Budget, Limits};
 
-use crate::units::{ByteSize, Timespan, parse_duration, parse_size};
+use subagent_session::units::{ByteSize, Timespan, parse_duration, parse_size};
 
 /// One limit that can be set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -10,7 +10,7 @@
 //! filesystem's listing order.
 //!
 //! The project's files (the walk up to the repository root) count only when
-//! the operator trusted them (`crate::config::read_project`, which read
+//! the operator trusted them (`crate::read_project`, which read
 //! them once; they are parsed from that text here).
 //!
 //! A file that cannot be read (not UTF-8, no frontmatter, a field with a
@@ -20,7 +20,7 @@
 //! taken, so a run asking for it is refused with the file's error rather
 //! than given a later definition of that name.
 //!
-//! Agent files are read as untrusted input ([`crate::untrusted_file`]): a
+//! Agent files are read as untrusted input ([`subagent_session::untrusted_file`]): a
 //! link, a FIFO, or a file over [`AGENT_FILE_CAP`] is skipped unread and
 //! kept in [`AgentCatalog::unreadable`] with why; the project's were
 //! skipped when the trust check read them ([`ProjectConfig::skipped`]) and
@@ -36,8 +36,8 @@ use std::path::{Path, PathBuf};
 use super::catalog::{AgentCatalog, AgentDefinition};
 use super::file::{AgentFileError, AgentFileFlavor, parse_agent_file, unreadable_agent_name};
 use super::warnings::UnreadableAgentFile;
-use crate::config::{AGENT_FILE_CAP, ProjectConfig, ProjectFileKind};
-use crate::untrusted_file::{UntrustedFileError, read_capped_string};
+use crate::{AGENT_FILE_CAP, ProjectConfig, ProjectFileKind};
+use subagent_session::untrusted_file::{UntrustedFileError, read_capped_string};
 
 /// Why discovery failed.
 #[derive(Debug, thiserror::Error)]
@@ -53,14 +53,14 @@ pub enum DiscoverError {
 }
 
 /// The user's agents dir: `agents` in the user's config dir
-/// ([`crate::config::user_config_dir`]: `$XDG_CONFIG_HOME/subagent` when
+/// ([`crate::user_config_dir`]: `$XDG_CONFIG_HOME/subagent` when
 /// that is set and absolute, else `$HOME/.config/subagent`); `None` without
 /// either. Pure: the caller passes the variables.
 pub fn user_agents_dir(
     xdg_config_home: Option<OsString>,
     home: Option<OsString>,
 ) -> Option<PathBuf> {
-    crate::config::user_config_dir(xdg_config_home, home).map(|dir| dir.join("agents"))
+    crate::user_config_dir(xdg_config_home, home).map(|dir| dir.join("agents"))
 }
 
 /// [`user_agents_dir`] from this process's environment.
@@ -73,7 +73,7 @@ pub fn default_user_agents_dir() -> Option<PathBuf> {
 
 /// The catalog for a workspace: its project's agent files when the
 /// operator trusted them (`project` read them: see
-/// [`crate::config::read_project`]), then the user's, then the built-ins
+/// [`crate::read_project`]), then the user's, then the built-ins
 /// not defined by a file.
 pub fn discover_catalog(
     project: &ProjectConfig,
@@ -189,7 +189,7 @@ impl Found {
 
 /// `dir/*.md` in name order; none when `dir` does not exist.
 fn agent_files(dir: &Path) -> Result<Vec<PathBuf>, DiscoverError> {
-    crate::config::md_files_in(dir).map_err(|source| DiscoverError::ListDir {
+    crate::md_files_in(dir).map_err(|source| DiscoverError::ListDir {
         dir: dir.to_owned(),
         source,
     })

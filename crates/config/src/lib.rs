@@ -1,22 +1,31 @@
-//! Configuration: `config.toml` files (the user's and the project's), the
+//! Configuration, parsed and decided: `config.toml` files (the user's and the project's), the
 //! limit keys shared by flags, agent files and config, how one run's
 //! settings are put together from all of them with the origin of each, and
 //! project trust (a project's files count only once the operator trusted
 //! them as they are).
 //!
 //! Also agents ([`agents`]): agent files and the catalog, which config and
-//! trust decide about as much as they read them. Parsing and deciding
-//! only: preparing a run from all of this is [`crate::prepare`]'s, and
-//! nothing here imports a module that runs (`cargo xtask cycles`).
+//! trust decide about as much as they read them; MCP server entries
+//! ([`mcp`]) and how their programs are resolved; the workspace settings
+//! ([`WorkspaceIsolation`], [`ApplyMode`]) and the `[telemetry]` section
+//! as written. Parsing and deciding only: it spawns nothing and depends on
+//! no crate that does. Preparing a run from all of this is the
+//! supervisor's (`subagent_supervisor::prepare`), and so is admitting a
+//! request under the ceilings of [`RaiseSettings`]: a request carries
+//! running things (a parent's layer view, a trace context).
+
+#![forbid(unsafe_code)]
 
 pub mod agents;
 mod endpoint;
+pub mod env_lookup;
 mod file;
 mod host_files;
 mod key_variable;
 mod limits;
 mod load;
 mod locations;
+pub mod mcp;
 mod path_trail;
 mod project_files;
 mod provenance;
@@ -24,9 +33,11 @@ mod raise;
 mod read_caps;
 mod resolve;
 mod show;
+mod telemetry_section;
 mod trust;
 mod trust_store;
 mod web;
+mod workspace_mode;
 
 #[cfg(test)]
 #[path = "file_tests.rs"]
@@ -63,6 +74,7 @@ pub use resolve::{
     kind_defaults, resolve_run,
 };
 pub use show::describe_config;
+pub use telemetry_section::TelemetrySection;
 #[cfg(test)]
 pub(crate) use trust::read_project_trusting_all;
 pub use trust::{Change, ProjectConfig, ProjectFile, ProjectFileKind, TrustVerdict, read_project};
@@ -70,3 +82,4 @@ pub use trust_store::{
     TRUST_FILE, TrustError, TrustRecords, TrustedFile, TrustedProject, default_trust_file_path,
     read_records, trust_file_path, write_records,
 };
+pub use workspace_mode::{ApplyMode, WorkspaceIsolation};

@@ -89,7 +89,7 @@ pub enum ConfigFileError {
     /// The name holds a link, a FIFO, or a file over
     /// [`super::CONFIG_FILE_CAP`]: it is not read.
     #[error("config file {0}")]
-    Untrusted(crate::untrusted_file::UntrustedFileError),
+    Untrusted(subagent_session::untrusted_file::UntrustedFileError),
     /// Not TOML, or a key that is unknown or of the wrong type.
     #[error("{}:{line}: {message}", path.display())]
     Invalid {
@@ -146,9 +146,9 @@ pub struct ConfigFile {
     /// Children one supervisor runs at once (1 to `MAX_CONCURRENT_CEILING`).
     pub max_concurrent: Option<usize>,
     /// `isolation`: how runs' tools see the workspace.
-    pub isolation: Option<crate::layer::WorkspaceIsolation>,
+    pub isolation: Option<crate::WorkspaceIsolation>,
     /// `apply`: when a layered run's changes are applied.
-    pub apply: Option<crate::layer::ApplyMode>,
+    pub apply: Option<crate::ApplyMode>,
     /// `[providers.NAME]`.
     pub providers: BTreeMap<String, ProviderEntry>,
     /// `[limits]`.
@@ -171,7 +171,7 @@ pub struct ConfigFile {
     /// What reading the file ignored (Codex-only MCP keys), one line each.
     pub warnings: Vec<String>,
     /// `[telemetry]`: read from the user's file only.
-    pub telemetry: crate::telemetry::TelemetrySection,
+    pub telemetry: crate::TelemetrySection,
 }
 
 #[derive(Deserialize)]
@@ -464,7 +464,7 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigFileErr
         warnings,
         telemetry: raw
             .telemetry
-            .map(|t| crate::telemetry::TelemetrySection {
+            .map(|t| crate::TelemetrySection {
                 enabled: t.enabled,
                 endpoint: t.endpoint,
                 protocol: t.protocol,

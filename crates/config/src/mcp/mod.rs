@@ -36,7 +36,7 @@ pub use entry::{
     check_server_name,
 };
 pub use json_shape::{parse_inline_server, parse_mcp_json};
-pub(crate) use program::find_program;
+pub use program::find_program;
 pub use registry::McpRegistry;
 pub use resolve::{McpResolveError, RunSide, resolve_server};
 pub use select::{McpSelection, is_mcp_name, mcp_covered, servers_for_run, split_mcp_tools};

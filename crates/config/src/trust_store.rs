@@ -13,7 +13,7 @@
 //! not an empty record: guessing would either trust nothing (a surprise)
 //! or lose what was trusted when it is written back.
 //!
-//! It is read as a file read back ([`crate::untrusted_file`]): a link, a
+//! It is read as a file read back ([`subagent_session::untrusted_file`]): a link, a
 //! FIFO or a record over [`TRUST_RECORD_CAP`] is refused before a byte is
 //! read; its temporary file is created `O_EXCL`, never through a link.
 
@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use super::locations::user_config_dir;
 use super::read_caps::TRUST_RECORD_CAP;
-use crate::untrusted_file::{UntrustedFileError, create_temp, read_capped_string};
+use subagent_session::untrusted_file::{UntrustedFileError, create_temp, read_capped_string};
 
 /// The record's file name in the user's config dir.
 pub const TRUST_FILE: &str = "trusted.json";

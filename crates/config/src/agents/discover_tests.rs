@@ -5,7 +5,7 @@ use pretty_assertions::assert_eq;
 
 use super::catalog::AgentSource;
 use super::discover::{DiscoverError, discover_catalog, user_agents_dir};
-use crate::config::{read_project, read_project_trusting_all};
+use crate::{read_project, read_project_trusting_all};
 
 fn write_agent(dir: &Path, file: &str, name: &str, prompt: &str) -> PathBuf {
     std::fs::create_dir_all(dir).unwrap();

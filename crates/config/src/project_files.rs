@@ -2,7 +2,7 @@
 //! as untrusted input: a tool may have written them, and they are read
 //! before the verdict, to be hashed.
 //!
-//! So each is opened as a file read back ([`crate::untrusted_file`]): a
+//! So each is opened as a file read back ([`subagent_session::untrusted_file`]): a
 //! link, a FIFO or anything but a regular file is not followed or read, a
 //! file over its cap ([`super::read_caps`]) is not read, and neither is one
 //! that would take the project's files together past [`PROJECT_FILES_CAP`].
@@ -16,9 +16,17 @@ use sha2::{Digest, Sha256};
 
 use super::read_caps::{AGENT_FILE_CAP, CONFIG_FILE_CAP, PROJECT_FILES_CAP};
 use super::trust_store::TrustError;
-use crate::agents::AgentFileFlavor;
-use crate::units::ByteSize;
-use crate::untrusted_file::{UntrustedFileError, open_read, read_opened};
+use subagent_session::units::ByteSize;
+use subagent_session::untrusted_file::{UntrustedFileError, open_read, read_opened};
+
+/// Which tool vocabulary an agent file is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentFileFlavor {
+    /// `.subagent/agents`: tools are named as in `tool_names`.
+    Subagent,
+    /// `.claude/agents`: tools are Claude Code's, mapped by `agents::CLAUDE_TOOL_MAP`.
+    ClaudeCode,
+}
 
 /// What a project file is to a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

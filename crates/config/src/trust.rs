@@ -35,7 +35,7 @@ use super::locations::{PROJECT_CONFIG, project_dirs};
 pub use super::project_files::{ProjectFile, ProjectFileKind};
 use super::project_files::{ReadFiles, SkippedFile, hex, md_files_in};
 use super::trust_store::{TrustError, TrustRecords, TrustedFile, TrustedProject, read_records};
-use crate::agents::AgentFileFlavor;
+use crate::project_files::AgentFileFlavor;
 
 /// How a file differs from what was trusted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

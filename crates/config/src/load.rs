@@ -8,7 +8,7 @@
 //! configuration would surprise more than stopping.
 //!
 //! The user's file is opened as one read back
-//! ([`crate::untrusted_file`]): a link, a FIFO or a file over
+//! ([`subagent_session::untrusted_file`]): a link, a FIFO or a file over
 //! [`CONFIG_FILE_CAP`] refuses the run, naming the file, before a byte of
 //! it is read.
 //!
@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use super::file::{ConfigFile, ConfigFileError, parse_config};
 use super::read_caps::CONFIG_FILE_CAP;
 use super::trust::ProjectConfig;
-use crate::untrusted_file::{UntrustedFileError, read_capped_string};
+use subagent_session::untrusted_file::{UntrustedFileError, read_capped_string};
 
 /// A config file that was found and read.
 #[derive(Debug, Clone, PartialEq)]
