@@ -11,10 +11,10 @@ use std::time::Duration;
 
 use subagent_sandbox::SandboxPolicy;
 
-use super::progress::{ContentSink, ProgressSink};
-use super::tool_subset::SUBAGENT_TOOL;
 use crate::agents::AgentCatalog;
 use crate::request::WorkerCommand;
+use crate::run::admit::tool_subset::SUBAGENT_TOOL;
+use crate::run::progress::events::{ContentSink, ProgressSink};
 
 pub use crate::config::DEFAULT_MAX_CONCURRENT;
 

@@ -1,28 +1,23 @@
-//! The two ways one call runs several children, composed from
-//! [`Supervisor::run`]: a batch (mode `parallel`: every task at once, at most
-//! `concurrency` running, results in task order) and a chain (mode `chain`:
-//! steps one after another, each task may quote the previous step's output
-//! as `{previous}`, stopping at the first failure).
+//! The pure pieces of the two ways one call runs several children: a
+//! batch (mode `parallel`: every task at once, at most `concurrency`
+//! running, results in task order) and a chain (mode `chain`: steps one
+//! after another, each task may quote the previous step's output as
+//! `{previous}`, stopping at the first failure). The methods that run them,
+//! composed from [`Supervisor::run`](crate::run::Supervisor::run), are in
+//! `supervisor.rs` with the rest of `impl Supervisor`.
 //!
-//! In: resolved [`RunRequest`]s. Out: one result object whose `results` hold
-//! one entry per child that ran, and whose `error` is the first failure's, so
-//! the exit code of the call is the exit code of that failure. The pure
-//! pieces (placeholder substitution, the summary text, the combined error)
-//! are separate functions so they are tested without processes.
-//!
-//! It never starts a process itself and never runs more children at once
-//! than the supervisor's global limit allows.
+//! Here: placeholder substitution, the concurrency check, the summary
+//! text and the combined result whose `results` hold one entry per child
+//! that ran and whose `error` is the first failure's (so the exit status
+//! of the call is that failure's): tested without processes. Nothing here
+//! starts a process.
 
-use futures_util::StreamExt;
-use subagent_protocol::ErrorCode;
 use subagent_protocol::RunMode;
 use subagent_protocol::result::{ContentItem, Details, ErrorInfo, Mode, SubagentResult};
 use subagent_protocol::text::prefix_chars;
-use tokio_util::sync::CancellationToken;
 
-use super::config::DEFAULT_MAX_PER_CALL;
-use super::supervisor::Supervisor;
-use crate::request::{RunRequest, new_run_id};
+use crate::request::new_run_id;
+use crate::run::config::DEFAULT_MAX_PER_CALL;
 
 /// What a chain step writes where the previous step's output should go.
 pub const PREVIOUS_PLACEHOLDER: &str = "{previous}";
@@ -33,80 +28,6 @@ const SUMMARY_HEAD_CHARS: usize = 200;
 
 /// Lines of each answer shown in a batch summary (same reason).
 const SUMMARY_HEAD_LINES: usize = 3;
-
-impl Supervisor {
-    /// Runs every request (mode `parallel`) with at most `concurrency`
-    /// children at once; the rest wait for a free slot (and for one of the
-    /// supervisor's, when other calls hold them: see [`Supervisor::run`]).
-    /// `results` are in request order and `content` is one summary for the
-    /// parent.
-    ///
-    /// A `concurrency` of 0 or above the supervisor's `max_concurrent`, or an
-    /// empty list, is refused (INVALID_INPUT) before anything starts.
-    pub async fn run_batch(
-        &self,
-        requests: Vec<RunRequest>,
-        concurrency: usize,
-        cancel: CancellationToken,
-    ) -> SubagentResult {
-        if requests.is_empty() {
-            return SubagentResult::refusal(
-                ErrorCode::InvalidInput,
-                "a parallel call needs at least one task".to_owned(),
-            );
-        }
-        if let Err(message) = check_concurrency(concurrency, self.config.max_concurrent) {
-            return SubagentResult::refusal(ErrorCode::InvalidInput, message);
-        }
-        let tasks: Vec<String> = requests.iter().map(|r| r.task.clone()).collect();
-        // `buffered` keeps at most `concurrency` runs in flight and yields
-        // them in request order, whichever finishes first.
-        let children: Vec<SubagentResult> = futures_util::stream::iter(requests)
-            .map(|mut request| {
-                request.mode = RunMode::Parallel;
-                self.run(request, cancel.clone())
-            })
-            .buffered(concurrency)
-            .collect()
-            .await;
-        combine_batch(&tasks, children)
-    }
-
-    /// Runs the steps one after another (mode `chain`). Each step's task has
-    /// [`PREVIOUS_PLACEHOLDER`] replaced by the previous step's output (the
-    /// first step's is left as written). The chain stops at the first failing
-    /// step: its error is the call's error and later steps never start.
-    /// `content` is the last step's output.
-    pub async fn run_chain(
-        &self,
-        steps: Vec<RunRequest>,
-        cancel: CancellationToken,
-    ) -> SubagentResult {
-        if steps.is_empty() {
-            return SubagentResult::refusal(
-                ErrorCode::InvalidInput,
-                "a chain needs at least one step".to_owned(),
-            );
-        }
-        let total = steps.len();
-        let mut ran = Vec::with_capacity(total);
-        let mut previous: Option<String> = None;
-        for mut step in steps {
-            if let Some(previous) = &previous {
-                step.task = substitute_previous(&step.task, previous);
-            }
-            step.mode = RunMode::Chain;
-            let result = self.run(step, cancel.clone()).await;
-            let failed = result.details.error.is_some();
-            previous = Some(output_text(&result));
-            ran.push(result);
-            if failed {
-                break;
-            }
-        }
-        combine_chain(total, ran)
-    }
-}
 
 /// The concurrency of a parallel call: the one the caller asked for, which
 /// must be 1..=`max` ([`check_concurrency`]), else the default
@@ -136,7 +57,7 @@ pub fn substitute_previous(task: &str, previous: &str) -> String {
 
 /// A child's answer as the next step or the summary should see it: the
 /// sanitized full output when recorded, else the returned text.
-fn output_text(result: &SubagentResult) -> String {
+pub(super) fn output_text(result: &SubagentResult) -> String {
     if let Some(output) = result
         .details
         .results
@@ -221,7 +142,7 @@ pub fn first_failure(children: &[SubagentResult]) -> Option<ErrorInfo> {
     })
 }
 
-fn combine_batch(tasks: &[String], children: Vec<SubagentResult>) -> SubagentResult {
+pub(super) fn combine_batch(tasks: &[String], children: Vec<SubagentResult>) -> SubagentResult {
     let text = batch_summary(tasks, &children);
     let error = first_failure(&children);
     SubagentResult {
@@ -263,7 +184,7 @@ pub fn chain_text(total: usize, ran: &[SubagentResult]) -> String {
     }
 }
 
-fn combine_chain(total: usize, ran: Vec<SubagentResult>) -> SubagentResult {
+pub(super) fn combine_chain(total: usize, ran: Vec<SubagentResult>) -> SubagentResult {
     let text = chain_text(total, &ran);
     let error = ran.last().and_then(|last| {
         last.details.error.as_ref().map(|e| ErrorInfo {

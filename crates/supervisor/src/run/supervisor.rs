@@ -1,6 +1,6 @@
-//! The supervisor: the way in for a run. [`super::admission`] admits or
+//! The supervisor: the way in for a run. [`crate::run::admit::admission`] admits or
 //! refuses it (a root run over the concurrency limit waits there for a
-//! slot), [`super::child`] runs it and returns the assembled result.
+//! slot), [`crate::run::child::life`] runs it and returns the assembled result.
 //! Every refusal happens before any process starts and comes back as a
 //! result object with the matching error code, never as a panic or a Rust
 //! error: the parent always gets the documented shape.
@@ -13,17 +13,24 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use subagent_protocol::ErrorCode;
+use futures_util::StreamExt;
 use subagent_protocol::result::SubagentResult;
+use subagent_protocol::{ErrorCode, RunMode};
 use tokio_util::sync::CancellationToken;
 
-use super::admission::{Admission, Admitted, NotAdmitted, QueueStep, SpawnGate, SpawnTree};
-use super::child::{Begin, ToRun, run_child};
-use super::config::SupervisorConfig;
-use super::nested::NestedRunner;
-use super::progress::ProgressEvent;
 use crate::live::LiveRun;
 use crate::request::{RunRequest, new_run_id};
+use crate::run::admit::admission::{
+    Admission, Admitted, NotAdmitted, QueueStep, SpawnGate, SpawnTree,
+};
+use crate::run::child::life::{Begin, ToRun, run_child};
+use crate::run::child::nested::NestedRunner;
+use crate::run::config::SupervisorConfig;
+use crate::run::modes::{
+    check_concurrency, combine_batch, combine_chain, output_text, substitute_previous,
+};
+use crate::run::plan::RunPlan;
+use crate::run::progress::events::ProgressEvent;
 
 /// Runs subagents under one set of limits.
 pub struct Supervisor {
@@ -206,11 +213,109 @@ impl Supervisor {
         let all_at_once = requests.len().clamp(1, self.config.max_concurrent.max(1));
         self.run_batch(requests, all_at_once, cancel).await
     }
+
+    // The modes: one dispatcher on a plan, and the two ways one call runs
+    // several children, composed from `run` (pure pieces in `modes.rs`).
+
+    /// Runs the plan: one child, a batch ([`Self::run_batch`], or
+    /// [`Self::run_parallel`] without a concurrency) or a chain
+    /// ([`Self::run_chain`]). A plan without a request is refused
+    /// (INVALID_INPUT) before anything starts.
+    pub async fn execute(&self, plan: RunPlan, cancel: CancellationToken) -> SubagentResult {
+        let RunPlan {
+            mode,
+            requests,
+            concurrency,
+        } = plan;
+        match mode {
+            RunMode::Single => match requests.into_iter().next() {
+                Some(request) => self.run(request, cancel).await,
+                None => SubagentResult::refusal(ErrorCode::InvalidInput, "no task".to_owned()),
+            },
+            RunMode::Parallel => match concurrency {
+                Some(concurrency) => self.run_batch(requests, concurrency, cancel).await,
+                None => self.run_parallel(requests, cancel).await,
+            },
+            RunMode::Chain => self.run_chain(requests, cancel).await,
+        }
+    }
+
+    /// Runs every request (mode `parallel`) with at most `concurrency`
+    /// children at once; the rest wait for a free slot (and for one of the
+    /// supervisor's, when other calls hold them: see [`Supervisor::run`]).
+    /// `results` are in request order and `content` is one summary for the
+    /// parent.
+    ///
+    /// A `concurrency` of 0 or above the supervisor's `max_concurrent`, or an
+    /// empty list, is refused (INVALID_INPUT) before anything starts.
+    pub async fn run_batch(
+        &self,
+        requests: Vec<RunRequest>,
+        concurrency: usize,
+        cancel: CancellationToken,
+    ) -> SubagentResult {
+        if requests.is_empty() {
+            return SubagentResult::refusal(
+                ErrorCode::InvalidInput,
+                "a parallel call needs at least one task".to_owned(),
+            );
+        }
+        if let Err(message) = check_concurrency(concurrency, self.config.max_concurrent) {
+            return SubagentResult::refusal(ErrorCode::InvalidInput, message);
+        }
+        let tasks: Vec<String> = requests.iter().map(|r| r.task.clone()).collect();
+        // `buffered` keeps at most `concurrency` runs in flight and yields
+        // them in request order, whichever finishes first.
+        let children: Vec<SubagentResult> = futures_util::stream::iter(requests)
+            .map(|mut request| {
+                request.mode = RunMode::Parallel;
+                self.run(request, cancel.clone())
+            })
+            .buffered(concurrency)
+            .collect()
+            .await;
+        combine_batch(&tasks, children)
+    }
+
+    /// Runs the steps one after another (mode `chain`). Each step's task has
+    /// [`PREVIOUS_PLACEHOLDER`](crate::run::PREVIOUS_PLACEHOLDER) replaced by the previous step's output (the
+    /// first step's is left as written). The chain stops at the first failing
+    /// step: its error is the call's error and later steps never start.
+    /// `content` is the last step's output.
+    pub async fn run_chain(
+        &self,
+        steps: Vec<RunRequest>,
+        cancel: CancellationToken,
+    ) -> SubagentResult {
+        if steps.is_empty() {
+            return SubagentResult::refusal(
+                ErrorCode::InvalidInput,
+                "a chain needs at least one step".to_owned(),
+            );
+        }
+        let total = steps.len();
+        let mut ran = Vec::with_capacity(total);
+        let mut previous: Option<String> = None;
+        for mut step in steps {
+            if let Some(previous) = &previous {
+                step.task = substitute_previous(&step.task, previous);
+            }
+            step.mode = RunMode::Chain;
+            let result = self.run(step, cancel.clone()).await;
+            let failed = result.details.error.is_some();
+            previous = Some(output_text(&result));
+            ran.push(result);
+            if failed {
+                break;
+            }
+        }
+        combine_chain(total, ran)
+    }
 }
 
 impl NestedRunner for Supervisor {
     /// Runs a nested subagent of the tree `tree` (see
-    /// [`super::admission`] for its slots); called from its parent's
+    /// [`crate::run::admit::admission`] for its slots); called from its parent's
     /// watch, which drives it.
     fn run_nested(
         &self,
