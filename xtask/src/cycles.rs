@@ -33,7 +33,6 @@ pub use modules::ModuleGraph;
 pub fn run(root: &Path) -> Result<()> {
     let roots = target_roots(root)?;
     let mut found = Vec::new();
-    let mut known = Vec::new();
     for (name, file) in &roots {
         let graph = ModuleGraph::load(file)
             .with_context(|| format!("reading the modules of {name} ({})", file.display()))?;
@@ -41,19 +40,11 @@ pub fn run(root: &Path) -> Result<()> {
             found.push(format!("{name}: {}", describe(&graph, &cycle, root)));
         }
         for cycle in graph.top_level_cycles() {
-            let text = format!(
+            found.push(format!(
                 "{name}, top-level modules: {}",
                 describe_top_level(&graph, &cycle, root)
-            );
-            if is_known_knot(name, &cycle) {
-                known.push(text);
-            } else {
-                found.push(text);
-            }
+            ));
         }
-    }
-    for knot in &known {
-        eprintln!("xtask: known knot, to untangle (KNOWN_KNOTS in xtask/src/cycles.rs): {knot}");
     }
     if !found.is_empty() {
         bail!(
@@ -63,30 +54,10 @@ pub fn run(root: &Path) -> Result<()> {
         );
     }
     eprintln!(
-        "xtask: no import cycle among the modules of {} targets, and no top-level knot but {} known",
-        roots.len(),
-        known.len()
+        "xtask: no import cycle among the modules of {} targets, and no knot among any crate's top-level modules",
+        roots.len()
     );
     Ok(())
-}
-
-/// Top-level knots that predate the check, by target name and modules: a
-/// cycle within one of these sets is reported, not failed; a new knot, or
-/// one that grows past its set, fails. Untangling one means deleting its
-/// line here (the supervisor's went with issue 39).
-const KNOWN_KNOTS: &[(&str, &[&str])] = &[
-    ("subagent_sandbox", &["isolation", "net"]),
-    ("subagent_tools", &["arguments", "blocking", "tool", "web"]),
-];
-
-/// Whether `cycle` of target `name` lies within a knot of [`KNOWN_KNOTS`].
-fn is_known_knot(name: &str, cycle: &[(String, String, usize, usize)]) -> bool {
-    KNOWN_KNOTS.iter().any(|(target, modules)| {
-        name.split(' ').next() == Some(*target)
-            && cycle
-                .iter()
-                .all(|(a, b, _, _)| modules.contains(&a.as_str()) && modules.contains(&b.as_str()))
-    })
 }
 
 /// `(target name, root file)` of every library and binary target.

@@ -164,16 +164,3 @@ fn top_level_modules_that_reach_each_other_through_their_files_are_a_knot() {
         .collect();
     assert!(files.contains(&"a::x".to_owned()) && files.contains(&"b::z".to_owned()));
 }
-
-#[test]
-fn a_knot_is_known_only_within_its_listed_modules() {
-    let edge = |a: &str, b: &str| (a.to_owned(), b.to_owned(), 0, 0);
-    let within = [edge("isolation", "net"), edge("net", "isolation")];
-    assert!(is_known_knot("subagent_sandbox (lib)", &within));
-    let grown = [edge("net", "spawn"), edge("spawn", "net")];
-    assert!(!is_known_knot("subagent_sandbox (lib)", &grown));
-    // The supervisor's knot is untangled: any knot there fails.
-    let old = [edge("run", "config"), edge("config", "run")];
-    assert!(!is_known_knot("subagent_supervisor (lib)", &old));
-    assert!(!is_known_knot("subagent_cli (bin)", &within));
-}

@@ -41,6 +41,7 @@
 // exit_watch -> spec,
 // error -> cgroup -> kill -> capture -> exit, leaks -> plan, pre_exec,
 // spawner, reaper -> running -> child.
+mod capabilities;
 mod capture;
 mod cgroup;
 mod child;
@@ -49,6 +50,7 @@ mod error;
 mod exit;
 mod exit_watch;
 mod finish;
+mod forked;
 pub mod interpreter;
 mod isolation;
 mod job_thread;

@@ -63,6 +63,7 @@ pub mod todo;
 pub mod tool;
 mod walk;
 pub mod web;
+pub mod web_policy;
 pub mod workspace;
 pub mod write;
 mod write_target;

@@ -6,11 +6,11 @@
 
 use std::io;
 
-use super::capabilities;
 use super::landlock::LandlockPlan;
 use super::namespaces::NamespacePlan;
 use super::seccomp::SeccompPlan;
 use super::view::ViewPlan;
+use crate::capabilities;
 
 /// Everything the child applies to itself, prepared before the fork.
 #[derive(Debug, Clone)]

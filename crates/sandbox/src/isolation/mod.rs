@@ -15,23 +15,20 @@
 //!
 //! Nothing here starts a process by itself except the one-time probe.
 
-pub(crate) mod capabilities;
 pub(crate) mod config;
 pub(crate) mod enter;
 pub(crate) mod landlock;
 pub(crate) mod namespaces;
 pub(crate) mod plan;
-pub(crate) mod raw;
 pub(crate) mod seccomp;
 pub(crate) mod seccomp_rules;
-pub(crate) mod step;
 pub(crate) mod support;
 pub(crate) mod view;
 pub(crate) mod view_build;
 pub(crate) mod view_mount;
 pub(crate) mod view_protect;
 
-pub use capabilities::{OwnCapabilities, drop_own as drop_own_capabilities};
+pub use crate::capabilities::{OwnCapabilities, drop_own as drop_own_capabilities};
 pub use config::{
     Isolation, Layers, PRIVATE_TMP_BYTES, PROTECTED_WORKSPACE_ENTRIES, SYSTEM_READ_ONLY_PATHS,
     SYSTEM_READ_WRITE_FILES,

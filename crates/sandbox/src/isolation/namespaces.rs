@@ -22,9 +22,9 @@
 use std::ptr;
 use std::sync::Arc;
 
-use super::raw::{fork_raw, write_file};
-use super::step::{Step, StepError, check, last};
 use super::view::ViewPlan;
+use crate::forked::raw::{fork_raw, write_file};
+use crate::forked::step::{Step, StepError, check, last};
 use crate::net::PrivateNetwork;
 
 /// Namespaces to enter, with the uid and gid maps prepared before the fork.
@@ -89,7 +89,7 @@ impl NamespacePlan {
                     libc::setns(network.network_namespace_fd(), libc::CLONE_NEWNET),
                 )?;
             }
-            super::capabilities::raise_setfcap();
+            crate::capabilities::raise_setfcap();
             check(Step::Unshare, libc::unshare(self.flags))?;
             // A non-dumpable process (the worker marks itself so: it holds
             // the API key) has its /proc/self files owned by root, which an

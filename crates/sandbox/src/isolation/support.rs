@@ -11,8 +11,8 @@ use super::config::Isolation;
 use super::landlock;
 use super::namespaces::NamespacePlan;
 use super::seccomp;
-use super::step::Step;
 use super::view::ViewPlan;
+use crate::forked::step::Step;
 
 /// Which layers of the tool sandbox this machine supports; each `Err` says
 /// why not, in words an operator can act on.

@@ -23,8 +23,8 @@
 use std::ffi::CStr;
 use std::ptr;
 
-use super::step::{Step, StepError, check, check_or_exists, last};
 use super::view::{BindMode, Op, ViewPlan};
+use crate::forked::step::{Step, StepError, check, check_or_exists, last};
 
 /// The staging tmpfs and the new root's tmpfs hold only directories, empty
 /// files and symlinks: a small cap is plenty.

@@ -32,8 +32,8 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 use super::netlink::{self, Batch, Request};
-use crate::isolation::raw::{fork_raw, write_file};
-use crate::isolation::step::Step;
+use crate::forked::raw::{fork_raw, write_file};
+use crate::forked::step::Step;
 
 /// What the holder reports when a step failed: which, and the errno.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -296,7 +296,7 @@ unsafe fn holder_main(prepared: &Prepared, socket: RawFd) -> ! {
         let report = |failed: u32, errno: i32, index: u32, fds: Option<[RawFd; 2]>| {
             send_report(socket, [failed, errno as u32, index], fds);
         };
-        crate::isolation::capabilities::raise_setfcap();
+        crate::capabilities::raise_setfcap();
         if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) != 0 {
             report(Failed::Unshare as u32, errno(), 0, None);
             libc::_exit(1);

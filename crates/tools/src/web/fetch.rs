@@ -22,7 +22,7 @@ use reqwest::Url;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, LOCATION};
 use reqwest::redirect::Policy;
 
-use super::ssrf::{AddressPolicy, RefusedAddress};
+use crate::web_policy::{AddressPolicy, RefusedAddress};
 
 /// Redirects followed before giving up (browsers allow about 20; a page a
 /// model reads needs few, and each hop costs a check and a connection).

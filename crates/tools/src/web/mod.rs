@@ -4,21 +4,22 @@
 //! Both run in the worker, which has network for the model. Their output
 //! goes through the same caps as every tool's.
 
-pub mod context;
 pub mod decode;
 pub mod fetch;
 pub mod markdown;
 pub mod render;
 pub mod scrape;
 pub mod search;
-pub mod ssrf;
 
 #[cfg(test)]
 mod test_server;
 
-pub use context::WebContext;
+// The policy and context are `crate::web_policy`'s; under their old paths
+// here too.
+pub use crate::web_policy::WebContext;
+pub use crate::web_policy::{AddressPolicy, RefusedAddress};
+pub use crate::web_policy::{context, ssrf};
 pub use markdown::{PageFormat, html_to_readable};
 pub use render::{PageRenderer, RENDER_PAGE_PROGRAM};
 pub use scrape::ScrapeWebpage;
 pub use search::SearchWeb;
-pub use ssrf::{AddressPolicy, RefusedAddress};
