@@ -64,4 +64,4 @@ pub use usage::Usage;
 /// 7: `PythonInterpreter::Pending`, `ToWorker::Python`.
 /// 8: `WebSettings::allow_link_local_networks`.
 /// 9: `TaskSpec::mcp_servers`.
-pub const PROTOCOL_VERSION: u32 = 9;
+pub const PROTOCOL_VERSION: u32 = 10;

@@ -172,6 +172,9 @@ pub enum WorkerEvent {
         text: String,
         /// The provider's stop reason (`stop`, `tool_calls`, `end_turn`, ...).
         stop_reason: String,
+        /// The provider's id of the response, when it sent a usable one
+        /// (protocol 10).
+        response_id: Option<String>,
     },
     /// Usage of one turn.
     Usage {

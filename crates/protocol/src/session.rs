@@ -301,6 +301,10 @@ pub struct MessageLine {
     /// The provider's stop reason, on assistant messages.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub stop_reason: Option<String>,
+    /// The provider's id of the response, on assistant messages when it
+    /// sent one (`responseId`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub response_id: Option<String>,
 }
 
 /// A tool call line.

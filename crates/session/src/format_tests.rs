@@ -106,6 +106,7 @@ fn recorded_sequences_are_stripped_on_a_terminal_and_kept_on_a_pipe() {
                 turn: 1,
                 text: format!("answer{evil}"),
                 stop_reason: None,
+                response_id: None,
             }),
             timestamp: "2026-11-22T12:00:00.123Z".into(),
         },
@@ -221,6 +222,7 @@ fn an_ending_line_shows_its_reason_and_an_assistant_message_its_cut() {
             turn: 1,
             text: "Once upon a".into(),
             stop_reason: Some("length".into()),
+            response_id: None,
         }),
         timestamp: "2026-11-22T12:00:00.123Z".into(),
     };

@@ -56,6 +56,7 @@ fn message(role: Role, turn: u32, text: &str) -> String {
         turn,
         text: text.into(),
         stop_reason: (role == Role::Assistant).then(|| "stop".to_owned()),
+        response_id: None,
     }))
 }
 

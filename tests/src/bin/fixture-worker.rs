@@ -118,6 +118,7 @@ fn a_turn(io: &mut Io, text: &str) {
         turn: 1,
         text: text.to_owned(),
         stop_reason: "stop".into(),
+        response_id: Some("fixture-response-1".into()),
     });
     io.event(WorkerEvent::Usage {
         turn: 1,

@@ -341,9 +341,18 @@ fn event(data: &Value) -> String {
     format!("data: {data}\n\n")
 }
 
-fn chunk(delta: Value, finish_reason: Option<&str>) -> Value {
+/// The response id of a text turn; a tool-call turn's is
+/// [`tool_call_response_id`] of its call id, so each differs.
+pub const TEXT_RESPONSE_ID: &str = "chatcmpl-scripted";
+
+/// The response id [`tool_call_turn`] streams for `call_id`.
+pub fn tool_call_response_id(call_id: &str) -> String {
+    format!("chatcmpl-{call_id}")
+}
+
+fn chunk(id: &str, delta: Value, finish_reason: Option<&str>) -> Value {
     json!({
-        "id": "chatcmpl-scripted",
+        "id": id,
         "object": "chat.completion.chunk",
         "created": 1_744_112_711,
         "model": "scripted",
@@ -352,9 +361,9 @@ fn chunk(delta: Value, finish_reason: Option<&str>) -> Value {
     })
 }
 
-fn usage_and_done() -> String {
+fn usage_and_done(id: &str) -> String {
     let usage = json!({
-        "id": "chatcmpl-scripted",
+        "id": id,
         "object": "chat.completion.chunk",
         "created": 1_744_112_711,
         "model": "scripted",
@@ -373,7 +382,9 @@ pub fn tool_call_turn(call_id: &str, name: &str, arguments: &Value) -> Vec<u8> {
         cut -= 1;
     }
     let (first, second) = arguments.split_at(cut);
+    let id = tool_call_response_id(call_id);
     let mut sse = event(&chunk(
+        &id,
         json!({"role": "assistant", "content": null, "tool_calls": [{
             "index": 0, "id": call_id, "type": "function",
             "function": {"name": name, "arguments": ""}}]}),
@@ -381,23 +392,32 @@ pub fn tool_call_turn(call_id: &str, name: &str, arguments: &Value) -> Vec<u8> {
     ));
     for piece in [first, second] {
         sse.push_str(&event(&chunk(
+            &id,
             json!({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}),
             None,
         )));
     }
-    sse.push_str(&event(&chunk(json!({}), Some("tool_calls"))));
-    sse.push_str(&usage_and_done());
+    sse.push_str(&event(&chunk(&id, json!({}), Some("tool_calls"))));
+    sse.push_str(&usage_and_done(&id));
     sse.into_bytes()
 }
 
 /// A final turn answering `text`, streamed word by word.
 pub fn text_turn(text: &str) -> Vec<u8> {
-    let mut sse = event(&chunk(json!({"role": "assistant", "content": ""}), None));
+    let mut sse = event(&chunk(
+        TEXT_RESPONSE_ID,
+        json!({"role": "assistant", "content": ""}),
+        None,
+    ));
     for word in text.split_inclusive(' ') {
-        sse.push_str(&event(&chunk(json!({"content": word}), None)));
+        sse.push_str(&event(&chunk(
+            TEXT_RESPONSE_ID,
+            json!({"content": word}),
+            None,
+        )));
     }
-    sse.push_str(&event(&chunk(json!({}), Some("stop"))));
-    sse.push_str(&usage_and_done());
+    sse.push_str(&event(&chunk(TEXT_RESPONSE_ID, json!({}), Some("stop"))));
+    sse.push_str(&usage_and_done(TEXT_RESPONSE_ID));
     sse.into_bytes()
 }
 
@@ -405,17 +425,29 @@ pub fn text_turn(text: &str) -> Vec<u8> {
 /// ending with `finish_reason` and the usage object `usage` (Chat
 /// Completions' shape, e.g. with `prompt_tokens_details.cached_tokens`).
 pub fn text_turn_with(pieces: &[&str], finish_reason: &str, usage: Value) -> Vec<u8> {
-    let mut sse = event(&chunk(json!({"role": "assistant", "content": ""}), None));
+    let mut sse = event(&chunk(
+        TEXT_RESPONSE_ID,
+        json!({"role": "assistant", "content": ""}),
+        None,
+    ));
     for piece in pieces {
         if *piece == PAUSE {
             sse.push_str(PAUSE);
         } else {
-            sse.push_str(&event(&chunk(json!({"content": piece}), None)));
+            sse.push_str(&event(&chunk(
+                TEXT_RESPONSE_ID,
+                json!({"content": piece}),
+                None,
+            )));
         }
     }
-    sse.push_str(&event(&chunk(json!({}), Some(finish_reason))));
+    sse.push_str(&event(&chunk(
+        TEXT_RESPONSE_ID,
+        json!({}),
+        Some(finish_reason),
+    )));
     let usage = json!({
-        "id": "chatcmpl-scripted", "object": "chat.completion.chunk",
+        "id": TEXT_RESPONSE_ID, "object": "chat.completion.chunk",
         "created": 1_744_112_711, "model": "scripted", "choices": [], "usage": usage,
     });
     sse.push_str(&format!("{}data: [DONE]\n\n", event(&usage)));

@@ -17,7 +17,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::cached_installs::python_venv;
-use super::scripted_model::{ScriptedModel, text_turn, tool_call_turn};
+use super::scripted_model::{
+    ScriptedModel, TEXT_RESPONSE_ID, text_turn, tool_call_response_id, tool_call_turn,
+};
 use super::support::*;
 
 const PHOENIX: &str = "arize-phoenix==20.26.1";
@@ -231,6 +233,23 @@ fn a_nested_run_started_with_traceparent_is_one_trace_under_the_callers_span_in_
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("WARN"), "no warning expected: {stderr}");
     let run_id = result["details"]["runId"].as_str().unwrap().to_owned();
+    // The session file keeps each turn's response id on its message line.
+    let file = result["details"]["results"][0]["sessionFile"]
+        .as_str()
+        .unwrap();
+    let recorded: Vec<Value> = check_session_file(Path::new(file))
+        .into_iter()
+        .filter(|l| l["type"] == "message" && l["role"] == "assistant")
+        .map(|l| l["responseId"].clone())
+        .collect();
+    assert_eq!(
+        recorded,
+        [
+            json!(tool_call_response_id("call_sub")),
+            json!(tool_call_response_id("call_find")),
+            json!(TEXT_RESPONSE_ID),
+        ]
+    );
 
     // 2 runs, 4 model turns (3 of the root, 1 of the grandchild), 2 tool calls.
     let spans = phoenix.spans(8);
@@ -309,6 +328,25 @@ fn a_nested_run_started_with_traceparent_is_one_trace_under_the_callers_span_in_
             "{chat:#}"
         );
     }
+    // Each turn's span carries the id the model's stream gave that turn.
+    let mut ids: Vec<String> = chats
+        .iter()
+        .map(|c| {
+            attr(c, "gen_ai.response.id")
+                .as_str()
+                .unwrap_or("none")
+                .to_owned()
+        })
+        .collect();
+    ids.sort();
+    let mut sent = vec![
+        tool_call_response_id("call_find"),
+        tool_call_response_id("call_sub"),
+        TEXT_RESPONSE_ID.to_owned(),
+        TEXT_RESPONSE_ID.to_owned(),
+    ];
+    sent.sort();
+    assert_eq!(ids, sent, "{chats:#?}");
     phoenix.stop();
 }
 

@@ -365,13 +365,14 @@ fn worker_event() -> impl Strategy<Value = WorkerEvent> {
                 is_error,
             }
         }),
-        (any::<u32>(), text(), text()).prop_map(|(turn, text, stop_reason)| {
-            WorkerEvent::AssistantMessageEnd {
+        (any::<u32>(), text(), text(), proptest::option::of(text())).prop_map(
+            |(turn, text, stop_reason, response_id)| WorkerEvent::AssistantMessageEnd {
                 turn,
                 text,
                 stop_reason,
+                response_id,
             }
-        }),
+        ),
         (any::<u32>(), usage()).prop_map(|(turn, usage)| WorkerEvent::Usage { turn, usage }),
         (log_level(), text()).prop_map(|(level, message)| WorkerEvent::Log { level, message }),
     ]

@@ -290,6 +290,7 @@ pub fn from_worker() -> Vec<(&'static str, FromWorker)> {
                 turn: 2,
                 text: "Two risky changes.".into(),
                 stop_reason: "end_turn".into(),
+                response_id: Some("msg_01XFDUDYJgAACzvnptvVoYEL".into()),
             }),
         ),
         (

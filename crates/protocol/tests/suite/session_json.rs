@@ -132,6 +132,7 @@ fn every_line() -> Vec<(&'static str, SessionEntry)> {
                 turn: 1,
                 text: "Two risky changes.".into(),
                 stop_reason: Some("stop".into()),
+                response_id: Some("chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG".into()),
             }),
         ),
         (

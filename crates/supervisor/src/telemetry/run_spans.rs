@@ -192,6 +192,7 @@ impl Live {
             WorkerEvent::AssistantMessageEnd {
                 stop_reason,
                 text: answer,
+                response_id,
                 ..
             } => {
                 if let Some(chat) = &mut self.chat {
@@ -199,6 +200,9 @@ impl Live {
                         "gen_ai.response.finish_reasons",
                         Value::Array(Array::String(vec![StringValue::from(stop_reason.clone())])),
                     ));
+                    if let Some(id) = response_id {
+                        chat.set_attribute(KeyValue::new("gen_ai.response.id", id.clone()));
+                    }
                     if self.include_content {
                         chat.set_attribute(KeyValue::new("subagent.output", text(&mask(answer))));
                     }

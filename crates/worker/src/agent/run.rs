@@ -347,6 +347,7 @@ impl<'s> AgentLoop<'s> {
             turn,
             text: response.text.clone(),
             stop_reason: response.stop_reason.clone(),
+            response_id: response.id.clone(),
         });
         self.events.emit(WorkerEvent::Usage { turn, usage });
         self.request.messages.push(ChatMessage::Assistant {

@@ -32,7 +32,7 @@ use super::stream_turn::{
 use super::vertex;
 use super::{
     ChatMessage, ChatRequest, Provider, ProviderError, StreamDelta, ToolCallRequest, TurnFuture,
-    TurnResponse,
+    TurnResponse, response_id,
 };
 
 /// The Messages API version this client speaks.
@@ -310,6 +310,7 @@ pub(crate) struct AnthropicDecoder {
     usage: Usage,
     stop_reason: Option<String>,
     model: Option<String>,
+    id: Option<String>,
     done: bool,
 }
 
@@ -327,6 +328,7 @@ impl TurnDecoder for AnthropicDecoder {
             "message_start" => {
                 let message = data.get("message").unwrap_or(&Value::Null);
                 self.model = text_of(message, "model").map(str::to_owned);
+                self.id = response_id(text_of(message, "id"));
                 self.note_usage(message.get("usage"));
             }
             "content_block_start" => {
@@ -438,6 +440,7 @@ impl TurnDecoder for AnthropicDecoder {
             stop_reason: self.stop_reason.unwrap_or_default(),
             usage: self.usage,
             model: self.model,
+            id: self.id,
         };
         Ok((response, thinking))
     }

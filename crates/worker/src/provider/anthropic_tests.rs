@@ -56,6 +56,7 @@ fn tool_use_stream_gives_text_call_stop_reason_and_cache_usage() {
         }]
     );
     assert_eq!(response.stop_reason, "tool_use");
+    assert_eq!(response.id.as_deref(), Some("msg_01XFDUDYJgAACzvnptvVoYEL"));
     assert_eq!(
         response.model.as_deref(),
         Some("claude-sonnet-4-5-20250929")

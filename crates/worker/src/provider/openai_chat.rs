@@ -25,7 +25,7 @@ use super::stream_turn::{
 };
 use super::{
     ChatMessage, ChatRequest, Provider, ProviderError, StreamDelta, ToolCallRequest, TurnFuture,
-    TurnResponse,
+    TurnResponse, response_id,
 };
 
 /// The Chat Completions client.
@@ -159,6 +159,8 @@ struct Chunk {
     choices: Option<Vec<Choice>>,
     usage: Option<ChunkUsage>,
     model: Option<String>,
+    /// The completion's id, the same on every chunk.
+    id: Option<String>,
     error: Option<Value>,
 }
 
@@ -217,6 +219,7 @@ pub(crate) struct ChatDecoder {
     finish_reason: Option<String>,
     usage: Usage,
     model: Option<String>,
+    id: Option<String>,
     done: bool,
 }
 
@@ -239,6 +242,9 @@ impl TurnDecoder for ChatDecoder {
         }
         if self.model.is_none() {
             self.model = chunk.model;
+        }
+        if self.id.is_none() {
+            self.id = response_id(chunk.id.as_deref());
         }
         // Only the first choice is ours: the request never asks for `n`.
         for choice in chunk.choices.unwrap_or_default() {
@@ -299,6 +305,7 @@ impl TurnDecoder for ChatDecoder {
             stop_reason: self.finish_reason.unwrap_or_default(),
             usage: self.usage,
             model: self.model,
+            id: self.id,
         })
     }
 }

@@ -1,6 +1,7 @@
 use pretty_assertions::assert_eq;
 
 use super::*;
+use crate::provider::RESPONSE_ID_MAX_BYTES;
 use crate::provider::decoder_test_support::{self, Decoded, events};
 
 fn decode(events: &[SseEvent]) -> Decoded<ChatDecoder> {
@@ -24,6 +25,10 @@ fn text_stream_assembles_text_usage_and_cached_tokens() {
     assert_eq!(response.text, text);
     assert_eq!(response.stop_reason, "stop");
     assert_eq!(response.model.as_deref(), Some("gpt-4o-2024-08-06"));
+    assert_eq!(
+        response.id.as_deref(),
+        Some("chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT")
+    );
     assert_eq!(
         (
             response.usage.input,
@@ -168,4 +173,51 @@ fn other_choices_than_the_first_are_ignored() {
         data("[DONE]"),
     ]);
     assert_eq!(response.unwrap().text, "mine");
+}
+
+/// The id a stream of one text chunk with `id` and a final chunk yields.
+fn id_of(id: &str) -> Option<String> {
+    let first = serde_json::json!({"id": id, "choices": [{"index": 0, "delta": {"content": "x"}}]});
+    let (response, _) = decode(&[
+        data(&first.to_string()),
+        data(r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#),
+        data("[DONE]"),
+    ]);
+    response.unwrap().id
+}
+
+#[test]
+fn a_response_id_is_kept_only_when_it_is_a_plain_bounded_token() {
+    assert_eq!(id_of("chatcmpl-1").as_deref(), Some("chatcmpl-1"));
+    let longest = "a".repeat(RESPONSE_ID_MAX_BYTES);
+    assert_eq!(id_of(&longest), Some(longest.clone()));
+    // From a remote server: an endless id, control characters (a forged
+    // line in a log that prints it), spaces or non-ASCII are not ids, and
+    // a cut one would name another response: none is kept, the turn is.
+    for hostile in [
+        "a".repeat(RESPONSE_ID_MAX_BYTES + 1),
+        "chatcmpl-1\nWARN forged".to_owned(),
+        "chatcmpl-1\u{1b}[2J".to_owned(),
+        "two words".to_owned(),
+        "chatcmpl-é".to_owned(),
+        String::new(),
+    ] {
+        assert_eq!(id_of(&hostile), None, "{hostile:?}");
+    }
+}
+
+#[test]
+fn a_stream_without_an_id_has_none_and_a_later_chunk_does_not_change_it() {
+    let (response, _) = decode(&[
+        data(r#"{"choices":[{"index":0,"delta":{"content":"x"}}]}"#),
+        data(r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#),
+        data("[DONE]"),
+    ]);
+    assert_eq!(response.unwrap().id, None);
+    let (response, _) = decode(&[
+        data(r#"{"id":"first","choices":[{"index":0,"delta":{"content":"x"}}]}"#),
+        data(r#"{"id":"second","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#),
+        data("[DONE]"),
+    ]);
+    assert_eq!(response.unwrap().id.as_deref(), Some("first"));
 }

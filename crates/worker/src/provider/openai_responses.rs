@@ -44,7 +44,7 @@ use super::stream_turn::{
 };
 use super::{
     ChatMessage, ChatRequest, Provider, ProviderError, StreamDelta, ToolCallRequest, TurnFuture,
-    TurnResponse,
+    TurnResponse, response_id,
 };
 
 /// How the `openai-responses` provider carries the conversation from one
@@ -458,6 +458,7 @@ impl TurnDecoder for ResponsesDecoder {
             stop_reason,
             usage: self.usage,
             model: self.model,
+            id: response_id(self.response_id.as_deref()),
         };
         Ok((response, self.response_id))
     }

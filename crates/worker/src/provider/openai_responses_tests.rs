@@ -82,6 +82,7 @@ fn text_stream_gives_text_response_id_and_usage() {
         Some("resp_67c9fdcecf488190bdd9a0409de3a1ec07b8b0ad4e5eb654")
     );
     assert_eq!(response.text, "Hi there! Paris is the capital of France.");
+    assert_eq!(response.id, id, "the turn's id is the response's");
     assert_eq!(deltas.len(), 4);
     assert_eq!(response.stop_reason, "completed");
     assert_eq!((response.usage.input, response.usage.output), (37, 11));

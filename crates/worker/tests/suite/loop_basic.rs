@@ -28,6 +28,7 @@ async fn a_text_only_turn_completes_with_its_text() {
                 turn: 1,
                 text: "hello there".to_owned(),
                 stop_reason: "stop".to_owned(),
+                response_id: Some("scripted-response".to_owned()),
             },
             WorkerEvent::Usage {
                 turn: 1,

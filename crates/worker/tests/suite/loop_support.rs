@@ -104,6 +104,9 @@ impl Provider for ScriptedProvider {
                         tool_calls: calls,
                         usage,
                         model: None,
+                        // Every scripted turn answers with this id: the loop
+                        // must hand it on in `AssistantMessageEnd`.
+                        id: Some("scripted-response".to_owned()),
                     })
                 }
                 Some(Turn::Fail(e)) => Err(e),

@@ -64,6 +64,7 @@ fn events() -> Vec<WorkerEvent> {
             turn,
             text: "ok".into(),
             stop_reason: if turn < 3 { "tool_calls" } else { "stop" }.into(),
+            response_id: Some(format!("chatcmpl-bench-{turn}")),
         });
         out.push(WorkerEvent::Usage { turn, usage });
         if turn < 3 {

@@ -510,6 +510,7 @@ fn message(role: Role, text: String) -> SessionEntry {
         turn: 0,
         text,
         stop_reason: None,
+        response_id: None,
     })
 }
 

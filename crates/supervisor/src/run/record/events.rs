@@ -129,6 +129,7 @@ impl EventRecord {
                 turn,
                 text,
                 stop_reason,
+                response_id,
             } => {
                 self.last_event = Some("assistant_message_end");
                 let text = sanitizer.mask_secrets(&text);
@@ -143,6 +144,7 @@ impl EventRecord {
                     turn,
                     text,
                     stop_reason: Some(stop_reason),
+                    response_id,
                 });
                 (line(entry), true)
             }
@@ -158,6 +160,7 @@ impl EventRecord {
                     turn,
                     text: sanitizer.mask_secrets(&text),
                     stop_reason: None,
+                    response_id: None,
                 });
                 (line(entry), true)
             }
