@@ -78,6 +78,7 @@ mod status_line;
 mod status_line_tokens;
 mod telemetry;
 mod telemetry_carriers;
+mod telemetry_json;
 mod terminal_escapes;
 mod todo_e2e;
 mod tool_disk;

@@ -2,10 +2,11 @@
 //! real OTLP receiver nobody here wrote (Arize Phoenix, installed from PyPI
 //! into the cache like the other cached installs), queried through its REST
 //! API. Phoenix takes OTLP/HTTP protobuf only (it answers http/json with
-//! 415), so the http/json encoding is checked against a loopback receiver
-//! of this file that keeps what it is sent. A dead collector (a closed
-//! port) and an invalid `TRACEPARENT` must each cost one warning, never
-//! the run.
+//! 415): http/json reaches it through a real collector in
+//! `telemetry_json.rs`, and its bytes on the wire (JSON, the headers) are
+//! checked here against a loopback receiver that keeps what it is sent.
+//! A dead collector (a closed port) and an invalid `TRACEPARENT` must each
+//! cost one warning, never the run.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -30,7 +31,7 @@ pub(super) fn caller_traceparent() -> String {
     format!("00-{CALLER_TRACE}-{CALLER_SPAN}-01")
 }
 
-fn free_port() -> u16 {
+pub(super) fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -40,7 +41,7 @@ fn free_port() -> u16 {
 
 /// `GET path` on 127.0.0.1:`port` (HTTP/1.0, so the body is not chunked):
 /// status and body; `None` when nothing listens yet.
-fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
+pub(super) fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
@@ -56,14 +57,14 @@ fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
 
 /// A Phoenix server on free loopback ports, in a directory of its own;
 /// killed and reaped on drop.
-struct Phoenix {
+pub(super) struct Phoenix {
     child: Child,
     port: u16,
     dir: tempfile::TempDir,
 }
 
 impl Phoenix {
-    fn start(test: &str) -> Option<Self> {
+    pub(super) fn start(test: &str) -> Option<Self> {
         let venv = python_venv(test, "arize-phoenix-20.26.1", &[PHOENIX])?;
         let dir = tempfile::tempdir().unwrap();
         let port = free_port();
@@ -103,12 +104,12 @@ impl Phoenix {
         std::fs::read_to_string(self.dir.path().join("phoenix.log")).unwrap_or_default()
     }
 
-    fn endpoint(&self) -> String {
+    pub(super) fn endpoint(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
 
     /// The spans of the default project, once at least `n` are stored.
-    fn spans(&self, n: usize) -> Vec<Value> {
+    pub(super) fn spans(&self, n: usize) -> Vec<Value> {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             if let Some((200, body)) = http_get(self.port, "/v1/projects/default/spans?limit=1000")
@@ -132,7 +133,7 @@ impl Phoenix {
         }
     }
 
-    fn stop(mut self) {
+    pub(super) fn stop(mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
         assert_nothing_runs_in(self.dir.path());
@@ -148,7 +149,7 @@ impl Drop for Phoenix {
 
 /// An attribute of a Phoenix span, flat (`a.b.c`) or nested as Phoenix
 /// may store dotted names.
-fn attr<'a>(span: &'a Value, name: &str) -> &'a Value {
+pub(super) fn attr<'a>(span: &'a Value, name: &str) -> &'a Value {
     let attributes = &span["attributes"];
     if !attributes[name].is_null() {
         return &attributes[name];
@@ -156,13 +157,13 @@ fn attr<'a>(span: &'a Value, name: &str) -> &'a Value {
     name.split('.').fold(attributes, |v, key| &v[key])
 }
 
-fn named<'a>(spans: &'a [Value], name: &str) -> Vec<&'a Value> {
+pub(super) fn named<'a>(spans: &'a [Value], name: &str) -> Vec<&'a Value> {
     spans.iter().filter(|s| s["name"] == name).collect()
 }
 
 /// The root calls `subagent` (its grandchild answers), then `bash_find`,
 /// then answers.
-fn nested_script() -> Vec<Vec<u8>> {
+pub(super) fn nested_script() -> Vec<Vec<u8>> {
     vec![
         tool_call_turn(
             "call_sub",
@@ -175,7 +176,7 @@ fn nested_script() -> Vec<Vec<u8>> {
     ]
 }
 
-fn run_nested(
+pub(super) fn run_nested(
     model: &ScriptedModel,
     workspace: &Path,
     sessions: &Path,
@@ -198,7 +199,7 @@ fn run_nested(
     c.output().unwrap()
 }
 
-fn result_of(out: &Output) -> Value {
+pub(super) fn result_of(out: &Output) -> Value {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
