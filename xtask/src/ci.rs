@@ -39,7 +39,7 @@ const STEPS: [Step; 7] = [
     },
     Step {
         name: "tests (nextest)",
-        on_failure: "the failing tests are listed above; rerun one with `cargo build --workspace --bins && cargo nextest run -E 'test(NAME)'`",
+        on_failure: "the failing tests are listed above; rerun one with `cargo nextest run -E 'test(NAME)'`",
     },
     Step {
         name: "doctests",
@@ -124,15 +124,13 @@ pub fn run(policy: deps::Policy) -> Result<()> {
             // that renders the man pages (tests/tests/suite/install_files.rs).
             .and_then(|()| deps::ensure(&[deps::ZSH, deps::FISH, deps::MAN], policy))
             .and_then(|()| {
-                // The integration tests run the real binaries (`subagent`,
-                // `subagent-worker`); cargo only builds a package's binaries for
-                // its own integration tests, so build them all first.
-                cmd::run(in_repo(cmd::cargo()).args(["build", "--workspace", "--bins"]))?;
                 // README's install, into a root in the target dir, whose
-                // result tests/tests/suite/install.rs checks and runs. Here,
-                // before the tests: every build of the CLI package alone
-                // re-links target/debug/subagent*, which would take the
-                // binaries from under the tests running meanwhile.
+                // result tests/tests/suite/install.rs checks and runs (the
+                // test never installs itself: a build of the CLI package
+                // alone resolves other features than the test run). The
+                // tests run copies of the binaries that Cargo builds with
+                // them (crates/test-support/src/bins.rs), so this build's
+                // re-link of target/debug/subagent* touches nothing they run.
                 let install_root = crate::paths::target_dir(&root)?.join("ci-install");
                 cmd::run(
                     in_repo(cmd::cargo())
@@ -143,8 +141,6 @@ pub fn run(policy: deps::Policy) -> Result<()> {
                         .arg(root.join("crates/cli")),
                 )?;
                 let mut nextest = with_model(in_repo(cmd::cargo()));
-                // Built just above: the tests need not build them again.
-                nextest.env("SUBAGENT_TEST_BINS_BUILT", "1");
                 nextest.env("SUBAGENT_TEST_INSTALL_ROOT", &install_root);
                 cmd::run(nextest.args([
                     "nextest",

@@ -19,6 +19,7 @@ pub mod agent;
 pub mod exit_code;
 pub mod harden;
 pub mod outbox;
+pub mod program;
 pub mod protocol_io;
 pub mod provider;
 pub mod subagent_calls;

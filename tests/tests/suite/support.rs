@@ -23,44 +23,34 @@ pub use super::run_output::{
 
 pub const FIXTURE: &str = env!("CARGO_BIN_EXE_fixture-worker");
 
-/// The workspace binary `name` (`subagent`, `subagent-worker`), built
-/// first if this test process has not built them yet.
-///
-/// cargo builds a package's own binaries for its integration tests, not
-/// other packages': a plain `cargo test --workspace` would otherwise run
-/// these tests against missing or stale binaries. The build runs once per
-/// test process, into the target dir and profile this test was built for;
-/// `cargo xtask ci` builds them beforehand and sets
-/// `SUBAGENT_TEST_BINS_BUILT=1` so the tests skip the (no-op) build.
+/// The product binary `name` (`subagent`, `subagent-worker`,
+/// `subagent-render-page`) as this suite runs it: this package's copy,
+/// built by Cargo with the suite, under its product name beside the
+/// others (`subagent_test_support::bins`).
 pub fn binary(name: &str) -> PathBuf {
-    static BUILT: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
-    let fixture = PathBuf::from(FIXTURE);
-    let built = BUILT.get_or_init(|| {
-        if std::env::var_os("SUBAGENT_TEST_BINS_BUILT").is_some_and(|v| v == "1") {
-            return Ok(());
-        }
-        let profile_dir = fixture.parent().ok_or("fixture has no parent dir")?;
-        let release = profile_dir.file_name().is_some_and(|n| n == "release");
-        let target_dir = profile_dir.parent().ok_or("profile dir has no parent")?;
-        let mut cargo = std::process::Command::new(env!("CARGO"));
-        cargo
-            .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
-            .env("CARGO_TARGET_DIR", target_dir)
-            .args(["build", "--quiet", "-p", "subagent-cli", "--bins"]);
-        if release {
-            cargo.arg("--release");
-        }
-        match cargo.status() {
-            Ok(status) if status.success() => Ok(()),
-            Ok(status) => Err(format!("cargo build of the binaries failed: {status}")),
-            Err(e) => Err(format!("cannot run cargo to build the binaries: {e}")),
-        }
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        subagent_test_support::bins::under_test(
+            "suite",
+            &[
+                ("subagent", env!("CARGO_BIN_EXE_subagent-under-test")),
+                (
+                    "subagent-worker",
+                    env!("CARGO_BIN_EXE_subagent-worker-under-test"),
+                ),
+                (
+                    "subagent-render-page",
+                    env!("CARGO_BIN_EXE_subagent-render-page-under-test"),
+                ),
+            ],
+        )
     });
-    if let Err(e) = built {
-        panic!("{e}; build them with `cargo build --workspace --bins`");
-    }
-    let path = fixture.with_file_name(name);
-    assert!(path.exists(), "{} missing after the build", path.display());
+    let path = dir.join(name);
+    assert!(
+        path.exists(),
+        "{} is not a binary under test",
+        path.display()
+    );
     path
 }
 pub const TEST_API_KEY: &str = "sk-test-abcdefghijklmnopqrstuvwxyz0123";

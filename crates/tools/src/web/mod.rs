@@ -8,6 +8,7 @@ pub mod decode;
 pub mod fetch;
 pub mod markdown;
 pub mod render;
+pub mod render_program;
 pub mod scrape;
 pub mod search;
 

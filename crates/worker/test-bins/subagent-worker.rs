@@ -1,0 +1,8 @@
+//! This package's tests' copy of `subagent-worker` (see
+//! `subagent_test_support::bins`).
+
+#![forbid(unsafe_code)]
+
+fn main() -> std::process::ExitCode {
+    subagent_worker::program::main()
+}
