@@ -11,16 +11,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use super::support::*;
-
-/// How long a condition a test waits for may take on a loaded machine.
-const WAIT: Duration = Duration::from_secs(60);
-/// How often it is checked.
-const POLL: Duration = Duration::from_millis(20);
 
 /// A batch's directory: tasks, results, sessions and the workspace.
 pub(super) struct BatchDir {
@@ -120,14 +114,6 @@ pub(super) fn ids(results: &[Value]) -> Vec<String> {
         .iter()
         .map(|r| r["id"].as_str().unwrap().to_owned())
         .collect()
-}
-
-pub(super) fn wait_until(what: &str, done: impl Fn() -> bool) {
-    let deadline = Instant::now() + WAIT;
-    while !done() {
-        assert!(Instant::now() < deadline, "waited {WAIT:?} for {what}");
-        std::thread::sleep(POLL);
-    }
 }
 
 pub(super) fn stderr(out: &Output) -> String {

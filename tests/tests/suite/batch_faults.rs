@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use super::batch_cmd::{BatchDir, assert_workers_gone, ids, ok_task, stderr, wait_until};
+use super::batch_cmd::{BatchDir, assert_workers_gone, ids, ok_task, stderr};
 use super::support::*;
 
 /// `subagent`'s exit status for a lost session file (`exit_codes.rs`).

@@ -8,6 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use subagent_test_support::skip::cannot_run;
+
 /// The cache root, by the rule of xtask's `cache_root`.
 pub fn cache_root() -> PathBuf {
     let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
@@ -74,8 +76,7 @@ fn cached(
         return Some(entry);
     }
     let fail = |why: String| -> Option<PathBuf> {
-        assert!(std::env::var_os("CI").is_none(), "{test}: {why}");
-        eprintln!("skipping {test}: {why}");
+        cannot_run(test, &why);
         None
     };
     if let Err(e) = std::fs::create_dir_all(&root) {

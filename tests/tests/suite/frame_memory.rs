@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::Value;
 use subagent_protocol::frame::DEFAULT_MAX_PAYLOAD;
 
-use super::batch_cmd::{BatchDir, assert_workers_gone, stderr, wait_until};
+use super::batch_cmd::{BatchDir, assert_workers_gone, stderr};
 use super::support::*;
 
 const MIB: u64 = 1024 * 1024;

@@ -284,7 +284,7 @@ fn a_run_whose_supervisor_was_sigkilled_leaves_the_list() {
         "ps removes a dead run's record (and a dead process's spares)"
     );
     // A killed supervisor's worker goes a moment after it.
-    super::batch_cmd::wait_until("the worker gone", || processes_in(ws.path()).is_empty());
+    super::support::wait_until("the worker gone", || processes_in(ws.path()).is_empty());
     assert_nothing_runs_in(ws.path());
 }
 

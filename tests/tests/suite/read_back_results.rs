@@ -15,7 +15,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use super::batch_cmd::{BatchDir, assert_workers_gone, ids, ok_task, stderr, wait_until};
+use super::batch_cmd::{BatchDir, assert_workers_gone, ids, ok_task, stderr};
 use super::planted::plant_link_named_for_child;
 use super::support::*;
 

@@ -10,9 +10,9 @@ use std::process::{Command, Stdio};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use super::batch_cmd::wait_until;
 use super::resume_cmd::messages;
 use super::scripted_model::{ScriptedModel, text_turn, tool_call_turn};
+use super::support::wait_until;
 use super::support::*;
 
 /// `subagent batch` of `dir`'s tasks.jsonl against the scripted `model`

@@ -12,10 +12,10 @@ use std::process::{Command, Output, Stdio};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use super::batch_cmd::wait_until;
 use super::fault_proxy::{Fault, FaultProxy};
 use super::llama::LlamaServer;
 use super::scripted_model::{ScriptedModel, offered_tools, text_turn, tool_call_turn};
+use super::support::wait_until;
 use super::support::*;
 
 /// The result object of a `--json` run that exited with `code`.

@@ -8,8 +8,8 @@ use std::process::Stdio;
 
 use serde_json::json;
 
-use super::batch_cmd::wait_until;
 use super::scripted_model::{ScriptedModel, text_turn, tool_call_turn};
+use super::support::wait_until;
 use super::support::*;
 
 /// The mount points of every cgroup hierarchy (v1 and v2) of this process.

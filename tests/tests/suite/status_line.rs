@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 
 use super::scripted_model::{ScriptedModel, text_turn, tool_call_turn};
 use super::support;
+use subagent_test_support::wait_until_within;
 
 /// Longest wait for something to appear in the pane (20 s): a run against
 /// the loopback model takes well under a second; the margin is for a
@@ -119,12 +120,12 @@ impl Tmux {
     /// Kills the server and waits until no process of it is left.
     pub(super) fn kill(self) {
         self.kill_server();
-        wait_until("the tmux server to exit", || {
+        wait_until_within("the tmux server to exit", PANE_WAIT, || {
             support::survivors(&self.socket).is_empty()
         });
         // The pane's shell and the recorder end when the server is gone,
         // a moment later.
-        wait_until("the pane's processes to exit", || {
+        wait_until_within("the pane's processes to exit", PANE_WAIT, || {
             runs_in(&self.cwd).is_empty()
         });
         let alive = Command::new("tmux")
@@ -166,15 +167,6 @@ impl Tmux {
 impl Drop for Tmux {
     fn drop(&mut self) {
         self.kill_server();
-    }
-}
-
-/// Polls `done` until it holds, for at most [`PANE_WAIT`].
-fn wait_until(what: &str, done: impl Fn() -> bool) {
-    let deadline = Instant::now() + PANE_WAIT;
-    while !done() {
-        assert!(Instant::now() < deadline, "waited {PANE_WAIT:?} for {what}");
-        std::thread::sleep(POLL);
     }
 }
 

@@ -20,6 +20,7 @@ pub use super::run_output::{
     assert_exit, assert_exit_saying, checked, of_type, sandbox_layers, session_file_of, stderr,
     tool_output, tool_result,
 };
+pub use subagent_test_support::wait_until;
 
 pub const FIXTURE: &str = env!("CARGO_BIN_EXE_fixture-worker");
 

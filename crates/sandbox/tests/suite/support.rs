@@ -15,6 +15,8 @@ use subagent_sandbox::{
     CaptureLimits, CgroupKind, ChildExit, SandboxSpec, SandboxedChild, become_subreaper,
     cgroup_support, isolation_support,
 };
+pub use subagent_test_support::processes::alive_with_marker;
+use subagent_test_support::processes::state_and_parent;
 use tokio::io::AsyncReadExt;
 use tokio::net::UnixStream;
 use tokio::sync::{OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock};
@@ -146,25 +148,6 @@ pub async fn read_until(stream: &mut UnixStream, needle: &str) -> String {
     String::from_utf8_lossy(&text).into_owned()
 }
 
-/// Pids of live (non-zombie) processes whose environment or command line
-/// contains `marker`.
-pub fn alive_with_marker(marker: &str) -> Vec<u32> {
-    let needle = marker.as_bytes();
-    let contains = |haystack: &[u8]| haystack.windows(needle.len()).any(|w| w == needle);
-    std::fs::read_dir("/proc")
-        .expect("read /proc")
-        .filter_map(Result::ok)
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| *pid != std::process::id())
-        .filter(|pid| state(*pid).is_some_and(|s| s != 'Z'))
-        .filter(|pid| {
-            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
-            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            contains(&environ) || contains(&cmdline)
-        })
-        .collect()
-}
-
 /// Asserts that no process carrying `marker` is alive and that none of
 /// `pids` is alive or left as our unreaped zombie.
 pub fn assert_nothing_alive(marker: &str, pids: &[u32]) {
@@ -198,19 +181,6 @@ pub async fn assert_eventually_nothing_alive(marker: &str, pids: &[u32]) {
     assert_nothing_alive(marker, pids);
 }
 
-fn state(pid: u32) -> Option<char> {
-    state_and_parent(pid).map(|(s, _)| s)
-}
-
-fn state_and_parent(pid: u32) -> Option<(char, u32)> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let (_, rest) = text.rsplit_once(')')?;
-    let mut fields = rest.split_whitespace();
-    let state = fields.next()?.chars().next()?;
-    let ppid = fields.next()?.parse().ok()?;
-    Some((state, ppid))
-}
-
 /// The child's sandbox status lists `protection` as applied.
 pub fn assert_applied(child: &subagent_sandbox::SandboxedChild, protection: &str) {
     let applied = &child.status().applied;
@@ -220,33 +190,10 @@ pub fn assert_applied(child: &subagent_sandbox::SandboxedChild, protection: &str
     );
 }
 
-/// True when this is a CI run: `CI` set to anything but empty, `false` or
-/// `0` (the rule `cargo xtask` uses).
-fn under_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
-}
-
-/// What `probe` found when the machine has `feature`. When it does not:
-/// under CI the test fails, because CI machines have every feature these
-/// tests need (cgroup v1 with memory, pids and freezer hierarchies, user
-/// namespaces, Landlock, seccomp, x86_64); elsewhere the test prints why it
-/// skips, and its caller returns. The test is named by its thread, which
-/// the test harness names after it.
-pub fn needs<T>(feature: &str, probe: Result<T, String>) -> Option<T> {
-    let thread = std::thread::current();
-    let test = thread.name().unwrap_or("this test");
-    match probe {
-        Ok(found) => Some(found),
-        Err(reason) => {
-            assert!(
-                !under_ci(),
-                "{test} needs {feature}, which CI machines have: {reason}"
-            );
-            eprintln!("skipping {test}: it needs {feature}: {reason}");
-            None
-        }
-    }
-}
+/// What a probe found when the machine has a feature; under CI a missing
+/// one fails the test, elsewhere it skips with a line (the workspace's one
+/// copy of that rule).
+pub use subagent_test_support::skip::needs;
 
 /// A writable cgroup hierarchy with memory and pids controllers.
 pub fn needs_cgroups() -> Option<CgroupKind> {

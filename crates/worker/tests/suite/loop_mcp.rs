@@ -14,6 +14,7 @@ use subagent_protocol::message::LogLevel;
 use subagent_protocol::{
     ApiKey, McpEnvVar, McpServerSpec, McpToolSelection, StopReason, TaskSpec, WorkerEvent,
 };
+use subagent_test_support::processes::survivors;
 use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
 
@@ -65,22 +66,8 @@ fn unique() -> u64 {
     NEXT.fetch_add(1, Ordering::SeqCst)
 }
 
-/// Processes whose command line holds `marker`.
-fn alive_with(marker: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        if String::from_utf8_lossy(&cmdline).contains(marker) {
-            found.push(entry.file_name().to_string_lossy().into_owned());
-        }
-    }
-    found
-}
-
 fn assert_nothing_left(setup: &Setup) {
-    let alive = alive_with(&setup.marker);
+    let alive = survivors(&setup.marker);
     assert!(
         alive.is_empty(),
         "server processes survived the run: {alive:?}"
@@ -329,7 +316,7 @@ async fn a_run_cancelled_while_its_server_starts_leaves_no_server() {
     let marker = setup.marker.clone();
     tokio::spawn(async move {
         // Cancel once the server is running and waiting for nothing.
-        while alive_with(&marker).is_empty() {
+        while survivors(&marker).is_empty() {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         cancelling.cancel();
@@ -346,7 +333,7 @@ async fn a_run_cancelled_while_its_server_starts_leaves_no_server() {
     assert!(ran.requests.is_empty(), "no model turn after the cancel");
     // The kill is asynchronous (SIGKILL, then the reaper).
     let deadline = Instant::now() + Duration::from_secs(10);
-    while !alive_with(&setup.marker).is_empty() && Instant::now() < deadline {
+    while !survivors(&setup.marker).is_empty() && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert_nothing_left(&setup);
