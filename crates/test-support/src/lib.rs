@@ -1,7 +1,7 @@
 //! What the workspace's tests share, written once: the binaries under
 //! test as Cargo built them for the suite ([`bins`]), the process-leak
-//! check ([`processes`]), waiting on an event ([`wait`]) and skipping what
-//! this machine cannot run ([`skip`]).
+//! check ([`processes`]), waiting on an event ([`wait`]), skipping what
+//! this machine cannot run ([`skip`]) and the loopback HTTP stub ([`http`]).
 //!
 //! For tests only (a dev-dependency, and the test packages' own
 //! binaries): nothing here is for the product, and nothing here builds
@@ -16,6 +16,7 @@
 )]
 
 pub mod bins;
+pub mod http;
 pub mod processes;
 pub mod skip;
 pub mod wait;

@@ -10,13 +10,12 @@
 //!   unless the operator allows it (`[call] allowed_api_key_env`,
 //!   `--api-key-env`); the kind's own variable always works.
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::Output;
-use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
+
+use subagent_test_support::http::{LoopbackHttp, Response};
 
 use super::scripted_model::text_turn;
 use super::support::*;
@@ -25,68 +24,31 @@ const PROD_KEY: &str = "prod-key-abcdefghijklmnop";
 const AWS_SECRET: &str = "aws-secret-abcdefghijklmnop";
 const OPENAI_KEY: &str = "openai-key-abcdefghijklmnop";
 
-/// A loopback server answering every request with one scripted text turn
-/// and keeping each request's `Authorization` header.
+/// A loopback server (the test support's stub) answering every request
+/// with one scripted text turn and keeping each request's `Authorization`
+/// header.
 struct Recorder {
     url: String,
-    seen: Arc<Mutex<Vec<String>>>,
+    server: LoopbackHttp,
 }
 
 impl Recorder {
     fn start() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}/v1", listener.local_addr().unwrap());
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let into = Arc::clone(&seen);
-        std::thread::spawn(move || {
-            for socket in listener.incoming().flatten() {
-                answer(socket, &into);
-            }
-        });
-        Self { url, seen }
+        let server =
+            LoopbackHttp::start(|_| Response::new(200, "text/event-stream", text_turn("answered")));
+        Self {
+            url: server.url("/v1"),
+            server,
+        }
     }
 
     fn authorizations(&self) -> Vec<String> {
-        self.seen.lock().unwrap().clone()
+        self.server
+            .requests()
+            .iter()
+            .map(|r| r.header("authorization").unwrap_or_default().to_owned())
+            .collect()
     }
-}
-
-fn answer(mut socket: TcpStream, seen: &Mutex<Vec<String>>) {
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") && head.len() < 64 * 1024 {
-        if socket.read(&mut byte).unwrap_or(0) == 0 {
-            return;
-        }
-        head.push(byte[0]);
-    }
-    let head = String::from_utf8_lossy(&head).to_string();
-    let header = |name: &str| {
-        head.lines().find_map(|l| {
-            let (key, value) = l.split_once(':')?;
-            key.trim()
-                .eq_ignore_ascii_case(name)
-                .then(|| value.trim().to_owned())
-        })
-    };
-    seen.lock()
-        .unwrap()
-        .push(header("authorization").unwrap_or_default());
-    let length: usize = header("content-length")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    let mut body = vec![0u8; length];
-    let _ = socket.read_exact(&mut body);
-    let sse = text_turn("answered");
-    let _ = socket.write_all(
-        format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\
-             connection: close\r\n\r\n",
-            sse.len()
-        )
-        .as_bytes(),
-    );
-    let _ = socket.write_all(&sse);
 }
 
 /// A user config dir whose config.toml is `text`.

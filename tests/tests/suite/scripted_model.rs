@@ -27,7 +27,8 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use subagent_test_support::http::read_request_async;
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
@@ -39,10 +40,6 @@ pub const SERVER_LIFETIME: Duration = Duration::from_secs(120);
 /// after everything before it was sent, until
 /// [`ScriptedModel::resume_stream`]; it is not sent itself.
 pub const PAUSE: &str = ": pause\n\n";
-
-/// Largest request accepted, bytes: a capped tool result is about 50 KiB,
-/// the whole conversation of these scripts well under this.
-const MAX_REQUEST_BYTES: usize = 8 * 1024 * 1024;
 
 #[derive(Default)]
 struct Script {
@@ -285,7 +282,7 @@ pub(super) async fn send_status(
 }
 
 /// The request path and body; `None` for a malformed or oversized request,
-/// or one without a `content-length`.
+/// or one without a `content-length` (the test support's one reader).
 pub(super) async fn read_request(socket: &mut TcpStream) -> Option<(String, Vec<u8>)> {
     let (_, path, body) = read_http_request(socket, true).await?;
     Some((path, body))
@@ -298,43 +295,8 @@ pub(super) async fn read_http_request(
     socket: &mut TcpStream,
     require_length: bool,
 ) -> Option<(String, String, Vec<u8>)> {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 16 * 1024];
-    let head_end = loop {
-        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break end + 4;
-        }
-        let n = socket.read(&mut chunk).await.ok()?;
-        if n == 0 || buf.len() > MAX_REQUEST_BYTES {
-            return None;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    };
-    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
-    let mut request_line = head.split(' ');
-    let method = request_line.next()?.to_owned();
-    let path = request_line.next()?.to_owned();
-    let length: usize = match head
-        .lines()
-        .filter_map(|line| line.split_once(':'))
-        .find(|(name, _)| name.trim().eq_ignore_ascii_case("content-length"))
-    {
-        Some((_, value)) => value.trim().parse().ok()?,
-        None if require_length => return None,
-        None => 0,
-    };
-    if length > MAX_REQUEST_BYTES {
-        return None;
-    }
-    let mut body = buf[head_end..].to_vec();
-    while body.len() < length {
-        let n = socket.read(&mut chunk).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        body.extend_from_slice(&chunk[..n]);
-    }
-    Some((method, path, body))
+    let request = read_request_async(socket, require_length).await?;
+    Some((request.method, request.target, request.body))
 }
 
 fn event(data: &Value) -> String {

@@ -12,10 +12,11 @@ use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+
+use subagent_test_support::http::{LoopbackHttp, Response};
 
 use super::cached_installs::python_venv;
 use super::scripted_model::{
@@ -351,34 +352,20 @@ fn a_nested_run_started_with_traceparent_is_one_trace_under_the_callers_span_in_
     phoenix.stop();
 }
 
-/// A request's head (lowercased) and body.
+/// A request's head (lowercased: request line and headers) and body.
 pub(super) type Received = (String, Vec<u8>);
 
-/// A loopback OTLP receiver of this file: answers 200 to every POST and
-/// keeps each request's head and body.
+/// A loopback OTLP receiver (the test support's stub): answers 200 to
+/// every request and keeps each one.
 pub(super) struct Capture {
-    pub(super) port: u16,
-    pub(super) seen: Arc<Mutex<Vec<Received>>>,
+    server: LoopbackHttp,
 }
 
 impl Capture {
     pub(super) fn start() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let keep = Arc::clone(&seen);
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { return };
-                if let Some(request) = read_request(&mut stream) {
-                    keep.lock().unwrap().push(request);
-                }
-                let _ = stream.write_all(
-                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}",
-                );
-            }
-        });
-        Self { port, seen }
+        Self {
+            server: LoopbackHttp::start(|_| Response::json(200, "{}")),
+        }
     }
 
     /// The variables that export a run's spans here as http/json.
@@ -386,34 +373,25 @@ impl Capture {
         [
             (
                 "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-                format!("http://127.0.0.1:{}/v1/traces", self.port),
+                self.server.url("/v1/traces"),
             ),
             ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json".to_owned()),
         ]
     }
-}
 
-fn read_request(stream: &mut TcpStream) -> Option<Received> {
-    let mut data = Vec::new();
-    let mut buf = [0u8; 8192];
-    loop {
-        let n = stream.read(&mut buf).ok()?;
-        if n == 0 {
-            return None;
-        }
-        data.extend_from_slice(&buf[..n]);
-        let Some(end) = data.windows(4).position(|w| w == b"\r\n\r\n") else {
-            continue;
-        };
-        let head = String::from_utf8_lossy(&data[..end]).to_lowercase();
-        let length: usize = head
-            .lines()
-            .find_map(|l| l.strip_prefix("content-length:"))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(0);
-        if data.len() >= end + 4 + length {
-            return Some((head, data[end + 4..end + 4 + length].to_vec()));
-        }
+    /// Every request so far.
+    pub(super) fn seen(&self) -> Vec<Received> {
+        self.server
+            .requests()
+            .into_iter()
+            .map(|r| {
+                let mut head = format!("{} {}", r.method, r.target);
+                for (name, value) in &r.headers {
+                    head.push_str(&format!("\r\n{name}: {value}"));
+                }
+                (head.to_lowercase(), r.body)
+            })
+            .collect()
     }
 }
 
@@ -461,7 +439,7 @@ fn http_json_carries_the_spans_and_headers_to_the_collector_and_nothing_of_otel_
         "telemetry variables reached the tool: {tool_output}"
     );
 
-    let seen = capture.seen.lock().unwrap().clone();
+    let seen = capture.seen();
     assert!(!seen.is_empty(), "nothing exported");
     let mut names = Vec::new();
     let mut root_parent = None;

@@ -69,7 +69,7 @@ fn serve_once(
 /// The parent span id of each `invoke_agent` span `capture` received.
 fn root_parents(capture: &Capture) -> Vec<Value> {
     let mut parents = Vec::new();
-    for (_, body) in capture.seen.lock().unwrap().iter() {
+    for (_, body) in &capture.seen() {
         let body: Value = serde_json::from_slice(body).unwrap();
         for rs in body["resourceSpans"].as_array().unwrap() {
             for ss in rs["scopeSpans"].as_array().unwrap() {
@@ -177,7 +177,7 @@ fn a_batchs_tasks_are_spans_of_one_batch_span_under_the_callers_span() {
     );
     let mut batch_span = None;
     let mut parents = Vec::new();
-    for (_, body) in capture.seen.lock().unwrap().iter() {
+    for (_, body) in &capture.seen() {
         let body: Value = serde_json::from_slice(body).unwrap();
         for rs in body["resourceSpans"].as_array().unwrap() {
             for ss in rs["scopeSpans"].as_array().unwrap() {

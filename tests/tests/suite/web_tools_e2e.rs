@@ -7,14 +7,13 @@
 //! request), and that no process of the run survives it. Nothing leaves
 //! 127.0.0.1.
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::Output;
-use std::sync::{Arc, Mutex};
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
+
+use subagent_test_support::http::{LoopbackHttp, Request, Response};
 
 use super::scripted_model::{ScriptedModel, offered_tools, text_turn, tool_call_turn};
 use super::support::*;
@@ -24,74 +23,46 @@ const PAGE: &str = "<!doctype html><html><head><title>Otter facts</title></head>
 drift apart; a group floating together is called a raft.</p>\
 <p>See the <a href=\"/more\">longer guide</a> for every species.</p></article></body></html>";
 
-/// A loopback HTTP server on a thread: `/search?...` answers SearXNG JSON
-/// whose one result is this server's `/page`, `/page` answers [`PAGE`].
-/// Every request's target is recorded.
+/// A loopback web server (the test support's stub): `/search?...` answers
+/// a search whose one result is this server's `/page`, `/page` answers
+/// [`PAGE`]. Every request's target is recorded.
 struct WebServer {
-    port: u16,
-    targets: Arc<Mutex<Vec<String>>>,
+    server: LoopbackHttp,
 }
 
 impl WebServer {
     fn start() -> Self {
-        let targets = Arc::new(Mutex::new(Vec::new()));
-        let recorded = Arc::clone(&targets);
-        let port = listen(move |stream, port| serve(stream, port, &recorded));
-        Self { port, targets }
+        Self {
+            server: LoopbackHttp::start(serve),
+        }
     }
 
     fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}{path}", self.port)
+        self.server.url(path)
     }
 
     fn targets(&self) -> Vec<String> {
-        self.targets.lock().unwrap().clone()
+        self.server
+            .requests()
+            .into_iter()
+            .map(|r| r.target)
+            .collect()
     }
 }
 
-/// A loopback listener whose connections `handle` takes in turn, on a
-/// thread that lives as long as the test process; returns its port.
-fn listen(handle: impl Fn(TcpStream, u16) + Send + 'static) -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            handle(stream, port);
-        }
-    });
-    port
-}
-
-fn serve(stream: TcpStream, port: u16, recorded: &Mutex<Vec<String>>) {
-    let mut reader = BufReader::new(&stream);
-    let mut request_line = String::new();
-    if reader.read_line(&mut request_line).is_err() {
-        return;
-    }
-    // Headers up to the blank line; GETs have no body.
-    let mut line = String::new();
-    while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
-        line.clear();
-    }
-    let target = request_line.split(' ').nth(1).unwrap_or("").to_owned();
-    recorded.lock().unwrap().push(target.clone());
-    let (content_type, body) = if target.starts_with("/search?") {
+fn serve(request: &Request) -> Response {
+    if request.target.starts_with("/search?") {
+        // The page is on this server: the one the request was sent to.
+        let host = request.header("host").unwrap_or_default();
         let answer = json!({"query": "otters", "results": [{
             "title": "Otter facts",
-            "url": format!("http://127.0.0.1:{port}/page"),
+            "url": format!("http://{host}/page"),
             "content": "Why sea otters hold hands."
         }]});
-        ("application/json", answer.to_string())
+        Response::json(200, answer.to_string())
     } else {
-        ("text/html; charset=utf-8", PAGE.to_owned())
-    };
-    let mut stream = &stream;
-    let _ = write!(
-        stream,
-        "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\
-         Connection: close\r\n\r\n{body}",
-        body.len()
-    );
+        Response::new(200, "text/html; charset=utf-8", PAGE)
+    }
 }
 
 /// A workspace that is its own repository root, with a project config
@@ -379,39 +350,23 @@ fn a_subagent_uses_the_web_tools_for_its_parent_at_depth_two() {
     assert_eq!(targets, ["/search?q=otters+hands&format=json", "/page"]);
 }
 
-/// A loopback listener on a thread that answers every request with `reply`
-/// and records each request's head (request line and headers).
-fn recording_server(reply: impl Fn() -> String + Send + 'static) -> (u16, Arc<Mutex<Vec<String>>>) {
-    let heads = Arc::new(Mutex::new(Vec::new()));
-    let recorded = Arc::clone(&heads);
-    let port = listen(move |stream, _| {
-        let mut reader = BufReader::new(&stream);
-        let mut head = String::new();
-        let mut line = String::new();
-        while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
-            head.push_str(&line);
-            line.clear();
-        }
-        recorded.lock().unwrap().push(head);
-        let _ = (&stream).write_all(reply().as_bytes());
-    });
-    (port, heads)
-}
-
 #[test]
 fn a_search_backend_that_redirects_to_another_host_is_refused_and_the_key_stays_with_it() {
     // The operator's Brave backend (on loopback here) answers 302 to
     // another host:port, as an open redirect on it could. The search must
     // stop there: the other host never sees a request, let alone the key.
-    let (elsewhere, elsewhere_heads) = recording_server(|| {
-        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}".to_owned()
-    });
-    let (backend, backend_heads) = recording_server(move || {
-        format!(
-            "HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:{elsewhere}/res/v1/web/search?q=x\r\n\
-             Content-Length: 0\r\nConnection: close\r\n\r\n"
+    let elsewhere_server = LoopbackHttp::start(|_| Response::json(200, "{}"));
+    let elsewhere = elsewhere_server.port();
+    let backend_server = LoopbackHttp::start(move |_| {
+        Response::new(302, "text/plain", "").with_header(
+            "Location",
+            &format!("http://127.0.0.1:{elsewhere}/res/v1/web/search?q=x"),
         )
     });
+    let backend = backend_server.port();
+    let heads = |server: &LoopbackHttp| -> Vec<String> {
+        server.requests().iter().map(Request::head).collect()
+    };
     let workspace = tempfile::tempdir().unwrap();
     std::fs::create_dir(workspace.path().join(".git")).unwrap();
     std::fs::create_dir(workspace.path().join(".subagent")).unwrap();
@@ -454,14 +409,14 @@ fn a_search_backend_that_redirects_to_another_host_is_refused_and_the_key_stays_
     let (_, _, is_error, output) = &results[0];
     assert!(is_error, "{output}");
     assert!(output.contains("another host"), "{output}");
-    let backend_heads = backend_heads.lock().unwrap().clone();
+    let backend_heads = heads(&backend_server);
     assert_eq!(backend_heads.len(), 1, "{backend_heads:?}");
     assert!(
         backend_heads[0].contains(key),
         "the backend itself gets the key"
     );
     assert_eq!(
-        elsewhere_heads.lock().unwrap().clone(),
+        heads(&elsewhere_server),
         Vec::<String>::new(),
         "the other host was asked"
     );
