@@ -29,6 +29,8 @@ pub struct Request {
     pub method: String,
     /// The request target (path and query).
     pub target: String,
+    /// The HTTP minor version (`1` for HTTP/1.1).
+    pub version: u8,
     /// Headers in order, names as sent.
     pub headers: Vec<(String, String)>,
     /// The body (`content-length` bytes).
@@ -36,14 +38,23 @@ pub struct Request {
 }
 
 impl Request {
-    /// The request line and headers as sent (`METHOD TARGET`, then
-    /// `name: value` lines), for a failure message or a text search.
+    /// The request line and headers as sent (`METHOD TARGET HTTP/1.x`,
+    /// then `name: value` lines), for a failure message or a text search.
     pub fn head(&self) -> String {
-        let mut head = format!("{} {}\r\n", self.method, self.target);
+        let mut head = format!(
+            "{} {} HTTP/1.{}\r\n",
+            self.method, self.target, self.version
+        );
         for (name, value) in &self.headers {
             head.push_str(&format!("{name}: {value}\r\n"));
         }
         head
+    }
+
+    /// The whole request as text: [`Self::head`], a blank line, the body
+    /// (lossy UTF-8).
+    pub fn text(&self) -> String {
+        format!("{}\r\n{}", self.head(), String::from_utf8_lossy(&self.body))
     }
 
     /// The first header called `name` (any case).
@@ -118,6 +129,7 @@ enum Head {
     Complete {
         method: String,
         target: String,
+        version: u8,
         headers: Vec<(String, String)>,
         length: Option<usize>,
         body_start: usize,
@@ -150,6 +162,7 @@ fn parse_head(buf: &[u8]) -> Head {
                 length => Head::Complete {
                     method: request.method.unwrap_or_default().to_owned(),
                     target: request.path.unwrap_or_default().to_owned(),
+                    version: request.version.unwrap_or(1),
                     headers,
                     length: length.and_then(Result::ok),
                     body_start,
@@ -206,6 +219,7 @@ fn request_in(buf: &[u8], require_length: bool) -> Option<Option<Request>> {
         Head::Complete {
             method,
             target,
+            version,
             headers,
             length,
             body_start,
@@ -221,6 +235,7 @@ fn request_in(buf: &[u8], require_length: bool) -> Option<Option<Request>> {
             Some(Some(Request {
                 method,
                 target,
+                version,
                 headers,
                 body: body[..length].to_vec(),
             }))

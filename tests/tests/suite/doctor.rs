@@ -2,10 +2,11 @@
 //! missing ones with their fixes and a non-zero exit, and the model
 //! endpoint probe against a closed port and a tiny loopback server.
 
-use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
+
+use subagent_test_support::http::{LoopbackHttp, Response};
 
 use super::exit_codes;
 
@@ -173,35 +174,24 @@ fn doctor_reports_a_closed_model_endpoint_as_unreachable() {
     assert_eq!(out.status.code(), Some(exit_codes::DOCTOR_MISSING));
 }
 
-/// Answers one `GET /v1/models` with a one-model list, then closes.
-pub(super) fn serve_one_model_list(listener: TcpListener) -> std::thread::JoinHandle<String> {
-    std::thread::spawn(move || {
-        let (mut conn, _) = listener.accept().unwrap();
-        let mut request = Vec::new();
-        let mut buf = [0u8; 1024];
-        while !request.windows(4).any(|w| w == b"\r\n\r\n") {
-            let n = conn.read(&mut buf).unwrap();
-            assert!(n > 0, "the request ended before its headers did");
-            request.extend_from_slice(&buf[..n]);
-        }
-        let body = r#"{"object":"list","data":[{"id":"m"}]}"#;
-        write!(
-            conn,
-            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
-             Connection: close\r\n\r\n{body}",
-            body.len()
-        )
-        .unwrap();
-        String::from_utf8_lossy(&request).into_owned()
-    })
+/// A model server (the test support's stub) answering `GET /v1/models`
+/// with a one-model list.
+pub(super) fn model_list_server() -> LoopbackHttp {
+    LoopbackHttp::start(|_| Response::json(200, r#"{"object":"list","data":[{"id":"m"}]}"#))
+}
+
+/// The one request `server` got, as text.
+pub(super) fn the_request(server: &LoopbackHttp) -> String {
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1, "{requests:#?}");
+    requests[0].text()
 }
 
 #[test]
 fn doctor_reaches_a_model_endpoint_and_finds_the_model_listed() {
     let dir = tempfile::tempdir().unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    let server = serve_one_model_list(listener);
+    let server = model_list_server();
+    let url = server.url("/v1");
     let out = doctor(
         dir.path(),
         &[
@@ -214,7 +204,7 @@ fn doctor_reaches_a_model_endpoint_and_finds_the_model_listed() {
             "m",
         ],
     );
-    let request = server.join().unwrap();
+    let request = the_request(&server);
     assert!(request.starts_with("GET /v1/models "), "{request}");
     let report = report(&out);
     let endpoint = probe(&report, "endpoint");
@@ -233,13 +223,12 @@ fn doctor_reaches_a_model_endpoint_and_finds_the_model_listed() {
 #[test]
 fn doctor_probes_every_configured_provider_and_names_the_file_to_fix() {
     let dir = tempfile::tempdir().unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let up = format!("http://{}/v1", listener.local_addr().unwrap());
+    let server = model_list_server();
+    let up = server.url("/v1");
     let closed = {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         listener.local_addr().unwrap().port()
     };
-    let server = serve_one_model_list(listener);
     std::fs::create_dir_all(dir.path().join(".git")).unwrap();
     std::fs::create_dir_all(dir.path().join(".subagent")).unwrap();
     let config = dir.path().join(".subagent/config.toml");
@@ -253,7 +242,7 @@ fn doctor_probes_every_configured_provider_and_names_the_file_to_fix() {
     .unwrap();
     trust_project(dir.path(), &dir.path().join("home"));
     let out = doctor(dir.path(), &["--json"]);
-    let request = server.join().unwrap();
+    let request = the_request(&server);
     assert!(request.starts_with("GET /v1/models "), "{request}");
     let report = report(&out);
     let config_probe = probe(&report, "config");

@@ -3,73 +3,35 @@
 //! `--probe-model`'s 1-token request, against a loopback server and the
 //! real llama-server (which answers to any model name).
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
+use subagent_test_support::http::{LoopbackHttp, Request, Response};
 
+use super::doctor::{doctor, model_list_server, probe, report, the_request};
 use super::exit_codes;
-
-use super::doctor::{doctor, probe, report, serve_one_model_list};
 use super::support::assert_nothing_runs_in;
 
-/// Answers `GET /v1/models` with a list naming only `m`, then one POST
-/// with `post_status`; returns the requests it saw.
-fn serve_list_then_post(
-    listener: TcpListener,
-    post_status: &'static str,
-) -> std::thread::JoinHandle<Vec<String>> {
-    std::thread::spawn(move || {
-        let mut seen = Vec::new();
-        for _ in 0..2 {
-            let (mut conn, _) = listener.accept().unwrap();
-            let mut request = Vec::new();
-            let mut buf = [0u8; 4096];
-            // Headers, then the body its Content-Length announces.
-            loop {
-                let n = conn.read(&mut buf).unwrap();
-                assert!(n > 0, "the request ended early");
-                request.extend_from_slice(&buf[..n]);
-                let text = String::from_utf8_lossy(&request).into_owned();
-                if let Some((head, body)) = text.split_once("\r\n\r\n") {
-                    let wanted = head
-                        .lines()
-                        .find_map(|l| l.strip_prefix("Content-Length: "))
-                        .map_or(0, |n| n.trim().parse::<usize>().unwrap());
-                    if body.len() >= wanted {
-                        break;
-                    }
-                }
-            }
-            let text = String::from_utf8_lossy(&request).into_owned();
-            let (status, body) = if text.starts_with("GET ") {
-                ("200 OK", r#"{"object":"list","data":[{"id":"m"}]}"#)
-            } else {
-                (
-                    post_status,
-                    r#"{"error":{"message":"model 'other' not found"}}"#,
-                )
-            };
-            write!(
-                conn,
-                "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
-                 Connection: close\r\n\r\n{body}",
-                body.len()
+/// A model server (the test support's stub) answering `GET /v1/models`
+/// with a list naming only `m`, and a POST with `post_status`.
+fn list_then_post_server(post_status: u16) -> LoopbackHttp {
+    LoopbackHttp::start(move |request| {
+        if request.method == "GET" {
+            Response::json(200, r#"{"object":"list","data":[{"id":"m"}]}"#)
+        } else {
+            Response::json(
+                post_status,
+                r#"{"error":{"message":"model 'other' not found"}}"#,
             )
-            .unwrap();
-            seen.push(text);
         }
-        seen
     })
 }
 
 #[test]
 fn an_unlisted_model_on_an_openai_compatible_server_is_a_warning_not_a_failure() {
     let dir = tempfile::tempdir().unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    let server = serve_one_model_list(listener);
+    let server = model_list_server();
+    let url = server.url("/v1");
     let args = ["--base-url", &url, "--model", "other"];
     let out = doctor(dir.path(), &[&["--json"][..], &args].concat());
-    server.join().unwrap();
+    the_request(&server);
     let report = report(&out);
     let model = probe(&report, "model");
     assert_eq!(model["ok"], true, "{model}");
@@ -95,11 +57,10 @@ fn an_unlisted_model_on_an_openai_compatible_server_is_a_warning_not_a_failure()
 
 #[test]
 fn probe_model_settles_an_unlisted_model_with_a_one_token_request() {
-    for (status, ok) in [("200 OK", true), ("404 Not Found", false)] {
+    for (status, ok) in [(200, true), (404, false)] {
         let dir = tempfile::tempdir().unwrap();
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}/v1", listener.local_addr().unwrap());
-        let server = serve_list_then_post(listener, status);
+        let server = list_then_post_server(status);
+        let url = server.url("/v1");
         let out = doctor(
             dir.path(),
             &[
@@ -111,7 +72,7 @@ fn probe_model_settles_an_unlisted_model_with_a_one_token_request() {
                 "--probe-model",
             ],
         );
-        let seen = server.join().unwrap();
+        let seen: Vec<String> = server.requests().iter().map(Request::text).collect();
         assert_eq!(seen.len(), 2, "{seen:#?}");
         let post = &seen[1];
         assert!(post.starts_with("POST /v1/chat/completions "), "{post}");
