@@ -14,9 +14,34 @@
 //! symlink, since a program's own path (`/proc/self/exe`) is the link's
 //! directory entry, not its target's.
 
+use std::collections::HashMap;
 use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+/// Binary `name` of `bins` (see [`under_test`]), the set linked once per
+/// test process.
+///
+/// # Panics
+/// When `name` is not one of `bins`, or the set cannot be linked.
+pub fn binary(set: &str, bins: &[(&str, &str)], name: &str) -> PathBuf {
+    static LINKED: OnceLock<Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
+    let linked = LINKED.get_or_init(Mutex::default);
+    let mut linked = linked
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let dir = linked
+        .entry(set.to_owned())
+        .or_insert_with(|| under_test(set, bins));
+    let path = dir.join(name);
+    assert!(
+        path.exists(),
+        "{} is not a binary under test",
+        path.display()
+    );
+    path
+}
 
 /// `<profile dir>/under-test/<set>/`, holding each of `bins` (product
 /// name, the copy's path as Cargo gave it) hard-linked under its product

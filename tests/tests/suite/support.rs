@@ -29,31 +29,21 @@ pub const FIXTURE: &str = env!("CARGO_BIN_EXE_fixture-worker");
 /// built by Cargo with the suite, under its product name beside the
 /// others (`subagent_test_support::bins`).
 pub fn binary(name: &str) -> PathBuf {
-    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    let dir = DIR.get_or_init(|| {
-        subagent_test_support::bins::under_test(
-            "suite",
-            &[
-                ("subagent", env!("CARGO_BIN_EXE_subagent-under-test")),
-                (
-                    "subagent-worker",
-                    env!("CARGO_BIN_EXE_subagent-worker-under-test"),
-                ),
-                (
-                    "subagent-render-page",
-                    env!("CARGO_BIN_EXE_subagent-render-page-under-test"),
-                ),
-            ],
-        )
-    });
-    let path = dir.join(name);
-    assert!(
-        path.exists(),
-        "{} is not a binary under test",
-        path.display()
-    );
-    path
+    subagent_test_support::bins::binary("suite", &UNDER_TEST, name)
 }
+
+/// This package's copies of the product binaries, by product name.
+const UNDER_TEST: [(&str, &str); 3] = [
+    ("subagent", env!("CARGO_BIN_EXE_subagent-under-test")),
+    (
+        "subagent-worker",
+        env!("CARGO_BIN_EXE_subagent-worker-under-test"),
+    ),
+    (
+        "subagent-render-page",
+        env!("CARGO_BIN_EXE_subagent-render-page-under-test"),
+    ),
+];
 pub const TEST_API_KEY: &str = "sk-test-abcdefghijklmnopqrstuvwxyz0123";
 
 /// `value` validates against `validator`; `what` names it in the failure.

@@ -177,6 +177,25 @@ pub(super) fn nested_script() -> Vec<Vec<u8>> {
     ]
 }
 
+/// [`nested_script`] run by the CLI with the caller's `TRACEPARENT` and
+/// `env`, which must cost no warning: its result, and the sessions dir
+/// its files are in (deleted when dropped).
+pub(super) fn traced_nested_run(env: &[(&str, &str)]) -> (Value, tempfile::TempDir) {
+    let workspace = tempfile::tempdir().unwrap();
+    let sessions = tempfile::tempdir().unwrap();
+    std::fs::write(workspace.path().join("a.txt"), "a").unwrap();
+    let model = ScriptedModel::start(nested_script());
+    let traceparent = caller_traceparent();
+    let mut env = env.to_vec();
+    env.push(("TRACEPARENT", &traceparent));
+    let out = run_nested(&model, workspace.path(), sessions.path(), &env);
+    assert_nothing_runs_in(workspace.path());
+    let result = result_of(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("WARN"), "no warning expected: {stderr}");
+    (result, sessions)
+}
+
 pub(super) fn run_nested(
     model: &ScriptedModel,
     workspace: &Path,
@@ -215,25 +234,11 @@ fn a_nested_run_started_with_traceparent_is_one_trace_under_the_callers_span_in_
     let Some(phoenix) = Phoenix::start(test) else {
         return;
     };
-    let workspace = tempfile::tempdir().unwrap();
-    let sessions = tempfile::tempdir().unwrap();
-    std::fs::write(workspace.path().join("a.txt"), "a").unwrap();
-    let model = ScriptedModel::start(nested_script());
     let endpoint = phoenix.endpoint();
-    let out = run_nested(
-        &model,
-        workspace.path(),
-        sessions.path(),
-        &[
-            ("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint),
-            ("OTEL_SERVICE_NAME", "subagent-test"),
-            ("TRACEPARENT", &caller_traceparent()),
-        ],
-    );
-    assert_nothing_runs_in(workspace.path());
-    let result = result_of(&out);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!stderr.contains("WARN"), "no warning expected: {stderr}");
+    let (result, _sessions) = traced_nested_run(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint),
+        ("OTEL_SERVICE_NAME", "subagent-test"),
+    ]);
     let run_id = result["details"]["runId"].as_str().unwrap().to_owned();
     // The session file keeps each turn's response id on its message line.
     let file = result["details"]["results"][0]["sessionFile"]
@@ -253,6 +258,14 @@ fn a_nested_run_started_with_traceparent_is_one_trace_under_the_callers_span_in_
         ]
     );
 
+    assert_nested_trace(&phoenix, &run_id);
+    phoenix.stop();
+}
+
+/// The trace of [`nested_script`] run by [`run_nested`] with the caller's
+/// `TRACEPARENT`, as Phoenix stored it: one trace under the caller's span,
+/// the span tree and the attributes of the issue, each turn's response id.
+pub(super) fn assert_nested_trace(phoenix: &Phoenix, run_id: &str) {
     // 2 runs, 4 model turns (3 of the root, 1 of the grandchild), 2 tool calls.
     let spans = phoenix.spans(8);
     assert_eq!(spans.len(), 8, "{spans:#?}");
@@ -266,7 +279,7 @@ fn a_nested_run_started_with_traceparent_is_one_trace_under_the_callers_span_in_
     assert_eq!(agents.len(), 2, "{spans:#?}");
     let root = agents
         .iter()
-        .find(|s| attr(s, "subagent.run_id") == run_id.as_str())
+        .find(|s| attr(s, "subagent.run_id") == run_id)
         .expect("the root run's span");
     let grandchild = agents
         .iter()
@@ -349,7 +362,6 @@ fn a_nested_run_started_with_traceparent_is_one_trace_under_the_callers_span_in_
     ];
     sent.sort();
     assert_eq!(ids, sent, "{chats:#?}");
-    phoenix.stop();
 }
 
 /// A request's head (lowercased: request line and headers) and body.

@@ -14,15 +14,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
 use super::cached_installs::python_venv;
-use super::scripted_model::{ScriptedModel, TEXT_RESPONSE_ID, tool_call_response_id};
 use super::support::*;
-use super::telemetry::{
-    CALLER_SPAN, CALLER_TRACE, Phoenix, attr, caller_traceparent, free_port, named, nested_script,
-    result_of, run_nested,
-};
+use super::telemetry::{Phoenix, assert_nested_trace, free_port, traced_nested_run};
 
 const ROTEL: &str = "rotel==0.0.1a15";
 
@@ -130,86 +124,17 @@ fn http_json_spans_reach_phoenix_through_a_real_collector_as_one_trace() {
     let Some(rotel) = Rotel::start(test, &phoenix.endpoint()) else {
         return;
     };
-    let workspace = tempfile::tempdir().unwrap();
-    let sessions = tempfile::tempdir().unwrap();
-    std::fs::write(workspace.path().join("a.txt"), "a").unwrap();
-    let model = ScriptedModel::start(nested_script());
     let endpoint = rotel.endpoint();
-    let out = run_nested(
-        &model,
-        workspace.path(),
-        sessions.path(),
-        &[
-            ("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint),
-            ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"),
-            ("OTEL_SERVICE_NAME", "subagent-json"),
-            ("TRACEPARENT", &caller_traceparent()),
-        ],
-    );
-    assert_nothing_runs_in(workspace.path());
-    let result = result_of(&out);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!stderr.contains("WARN"), "no warning expected: {stderr}");
+    let (result, _sessions) = traced_nested_run(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"),
+        ("OTEL_SERVICE_NAME", "subagent-json"),
+    ]);
     let run_id = result["details"]["runId"].as_str().unwrap().to_owned();
 
-    // The same tree as the protobuf test: 2 runs, 4 turns, 2 tool calls.
-    let spans = phoenix.spans(8);
-    assert_eq!(spans.len(), 8, "{spans:#?}\n{}", rotel.log());
-    for span in &spans {
-        // The ids crossed as OTLP/JSON's hex strings and came out whole.
-        assert_eq!(span["context"]["trace_id"], CALLER_TRACE, "{span:#}");
-    }
-    let agents = named(&spans, "invoke_agent general");
-    assert_eq!(agents.len(), 2, "{spans:#?}");
-    let root = agents
-        .iter()
-        .find(|s| attr(s, "subagent.run_id") == run_id.as_str())
-        .expect("the root run's span");
-    let grandchild = agents
-        .iter()
-        .find(|s| s["context"]["span_id"] != root["context"]["span_id"])
-        .unwrap();
-    assert_eq!(root["parent_id"], CALLER_SPAN);
-    assert_eq!(attr(root, "gen_ai.operation.name"), "invoke_agent");
-    assert_eq!(attr(root, "gen_ai.agent.name"), "general");
-    assert_eq!(attr(root, "gen_ai.request.model"), "scripted");
-    assert_eq!(attr(root, "subagent.status"), "ok");
-
-    let sub = named(&spans, "execute_tool subagent");
-    let find = named(&spans, "execute_tool bash_find");
-    assert_eq!((sub.len(), find.len()), (1, 1), "{spans:#?}");
-    for (span, call_id) in [(sub[0], "call_sub"), (find[0], "call_find")] {
-        assert_eq!(span["parent_id"], root["context"]["span_id"]);
-        assert_eq!(attr(span, "gen_ai.tool.call.id"), call_id);
-        assert_eq!(attr(span, "subagent.tool.outcome"), "ok");
-    }
-    assert_eq!(grandchild["parent_id"], sub[0]["context"]["span_id"]);
-
-    let chats = named(&spans, "chat scripted");
-    assert_eq!(chats.len(), 4, "{spans:#?}");
-    let mut ids: Vec<Value> = chats
-        .iter()
-        .map(|c| attr(c, "gen_ai.response.id").clone())
-        .collect();
-    ids.sort_by_key(ToString::to_string);
-    let mut sent: Vec<Value> = [
-        tool_call_response_id("call_find"),
-        tool_call_response_id("call_sub"),
-        TEXT_RESPONSE_ID.to_owned(),
-        TEXT_RESPONSE_ID.to_owned(),
-    ]
-    .into_iter()
-    .map(Value::from)
-    .collect();
-    sent.sort_by_key(ToString::to_string);
-    assert_eq!(ids, sent, "{chats:#?}");
-    for chat in &chats {
-        // Integers are strings in OTLP/JSON; Phoenix stored numbers.
-        assert!(
-            attr(chat, "gen_ai.usage.input_tokens").is_number(),
-            "{chat:#}"
-        );
-    }
+    // The same trace as the protobuf test: the ids crossed as OTLP/JSON's
+    // hex strings, the attributes as its typed values, and came out whole.
+    assert_nested_trace(&phoenix, &run_id);
     rotel.stop();
     phoenix.stop();
 }

@@ -4,31 +4,20 @@
 //! (`subagent_test_support::bins`).
 
 use std::path::PathBuf;
-use std::sync::OnceLock;
 
 /// The path of the worker binary `name`, as these tests run it.
 pub fn binary(name: &str) -> PathBuf {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    let dir = DIR.get_or_init(|| {
-        subagent_test_support::bins::under_test(
-            "worker",
-            &[
-                (
-                    "subagent-worker",
-                    env!("CARGO_BIN_EXE_worker-tests-subagent-worker"),
-                ),
-                (
-                    "subagent-render-page",
-                    env!("CARGO_BIN_EXE_worker-tests-subagent-render-page"),
-                ),
-            ],
-        )
-    });
-    let path = dir.join(name);
-    assert!(
-        path.exists(),
-        "{} is not a binary under test",
-        path.display()
-    );
-    path
+    subagent_test_support::bins::binary("worker", &UNDER_TEST, name)
 }
+
+/// This package's copies of the worker's binaries, by product name.
+const UNDER_TEST: [(&str, &str); 2] = [
+    (
+        "subagent-worker",
+        env!("CARGO_BIN_EXE_worker-tests-subagent-worker"),
+    ),
+    (
+        "subagent-render-page",
+        env!("CARGO_BIN_EXE_worker-tests-subagent-render-page"),
+    ),
+];
