@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::support::{FIXTURE, assert_nothing_runs_in, binary};
+use super::support::{FIXTURE, assert_nothing_runs_in, binary, wait_until};
 
 /// How far the server's peak RSS may pass its RSS before the hostile input.
 const RSS_GROWTH_BOUND: u64 = 64 * 1024 * 1024;
@@ -442,6 +442,13 @@ fn serve_mcp_drops_the_oldest_progress_of_a_client_that_does_not_read() {
     // The 256 kept, what the pipe took before the server blocked (64 KiB
     // of ~1 KiB messages), the one in flight.
     assert!(notifications <= 400, "{notifications} notifications kept");
+    // The forwarder logs the drop once the call's progress ends, which may
+    // be after the answer went out.
+    wait_until("the server's log to say progress was dropped", || {
+        server
+            .log()
+            .contains("progress messages of a call were dropped")
+    });
     assert!(
         server
             .log()
