@@ -173,7 +173,7 @@ pub enum WorkerEvent {
         /// The provider's stop reason (`stop`, `tool_calls`, `end_turn`, ...).
         stop_reason: String,
         /// The provider's id of the response, when it sent a usable one
-        /// (protocol 10).
+        /// ([`crate::text::response_id`]; protocol 10).
         response_id: Option<String>,
     },
     /// Usage of one turn.

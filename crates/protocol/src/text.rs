@@ -62,6 +62,23 @@ pub fn shorten_bytes<'a>(text: &'a str, max_bytes: usize, ellipsis: &str) -> Cow
     }
 }
 
+/// Longest provider response id kept, in bytes: real ones are under 100.
+pub const RESPONSE_ID_MAX_BYTES: usize = 256;
+
+/// A provider's response id as it may be recorded (session files, traces):
+/// kept when it is 1 to [`RESPONSE_ID_MAX_BYTES`] bytes of printable ASCII,
+/// dropped otherwise. It comes from a remote server (and reaches the
+/// supervisor through the worker, which checks it too): a control
+/// character or an endless string is not an id, and a cut one would name
+/// another response, so neither is kept at all.
+pub fn response_id(raw: Option<&str>) -> Option<String> {
+    let raw = raw?;
+    let fits = !raw.is_empty()
+        && raw.len() <= RESPONSE_ID_MAX_BYTES
+        && raw.bytes().all(|b| b.is_ascii_graphic());
+    fits.then(|| raw.to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

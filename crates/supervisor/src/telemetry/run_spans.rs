@@ -200,8 +200,10 @@ impl Live {
                         "gen_ai.response.finish_reasons",
                         Value::Array(Array::String(vec![StringValue::from(stop_reason.clone())])),
                     ));
-                    if let Some(id) = response_id {
-                        chat.set_attribute(KeyValue::new("gen_ai.response.id", id.clone()));
+                    // Held to the protocol's rule and masked: it came
+                    // through the worker from a remote server.
+                    if let Some(id) = subagent_protocol::text::response_id(response_id.as_deref()) {
+                        chat.set_attribute(KeyValue::new("gen_ai.response.id", mask(&id)));
                     }
                     if self.include_content {
                         chat.set_attribute(KeyValue::new("subagent.output", text(&mask(answer))));

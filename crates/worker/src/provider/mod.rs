@@ -130,25 +130,13 @@ pub struct TurnResponse {
     pub model: Option<String>,
     /// The provider's id of this response (a chunk's `id`, a message's
     /// `id`, a response's `id`), when it sent one fit to record
-    /// ([`response_id`]).
+    /// (`subagent_protocol::text::response_id`).
     pub id: Option<String>,
 }
 
-/// Longest response id kept, in bytes: real ones are under 100.
-pub const RESPONSE_ID_MAX_BYTES: usize = 256;
-
-/// A provider's response id as recorded (session file, traces): kept when
-/// it is 1 to [`RESPONSE_ID_MAX_BYTES`] bytes of printable ASCII, dropped
-/// otherwise. It comes from a remote server: a control character or an
-/// endless string is not an id, and a cut one would name another
-/// response, so neither is kept at all.
-pub fn response_id(raw: Option<&str>) -> Option<String> {
-    let raw = raw?;
-    let fits = !raw.is_empty()
-        && raw.len() <= RESPONSE_ID_MAX_BYTES
-        && raw.bytes().all(|b| b.is_ascii_graphic());
-    fits.then(|| raw.to_owned())
-}
+// The rule for a provider's response id is the protocol's: the
+// supervisor applies it again to what a worker sends.
+pub use subagent_protocol::text::{RESPONSE_ID_MAX_BYTES, response_id};
 
 /// A failed turn.
 #[derive(Debug, thiserror::Error)]

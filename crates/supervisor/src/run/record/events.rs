@@ -13,6 +13,7 @@ use subagent_protocol::session::{
     LogLine, LogSource, MessageLine, Role, SessionEntry, SessionLine, ToolCallLine, ToolResultLine,
     UsageLine,
 };
+use subagent_protocol::text::response_id;
 use subagent_protocol::{Usage, WorkerEvent};
 
 use crate::run::record::todos::RunTodos;
@@ -129,7 +130,7 @@ impl EventRecord {
                 turn,
                 text,
                 stop_reason,
-                response_id,
+                response_id: response_id_sent,
             } => {
                 self.last_event = Some("assistant_message_end");
                 let text = sanitizer.mask_secrets(&text);
@@ -144,7 +145,10 @@ impl EventRecord {
                     turn,
                     text,
                     stop_reason: Some(stop_reason),
-                    response_id,
+                    // The worker checked it; what reaches the file is held
+                    // to the same rule here, and masked like any text.
+                    response_id: response_id(response_id_sent.as_deref())
+                        .map(|id| sanitizer.mask_secrets(&id)),
                 });
                 (line(entry), true)
             }

@@ -79,3 +79,37 @@ fn partial_text_is_bounded() {
     }
     assert_eq!(r.partial_text.len(), MAX_PARTIAL_TEXT);
 }
+
+/// The `responseId` the session line of an assistant message gets when the
+/// worker sends `sent`.
+fn recorded_response_id(sent: &str) -> serde_json::Value {
+    let mut r = EventRecord::default();
+    let s = Sanitizer::new(vec!["supersecretkey".to_owned()], None);
+    let (line, _) = r.observe(
+        WorkerEvent::AssistantMessageEnd {
+            turn: 1,
+            text: "done".into(),
+            stop_reason: "stop".into(),
+            response_id: Some(sent.to_owned()),
+        },
+        &s,
+    );
+    let json: serde_json::Value = serde_json::to_value(line.unwrap()).unwrap();
+    json["responseId"].clone()
+}
+
+#[test]
+fn a_response_id_from_the_worker_is_held_to_the_rule_and_masked() {
+    assert_eq!(recorded_response_id("chatcmpl-1"), "chatcmpl-1");
+    // The worker is not trusted with what reaches the file: an escape
+    // sequence or an endless id is dropped, a secret in one is masked.
+    assert!(recorded_response_id("id\u{1b}[2Jforged").is_null());
+    assert!(recorded_response_id(&"a".repeat(257)).is_null());
+    let masked = recorded_response_id("resp-supersecretkey");
+    assert!(
+        masked
+            .as_str()
+            .is_some_and(|id| !id.contains("supersecretkey")),
+        "{masked}"
+    );
+}
