@@ -2,8 +2,9 @@
 //! `fixture-worker` speaks the real worker protocol and misbehaves on
 //! request, so the supervisor's handling of hangs, floods, crashes, leaks
 //! and protocol abuse is tested against real processes; `subagent-bench`
-//! measures. This library holds the little the tests and the benchmarks
-//! both need.
+//! measures; `subagent-under-test` and its two siblings are the suite's
+//! copies of the product binaries (`subagent_test_support::bins`). This
+//! library holds the little the tests and the benchmarks both need.
 
 use std::path::Path;
 use std::thread::JoinHandle;
