@@ -1,10 +1,15 @@
 //! A loopback HTTP/1.1 server for the web tools' tests: each connection
 //! gets one reply chosen by the request's path, and every request is
-//! recorded so a test can prove that a refused fetch sent nothing.
+//! recorded so a test can prove that a refused fetch sent nothing. Requests
+//! are read by the workspace's one reader (`subagent_test_support::http`);
+//! this server stays apart from its `LoopbackHttp` for the faulty replies
+//! (endless bodies, silence) and the concurrent connections these tests
+//! need.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
+use subagent_test_support::http::read_request_async;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
@@ -105,24 +110,16 @@ impl Drop for TestServer {
 }
 
 async fn serve(mut stream: TcpStream, route: Arc<Route>, recorded: Arc<Mutex<Vec<Recorded>>>) {
-    let mut head = Vec::new();
-    let mut buf = [0u8; 4096];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-        match stream.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => head.extend_from_slice(&buf[..n]),
-        }
-    }
-    let text = String::from_utf8_lossy(&head).into_owned();
-    let mut lines = text.split("\r\n");
-    let target = lines
-        .next()
-        .and_then(|line| line.split(' ').nth(1))
-        .unwrap_or("")
-        .to_owned();
-    let headers = lines
-        .filter_map(|line| line.split_once(':'))
-        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
+    // The workspace's one request reader; the replies below stay raw, as
+    // some of them (endless, silent) are faults no well-formed stub sends.
+    let Some(request) = read_request_async(&mut stream, false).await else {
+        return;
+    };
+    let target = request.target;
+    let headers = request
+        .headers
+        .into_iter()
+        .map(|(n, v)| (n.to_ascii_lowercase(), v))
         .collect();
     recorded.lock().unwrap().push(Recorded {
         target: target.clone(),
@@ -152,6 +149,7 @@ async fn serve(mut stream: TcpStream, route: Arc<Route>, recorded: Arc<Mutex<Vec
         }
         Reply::Silent => {
             // Hold the connection open until the client drops it.
+            let mut buf = [0u8; 4096];
             while matches!(stream.read(&mut buf).await, Ok(n) if n > 0) {}
         }
     }
