@@ -170,10 +170,12 @@ pub async fn assert_eventually_nothing_alive(marker: &str, pids: &[u32]) {
     while Instant::now() < deadline && !alive_with_marker(marker).is_empty() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    // The reaper reaps right after the kill; give it the same deadline.
+    // The reaper reaps right after the kill; give it the same deadline. A
+    // pid still dying (its marker already unreadable, not yet a zombie)
+    // is waited for too: it may become our zombie a moment later.
     while Instant::now() < deadline
         && pids.iter().any(|p| {
-            state_and_parent(*p).is_some_and(|(s, pp)| s == 'Z' && pp == std::process::id())
+            state_and_parent(*p).is_some_and(|(s, pp)| s != 'Z' || pp == std::process::id())
         })
     {
         tokio::time::sleep(Duration::from_millis(20)).await;
